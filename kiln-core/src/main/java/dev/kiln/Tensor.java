@@ -1,0 +1,1383 @@
+package dev.kiln;
+
+import dev.kiln.ir.Ints;
+import dev.kiln.ir.Op;
+import dev.kiln.ir.ReduceArg;
+import dev.kiln.ir.UOp;
+import dev.kiln.runtime.Buffer;
+import dev.kiln.runtime.Device;
+import dev.kiln.runtime.DeviceRegistry;
+import dev.kiln.runtime.Elements;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A lazy n-dimensional array. Operations build an IR graph; nothing is computed until the data is
+ * asked for ({@link #realize()}, {@link #toFloatArray()}, ...). Every operation here is composed from
+ * the primitive ops of {@link Op}; none adds a primitive.
+ *
+ * <p>Conventions: default float dtype {@code f32}, default integer dtype {@code i32}, index results
+ * ({@code argmax}, sort indices) {@code i64}. Binary operations broadcast as NumPy does and promote
+ * dtypes with {@link DType#promote}; a Java scalar operand takes the tensor's dtype, except that a
+ * fractional scalar with an integer tensor gives {@code f32}. Axes may be negative. Bad arguments raise
+ * {@link IllegalArgumentException} naming the operation, the operands and the offending value.
+ */
+public final class Tensor {
+    private final UOp uop;
+    private final Device device;
+    private volatile Buffer realized;
+
+    Tensor(UOp uop, Device device) {
+        this.uop = uop;
+        this.device = device;
+    }
+
+    private Tensor(Buffer buffer, Shape shape, Device device) {
+        this(UOp.buffer(buffer), device);
+        this.realized = buffer;
+    }
+
+    // =====================================================================================================
+    // properties
+
+    /** The default device: INTERP for now. */
+    public static Device defaultDevice() { return DeviceRegistry.get(DeviceSpec.INTERP); }
+
+    public Shape shape() { return uop.shape(); }
+
+    /** The dimensions as an array. */
+    public int[] dims() { return shape().toArray(); }
+
+    /** Size of one axis (negative axes count from the end). */
+    public int dim(int axis) { return shape().dim(axis(axis, "dim")); }
+
+    public int ndim() { return shape().rank(); }
+
+    public long numel() { return shape().numel(); }
+
+    public DType dtype() { return uop.dtype(); }
+
+    public Device device() { return device; }
+
+    /** The IR node this tensor stands for (a buffer node once realised). */
+    public UOp uop() { return node(); }
+
+    UOp node() {
+        Buffer b = realized;
+        if (b == null) return uop;
+        UOp buf = UOp.buffer(b);
+        return buf.shape().equals(shape()) ? buf : UOp.of(Op.RESHAPE, b.dtype(), shape(), buf);
+    }
+
+    private Tensor make(UOp u) { return new Tensor(u, device); }
+
+    // =====================================================================================================
+    // creation
+
+    /** A tensor holding a copy of {@code data} with the given shape (f32). */
+    public static Tensor of(float[] data, int... shape) {
+        return fill(DType.F32, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setDouble(seg, DType.F32, i, data[i]));
+    }
+
+    /** A 1-D f32 tensor holding a copy of {@code data}. */
+    public static Tensor of(float... data) { return of(data, data.length); }
+
+    /** A tensor holding a copy of {@code data} (f64). */
+    public static Tensor of(double[] data, int... shape) {
+        return fill(DType.F64, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setDouble(seg, DType.F64, i, data[i]));
+    }
+
+    /** A tensor holding a copy of {@code data} (i32). */
+    public static Tensor of(int[] data, int... shape) {
+        return fill(DType.I32, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setLong(seg, DType.I32, i, data[i]));
+    }
+
+    /** A tensor holding a copy of {@code data} (i64). */
+    public static Tensor of(long[] data, int... shape) {
+        return fill(DType.I64, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setLong(seg, DType.I64, i, data[i]));
+    }
+
+    /** A tensor holding a copy of {@code data} (bool). */
+    public static Tensor of(boolean[] data, int... shape) {
+        return fill(DType.BOOL, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setLong(seg, DType.BOOL, i, data[i] ? 1 : 0));
+    }
+
+    /**
+     * A tensor of {@code dtype} holding a copy of {@code values}, each converted to the dtype (integers
+     * wrap, floats round).
+     */
+    public static Tensor of(DType dtype, double[] values, int... shape) {
+        checkComputable("of", dtype);
+        return fill(dtype, values.length, shapeFor("of", values.length, shape), (seg, i) -> {
+            if (dtype.isFloat()) Elements.setDouble(seg, dtype, i, values[i]);
+            else Elements.setLong(seg, dtype, i, dev.kiln.ir.Alu.castFloatToInt(dtype, values[i]));
+        });
+    }
+
+    /** A tensor of {@code dtype} holding integer {@code values}, each wrapped to the dtype. */
+    public static Tensor of(DType dtype, long[] values, int... shape) {
+        checkComputable("of", dtype);
+        return fill(dtype, values.length, shapeFor("of", values.length, shape), (seg, i) -> {
+            if (dtype.isFloat()) Elements.setDouble(seg, dtype, i, dev.kiln.ir.Alu.castIntToFloat(DType.I64, dtype, values[i]));
+            else Elements.setLong(seg, dtype, i, dev.kiln.ir.Alu.wrap(dtype, values[i]));
+        });
+    }
+
+    /**
+     * A tensor holding a copy of the first {@code dtype.byteSize(numel)} bytes of {@code data}, read as
+     * dense C-order elements in native byte order.
+     */
+    public static Tensor fromSegment(MemorySegment data, DType dtype, int... shape) {
+        checkComputable("fromSegment", dtype);
+        Shape s = Shape.of(shape);
+        long bytes = dtype.byteSize(s.numel());
+        if (data.byteSize() < bytes) {
+            throw new IllegalArgumentException("fromSegment: shape " + s + " of " + dtype + " needs " + bytes
+                    + " bytes, segment has " + data.byteSize());
+        }
+        Device d = defaultDevice();
+        Buffer b = d.allocate(dtype, s.numel());
+        MemorySegment.copy(data, 0, b.segment(), 0, bytes);
+        return new Tensor(b, s, d);
+    }
+
+    /** A 0-d f32 tensor. */
+    public static Tensor scalar(double value) { return full(value, DType.F32); }
+
+    /** A 0-d tensor of {@code dtype}. */
+    public static Tensor scalar(Number value, DType dtype) { return full(value, dtype); }
+
+    /** A tensor of {@code shape} filled with {@code value} (converted to {@code dtype}). */
+    public static Tensor full(Number value, DType dtype, int... shape) {
+        checkComputable("full", dtype);
+        Shape s = Shape.of(shape);
+        UOp c = UOp.constant(dtype, value);
+        if (s.rank() > 0) {
+            int[] ones = new int[s.rank()];
+            Arrays.fill(ones, 1);
+            c = UOp.of(Op.EXPAND, dtype, s, UOp.of(Op.RESHAPE, dtype, Shape.of(ones), c));
+        }
+        return new Tensor(c, defaultDevice());
+    }
+
+    public static Tensor zeros(int... shape) { return full(0.0, DType.F32, shape); }
+
+    public static Tensor zeros(DType dtype, int... shape) { return full(0, dtype, shape); }
+
+    public static Tensor ones(int... shape) { return full(1.0, DType.F32, shape); }
+
+    public static Tensor ones(DType dtype, int... shape) { return full(1, dtype, shape); }
+
+    /** A tensor like this one (shape, dtype, device) filled with {@code value}. */
+    public Tensor fullLike(Number value) { return full(value, dtype(), dims()).to(device); }
+
+    public Tensor zerosLike() { return fullLike(0); }
+
+    public Tensor onesLike() { return fullLike(1); }
+
+    /** {@code [0, 1, ..., end-1]} as i32. */
+    public static Tensor arange(int end) { return arange(0, end, 1); }
+
+    /** {@code start, start+step, ...} below {@code end} (above, for a negative step), as i32. */
+    public static Tensor arange(int start, int end, int step) {
+        if (step == 0) throw new IllegalArgumentException("arange: step must not be 0");
+        int n = Math.max(0, (int) Math.ceil((end - (double) start) / step));
+        long[] v = new long[n];
+        for (int i = 0; i < n; i++) v[i] = start + (long) i * step;
+        return of(DType.I32, v, n);
+    }
+
+    /** {@code start, start+step, ...} below {@code end}, as f32. */
+    public static Tensor arange(double start, double end, double step) {
+        if (step == 0 || !Double.isFinite(step)) throw new IllegalArgumentException("arange: step must be finite and non-zero, got " + step);
+        int n = Math.max(0, (int) Math.ceil((end - start) / step));
+        double[] v = new double[n];
+        for (int i = 0; i < n; i++) v[i] = start + i * step;
+        return of(DType.F32, v, n);
+    }
+
+    /** {@code steps} evenly spaced f32 values from {@code start} to {@code end} inclusive. */
+    public static Tensor linspace(double start, double end, int steps) {
+        if (steps < 0) throw new IllegalArgumentException("linspace: steps must be >= 0, got " + steps);
+        double[] v = new double[steps];
+        double step = steps > 1 ? (end - start) / (steps - 1) : 0;
+        for (int i = 0; i < steps; i++) v[i] = i == steps - 1 && steps > 1 ? end : start + i * step;
+        return of(DType.F32, v, steps);
+    }
+
+    /** The n-by-m f32 identity (ones on the main diagonal). */
+    public static Tensor eye(int n, int m) {
+        Tensor rows = arange(n).reshape(n, 1), cols = arange(m).reshape(1, m);
+        return rows.eq(cols).cast(DType.F32);
+    }
+
+    public static Tensor eye(int n) { return eye(n, n); }
+
+    private interface Filler { void set(MemorySegment seg, int i); }
+
+    private static Tensor fill(DType dtype, int count, Shape shape, Filler f) {
+        Device d = defaultDevice();
+        Buffer b = d.allocate(dtype, count);
+        for (int i = 0; i < count; i++) f.set(b.segment(), i);
+        return new Tensor(b, shape, d).reshapeTo(shape);
+    }
+
+    private Tensor reshapeTo(Shape s) { return s.equals(shape()) ? this : make(UOp.of(Op.RESHAPE, dtype(), s, node())); }
+
+    private static Shape shapeFor(String op, int length, int[] shape) {
+        Shape s = shape.length == 0 ? Shape.of(length) : Shape.of(shape);
+        if (s.numel() != length) {
+            throw new IllegalArgumentException(op + ": " + length + " values do not fill shape " + s + " (" + s.numel() + " elements)");
+        }
+        return s;
+    }
+
+    private static void checkComputable(String op, DType dtype) {
+        if (dtype.isPacked()) throw new IllegalArgumentException(op + ": packed dtype " + dtype + " holds weights only; it has no element values");
+    }
+
+    // =====================================================================================================
+    // realisation and data
+
+    /** Computes this tensor (once); later operations read the stored result. */
+    public Tensor realize() {
+        if (realized == null) {
+            synchronized (this) {
+                if (realized == null) realized = device.realize(uop, Map.of());
+            }
+        }
+        return this;
+    }
+
+    /** The realised buffer (computing it first if needed). */
+    public Buffer buffer() { return realize().realized; }
+
+    /** This tensor on another device (a {@link Op#COPY}); the same tensor if it is already there. */
+    public Tensor to(String deviceName) { return to(DeviceRegistry.get(deviceName)); }
+
+    /** This tensor on another device. */
+    public Tensor to(Device target) {
+        if (target == device) return this;
+        return new Tensor(UOp.of(Op.COPY, dtype(), target.spec().toString(), node()), target);
+    }
+
+    /** Forces materialisation when scheduled; the value is unchanged. */
+    public Tensor contiguous() { return make(UOp.of(Op.CONTIGUOUS, dtype(), null, node())); }
+
+    /**
+     * Writes {@code value} into this realised tensor's buffer when the returned tensor is realised.
+     *
+     * @throws IllegalArgumentException if shapes or dtypes differ
+     */
+    public Tensor assign(Tensor value) {
+        if (!value.shape().equals(shape()) || value.dtype() != dtype()) {
+            throw new IllegalArgumentException("assign: value " + value.dtype() + value.shape() + " does not match target "
+                    + dtype() + shape());
+        }
+        realize();
+        return make(UOp.of(Op.ASSIGN, dtype(), null, node(), value.to(device).node()));
+    }
+
+    /**
+     * A tensor computed by host code: {@code body} reads the realised inputs and writes the output
+     * (shape {@code shape}, dtype {@code dtype}) in C order.
+     */
+    public static Tensor custom(String name, DType dtype, int[] shape, dev.kiln.ir.CustomFunction.Body body, Tensor... inputs) {
+        Objects.requireNonNull(body, "body");
+        checkComputable("custom", dtype);
+        var fn = new dev.kiln.ir.CustomFunction(name, Shape.of(shape), body);
+        Device d = inputs.length > 0 ? inputs[0].device : defaultDevice();
+        List<UOp> src = new ArrayList<>();
+        for (Tensor t : inputs) src.add(t.to(d).node());
+        return new Tensor(UOp.of(Op.CUSTOM, dtype, fn, src), d);
+    }
+
+    /** The values converted to float (C order). */
+    public float[] toFloatArray() {
+        double[] d = toDoubleArray();
+        float[] f = new float[d.length];
+        for (int i = 0; i < d.length; i++) f[i] = (float) d[i];
+        return f;
+    }
+
+    /** The values converted to double (C order). */
+    public double[] toDoubleArray() {
+        Buffer b = buffer();
+        double[] out = new double[Math.toIntExact(numel())];
+        for (int i = 0; i < out.length; i++) out[i] = Elements.getAsDouble(b.segment(), b.dtype(), i);
+        return out;
+    }
+
+    /** The values as longs (C order): integers as they are (u64 as raw bits), floats truncated. */
+    public long[] toLongArray() {
+        Buffer b = buffer();
+        long[] out = new long[Math.toIntExact(numel())];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = b.dtype().isFloat() ? dev.kiln.ir.Alu.castFloatToInt(DType.I64, Elements.getDouble(b.segment(), b.dtype(), i))
+                    : Elements.getLong(b.segment(), b.dtype(), i);
+        }
+        return out;
+    }
+
+    /** The values as ints (C order), see {@link #toLongArray()}. */
+    public int[] toIntArray() { return Arrays.stream(toLongArray()).mapToInt(v -> (int) v).toArray(); }
+
+    /** The values as booleans (non-zero is true). */
+    public boolean[] toBooleanArray() {
+        double[] d = toDoubleArray();
+        boolean[] out = new boolean[d.length];
+        for (int i = 0; i < d.length; i++) out[i] = d[i] != 0;
+        return out;
+    }
+
+    /** The single value of a one-element tensor. */
+    public double item() {
+        if (numel() != 1) throw new IllegalArgumentException("item: tensor of shape " + shape() + " has " + numel() + " elements, not 1");
+        return toDoubleArray()[0];
+    }
+
+    @Override
+    public String toString() {
+        return "Tensor" + shape() + " " + dtype() + " on " + device + (realized != null ? " (realised)" : "");
+    }
+
+    // =====================================================================================================
+    // axes and broadcasting
+
+    /** {@code axis} normalised to {@code [0, rank)}. */
+    int axis(int axis, String op) { return normAxis(axis, ndim(), op, shape()); }
+
+    static int normAxis(int axis, int rank, String op, Shape shape) {
+        int a = axis < 0 ? axis + rank : axis;
+        if (a < 0 || a >= rank) {
+            throw new IllegalArgumentException(op + ": axis " + axis + " out of range for shape " + shape + " (rank " + rank + ")");
+        }
+        return a;
+    }
+
+    /** Distinct normalised axes; an empty list means all axes. */
+    int[] axes(int[] axes, String op) {
+        if (axes.length == 0) {
+            int[] all = new int[ndim()];
+            for (int i = 0; i < all.length; i++) all[i] = i;
+            return all;
+        }
+        int[] out = new int[axes.length];
+        for (int i = 0; i < axes.length; i++) {
+            out[i] = axis(axes[i], op);
+            for (int j = 0; j < i; j++) {
+                if (out[j] == out[i]) throw new IllegalArgumentException(op + ": axis " + axes[i] + " given twice in " + Arrays.toString(axes));
+            }
+        }
+        Arrays.sort(out);
+        return out;
+    }
+
+    /** The NumPy broadcast of two shapes. */
+    static Shape broadcastShape(String op, Shape a, Shape b) {
+        int r = Math.max(a.rank(), b.rank());
+        int[] out = new int[r];
+        for (int i = 0; i < r; i++) {
+            int da = i < r - a.rank() ? 1 : a.dim(i - (r - a.rank()));
+            int db = i < r - b.rank() ? 1 : b.dim(i - (r - b.rank()));
+            if (da != db && da != 1 && db != 1) {
+                throw new IllegalArgumentException(op + ": shapes " + a + " and " + b + " cannot broadcast (axis " + (i - r)
+                        + ": " + da + " vs " + db + ")");
+            }
+            out[i] = da == 1 ? db : da;
+        }
+        return Shape.of(out);
+    }
+
+    /** This tensor broadcast to {@code target} (NumPy rules). */
+    public Tensor broadcastTo(int... target) {
+        Shape t = Shape.of(target);
+        Shape s = shape();
+        if (s.equals(t)) return this;
+        Shape b = broadcastShape("broadcastTo", s, t);
+        if (!b.equals(t)) throw new IllegalArgumentException("broadcastTo: shape " + s + " cannot broadcast to " + t);
+        int[] padded = new int[t.rank()];
+        Arrays.fill(padded, 1);
+        for (int i = 0; i < s.rank(); i++) padded[t.rank() - s.rank() + i] = s.dim(i);
+        Tensor x = reshapeTo(Shape.of(padded));
+        return x.shape().equals(t) ? x : make(UOp.of(Op.EXPAND, dtype(), t, x.node()));
+    }
+
+    /** A 0-d tensor for a Java scalar operand ({@link Number} or {@link Boolean}) of this tensor. */
+    private Tensor scalarLike(Object v) {
+        if (v instanceof Boolean bo) return full(bo ? 1 : 0, dtype().isBool() ? DType.BOOL : dtype()).to(device);
+        if (!(v instanceof Number num)) {
+            throw new IllegalArgumentException("operand must be a Tensor, Number or Boolean, got " + (v == null ? "null" : v.getClass().getName()));
+        }
+        DType dt = dtype();
+        if ((num instanceof Double || num instanceof Float) && !dt.isFloat()) dt = DType.F32;
+        else if (dt.isBool()) dt = DType.I32;
+        return full(num, dt).to(device);
+    }
+
+    private static Tensor operand(Tensor self, Object o) {
+        return o instanceof Tensor t ? t : self.scalarLike(o);
+    }
+
+    /** Broadcasts and promotes two operands; the result holds the two converted tensors. */
+    private static Tensor[] align(String op, Tensor a, Tensor b, DType dtype) {
+        Shape s = broadcastShape(op, a.shape(), b.shape());
+        Tensor x = a.cast(dtype).broadcastTo(s.toArray()), y = b.to(a.device).cast(dtype).broadcastTo(s.toArray());
+        return new Tensor[] {x, y};
+    }
+
+    private static DType promoteFor(String op, Tensor a, Tensor b) {
+        return DType.promote(a.dtype(), b.dtype());
+    }
+
+    /** A binary primitive after broadcasting and promotion. */
+    private Tensor binary(Op op, String name, Object other) {
+        Tensor o = operand(this, other);
+        Tensor[] xy = align(name, this, o, promoteFor(name, this, o));
+        DType out = op.isComparison() ? DType.BOOL : xy[0].dtype();
+        return make(UOp.of(op, out, null, xy[0].node(), xy[1].node()));
+    }
+
+    private Tensor unary(Op op) { return make(UOp.of(op, dtype(), null, node())); }
+
+    /** This tensor as a float dtype (f32 if it is an integer or bool tensor). */
+    Tensor toFloat() { return dtype().isFloat() ? this : cast(DType.F32); }
+
+    private Tensor requireIntOrBool(String op) {
+        if (dtype().isFloat()) throw new IllegalArgumentException(op + ": needs integer or bool operands, got " + dtype());
+        return this;
+    }
+
+    // =====================================================================================================
+    // casts
+
+    /** The values converted to {@code dtype} (floats to integers truncate toward zero). */
+    public Tensor cast(DType dtype) {
+        checkComputable("cast", dtype);
+        return dtype == dtype() ? this : make(UOp.of(Op.CAST, dtype, null, node()));
+    }
+
+    /** The same bits seen as {@code dtype}, which must have the same item size. */
+    public Tensor bitcast(DType dtype) {
+        checkComputable("bitcast", dtype);
+        if (dtype.itemSize() != dtype().itemSize()) {
+            throw new IllegalArgumentException("bitcast: " + dtype() + " (" + dtype().itemSize() + " bytes) to " + dtype
+                    + " (" + dtype.itemSize() + " bytes) needs equal item sizes");
+        }
+        return dtype == dtype() ? this : make(UOp.of(Op.BITCAST, dtype, null, node()));
+    }
+
+    // =====================================================================================================
+    // arithmetic
+
+    public Tensor add(Object other) { return binary(Op.ADD, "add", other); }
+
+    public Tensor sub(Object other) { return add(operand(this, other).neg()); }
+
+    /** {@code other - this}. */
+    public Tensor rsub(Object other) { return neg().add(other); }
+
+    public Tensor mul(Object other) { return binary(Op.MUL, "mul", other); }
+
+    /** True division; integer operands give f32. */
+    public Tensor div(Object other) {
+        Tensor o = operand(this, other);
+        DType dt = DType.promote(dtype(), o.dtype());
+        if (!dt.isFloat()) dt = DType.F32;
+        Tensor[] xy = align("div", this, o, dt);
+        return make(UOp.of(Op.DIV, dt, null, xy[0].node(), xy[1].node()));
+    }
+
+    /** Division rounding toward negative infinity (Python {@code //}). */
+    public Tensor floorDiv(Object other) { return binary(Op.FLOORDIV, "floorDiv", other); }
+
+    /** Integer division truncating toward zero (C {@code /}); on floats, {@code trunc(a / b)}. */
+    public Tensor truncDiv(Object other) {
+        Tensor o = operand(this, other);
+        if (dtype().isFloat() || o.dtype().isFloat()) return div(o).trunc();
+        return binary(Op.DIV, "truncDiv", o);
+    }
+
+    /** Remainder with the divisor's sign (Python {@code %}, {@code torch.remainder}). */
+    public Tensor mod(Object other) { return binary(Op.FLOORMOD, "mod", other); }
+
+    /** Remainder with the dividend's sign (C {@code fmod}, {@code torch.fmod}). */
+    public Tensor fmod(Object other) { return binary(Op.MOD, "fmod", other); }
+
+    public Tensor neg() {
+        if (dtype().isBool()) throw new IllegalArgumentException("neg: not defined on bool; use logicalNot");
+        return unary(Op.NEG);
+    }
+
+    public Tensor reciprocal() { return toFloat().unary(Op.RECIP); }
+
+    public Tensor square() { return mul(this); }
+
+    /** Elementwise maximum; NaN wins. */
+    public Tensor maximum(Object other) { return binary(Op.MAX, "maximum", other); }
+
+    /** Elementwise minimum; NaN wins. */
+    public Tensor minimum(Object other) {
+        Tensor o = operand(this, other);
+        Tensor[] xy = align("minimum", this, o, promoteFor("minimum", this, o));
+        Tensor a = xy[0], b = xy[1];
+        Tensor pickA = a.lt(b);
+        if (a.dtype().isFloat()) pickA = pickA.logicalOr(a.isnan());
+        return where(pickA, a, b);
+    }
+
+    /** {@code this ** exponent} with real-valued semantics: a negative base needs an integral exponent. */
+    public Tensor pow(Object exponent) {
+        Tensor e = operand(this, exponent);
+        DType dt = DType.promote(dtype(), e.dtype());
+        if (!dt.isFloat()) { // integer powers: exact through f64 for the magnitudes integers reach
+            Tensor[] xy = align("pow", this.cast(DType.F64), e.cast(DType.F64), DType.F64);
+            return xy[0].pow(xy[1]).round().cast(dt);
+        }
+        Tensor[] xy = align("pow", this, e, dt);
+        Tensor b = xy[0], y = xy[1];
+        Tensor mag = y.mul(b.abs().log2()).exp2();
+        Tensor yInt = y.trunc().eq(y);
+        Tensor yOdd = yInt.logicalAnd(y.mod(2.0).abs().eq(1.0));
+        Tensor negResult = where(yInt, where(yOdd, mag.neg(), mag), b.fullLike(Double.NaN));
+        Tensor r = where(b.lt(0.0), negResult, mag);
+        return where(y.eq(0.0), b.fullLike(1.0), r); // 0**0 and nan**0 are 1
+    }
+
+    /** {@code this + weight * (end - this)}. */
+    public Tensor lerp(Object end, Object weight) {
+        Tensor e = operand(this, end);
+        return add(operand(this, weight).mul(e.sub(this)));
+    }
+
+    /** Values clipped to {@code [min, max]}; either bound may be null. */
+    public Tensor clamp(Object min, Object max) {
+        Tensor x = this;
+        if (min != null) x = x.maximum(min);
+        if (max != null) x = x.minimum(max);
+        return x;
+    }
+
+    // =====================================================================================================
+    // exponentials, logarithms and powers
+
+    public Tensor exp2() { return toFloat().unary(Op.EXP2); }
+
+    public Tensor log2() { return toFloat().unary(Op.LOG2); }
+
+    public Tensor exp() { return toFloat().mul(1.0 / Math.log(2)).exp2(); }
+
+    public Tensor log() { return log2().mul(Math.log(2)); }
+
+    public Tensor log10() { return log2().mul(Math.log(2) / Math.log(10)); }
+
+    /** {@code log(1 + x)}, accurate near 0. */
+    public Tensor log1p() {
+        Tensor x = toFloat(), u = x.add(1.0);
+        // log(u) * x / (u - 1) corrects the rounding of 1 + x (Goldberg's trick)
+        Tensor d = u.sub(1.0);
+        return where(d.eq(0.0), x, u.log().mul(x).div(d));
+    }
+
+    /** {@code exp(x) - 1}. */
+    public Tensor expm1() {
+        Tensor x = toFloat(), u = x.exp();
+        Tensor um1 = u.sub(1.0);
+        // (u - 1) * x / log(u) corrects the rounding of exp near 0
+        return where(u.eq(1.0), x, where(um1.eq(-1.0), um1, um1.mul(x).div(u.log())));
+    }
+
+    public Tensor sqrt() { return toFloat().unary(Op.SQRT); }
+
+    public Tensor rsqrt() { return sqrt().reciprocal(); }
+
+    // =====================================================================================================
+    // trigonometry
+
+    public Tensor sin() { return toFloat().unary(Op.SIN); }
+
+    public Tensor cos() { return toFloat().rsub(Math.PI / 2).sin(); }
+
+    public Tensor tan() { return sin().div(cos()); }
+
+    /** Arctangent from a minimax polynomial after range reduction (max error about 2 ulp in f32). */
+    public Tensor atan() {
+        Tensor x = toFloat(), a = x.abs();
+        // reduce |x| > tan(3pi/8) to -1/|x|, tan(pi/8) < |x| <= tan(3pi/8) to (|x|-1)/(|x|+1)
+        Tensor big = a.gt(2.414213562373095), mid = a.gt(0.4142135623730950).logicalAnd(big.logicalNot());
+        Tensor y0 = where(big, a.fullLike(Math.PI / 2), where(mid, a.fullLike(Math.PI / 4), a.fullLike(0.0)));
+        Tensor r = where(big, a.reciprocal().neg(), where(mid, a.sub(1.0).div(a.add(1.0)), a));
+        Tensor z = r.square();
+        Tensor p = z.mul(8.05374449538e-2).sub(1.38776856032e-1).mul(z).add(1.99777106478e-1).mul(z).sub(3.33329491539e-1).mul(z).mul(r).add(r);
+        Tensor res = y0.add(p);
+        return where(x.lt(0.0), res.neg(), res);
+    }
+
+    public Tensor asin() {
+        Tensor x = toFloat();
+        return x.div(x.square().rsub(1.0).sqrt()).atan();
+    }
+
+    public Tensor acos() { return asin().rsub(Math.PI / 2); }
+
+    public Tensor sinh() {
+        Tensor x = toFloat();
+        return x.exp().sub(x.neg().exp()).mul(0.5);
+    }
+
+    public Tensor cosh() {
+        Tensor x = toFloat();
+        return x.exp().add(x.neg().exp()).mul(0.5);
+    }
+
+    public Tensor tanh() {
+        Tensor x = toFloat();
+        return x.mul(2.0).sigmoid().mul(2.0).sub(1.0);
+    }
+
+    public Tensor asinh() {
+        Tensor x = toFloat(), a = x.abs();
+        Tensor r = a.add(a.square().add(1.0).sqrt()).log();
+        return where(x.lt(0.0), r.neg(), r);
+    }
+
+    public Tensor acosh() {
+        Tensor x = toFloat();
+        return x.add(x.square().sub(1.0).sqrt()).log();
+    }
+
+    public Tensor atanh() {
+        Tensor x = toFloat();
+        return x.add(1.0).div(x.rsub(1.0)).log().mul(0.5);
+    }
+
+    /** The error function (Abramowitz and Stegun 7.1.26, absolute error below 1.5e-7). */
+    public Tensor erf() {
+        Tensor x = toFloat(), a = x.abs();
+        Tensor t = a.mul(0.3275911).add(1.0).reciprocal();
+        Tensor poly = t.mul(1.061405429).sub(1.453152027).mul(t).add(1.421413741).mul(t).sub(0.284496736).mul(t).add(0.254829592).mul(t);
+        Tensor y = poly.mul(a.square().neg().exp()).rsub(1.0);
+        return where(x.lt(0.0), y.neg(), y);
+    }
+
+    // =====================================================================================================
+    // rounding and sign
+
+    public Tensor trunc() { return dtype().isFloat() ? unary(Op.TRUNC) : this; }
+
+    public Tensor floor() {
+        if (!dtype().isFloat()) return this;
+        Tensor t = trunc();
+        return where(lt(t), t.sub(1.0), t);
+    }
+
+    public Tensor ceil() {
+        if (!dtype().isFloat()) return this;
+        Tensor t = trunc();
+        return where(gt(t), t.add(1.0), t);
+    }
+
+    /** Round half to even, as NumPy and PyTorch do. */
+    public Tensor round() {
+        if (!dtype().isFloat()) return this;
+        Tensor f = floor(), d = sub(f);
+        Tensor even = f.mod(2.0).eq(0.0);
+        Tensor up = d.gt(0.5).logicalOr(d.eq(0.5).logicalAnd(even.logicalNot()));
+        return where(up, f.add(1.0), f);
+    }
+
+    public Tensor abs() {
+        if (dtype().isBool() || dtype().isUnsigned()) return this;
+        return maximum(neg());
+    }
+
+    /** -1, 0 or 1 by sign (NaN stays NaN, zero keeps its sign as 0). */
+    public Tensor sign() {
+        if (dtype().isBool()) return this;
+        Tensor one = fullLike(1), zero = fullLike(0);
+        Tensor s = where(gt(zero), one, where(lt(zero), one.neg(), zero));
+        return dtype().isFloat() ? where(isnan(), this, s) : s;
+    }
+
+    public Tensor isnan() { return dtype().isFloat() ? ne(this) : fullLike(0).cast(DType.BOOL); }
+
+    public Tensor isinf() {
+        return dtype().isFloat() ? eq(Double.POSITIVE_INFINITY).logicalOr(eq(Double.NEGATIVE_INFINITY)) : fullLike(0).cast(DType.BOOL);
+    }
+
+    public Tensor isfinite() { return isnan().logicalOr(isinf()).logicalNot(); }
+
+    // =====================================================================================================
+    // comparisons and logic (results are bool)
+
+    public Tensor lt(Object other) { return binary(Op.CMPLT, "lt", other); }
+
+    public Tensor gt(Object other) { return operand(this, other).binaryFrom(Op.CMPLT, "gt", this); }
+
+    public Tensor le(Object other) { return lt(other).logicalOr(eq(other)); }
+
+    public Tensor ge(Object other) { return gt(other).logicalOr(eq(other)); }
+
+    public Tensor eq(Object other) { return binary(Op.CMPEQ, "eq", other); }
+
+    public Tensor ne(Object other) { return binary(Op.CMPNE, "ne", other); }
+
+    private Tensor binaryFrom(Op op, String name, Tensor other) { return binary(op, name, other); }
+
+    public Tensor logicalNot() { return cast(DType.BOOL).binary(Op.XOR, "logicalNot", true); }
+
+    public Tensor logicalAnd(Object other) { return cast(DType.BOOL).binary(Op.AND, "logicalAnd", operand(this, other).cast(DType.BOOL)); }
+
+    public Tensor logicalOr(Object other) { return cast(DType.BOOL).binary(Op.OR, "logicalOr", operand(this, other).cast(DType.BOOL)); }
+
+    public Tensor logicalXor(Object other) { return cast(DType.BOOL).binary(Op.XOR, "logicalXor", operand(this, other).cast(DType.BOOL)); }
+
+    /** {@code cond ? a : b}, broadcasting all three; {@code cond} is converted to bool. */
+    public static Tensor where(Tensor cond, Object a, Object b) {
+        Tensor ta = a instanceof Tensor t ? t : b instanceof Tensor tb ? tb.scalarLike(a)
+                : cond.scalarLike(a).cast(a instanceof Double || a instanceof Float ? DType.F32 : DType.I32);
+        Tensor tbb = b instanceof Tensor t ? t : ta.scalarLike(b);
+        DType dt = DType.promote(ta.dtype(), tbb.dtype());
+        Shape s = broadcastShape("where", broadcastShape("where", cond.shape(), ta.shape()), tbb.shape());
+        int[] d = s.toArray();
+        Tensor c = cond.cast(DType.BOOL).broadcastTo(d);
+        Tensor x = ta.to(cond.device).cast(dt).broadcastTo(d), y = tbb.to(cond.device).cast(dt).broadcastTo(d);
+        return cond.make(UOp.of(Op.WHERE, dt, null, c.node(), x.node(), y.node()));
+    }
+
+    /** {@code where(mask, value, this)}. */
+    public Tensor maskedFill(Tensor mask, Number value) { return where(mask, scalarLike(value).cast(dtype()), this); }
+
+    // =====================================================================================================
+    // bitwise (integer and bool tensors)
+
+    public Tensor bitwiseAnd(Object other) { return requireIntOrBool("bitwiseAnd").binaryInt(Op.AND, "bitwiseAnd", other); }
+
+    public Tensor bitwiseOr(Object other) { return requireIntOrBool("bitwiseOr").binaryInt(Op.OR, "bitwiseOr", other); }
+
+    public Tensor bitwiseXor(Object other) { return requireIntOrBool("bitwiseXor").binaryInt(Op.XOR, "bitwiseXor", other); }
+
+    public Tensor bitwiseNot() { return requireIntOrBool("bitwiseNot").binary(Op.XOR, "bitwiseNot", dtype().isBool() ? (Object) true : (Object) (-1L)); }
+
+    /** Left shift; shifting by the bit width or more gives 0. */
+    public Tensor shl(Object bits) { return requireIntOrBool("shl").binaryInt(Op.SHL, "shl", bits); }
+
+    /** Right shift, arithmetic for signed and logical for unsigned dtypes. */
+    public Tensor shr(Object bits) { return requireIntOrBool("shr").binaryInt(Op.SHR, "shr", bits); }
+
+    private Tensor binaryInt(Op op, String name, Object other) {
+        Tensor o = operand(this, other);
+        o.requireIntOrBool(name);
+        return binary(op, name, o);
+    }
+
+    // =====================================================================================================
+    // activations
+
+    public Tensor relu() { return maximum(0); }
+
+    public Tensor relu6() { return relu().minimum(6); }
+
+    public Tensor leakyRelu(double slope) { return where(gt(0), this, mul(slope)); }
+
+    /** {@code x > 0 ? x : weight * x}; {@code weight} broadcasts along axis 1 (channels) if 1-D. */
+    public Tensor prelu(Tensor weight) {
+        Tensor w = weight;
+        if (w.ndim() == 1 && ndim() >= 2 && w.numel() > 1) {
+            int[] s = new int[ndim()];
+            Arrays.fill(s, 1);
+            s[1] = (int) w.numel();
+            w = w.reshape(s);
+        }
+        return where(gt(0), this, mul(w));
+    }
+
+    public Tensor elu(double alpha) {
+        Tensor x = toFloat();
+        return where(x.gt(0), x, x.expm1().mul(alpha));
+    }
+
+    public Tensor selu() {
+        double alpha = 1.6732632423543772848170429916717, scale = 1.0507009873554804934193349852946;
+        return elu(alpha).mul(scale);
+    }
+
+    public Tensor celu(double alpha) {
+        Tensor x = toFloat();
+        return x.relu().add(x.div(alpha).expm1().mul(alpha).minimum(0));
+    }
+
+    /** GELU with the exact erf form. */
+    public Tensor gelu() {
+        Tensor x = toFloat();
+        return x.mul(0.5).mul(x.mul(1 / Math.sqrt(2)).erf().add(1.0));
+    }
+
+    /** GELU with the tanh approximation. */
+    public Tensor geluTanh() {
+        Tensor x = toFloat();
+        Tensor inner = x.add(x.mul(x).mul(x).mul(0.044715)).mul(Math.sqrt(2 / Math.PI));
+        return x.mul(0.5).mul(inner.tanh().add(1.0));
+    }
+
+    public Tensor sigmoid() { return toFloat().neg().exp().add(1.0).reciprocal(); }
+
+    public Tensor logSigmoid() { return neg().softplus(1, 20).neg(); }
+
+    public Tensor silu() { return mul(sigmoid()); }
+
+    public Tensor mish() { return mul(softplus(1, 20).tanh()); }
+
+    /** {@code log(1 + exp(beta x)) / beta}, linear above {@code threshold} (as PyTorch). */
+    public Tensor softplus(double beta, double threshold) {
+        Tensor x = toFloat(), bx = x.mul(beta);
+        // log1p(exp(-|bx|)) + max(bx, 0) does not overflow
+        Tensor sp = bx.abs().neg().exp().log1p().add(bx.relu()).div(beta);
+        return where(bx.gt(threshold), x, sp);
+    }
+
+    public Tensor softplus() { return softplus(1, 20); }
+
+    public Tensor softsign() { return toFloat().div(abs().add(1.0)); }
+
+    /** {@code clamp(x / 6 + 1/2, 0, 1)} (PyTorch's definition). */
+    public Tensor hardsigmoid() { return toFloat().div(6.0).add(0.5).clamp(0.0, 1.0); }
+
+    public Tensor hardswish() { return mul(hardsigmoid()); }
+
+    public Tensor hardtanh(double min, double max) { return clamp(min, max); }
+
+    /** Softmax along {@code axis}. */
+    public Tensor softmax(int axis) {
+        Tensor x = toFloat();
+        Tensor e = x.sub(x.max(new int[] {axis}, true)).exp();
+        return e.div(e.sum(new int[] {axis}, true));
+    }
+
+    public Tensor logSoftmax(int axis) {
+        Tensor x = toFloat();
+        Tensor s = x.sub(x.max(new int[] {axis}, true));
+        return s.sub(s.exp().sum(new int[] {axis}, true).log());
+    }
+
+    // =====================================================================================================
+    // reductions
+
+    private Tensor reduce(ReduceArg.Kind kind, String op, int[] axes, boolean keepdim) {
+        int[] ax = axes(axes, op);
+        DType dt = dtype();
+        DType acc = (kind == ReduceArg.Kind.SUM || kind == ReduceArg.Kind.PROD) ? dt.accumulator() : dt;
+        Tensor x = cast(acc);
+        Tensor r = make(UOp.of(Op.REDUCE, acc, new ReduceArg(kind, Ints.of(ax)), x.node()));
+        if (dt == DType.F16 || dt == DType.BF16) r = r.cast(dt); // half precision accumulates in f32
+        return keepdim ? r : r.dropAxes(ax);
+    }
+
+    private Tensor dropAxes(int[] ax) {
+        int[] d = dims();
+        int[] out = new int[d.length - ax.length];
+        for (int i = 0, j = 0; i < d.length; i++) if (Arrays.binarySearch(ax, i) < 0) out[j++] = d[i];
+        return reshape(out);
+    }
+
+    /** Sum over all axes. Integers sum in i64 (u64 if unsigned), half floats accumulate in f32. */
+    public Tensor sum() { return sum(new int[0], false); }
+
+    public Tensor sum(int... axes) { return sum(axes, false); }
+
+    public Tensor sum(int[] axes, boolean keepdim) { return reduce(ReduceArg.Kind.SUM, "sum", axes, keepdim); }
+
+    public Tensor prod(int... axes) { return prod(axes, false); }
+
+    public Tensor prod(int[] axes, boolean keepdim) { return reduce(ReduceArg.Kind.PROD, "prod", axes, keepdim); }
+
+    public Tensor max(int... axes) { return max(axes, false); }
+
+    public Tensor max(int[] axes, boolean keepdim) { return reduce(ReduceArg.Kind.MAX, "max", axes, keepdim); }
+
+    public Tensor min(int... axes) { return min(axes, false); }
+
+    public Tensor min(int[] axes, boolean keepdim) { return reduce(ReduceArg.Kind.MIN, "min", axes, keepdim); }
+
+    /** Mean over axes (all if none); integer inputs give f32. */
+    public Tensor mean(int... axes) { return mean(axes, false); }
+
+    public Tensor mean(int[] axes, boolean keepdim) {
+        long n = countOver(axes, "mean");
+        return toFloat().sum(axes, keepdim).div((double) n);
+    }
+
+    private long countOver(int[] axes, String op) {
+        long n = 1;
+        for (int a : axes(axes, op)) n *= dim(a);
+        return n;
+    }
+
+    /** Variance with Bessel's correction (as {@code torch.var}). */
+    public Tensor var(int... axes) { return var(axes, false, 1); }
+
+    /** Variance dividing by {@code N - correction}. */
+    public Tensor var(int[] axes, boolean keepdim, double correction) {
+        Tensor x = toFloat();
+        long n = countOver(axes, "var");
+        Tensor d = x.sub(x.mean(axes, true));
+        return d.square().sum(axes, keepdim).div(Math.max(0, n - correction));
+    }
+
+    public Tensor std(int... axes) { return var(axes).sqrt(); }
+
+    public Tensor std(int[] axes, boolean keepdim, double correction) { return var(axes, keepdim, correction).sqrt(); }
+
+    /** True where any element along the axes is non-zero. */
+    public Tensor any(int... axes) { return any(axes, false); }
+
+    public Tensor any(int[] axes, boolean keepdim) { return cast(DType.BOOL).reduce(ReduceArg.Kind.MAX, "any", axes, keepdim); }
+
+    public Tensor all(int... axes) { return all(axes, false); }
+
+    public Tensor all(int[] axes, boolean keepdim) { return cast(DType.BOOL).reduce(ReduceArg.Kind.MIN, "all", axes, keepdim); }
+
+    /** {@code log(sum(exp(x)))}, stable for large values. */
+    public Tensor logsumexp(int... axes) { return logsumexp(axes, false); }
+
+    public Tensor logsumexp(int[] axes, boolean keepdim) {
+        Tensor x = toFloat();
+        Tensor m = x.max(axes, true);
+        m = where(m.isinf(), m.zerosLike(), m);
+        Tensor r = x.sub(m).exp().sum(axes, true).log().add(m);
+        return keepdim ? r : r.dropAxes(axes(axes, "logsumexp"));
+    }
+
+    /** Index of the first maximum along {@code axis} (NaN counts as the maximum), as i64. */
+    public Tensor argmax(int axis, boolean keepdim) { return argExtreme(axis, keepdim, true); }
+
+    public Tensor argmax(int axis) { return argmax(axis, false); }
+
+    /** Index of the first maximum of the flattened tensor. */
+    public Tensor argmax() { return flatten().argmax(0, false); }
+
+    public Tensor argmin(int axis, boolean keepdim) { return argExtreme(axis, keepdim, false); }
+
+    public Tensor argmin(int axis) { return argmin(axis, false); }
+
+    public Tensor argmin() { return flatten().argmin(0, false); }
+
+    private Tensor argExtreme(int axis, boolean keepdim, boolean max) {
+        int a = axis(axis, max ? "argmax" : "argmin");
+        int n = dim(a);
+        if (n == 0) throw new IllegalArgumentException((max ? "argmax" : "argmin") + ": axis " + axis + " of shape " + shape() + " is empty");
+        Tensor m = max ? max(new int[] {a}, true) : min(new int[] {a}, true);
+        Tensor hit = eq(m);
+        if (dtype().isFloat()) hit = hit.logicalOr(isnan());
+        int[] s = new int[ndim()];
+        Arrays.fill(s, 1);
+        s[a] = n;
+        // the first hit has the largest (n - index)
+        Tensor rev = arange(n, 0, -1).cast(DType.I64).reshape(s);
+        Tensor idx = where(hit, rev, rev.zerosLike()).max(new int[] {a}, keepdim).rsub((long) n);
+        return idx.cast(DType.I64);
+    }
+
+    /** Running sum along {@code axis}. */
+    public Tensor cumsum(int axis) { return cumulative(axis, true); }
+
+    /** Running product along {@code axis}. */
+    public Tensor cumprod(int axis) { return cumulative(axis, false); }
+
+    private Tensor cumulative(int axis, boolean sum) {
+        int a = axis(axis, sum ? "cumsum" : "cumprod");
+        int n = dim(a);
+        Tensor x = transpose(a, -1).unsqueeze(-2); // (..., 1, n): element j
+        Tensor rows = arange(n).reshape(n, 1), cols = arange(n).reshape(1, n);
+        Tensor mask = cols.le(rows); // (n, n): output i takes j <= i
+        Tensor xe = x.expand(broadcastShape("cumsum", x.shape(), mask.shape()).toArray());
+        Tensor picked = where(mask, xe, sum ? xe.zerosLike() : xe.onesLike());
+        Tensor r = sum ? picked.sum(new int[] {-1}, false) : picked.prod(new int[] {-1}, false);
+        return r.transpose(a, -1);
+    }
+
+    // =====================================================================================================
+    // movement
+
+    /** The same elements in C order with a new shape; one dimension may be -1 (inferred). */
+    public Tensor reshape(int... shape) {
+        int[] s = shape.clone();
+        int infer = -1;
+        long known = 1;
+        for (int i = 0; i < s.length; i++) {
+            if (s[i] == -1) {
+                if (infer >= 0) throw new IllegalArgumentException("reshape: more than one -1 in " + Arrays.toString(shape));
+                infer = i;
+            } else if (s[i] < 0) {
+                throw new IllegalArgumentException("reshape: negative dimension " + s[i] + " in " + Arrays.toString(shape));
+            } else known *= s[i];
+        }
+        if (infer >= 0) {
+            if (known == 0 || numel() % known != 0) {
+                throw new IllegalArgumentException("reshape: cannot infer -1 in " + Arrays.toString(shape) + " for shape " + shape() + " (" + numel() + " elements)");
+            }
+            s[infer] = (int) (numel() / known);
+        }
+        Shape target = Shape.of(s);
+        if (target.numel() != numel()) {
+            throw new IllegalArgumentException("reshape: cannot reshape " + shape() + " (" + numel() + " elements) to " + target
+                    + " (" + target.numel() + " elements)");
+        }
+        return reshapeTo(target);
+    }
+
+    /** Axes reordered: output axis i is input axis {@code order[i]}. */
+    public Tensor permute(int... order) {
+        if (order.length != ndim()) {
+            throw new IllegalArgumentException("permute: order " + Arrays.toString(order) + " has " + order.length + " axes, shape " + shape() + " has " + ndim());
+        }
+        int[] p = new int[order.length];
+        boolean[] seen = new boolean[order.length];
+        boolean identity = true;
+        for (int i = 0; i < order.length; i++) {
+            p[i] = axis(order[i], "permute");
+            if (seen[p[i]]) throw new IllegalArgumentException("permute: axis " + order[i] + " repeated in " + Arrays.toString(order));
+            seen[p[i]] = true;
+            identity &= p[i] == i;
+        }
+        return identity ? this : make(UOp.of(Op.PERMUTE, dtype(), Ints.of(p), node()));
+    }
+
+    /** Two axes swapped. */
+    public Tensor transpose(int a, int b) {
+        int x = axis(a, "transpose"), y = axis(b, "transpose");
+        int[] p = new int[ndim()];
+        for (int i = 0; i < p.length; i++) p[i] = i;
+        p[x] = y;
+        p[y] = x;
+        return permute(p);
+    }
+
+    /** The last two axes swapped (a matrix transpose). */
+    public Tensor mT() {
+        if (ndim() < 2) throw new IllegalArgumentException("mT: needs at least 2 axes, shape is " + shape());
+        return transpose(-2, -1);
+    }
+
+    /** Size-1 axes repeated to {@code shape} (-1 keeps a size); new leading axes may be added. */
+    public Tensor expand(int... shape) {
+        int[] s = shape.clone();
+        int off = s.length - ndim();
+        if (off < 0) throw new IllegalArgumentException("expand: shape " + Arrays.toString(shape) + " has fewer axes than " + shape());
+        for (int i = 0; i < s.length; i++) {
+            if (s[i] == -1) {
+                if (i < off) throw new IllegalArgumentException("expand: -1 not allowed for new axis " + i + " in " + Arrays.toString(shape));
+                s[i] = dim(i - off);
+            }
+            if (i >= off && dim(i - off) != 1 && dim(i - off) != s[i]) {
+                throw new IllegalArgumentException("expand: axis " + (i - off) + " of " + shape() + " has size " + dim(i - off)
+                        + ", cannot expand to " + s[i]);
+            }
+        }
+        return broadcastTo(s);
+    }
+
+    /** Size-1 axes removed: the given ones (each must have size 1), or all if none are given. */
+    public Tensor squeeze(int... axes) {
+        int[] d = dims();
+        List<Integer> keep = new ArrayList<>();
+        if (axes.length == 0) {
+            for (int x : d) if (x != 1) keep.add(x);
+        } else {
+            int[] ax = axes(axes, "squeeze");
+            for (int a : ax) {
+                if (d[a] != 1) throw new IllegalArgumentException("squeeze: axis " + a + " of shape " + shape() + " has size " + d[a] + ", not 1");
+            }
+            for (int i = 0; i < d.length; i++) if (Arrays.binarySearch(ax, i) < 0) keep.add(d[i]);
+        }
+        return reshape(keep.stream().mapToInt(Integer::intValue).toArray());
+    }
+
+    /** A size-1 axis inserted at {@code axis} (in {@code [-rank-1, rank]}). */
+    public Tensor unsqueeze(int axis) {
+        int a = normAxis(axis, ndim() + 1, "unsqueeze", shape());
+        int[] d = dims();
+        int[] out = new int[d.length + 1];
+        for (int i = 0, j = 0; i < out.length; i++) out[i] = i == a ? 1 : d[j++];
+        return reshape(out);
+    }
+
+    /** All axes merged into one. */
+    public Tensor flatten() { return reshape((int) numel()); }
+
+    /** Axes {@code start..end} (inclusive) merged into one. */
+    public Tensor flatten(int start, int end) {
+        if (ndim() == 0) return reshape(1);
+        int s = axis(start, "flatten"), e = axis(end, "flatten");
+        if (s > e) throw new IllegalArgumentException("flatten: start axis " + start + " is after end axis " + end + " for shape " + shape());
+        int[] d = dims();
+        int[] out = new int[d.length - (e - s)];
+        int m = 1;
+        for (int i = s; i <= e; i++) m *= d[i];
+        for (int i = 0, j = 0; i < d.length; i++) {
+            if (i < s || i > e) out[j++] = d[i];
+            else if (i == s) out[j++] = m;
+        }
+        return reshape(out);
+    }
+
+    /** The order of elements reversed along the given axes. */
+    public Tensor flip(int... axes) {
+        if (axes.length == 0) return this;
+        return make(UOp.of(Op.FLIP, dtype(), Ints.of(axes(axes, "flip")), node()));
+    }
+
+    /**
+     * Elements {@code start, start+step, ...} before {@code end} along {@code axis}, Python slice
+     * semantics: negative indices count from the end, bounds are clipped, a negative step walks
+     * backwards (then {@code start} defaults to the last element when given as {@code Integer.MAX_VALUE}).
+     */
+    public Tensor slice(int axis, int start, int end, int step) {
+        int a = axis(axis, "slice");
+        int n = dim(a);
+        if (step == 0) throw new IllegalArgumentException("slice: step must not be 0 (axis " + axis + " of shape " + shape() + ")");
+        if (step > 0) {
+            int s = clampIndex(start, n, 0, n), e = clampIndex(end, n, 0, n);
+            if (e < s) e = s;
+            Tensor x = shrinkAxis(a, s, e);
+            return step == 1 ? x : x.stride(a, step);
+        }
+        // negative step: the same elements as a positive-step slice over the flipped axis
+        int s = clampIndex(start, n, -1, n - 1), e = clampIndex(end, n, -1, n - 1);
+        int fs = n - 1 - s, fe = n - 1 - e; // positions in the flipped axis
+        if (fe < fs) fe = fs;
+        return flip(a).shrinkAxis(a, fs, Math.min(fe, n)).stride(a, -step);
+    }
+
+    private static int clampIndex(int i, int n, int lo, int hi) {
+        long v = i < 0 && i != Integer.MIN_VALUE ? (long) i + n : i;
+        if (i == Integer.MIN_VALUE) v = lo;
+        return (int) Math.max(lo, Math.min(hi, v));
+    }
+
+    /** Elements {@code [start, end)} along an axis. */
+    Tensor shrinkAxis(int a, int start, int end) {
+        if (start == 0 && end == dim(a)) return this;
+        int[] b = new int[2 * ndim()];
+        for (int i = 0; i < ndim(); i++) {
+            b[2 * i] = i == a ? start : 0;
+            b[2 * i + 1] = i == a ? end : dim(i);
+        }
+        return make(UOp.of(Op.SHRINK, dtype(), Ints.of(b), node()));
+    }
+
+    /** Every {@code step}-th element along an axis, from a pad-reshape-shrink (no gather). */
+    private Tensor stride(int a, int step) {
+        int n = dim(a);
+        int out = (n + step - 1) / step;
+        Tensor x = padAxis(a, 0, out * step - n);
+        int[] d = x.dims();
+        int[] split = new int[d.length + 1];
+        for (int i = 0, j = 0; i < d.length; i++) {
+            if (i == a) {
+                split[j++] = out;
+                split[j++] = step;
+            } else split[j++] = d[i];
+        }
+        return x.reshape(split).shrinkAxis(a + 1, 0, 1).squeeze(a + 1);
+    }
+
+    private Tensor padAxis(int a, int before, int after) {
+        if (before == 0 && after == 0) return this;
+        int[] b = new int[2 * ndim()];
+        b[2 * a] = before;
+        b[2 * a + 1] = after;
+        return make(UOp.of(Op.PAD, dtype(), Ints.of(b), node()));
+    }
+
+    /** Padding modes of {@link #pad(int[][], PadMode, double)}. */
+    public enum PadMode { CONSTANT, REFLECT, EDGE, CIRCULAR }
+
+    /** Zero padding, {@code pads[i] = {before, after}} for each axis; negative amounts crop. */
+    public Tensor pad(int[][] pads) { return pad(pads, PadMode.CONSTANT, 0); }
+
+    /**
+     * Padding with a mode: {@code CONSTANT} fills with {@code value}, {@code REFLECT} mirrors without
+     * repeating the edge, {@code EDGE} repeats the edge, {@code CIRCULAR} wraps around. Negative amounts
+     * crop (any mode).
+     */
+    public Tensor pad(int[][] pads, PadMode mode, double value) {
+        if (pads.length != ndim()) {
+            throw new IllegalArgumentException("pad: " + pads.length + " (before, after) pairs for shape " + shape() + " of rank " + ndim());
+        }
+        Tensor x = this;
+        for (int a = 0; a < pads.length; a++) {
+            if (pads[a].length != 2) throw new IllegalArgumentException("pad: axis " + a + " needs a (before, after) pair, got " + Arrays.toString(pads[a]));
+            int before = pads[a][0], after = pads[a][1];
+            // crop first, so modes see the cropped data
+            x = x.shrinkAxis(a, Math.max(0, -before), x.dim(a) - Math.max(0, -after));
+            before = Math.max(0, before);
+            after = Math.max(0, after);
+            if (before == 0 && after == 0) continue;
+            int n = x.dim(a);
+            x = switch (mode) {
+                case CONSTANT -> {
+                    Tensor padded = x.padAxis(a, before, after);
+                    if (value == 0) yield padded;
+                    Tensor inside = x.onesLike().cast(DType.BOOL).padAxis(a, before, after);
+                    yield where(inside, padded, padded.fullLike(value));
+                }
+                case REFLECT -> {
+                    if (before >= n || after >= n) {
+                        throw new IllegalArgumentException("pad: reflect padding (" + before + ", " + after + ") needs less than the axis size " + n
+                                + " (axis " + a + " of " + shape() + ")");
+                    }
+                    yield cat(a, x.slice(a, before, 0, -1), x, x.slice(a, n - 2, n - 2 - after, -1));
+                }
+                case EDGE -> {
+                    if (n == 0) throw new IllegalArgumentException("pad: edge padding of empty axis " + a + " of " + shape());
+                    Tensor first = x.shrinkAxis(a, 0, 1), last = x.shrinkAxis(a, n - 1, n);
+                    yield cat(a, first.repeatAxis(a, before), x, last.repeatAxis(a, after));
+                }
+                case CIRCULAR -> {
+                    if (before > n || after > n) {
+                        throw new IllegalArgumentException("pad: circular padding (" + before + ", " + after + ") exceeds the axis size " + n
+                                + " (axis " + a + " of " + shape() + ")");
+                    }
+                    yield cat(a, x.shrinkAxis(a, n - before, n), x, x.shrinkAxis(a, 0, after));
+                }
+            };
+        }
+        return x;
+    }
+
+    private Tensor repeatAxis(int a, int times) {
+        int[] r = new int[ndim()];
+        Arrays.fill(r, 1);
+        r[a] = times;
+        return repeat(r);
+    }
+
+    /** Tensors joined along an existing axis; other axes must match. */
+    public static Tensor cat(int axis, Tensor... tensors) {
+        if (tensors.length == 0) throw new IllegalArgumentException("cat: needs at least one tensor");
+        Tensor first = tensors[0];
+        int a = first.axis(axis, "cat");
+        DType dt = first.dtype();
+        int total = 0;
+        for (Tensor t : tensors) {
+            if (t.ndim() != first.ndim()) {
+                throw new IllegalArgumentException("cat: shapes " + first.shape() + " and " + t.shape() + " have different ranks");
+            }
+            for (int i = 0; i < t.ndim(); i++) {
+                if (i != a && t.dim(i) != first.dim(i)) {
+                    throw new IllegalArgumentException("cat: shapes " + first.shape() + " and " + t.shape() + " differ at axis " + i + " (cat axis " + axis + ")");
+                }
+            }
+            dt = DType.promote(dt, t.dtype());
+            total += t.dim(a);
+        }
+        Tensor acc = null;
+        int offset = 0;
+        for (Tensor t : tensors) {
+            Tensor p = t.to(first.device).cast(dt).padAxis(a, offset, total - offset - t.dim(a));
+            offset += t.dim(a);
+            acc = acc == null ? p : acc.add(p);
+        }
+        return acc;
+    }
+
+    /** Tensors of one shape joined along a new axis. */
+    public static Tensor stack(int axis, Tensor... tensors) {
+        if (tensors.length == 0) throw new IllegalArgumentException("stack: needs at least one tensor");
+        Tensor[] u = new Tensor[tensors.length];
+        for (int i = 0; i < tensors.length; i++) {
+            if (!tensors[i].shape().equals(tensors[0].shape())) {
+                throw new IllegalArgumentException("stack: shapes " + tensors[0].shape() + " and " + tensors[i].shape() + " differ");
+            }
+            u[i] = tensors[i].unsqueeze(axis);
+        }
+        return cat(axis, u);
+    }
+
+    /** Pieces of {@code size} along {@code axis} (the last may be smaller). */
+    public List<Tensor> split(int size, int axis) {
+        if (size <= 0) throw new IllegalArgumentException("split: size must be > 0, got " + size);
+        int a = axis(axis, "split");
+        List<Tensor> out = new ArrayList<>();
+        for (int s = 0; s < dim(a) || (s == 0 && dim(a) == 0); s += size) {
+            out.add(shrinkAxis(a, s, Math.min(dim(a), s + size)));
+            if (dim(a) == 0) break;
+        }
+        return out;
+    }
+
+    /** Pieces of the given sizes along {@code axis}; the sizes must add up to the axis size. */
+    public List<Tensor> split(int[] sizes, int axis) {
+        int a = axis(axis, "split");
+        int total = Arrays.stream(sizes).sum();
+        if (total != dim(a) || Arrays.stream(sizes).anyMatch(s -> s < 0)) {
+            throw new IllegalArgumentException("split: sizes " + Arrays.toString(sizes) + " do not add up to axis " + axis + " of " + shape());
+        }
+        List<Tensor> out = new ArrayList<>();
+        int s = 0;
+        for (int size : sizes) {
+            out.add(shrinkAxis(a, s, s + size));
+            s += size;
+        }
+        return out;
+    }
+
+    /** {@code chunks} pieces of equal size (the last may be smaller), as {@code torch.chunk}. */
+    public List<Tensor> chunk(int chunks, int axis) {
+        if (chunks <= 0) throw new IllegalArgumentException("chunk: chunks must be > 0, got " + chunks);
+        int n = dim(axis);
+        return split(Math.max(1, (n + chunks - 1) / chunks), axis);
+    }
+
+    /** The tensor tiled {@code repeats[i]} times along each axis ({@code torch.repeat}; extra leading repeats add axes). */
+    public Tensor repeat(int... repeats) {
+        if (repeats.length < ndim()) {
+            throw new IllegalArgumentException("repeat: " + repeats.length + " repeats for shape " + shape() + " of rank " + ndim());
+        }
+        int off = repeats.length - ndim();
+        int[] base = new int[repeats.length];
+        for (int i = 0; i < repeats.length; i++) {
+            if (repeats[i] < 0) throw new IllegalArgumentException("repeat: negative count " + repeats[i]);
+            base[i] = i < off ? 1 : dim(i - off);
+        }
+        // (..., d, ...) -> (..., 1, d, ...) -> (..., r, d, ...) -> (..., r*d, ...)
+        int[] inter = new int[2 * repeats.length], expanded = new int[2 * repeats.length], out = new int[repeats.length];
+        for (int i = 0; i < repeats.length; i++) {
+            inter[2 * i] = 1;
+            inter[2 * i + 1] = base[i];
+            expanded[2 * i] = repeats[i];
+            expanded[2 * i + 1] = base[i];
+            out[i] = repeats[i] * base[i];
+        }
+        return reshape(inter).expand(expanded).reshape(out);
+    }
+
+    /** NumPy's tile: like {@link #repeat} but fewer repeats than axes apply to the trailing axes. */
+    public Tensor tile(int... reps) {
+        if (reps.length >= ndim()) return repeat(reps);
+        int[] r = new int[ndim()];
+        Arrays.fill(r, 1);
+        System.arraycopy(reps, 0, r, ndim() - reps.length, reps.length);
+        return repeat(r);
+    }
+
+    /** Elements on and above the {@code k}-th diagonal of the last two axes; others zero. */
+    public Tensor triu(int k) { return triangle(k, true); }
+
+    /** Elements on and below the {@code k}-th diagonal of the last two axes; others zero. */
+    public Tensor tril(int k) { return triangle(k, false); }
+
+    private Tensor triangle(int k, boolean upper) {
+        if (ndim() < 2) throw new IllegalArgumentException((upper ? "triu" : "tril") + ": needs at least 2 axes, shape is " + shape());
+        int r = dim(-2), c = dim(-1);
+        Tensor rows = arange(r).reshape(r, 1), cols = arange(c).reshape(1, c);
+        Tensor keep = upper ? cols.sub(rows).ge(k) : cols.sub(rows).le(k);
+        return where(keep, this, zerosLike());
+    }
+}

@@ -1,0 +1,279 @@
+package dev.kiln.interp;
+
+import dev.kiln.DType;
+import dev.kiln.Shape;
+import dev.kiln.Variable;
+import dev.kiln.ir.Alu;
+import dev.kiln.ir.CustomFunction;
+import dev.kiln.ir.Ints;
+import dev.kiln.ir.Op;
+import dev.kiln.ir.ReduceArg;
+import dev.kiln.ir.UOp;
+import dev.kiln.runtime.Buffer;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Evaluates a tensor-level graph node by node with plain loops: every node becomes a dense array,
+ * every movement op is an explicit index mapping. Slow on purpose: it is the oracle that every
+ * compiled device is tested against, so each rule here should be checkable by reading it.
+ */
+final class Interpreter {
+    private final String device;
+    private final Map<Variable, Long> bindings;
+    private final Map<UOp, Value> values = new IdentityHashMap<>();
+
+    Interpreter(String device, Map<Variable, Long> bindings) {
+        this.device = device;
+        this.bindings = bindings;
+    }
+
+    /** Evaluates {@code root}, freeing each intermediate after its last use. */
+    Value evaluate(UOp root) {
+        List<UOp> order = root.toposort();
+        Map<UOp, Integer> usesLeft = new HashMap<>();
+        for (UOp u : order) for (UOp s : u.src()) usesLeft.merge(s, 1, Integer::sum);
+        for (UOp u : order) {
+            values.put(u, node(u));
+            for (UOp s : u.src()) {
+                if (usesLeft.merge(s, -1, Integer::sum) == 0) values.remove(s);
+            }
+        }
+        return values.get(root);
+    }
+
+    private Value in(UOp u, int i) { return values.get(u.src(i)); }
+
+    private Value node(UOp u) {
+        Op op = u.op();
+        return switch (op.group()) {
+            case UNARY -> unary(u, in(u, 0));
+            case BINARY -> binary(u, in(u, 0), in(u, 1));
+            case TERNARY -> ternary(u, in(u, 0), in(u, 1), in(u, 2));
+            case REDUCE -> reduce(u, in(u, 0));
+            case MOVEMENT -> movement(u, in(u, 0));
+            case BUFFER -> switch (op) {
+                case CONST -> scalar(u);
+                case DEFINE_VAR -> {
+                    Variable v = (Variable) u.arg();
+                    Long val = bindings.get(v);
+                    if (val == null) throw new IllegalArgumentException("variable '" + v.name() + "' is not bound");
+                    Value out = Value.allocate(u.dtype(), Shape.SCALAR);
+                    out.ints[0] = Alu.wrap(u.dtype(), v.bind(val).value());
+                    yield out;
+                }
+                case BUFFER -> Value.read((Buffer) u.arg(), u.shape());
+                case COPY, CONTIGUOUS -> in(u, 0);
+                case ASSIGN -> assign(u, in(u, 1));
+                case CUSTOM -> custom(u);
+                case LOAD, STORE -> throw new UnsupportedOperationException(op
+                        + " is a kernel-level op; tensor graphs contain it only after scheduling");
+                default -> throw new AssertionError(op);
+            };
+        };
+    }
+
+    private static Value scalar(UOp u) {
+        Value v = Value.allocate(u.dtype(), Shape.SCALAR);
+        if (u.dtype().isFloat()) v.floats[0] = u.constDouble();
+        else v.ints[0] = u.constLong();
+        return v;
+    }
+
+    // ---------------------------------------------------------------- elementwise
+
+    private static Value unary(UOp u, Value x) {
+        DType dt = u.dtype();
+        Value out = Value.allocate(dt, u.shape());
+        int n = out.size();
+        for (int i = 0; i < n; i++) {
+            switch (u.op()) {
+                case CAST -> cast(x, i, out);
+                case BITCAST -> {
+                    long bits = x.dtype.isFloat() ? Alu.floatBits(x.dtype, x.floats[i]) : x.ints[i];
+                    if (dt.isFloat()) out.floats[i] = Alu.floatFromBits(dt, bits);
+                    else out.ints[i] = Alu.wrap(dt, bits);
+                }
+                default -> {
+                    if (dt.isFloat()) out.floats[i] = Alu.unary(u.op(), dt, x.floats[i]);
+                    else out.ints[i] = Alu.unary(u.op(), dt, x.ints[i]);
+                }
+            }
+        }
+        return out;
+    }
+
+    private static void cast(Value x, int i, Value out) {
+        DType from = x.dtype, to = out.dtype;
+        if (from.isFloat()) {
+            if (to.isFloat()) out.floats[i] = Alu.round(to, x.floats[i]);
+            else out.ints[i] = Alu.castFloatToInt(to, x.floats[i]);
+        } else {
+            if (to.isFloat()) out.floats[i] = Alu.castIntToFloat(from, to, x.ints[i]);
+            else out.ints[i] = Alu.wrap(to, x.ints[i]);
+        }
+    }
+
+    private static Value binary(UOp u, Value a, Value b) {
+        Value out = Value.allocate(u.dtype(), u.shape());
+        DType in = a.dtype;
+        int n = out.size();
+        for (int i = 0; i < n; i++) {
+            if (in.isFloat()) {
+                double r = Alu.binary(u.op(), in, a.floats[i], b.floats[i]);
+                if (u.op().isComparison()) out.ints[i] = (long) r;
+                else out.floats[i] = r;
+            } else {
+                out.ints[i] = Alu.binary(u.op(), in, a.ints[i], b.ints[i]);
+            }
+        }
+        return out;
+    }
+
+    private static Value ternary(UOp u, Value a, Value b, Value c) {
+        Value out = Value.allocate(u.dtype(), u.shape());
+        DType dt = u.dtype();
+        int n = out.size();
+        for (int i = 0; i < n; i++) {
+            if (u.op() == Op.WHERE) {
+                out.copyFrom(a.ints[i] != 0 ? b : c, i, i);
+            } else if (dt.isFloat()) { // MULACC: two roundings, like separate MUL and ADD
+                out.floats[i] = Alu.binary(Op.ADD, dt, Alu.binary(Op.MUL, dt, a.floats[i], b.floats[i]), c.floats[i]);
+            } else {
+                out.ints[i] = Alu.binary(Op.ADD, dt, Alu.binary(Op.MUL, dt, a.ints[i], b.ints[i]), c.ints[i]);
+            }
+        }
+        return out;
+    }
+
+    // ---------------------------------------------------------------- reduce
+
+    private static Value reduce(UOp u, Value x) {
+        ReduceArg arg = (ReduceArg) u.arg();
+        DType dt = u.dtype();
+        Value out = Value.allocate(dt, u.shape());
+        boolean[] seen = new boolean[out.size()];
+        int[] dims = x.shape.toArray();
+        long[] outStrides = u.shape().strides();
+        int[] idx = new int[dims.length];
+        int n = x.size();
+        for (int i = 0; i < n; i++) {
+            int o = 0;
+            for (int k = 0; k < dims.length; k++) if (!arg.axes().contains(k)) o += (int) (idx[k] * outStrides[k]);
+            if (!seen[o]) {
+                seen[o] = true;
+                out.copyFrom(x, i, o);
+            } else if (dt.isFloat()) {
+                out.floats[o] = combine(arg.kind(), dt, out.floats[o], x.floats[i]);
+            } else {
+                out.ints[o] = combine(arg.kind(), dt, out.ints[o], x.ints[i]);
+            }
+            increment(idx, dims);
+        }
+        for (int o = 0; o < seen.length; o++) { // reductions over zero elements give the identity
+            if (seen[o]) continue;
+            switch (arg.kind()) {
+                case SUM -> { /* zero already */ }
+                case PROD -> { if (dt.isFloat()) out.floats[o] = 1; else out.ints[o] = 1; }
+                case MAX -> { if (dt.isFloat()) out.floats[o] = Double.NEGATIVE_INFINITY; else out.ints[o] = dt.minInt(); }
+                case MIN -> { if (dt.isFloat()) out.floats[o] = Double.POSITIVE_INFINITY; else out.ints[o] = dt.isUnsigned() ? -1L >>> (64 - dt.bits()) : dt.maxInt(); }
+            }
+        }
+        return out;
+    }
+
+    private static double combine(ReduceArg.Kind k, DType dt, double acc, double v) {
+        return switch (k) {
+            case SUM -> Alu.binary(Op.ADD, dt, acc, v);
+            case PROD -> Alu.binary(Op.MUL, dt, acc, v);
+            case MAX -> Alu.binary(Op.MAX, dt, acc, v);
+            case MIN -> Double.isNaN(acc) || Double.isNaN(v) ? Double.NaN : Math.min(acc, v);
+        };
+    }
+
+    private static long combine(ReduceArg.Kind k, DType dt, long acc, long v) {
+        return switch (k) {
+            case SUM -> Alu.binary(Op.ADD, dt, acc, v);
+            case PROD -> Alu.binary(Op.MUL, dt, acc, v);
+            case MAX -> Alu.binary(Op.MAX, dt, acc, v);
+            case MIN -> Alu.binary(Op.CMPLT, dt, v, acc) == 1 ? v : acc;
+        };
+    }
+
+    private static void increment(int[] idx, int[] dims) {
+        for (int k = dims.length - 1; k >= 0; k--) {
+            if (++idx[k] < dims[k]) return;
+            idx[k] = 0;
+        }
+    }
+
+    // ---------------------------------------------------------------- movement
+
+    private static Value movement(UOp u, Value x) {
+        if (u.op() == Op.RESHAPE) return x.reshaped(u.shape()); // C order: the flat data is unchanged
+        Value out = Value.allocate(x.dtype, u.shape());
+        int[] outDims = u.shape().toArray();
+        int[] inDims = x.shape.toArray();
+        long[] inStrides = x.shape.strides();
+        int[] o = new int[outDims.length];
+        int[] j = new int[inDims.length];
+        int n = out.size();
+        for (int i = 0; i < n; i++) {
+            // j: the input position that output position o reads
+            for (int k = 0; k < outDims.length; k++) {
+                switch (u.op()) {
+                    case PERMUTE -> j[((Ints) u.arg()).get(k)] = o[k];
+                    case EXPAND -> j[k] = inDims[k] == 1 ? 0 : o[k];
+                    case PAD -> j[k] = o[k] - ((Ints) u.arg()).get(2 * k);
+                    case SHRINK -> j[k] = o[k] + ((Ints) u.arg()).get(2 * k);
+                    case FLIP -> j[k] = ((Ints) u.arg()).contains(k) ? inDims[k] - 1 - o[k] : o[k];
+                    default -> throw new AssertionError(u.op());
+                }
+            }
+            long src = 0;
+            boolean inside = true;
+            for (int k = 0; k < inDims.length; k++) {
+                if (j[k] < 0 || j[k] >= inDims[k]) inside = false;
+                src += j[k] * inStrides[k];
+            }
+            if (inside) out.copyFrom(x, (int) src, i); // in PAD's border the zero from allocate stays
+            increment(o, outDims);
+        }
+        return out;
+    }
+
+    // ---------------------------------------------------------------- buffers
+
+    private Value assign(UOp u, Value v) {
+        UOp target = u.src(0);
+        while (target.op() == Op.RESHAPE) target = target.src(0);
+        if (target.op() != Op.BUFFER) {
+            throw new IllegalArgumentException("ASSIGN target must be a realised buffer, got " + target.op());
+        }
+        v.write(((Buffer) target.arg()).segment());
+        return v;
+    }
+
+    private Value custom(UOp u) {
+        CustomFunction f = (CustomFunction) u.arg();
+        List<MemorySegment> inputs = new ArrayList<>();
+        for (int i = 0; i < u.src().size(); i++) {
+            Buffer b = toBuffer(device, in(u, i));
+            inputs.add(b.segment().asReadOnly());
+        }
+        Buffer out = Buffer.allocateHeap(device, u.dtype(), u.shape().numel());
+        f.body().apply(List.copyOf(inputs), out.segment());
+        return Value.read(out, u.shape());
+    }
+
+    static Buffer toBuffer(String device, Value v) {
+        Buffer b = Buffer.allocateHeap(device, v.dtype, v.size());
+        v.write(b.segment());
+        return b;
+    }
+}

@@ -1,0 +1,70 @@
+package dev.kiln.interp;
+
+import dev.kiln.DType;
+import dev.kiln.Shape;
+import dev.kiln.runtime.Buffer;
+import dev.kiln.runtime.Elements;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A dense, C-ordered array of values as the interpreter holds it: integers and bools as normalised
+ * {@code long}s, floats as {@code double}s already rounded to their dtype. Exactly one of the two arrays
+ * is set.
+ */
+final class Value {
+    final DType dtype;
+    final Shape shape;
+    final long[] ints;
+    final double[] floats;
+
+    private Value(DType dtype, Shape shape, long[] ints, double[] floats) {
+        this.dtype = dtype;
+        this.shape = shape;
+        this.ints = ints;
+        this.floats = floats;
+    }
+
+    static Value allocate(DType dtype, Shape shape) {
+        if (dtype.isPacked()) {
+            throw new IllegalArgumentException("packed dtype " + dtype + " cannot be computed on; dequantise it first");
+        }
+        int n = Math.toIntExact(shape.numel());
+        return dtype.isFloat() ? new Value(dtype, shape, null, new double[n]) : new Value(dtype, shape, new long[n], null);
+    }
+
+    int size() { return ints != null ? ints.length : floats.length; }
+
+    /** The same data seen with another shape of equal element count. */
+    Value reshaped(Shape s) { return new Value(dtype, s, ints, floats); }
+
+    /** Copies element {@code from} of {@code src} (same dtype) into element {@code to} of this value. */
+    void copyFrom(Value src, int from, int to) {
+        if (ints != null) ints[to] = src.ints[from];
+        else floats[to] = src.floats[from];
+    }
+
+    // ---------------------------------------------------------------- memory
+
+    /** Reads {@code shape.numel()} elements of {@code dtype} from a segment. */
+    static Value read(DType dtype, Shape shape, MemorySegment seg) {
+        Value v = allocate(dtype, shape);
+        int n = v.size();
+        for (int i = 0; i < n; i++) {
+            if (dtype.isFloat()) v.floats[i] = Elements.getDouble(seg, dtype, i);
+            else v.ints[i] = Elements.getLong(seg, dtype, i);
+        }
+        return v;
+    }
+
+    static Value read(Buffer b, Shape shape) { return read(b.dtype(), shape, b.segment()); }
+
+    /** Writes every element into a segment. */
+    void write(MemorySegment seg) {
+        int n = size();
+        for (int i = 0; i < n; i++) {
+            if (dtype.isFloat()) Elements.setDouble(seg, dtype, i, floats[i]);
+            else Elements.setLong(seg, dtype, i, ints[i]);
+        }
+    }
+}

@@ -1,0 +1,207 @@
+package dev.kiln.ir;
+
+import dev.kiln.DType;
+
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static dev.kiln.ir.PatternMatcher.rule;
+
+/**
+ * The simplifier for integer index math, built on the shared rewrite engine: constant folding (with
+ * {@link Alu}, so folding and execution agree), algebraic identities, collection of like terms,
+ * division folding and range analysis. Float expressions are only constant-folded: reassociating
+ * them would change results.
+ */
+public final class Symbolic {
+    private Symbolic() {}
+
+    private static final Set<DType> SIGNED_INDEX = EnumSet.of(DType.I8, DType.I16, DType.I32, DType.I64);
+
+    private static boolean isIndex(UOp u) { return SIGNED_INDEX.contains(u.dtype()); }
+
+    private static boolean foldable(UOp u) {
+        if (!u.op().isElementwise() || u.src().isEmpty() || u.dtype().isPacked()) return false;
+        for (UOp s : u.src()) if (!s.isConst()) return false;
+        return true;
+    }
+
+    /** The constant value of an elementwise op over constant sources. */
+    static UOp fold(UOp u) {
+        DType dt = u.dtype();
+        UOp a = u.src(0);
+        DType in = a.dtype();
+        return switch (u.op()) {
+            case CAST -> in.isFloat()
+                    ? (dt.isFloat() ? UOp.constant(dt, a.constDouble()) : UOp.constant(dt, Alu.castFloatToInt(dt, a.constDouble())))
+                    : (dt.isFloat() ? UOp.constant(dt, Alu.castIntToFloat(in, dt, a.constLong())) : UOp.constant(dt, a.constLong()));
+            case BITCAST -> {
+                long bits = in.isFloat() ? Alu.floatBits(in, a.constDouble()) : a.constLong();
+                yield dt.isFloat() ? UOp.constant(dt, Alu.floatFromBits(dt, bits)) : UOp.constant(dt, bits);
+            }
+            case WHERE -> a.constLong() != 0 ? u.src(1) : u.src(2);
+            case MULACC -> {
+                UOp prod = UOp.of(Op.MUL, dt, null, u.src(0), u.src(1));
+                yield fold(UOp.of(Op.ADD, dt, null, fold(prod), u.src(2)));
+            }
+            default -> {
+                if (u.src().size() == 1) {
+                    yield in.isFloat() ? UOp.constant(dt, Alu.unary(u.op(), in, a.constDouble()))
+                            : UOp.constant(dt, Alu.unary(u.op(), in, a.constLong()));
+                }
+                UOp b = u.src(1);
+                yield in.isFloat()
+                        ? (u.op().isComparison() ? UOp.constant(dt, (long) Alu.binary(u.op(), in, a.constDouble(), b.constDouble()))
+                        : UOp.constant(dt, Alu.binary(u.op(), in, a.constDouble(), b.constDouble())))
+                        : UOp.constant(dt, Alu.binary(u.op(), in, a.constLong(), b.constLong()));
+            }
+        };
+    }
+
+    private static final PatternMatcher RULES = new PatternMatcher(List.of(
+            // constants
+            rule(UPat.anyOf(EnumSet.allOf(Op.class)).where(Symbolic::foldable).named("x"), b -> fold(b.get("x"))),
+            // a range that holds one value is that value
+            rule(UPat.anyOf(EnumSet.allOf(Op.class)).where(u -> u.op() != Op.CONST && (isIndex(u) || u.dtype().isBool())
+                    && u.shape().rank() == 0 && u.vmin() == u.vmax()).named("x"),
+                    b -> UOp.constant(b.get("x").dtype(), b.get("x").vmin())),
+            // identities
+            rule(UPat.op(Op.MUL, UPat.var("x"), UPat.cvar("c")).where(Symbolic::isIndex),
+                    b -> b.get("c").constLong() == 1 ? b.get("x") : b.get("c").constLong() == 0 ? b.get("c") : null),
+            rule(UPat.op(Op.NEG, UPat.op(Op.NEG, UPat.var("x"))), b -> b.get("x")),
+            rule(UPat.op(Op.NEG, UPat.var("x")).where(Symbolic::isIndex), b -> b.get("x").mul(-1)),
+            rule(UPat.op(Op.MUL, UPat.op(Op.MUL, UPat.var("x"), UPat.cvar("c1")), UPat.cvar("c2")).where(Symbolic::isIndex),
+                    b -> b.get("x").mul(b.get("c1").constLong() * b.get("c2").constLong())),
+            // (a + b) * c -> a*c + b*c, so division folding sees every term
+            rule(UPat.op(Op.MUL, UPat.op(Op.ADD, UPat.var("a"), UPat.var("b")), UPat.cvar("c")).where(Symbolic::isIndex),
+                    b -> b.get("a").mul(b.get("c")).add(b.get("b").mul(b.get("c")))),
+            rule(UPat.op(Op.ADD, UPat.var("a"), UPat.var("b")).where(Symbolic::isIndex).named("x"), b -> collectTerms(b.get("x"))),
+            // truncating division of non-negative values is floor division
+            rule(UPat.op(Op.DIV, UPat.var("x"), UPat.var("d")).where(Symbolic::isIndex),
+                    b -> b.get("x").vmin() >= 0 && b.get("d").vmin() > 0 ? b.get("x").floorDiv(b.get("d")) : null),
+            rule(UPat.op(Op.MOD, UPat.var("x"), UPat.var("d")).where(Symbolic::isIndex),
+                    b -> b.get("x").vmin() >= 0 && b.get("d").vmin() > 0 ? b.get("x").floorMod(b.get("d")) : null),
+            rule(UPat.op(Op.FLOORDIV, UPat.var("x"), UPat.cvar("c")).where(Symbolic::isIndex), b -> foldDiv(b.get("x"), b.get("c").constLong(), false)),
+            rule(UPat.op(Op.FLOORMOD, UPat.var("x"), UPat.cvar("c")).where(Symbolic::isIndex), b -> foldDiv(b.get("x"), b.get("c").constLong(), true)),
+            // max decided by ranges
+            rule(UPat.op(Op.MAX, UPat.var("a"), UPat.var("b")).where(Symbolic::isIndex),
+                    b -> b.get("a").vmin() >= b.get("b").vmax() ? b.get("a") : b.get("b").vmin() >= b.get("a").vmax() ? b.get("b") : null)));
+
+    /**
+     * {@code expr} simplified: an equivalent expression for every value of its variables within their
+     * bounds, usually smaller. Sums come out with like terms collected and the constant last.
+     */
+    public static UOp simplify(UOp expr) { return GraphRewriter.rewrite(expr, RULES); }
+
+    /** The rules, for passes that extend them. */
+    public static PatternMatcher rules() { return RULES; }
+
+    // ---------------------------------------------------------------- sums of terms
+
+    /** Splits a sum into coefficients per term; the constant is under key {@code null}. */
+    private static LinkedHashMap<UOp, Long> terms(UOp sum) {
+        LinkedHashMap<UOp, Long> out = new LinkedHashMap<>();
+        addTerms(sum, 1, out);
+        return out;
+    }
+
+    private static void addTerms(UOp u, long scale, Map<UOp, Long> out) {
+        switch (u.op()) {
+            case ADD -> {
+                addTerms(u.src(0), scale, out);
+                addTerms(u.src(1), scale, out);
+            }
+            case CONST -> out.merge(UOp.constant(u.dtype(), 1), scale * u.constLong(), Long::sum);
+            case MUL -> {
+                if (u.src(1).isConst()) addTerms(u.src(0), scale * u.src(1).constLong(), out);
+                else out.merge(u, scale, Long::sum);
+            }
+            default -> out.merge(u, scale, Long::sum);
+        }
+    }
+
+    private static UOp build(DType dt, Map<UOp, Long> terms) {
+        UOp one = UOp.constant(dt, 1);
+        UOp acc = null;
+        for (var e : terms.entrySet()) {
+            if (e.getKey() == one || e.getValue() == 0) continue;
+            UOp t = e.getValue() == 1 ? e.getKey() : UOp.of(Op.MUL, dt, null, e.getKey(), UOp.constant(dt, e.getValue()));
+            acc = acc == null ? t : UOp.of(Op.ADD, dt, null, acc, t);
+        }
+        long c = terms.getOrDefault(one, 0L);
+        if (acc == null) return UOp.constant(dt, c);
+        return c == 0 ? acc : UOp.of(Op.ADD, dt, null, acc, UOp.constant(dt, c));
+    }
+
+    private static UOp collectTerms(UOp sum) {
+        UOp rebuilt = build(sum.dtype(), terms(sum));
+        return rebuilt == sum ? null : rebuilt;
+    }
+
+    /**
+     * Floor division or modulo of a sum by a positive constant: terms whose coefficient the divisor
+     * divides leave the remainder unchanged, and a remainder whose range lies within one multiple of
+     * the divisor divides to a constant.
+     */
+    private static UOp foldDiv(UOp x, long c, boolean mod) {
+        if (c <= 0) return null;
+        DType dt = x.dtype();
+        if (c == 1) return mod ? UOp.constant(dt, 0) : x;
+        if (mod && x.vmin() >= 0 && x.vmax() < c) return x;
+        if (!mod && Math.floorDiv(x.vmin(), c) == Math.floorDiv(x.vmax(), c)) return UOp.constant(dt, Math.floorDiv(x.vmin(), c));
+        // (x // a) // b -> x // (a*b);  (x % (k*c)) % c -> x % c
+        if (!mod && x.op() == Op.FLOORDIV && x.src(1).isConst() && x.src(1).constLong() > 0) {
+            return x.src(0).floorDiv(Math.multiplyExact(x.src(1).constLong(), c));
+        }
+        if (mod && x.op() == Op.FLOORMOD && x.src(1).isConst() && x.src(1).constLong() % c == 0) {
+            return x.src(0).floorMod(c);
+        }
+        LinkedHashMap<UOp, Long> t = terms(x);
+        LinkedHashMap<UOp, Long> quotient = new LinkedHashMap<>(), remainder = new LinkedHashMap<>();
+        boolean progress = false;
+        for (var e : t.entrySet()) {
+            long q = Math.floorDiv(e.getValue(), c), r = Math.floorMod(e.getValue(), c);
+            if (q != 0) {
+                quotient.put(e.getKey(), q);
+                progress = true;
+            }
+            if (r != 0) remainder.put(e.getKey(), r);
+        }
+        if (!progress) return null;
+        UOp rem = build(dt, remainder);
+        if (mod) return rem.floorMod(c);
+        return build(dt, quotient).add(rem.floorDiv(c));
+    }
+
+    /**
+     * The narrowest signed index dtype that holds every intermediate value of {@code expr}: i32 when
+     * all of them fit in 32 bits, else i64.
+     */
+    public static DType indexDType(UOp expr) {
+        for (UOp u : expr.toposort()) {
+            if (u.dtype().isInt() && (u.vmin() < Integer.MIN_VALUE || u.vmax() > Integer.MAX_VALUE)) return DType.I64;
+        }
+        return DType.I32;
+    }
+
+    /** {@code expr} (integer index math) rebuilt in {@link #indexDType(UOp)}. */
+    public static UOp narrowIndex(UOp expr) {
+        DType target = indexDType(expr);
+        Map<UOp, UOp> out = new java.util.IdentityHashMap<>();
+        for (UOp u : expr.toposort()) {
+            List<UOp> src = new ArrayList<>();
+            for (UOp s : u.src()) src.add(out.get(s));
+            UOp n;
+            if (!isIndex(u)) n = u.withSrc(src);
+            else if (u.op() == Op.CONST) n = UOp.constant(target, u.constLong());
+            else if (u.op() == Op.DEFINE_VAR) n = u.dtype() == target ? u : UOp.of(Op.CAST, target, null, u);
+            else n = UOp.of(u.op(), target, u.arg(), src);
+            out.put(u, n);
+        }
+        return out.get(expr);
+    }
+}

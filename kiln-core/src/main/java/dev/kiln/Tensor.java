@@ -1380,4 +1380,39 @@ public final class Tensor {
         Tensor keep = upper ? cols.sub(rows).ge(k) : cols.sub(rows).le(k);
         return where(keep, this, zerosLike());
     }
+
+    // =====================================================================================================
+    // linear algebra (LinearAlgebra.java)
+
+    /** Matrix product with NumPy semantics: batch axes broadcast, 1-D operands act as vectors. */
+    public Tensor matmul(Tensor other) { return LinearAlgebra.matmul(this, other.to(device)); }
+
+    /** {@code this @ weight^T + bias}; {@code weight} is (out, in), {@code bias} may be null. */
+    public Tensor linear(Tensor weight, Tensor bias) { return LinearAlgebra.linear(this, weight.to(device), bias == null ? null : bias.to(device)); }
+
+    /** Einstein summation, e.g. {@code einsum("bij,bjk->bik", a, b)}. */
+    public static Tensor einsum(String equation, Tensor... operands) { return LinearAlgebra.einsum(equation, operands); }
+
+    // end of linear algebra section
+
+    // =====================================================================================================
+    // random numbers (RandomOps.java)
+
+    // end of random section
+
+    // =====================================================================================================
+    // indexing (Indexing.java)
+
+    // end of indexing section
+
+    // =====================================================================================================
+    // neural network: convolution and pooling (Convolution.java, Pooling.java)
+
+    // end of convolution and pooling section
+
+    // =====================================================================================================
+    // neural network: normalisation, embedding, attention, rotary, interpolation
+    // (Normalization.java, Attention.java, Interpolation.java)
+
+    // end of normalisation and attention section
 }

@@ -1,0 +1,132 @@
+package dev.kiln;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Matrix products and Einstein summation, composed from broadcasting multiply and sum. */
+final class LinearAlgebra {
+    private LinearAlgebra() {}
+
+    /** NumPy {@code matmul}: 1-D operands are promoted to matrices and the added axis removed again. */
+    static Tensor matmul(Tensor a, Tensor b) {
+        if (a.ndim() == 0 || b.ndim() == 0) {
+            throw new IllegalArgumentException("matmul: operands must have at least 1 axis, got shapes " + a.shape() + " and " + b.shape());
+        }
+        boolean aVec = a.ndim() == 1, bVec = b.ndim() == 1;
+        Tensor x = aVec ? a.unsqueeze(0) : a, y = bVec ? b.unsqueeze(1) : b;
+        int k = x.dim(-1);
+        if (y.dim(-2) != k) {
+            throw new IllegalArgumentException("matmul: " + a.shape() + " @ " + b.shape() + ": inner dimensions " + k + " and " + y.dim(-2) + " differ");
+        }
+        DType dt = DType.promote(a.dtype(), b.dtype());
+        // (..., n, 1, k) * (..., 1, m, k) summed over k
+        Tensor prod = x.cast(dt).unsqueeze(-2).mul(y.cast(dt).mT().unsqueeze(-3));
+        Tensor r = prod.sum(new int[] {-1}, false).cast(dt);
+        if (aVec) r = r.squeeze(-2);
+        if (bVec) r = r.squeeze(-1);
+        return r;
+    }
+
+    /** {@code x @ weight^T + bias} with {@code weight} of shape (out, in), as {@code torch.nn.functional.linear}. */
+    static Tensor linear(Tensor x, Tensor weight, Tensor bias) {
+        if (weight.ndim() != 2) throw new IllegalArgumentException("linear: weight must be 2-D (out, in), got " + weight.shape());
+        Tensor y = matmul(x, weight.mT());
+        return bias == null ? y : y.add(bias);
+    }
+
+    /**
+     * Einstein summation over explicit ({@code "ij,jk->ik"}) or implicit ({@code "ij,jk"}: output letters
+     * are those used once, sorted) subscripts. A letter repeated within one operand takes its diagonal.
+     */
+    static Tensor einsum(String equation, Tensor... operands) {
+        String eq = equation.replace(" ", "");
+        if (eq.contains(".")) throw new IllegalArgumentException("einsum: ellipsis ('...') is not supported in '" + equation + "'");
+        String[] sides = eq.split("->", -1);
+        if (sides.length > 2) throw new IllegalArgumentException("einsum: more than one '->' in '" + equation + "'");
+        String[] inputs = sides[0].split(",", -1);
+        if (inputs.length != operands.length) {
+            throw new IllegalArgumentException("einsum: '" + equation + "' names " + inputs.length + " operands, got " + operands.length);
+        }
+        Map<Character, Integer> sizes = new LinkedHashMap<>();
+        Map<Character, Integer> uses = new LinkedHashMap<>();
+        Tensor[] ops = new Tensor[operands.length];
+        String[] subs = new String[operands.length];
+        for (int i = 0; i < operands.length; i++) {
+            String s = inputs[i];
+            if (s.length() != operands[i].ndim()) {
+                throw new IllegalArgumentException("einsum: operand " + i + " has shape " + operands[i].shape() + " but subscripts '" + s + "'");
+            }
+            for (int j = 0; j < s.length(); j++) {
+                char c = s.charAt(j);
+                if (!Character.isLetter(c)) throw new IllegalArgumentException("einsum: invalid subscript '" + c + "' in '" + equation + "'");
+                Integer prev = sizes.putIfAbsent(c, operands[i].dim(j));
+                if (prev != null && prev != operands[i].dim(j) && prev != 1 && operands[i].dim(j) != 1) {
+                    throw new IllegalArgumentException("einsum: subscript '" + c + "' has size " + prev + " and " + operands[i].dim(j) + " in '" + equation + "'");
+                }
+                if (prev != null && prev == 1) sizes.put(c, operands[i].dim(j));
+                uses.merge(c, 1, Integer::sum);
+            }
+            Tensor t = operands[i];
+            // a letter repeated within one operand selects the diagonal
+            for (int j = 0; j < s.length(); j++) {
+                int k = s.indexOf(s.charAt(j), j + 1);
+                if (k < 0) continue;
+                int n = t.dim(j);
+                Tensor eye = Tensor.eye(n).cast(DType.BOOL);
+                int[] shape = new int[t.ndim()];
+                Arrays.fill(shape, 1);
+                shape[j] = n;
+                shape[k] = n;
+                t = Tensor.where(eye.reshape(shape), t, t.zerosLike()).sum(new int[] {k}, false);
+                s = s.substring(0, k) + s.substring(k + 1);
+                uses.merge(s.charAt(j), -1, Integer::sum);
+                j--;
+            }
+            ops[i] = t;
+            subs[i] = s;
+        }
+        String out;
+        if (sides.length == 2) {
+            out = sides[1];
+            for (char c : out.toCharArray()) {
+                if (!sizes.containsKey(c)) throw new IllegalArgumentException("einsum: output subscript '" + c + "' not among the inputs of '" + equation + "'");
+                if (out.indexOf(c) != out.lastIndexOf(c)) throw new IllegalArgumentException("einsum: output subscript '" + c + "' repeated in '" + equation + "'");
+            }
+        } else {
+            StringBuilder sb = new StringBuilder();
+            uses.entrySet().stream().filter(e -> e.getValue() == 1).map(Map.Entry::getKey).sorted().forEach(sb::append);
+            out = sb.toString();
+        }
+        // global letter order: output letters, then the contracted ones
+        List<Character> order = new ArrayList<>();
+        for (char c : out.toCharArray()) order.add(c);
+        for (char c : sizes.keySet()) if (!order.contains(c)) order.add(c);
+        DType dt = ops[0].dtype();
+        for (Tensor t : ops) dt = DType.promote(dt, t.dtype());
+        Tensor acc = null;
+        for (int i = 0; i < ops.length; i++) {
+            String s = subs[i];
+            List<Integer> perm = new ArrayList<>();
+            int[] shape = new int[order.size()];
+            for (int g = 0; g < order.size(); g++) {
+                int pos = s.indexOf(order.get(g));
+                shape[g] = pos < 0 ? 1 : ops[i].dim(pos);
+                if (pos >= 0) perm.add(pos);
+            }
+            Tensor t = ops[i].cast(dt).permute(perm.stream().mapToInt(Integer::intValue).toArray()).reshape(shape);
+            acc = acc == null ? t : acc.mul(t);
+        }
+        int[] full = new int[order.size()];
+        for (int g = 0; g < order.size(); g++) full[g] = sizes.get(order.get(g));
+        acc = acc.broadcastTo(full);
+        if (order.size() > out.length()) {
+            int[] contracted = new int[order.size() - out.length()];
+            for (int i = 0; i < contracted.length; i++) contracted[i] = out.length() + i;
+            acc = acc.sum(contracted, false).cast(dt);
+        }
+        return acc;
+    }
+}

@@ -1402,6 +1402,71 @@ public final class Tensor {
 
     // =====================================================================================================
     // indexing (Indexing.java)
+    //
+    // Indices may have any integer dtype. They are lazy, so they are not range-checked: an index outside
+    // the axis selects nothing (a gathered element reads as zero, -0.0 for floats; a scatter does not
+    // write). Negative indices wrap only where a method says so.
+
+    /**
+     * Values picked along {@code axis} by {@code index}, as {@code torch.gather}: for axis 0,
+     * {@code out[i][j] = this[index[i][j]][j]}. {@code index} has this tensor's rank and is no larger than
+     * it in the other axes; the result has the index's shape and this tensor's dtype.
+     */
+    public Tensor gather(int axis, Tensor index) { return Indexing.gather(this, axis, index.to(device)); }
+
+    /**
+     * A copy of this tensor with elements of {@code src} written at {@code index} along {@code axis}, as
+     * {@code torch.scatter}: for axis 0, {@code out[index[i][j]][j] = src[i][j]}. {@code src} is at least
+     * as large as {@code index} in every axis (the excess is ignored) and is converted to this tensor's
+     * dtype. When several index entries name the same element, the one last in C order of {@code index}
+     * wins (as PyTorch's sequential CPU kernel).
+     */
+    public Tensor scatter(int axis, Tensor index, Tensor src) { return Indexing.scatter(this, axis, index.to(device), src.to(device)); }
+
+    /** A copy of this tensor with {@code value} written at {@code index} along {@code axis} ({@code torch.scatter} with a scalar). */
+    public Tensor scatter(int axis, Tensor index, Number value) { return Indexing.scatter(this, axis, index.to(device), value); }
+
+    /**
+     * This tensor plus the elements of {@code src} added at {@code index} along {@code axis}, as
+     * {@code torch.scatter_add}; duplicate indices accumulate.
+     */
+    public Tensor scatterAdd(int axis, Tensor index, Tensor src) { return Indexing.scatterAdd(this, axis, index.to(device), src.to(device)); }
+
+    /**
+     * The slices along {@code axis} named by the 1-D {@code index}, in its order ({@code torch.index_select});
+     * unlike PyTorch, negative indices count from the end of the axis.
+     */
+    public Tensor indexSelect(int axis, Tensor index) { return Indexing.indexSelect(this, axis, index.to(device)); }
+
+    /**
+     * NumPy's {@code take_along_axis}: like {@link #gather}, but {@code indices} and this tensor broadcast
+     * in the axes other than {@code axis}, and negative indices count from the end of the axis (as NumPy).
+     */
+    public Tensor takeAlongAxis(Tensor indices, int axis) { return Indexing.takeAlongAxis(this, indices.to(device), axis); }
+
+    /**
+     * One-hot encoding of this integer tensor: a new last axis of {@code numClasses} (which must be given,
+     * > 0), holding 1 at the index and 0 elsewhere, as i64 ({@code torch.nn.functional.one_hot}).
+     */
+    public Tensor oneHot(int numClasses) { return Indexing.oneHot(this, numClasses); }
+
+    /** The result of {@link #sort} and {@link #topk}: the values and their i64 positions along the axis. */
+    public record Sorted(Tensor values, Tensor indices) {}
+
+    /**
+     * A stable sort along {@code axis}: equal values keep their order, NaN sorts as the largest value
+     * (last ascending, first descending), as {@code torch.sort(stable=True)}.
+     */
+    public Sorted sort(int axis, boolean descending) { return Indexing.sort("sort", this, axis, descending, dim(axis(axis, "sort"))); }
+
+    /** The i64 positions that sort this tensor along {@code axis} (the indices of {@link #sort}). */
+    public Tensor argsort(int axis, boolean descending) { return Indexing.sort("argsort", this, axis, descending, dim(axis(axis, "argsort"))).indices(); }
+
+    /**
+     * The {@code k} largest (or smallest) values along {@code axis} and their positions, in sorted order,
+     * as {@code torch.topk}; NaN counts as the largest value, and equal values keep their order.
+     */
+    public Sorted topk(int k, int axis, boolean largest) { return Indexing.topk(this, k, axis, largest); }
 
     // end of indexing section
 

@@ -2,4 +2,6 @@
 # Regenerates every golden file: python3 with NumPy (and PyTorch where a generator needs it).
 set -euo pipefail
 cd "$(dirname "$0")"
-for g in gen_*.py; do python3 "$g"; done
+# /usr/bin/python3 is the interpreter with both NumPy and PyTorch on these machines
+py=${PYTHON:-/usr/bin/python3}
+for g in gen_*.py; do "$py" "$g"; done

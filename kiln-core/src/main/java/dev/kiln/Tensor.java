@@ -227,7 +227,12 @@ public final class Tensor {
         return new Tensor(b, shape, d).reshapeTo(shape);
     }
 
-    private Tensor reshapeTo(Shape s) { return s.equals(shape()) ? this : make(UOp.of(Op.RESHAPE, dtype(), s, node())); }
+    private Tensor reshapeTo(Shape s) {
+        if (s.equals(shape())) return this;
+        UOp n = node();
+        while (n.op() == Op.RESHAPE) n = n.src(0); // a reshape of a reshape is one reshape
+        return make(n.shape().equals(s) ? n : UOp.of(Op.RESHAPE, dtype(), s, n));
+    }
 
     private static Shape shapeFor(String op, int length, int[] shape) {
         Shape s = shape.length == 0 ? Shape.of(length) : Shape.of(shape);

@@ -1477,6 +1477,182 @@ public final class Tensor {
 
     // =====================================================================================================
     // neural network: convolution and pooling (Convolution.java, Pooling.java)
+    //
+    // Layout (N, C, spatial...) as PyTorch. Array parameters (stride, padding, dilation, ...) hold one value per
+    // spatial axis or a single value for all; null gives the default.
+
+    /**
+     * N-dimensional convolution (cross-correlation, as {@code torch.nn.functional.conv*d}); the number of
+     * spatial axes is the weight's rank minus 2.
+     *
+     * @param weight (Cout, Cin/groups, k...)
+     * @param bias (Cout), or null
+     * @param stride default 1
+     * @param padding zeros on both sides of each spatial axis, default 0
+     * @param dilation spacing of the kernel taps, default 1
+     * @param groups input and output channels split into this many independent groups ({@code groups == Cin}: depthwise)
+     */
+    public Tensor conv(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation, int groups) {
+        return Convolution.conv("conv", Convolution.spatialOf("conv", weight), this, weight.to(device), bias == null ? null : bias.to(device),
+                stride, padding, dilation, groups);
+    }
+
+    /** 1-D convolution of (N, Cin, L) with weight (Cout, Cin/groups, kL); see {@link #conv}. */
+    public Tensor conv1d(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation, int groups) {
+        return Convolution.conv("conv1d", 1, this, weight.to(device), bias == null ? null : bias.to(device), stride, padding, dilation, groups);
+    }
+
+    /** 1-D convolution with stride 1, no padding, dilation 1, one group. */
+    public Tensor conv1d(Tensor weight, Tensor bias) { return conv1d(weight, bias, null, null, null, 1); }
+
+    /** 2-D convolution of (N, Cin, H, W) with weight (Cout, Cin/groups, kH, kW); see {@link #conv}. */
+    public Tensor conv2d(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation, int groups) {
+        return Convolution.conv("conv2d", 2, this, weight.to(device), bias == null ? null : bias.to(device), stride, padding, dilation, groups);
+    }
+
+    /** 2-D convolution with stride 1, no padding, dilation 1, one group. */
+    public Tensor conv2d(Tensor weight, Tensor bias) { return conv2d(weight, bias, null, null, null, 1); }
+
+    /** 3-D convolution of (N, Cin, D, H, W) with weight (Cout, Cin/groups, kD, kH, kW); see {@link #conv}. */
+    public Tensor conv3d(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation, int groups) {
+        return Convolution.conv("conv3d", 3, this, weight.to(device), bias == null ? null : bias.to(device), stride, padding, dilation, groups);
+    }
+
+    /** 3-D convolution with stride 1, no padding, dilation 1, one group. */
+    public Tensor conv3d(Tensor weight, Tensor bias) { return conv3d(weight, bias, null, null, null, 1); }
+
+    /**
+     * N-dimensional transposed convolution (the gradient of {@link #conv} with respect to its input, as
+     * {@code torch.nn.functional.conv_transpose*d}); output size per axis
+     * {@code (n - 1)*stride - 2*padding + dilation*(k - 1) + outputPadding + 1}.
+     *
+     * @param weight (Cin, Cout/groups, k...)
+     * @param bias (Cout), or null
+     * @param stride default 1
+     * @param padding removed from both ends of the output, default 0
+     * @param outputPadding added to the end of the output, smaller than stride or dilation; default 0
+     * @param dilation default 1
+     * @param groups default 1
+     */
+    public Tensor convTranspose(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] outputPadding, int[] dilation, int groups) {
+        return Convolution.convTranspose("convTranspose", Convolution.spatialOf("convTranspose", weight), this, weight.to(device),
+                bias == null ? null : bias.to(device), stride, padding, outputPadding, dilation, groups);
+    }
+
+    /** 1-D transposed convolution of (N, Cin, L) with weight (Cin, Cout/groups, kL); see {@link #convTranspose}. */
+    public Tensor convTranspose1d(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] outputPadding, int[] dilation, int groups) {
+        return Convolution.convTranspose("convTranspose1d", 1, this, weight.to(device), bias == null ? null : bias.to(device), stride, padding,
+                outputPadding, dilation, groups);
+    }
+
+    /** 1-D transposed convolution with stride 1, no padding, dilation 1, one group. */
+    public Tensor convTranspose1d(Tensor weight, Tensor bias) { return convTranspose1d(weight, bias, null, null, null, null, 1); }
+
+    /** 2-D transposed convolution of (N, Cin, H, W) with weight (Cin, Cout/groups, kH, kW); see {@link #convTranspose}. */
+    public Tensor convTranspose2d(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] outputPadding, int[] dilation, int groups) {
+        return Convolution.convTranspose("convTranspose2d", 2, this, weight.to(device), bias == null ? null : bias.to(device), stride, padding,
+                outputPadding, dilation, groups);
+    }
+
+    /** 2-D transposed convolution with stride 1, no padding, dilation 1, one group. */
+    public Tensor convTranspose2d(Tensor weight, Tensor bias) { return convTranspose2d(weight, bias, null, null, null, null, 1); }
+
+    /** 3-D transposed convolution of (N, Cin, D, H, W) with weight (Cin, Cout/groups, kD, kH, kW); see {@link #convTranspose}. */
+    public Tensor convTranspose3d(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] outputPadding, int[] dilation, int groups) {
+        return Convolution.convTranspose("convTranspose3d", 3, this, weight.to(device), bias == null ? null : bias.to(device), stride, padding,
+                outputPadding, dilation, groups);
+    }
+
+    /** 3-D transposed convolution with stride 1, no padding, dilation 1, one group. */
+    public Tensor convTranspose3d(Tensor weight, Tensor bias) { return convTranspose3d(weight, bias, null, null, null, null, 1); }
+
+    /**
+     * 1-D max pooling of (N, C, L) or (C, L), as {@code torch.nn.functional.max_pool1d}.
+     *
+     * @param kernel window size
+     * @param stride default (null) the kernel size
+     * @param padding at most half the kernel, counts as the lowest value; default 0
+     * @param dilation spacing of the window taps, default 1
+     * @param ceilMode round the output size up: the last partial window is included unless it would start in the right padding
+     */
+    public Tensor maxPool1d(int[] kernel, int[] stride, int[] padding, int[] dilation, boolean ceilMode) {
+        return Pooling.maxPool("maxPool1d", 1, this, kernel, stride, padding, dilation, ceilMode);
+    }
+
+    /** 1-D max pooling with stride = kernel, no padding. */
+    public Tensor maxPool1d(int... kernel) { return maxPool1d(kernel, null, null, null, false); }
+
+    /** 2-D max pooling of (N, C, H, W) or (C, H, W); parameters as {@link #maxPool1d(int[], int[], int[], int[], boolean)}. */
+    public Tensor maxPool2d(int[] kernel, int[] stride, int[] padding, int[] dilation, boolean ceilMode) {
+        return Pooling.maxPool("maxPool2d", 2, this, kernel, stride, padding, dilation, ceilMode);
+    }
+
+    /** 2-D max pooling with stride = kernel, no padding. */
+    public Tensor maxPool2d(int... kernel) { return maxPool2d(kernel, null, null, null, false); }
+
+    /** 3-D max pooling of (N, C, D, H, W) or (C, D, H, W); parameters as {@link #maxPool1d(int[], int[], int[], int[], boolean)}. */
+    public Tensor maxPool3d(int[] kernel, int[] stride, int[] padding, int[] dilation, boolean ceilMode) {
+        return Pooling.maxPool("maxPool3d", 3, this, kernel, stride, padding, dilation, ceilMode);
+    }
+
+    /** 3-D max pooling with stride = kernel, no padding. */
+    public Tensor maxPool3d(int... kernel) { return maxPool3d(kernel, null, null, null, false); }
+
+    /**
+     * 1-D average pooling of (N, C, L) or (C, L), as {@code torch.nn.functional.avg_pool1d}; integer inputs give f32.
+     *
+     * @param kernel window size
+     * @param stride default (null) the kernel size
+     * @param padding zeros, at most half the kernel; default 0
+     * @param ceilMode round the output size up (see {@link #maxPool1d(int[], int[], int[], int[], boolean)}); the extra padding never counts
+     * @param countIncludePad divide by the window's elements inside the padded input (true) or inside the input (false)
+     */
+    public Tensor avgPool1d(int[] kernel, int[] stride, int[] padding, boolean ceilMode, boolean countIncludePad) {
+        return Pooling.avgPool("avgPool1d", 1, this, kernel, stride, padding, ceilMode, countIncludePad);
+    }
+
+    /** 1-D average pooling with stride = kernel, no padding. */
+    public Tensor avgPool1d(int... kernel) { return avgPool1d(kernel, null, null, false, true); }
+
+    /** 2-D average pooling of (N, C, H, W) or (C, H, W); parameters as {@link #avgPool1d(int[], int[], int[], boolean, boolean)}. */
+    public Tensor avgPool2d(int[] kernel, int[] stride, int[] padding, boolean ceilMode, boolean countIncludePad) {
+        return Pooling.avgPool("avgPool2d", 2, this, kernel, stride, padding, ceilMode, countIncludePad);
+    }
+
+    /** 2-D average pooling with stride = kernel, no padding. */
+    public Tensor avgPool2d(int... kernel) { return avgPool2d(kernel, null, null, false, true); }
+
+    /** 3-D average pooling of (N, C, D, H, W) or (C, D, H, W); parameters as {@link #avgPool1d(int[], int[], int[], boolean, boolean)}. */
+    public Tensor avgPool3d(int[] kernel, int[] stride, int[] padding, boolean ceilMode, boolean countIncludePad) {
+        return Pooling.avgPool("avgPool3d", 3, this, kernel, stride, padding, ceilMode, countIncludePad);
+    }
+
+    /** 3-D average pooling with stride = kernel, no padding. */
+    public Tensor avgPool3d(int... kernel) { return avgPool3d(kernel, null, null, false, true); }
+
+    /**
+     * 1-D power-average pooling {@code (sum x^p)^(1/p)} over each window, as {@code torch.nn.functional.lp_pool1d}
+     * (with ceil mode, as torch, a partial window's sum is scaled up to the full kernel size).
+     *
+     * @param p the power, positive
+     * @param kernel window size
+     * @param stride default (null) the kernel size
+     * @param ceilMode round the output size up
+     */
+    public Tensor lpPool1d(double p, int[] kernel, int[] stride, boolean ceilMode) {
+        return Pooling.lpPool("lpPool1d", 1, this, p, kernel, stride, ceilMode);
+    }
+
+    /** 2-D power-average pooling of (N, C, H, W) or (C, H, W); see {@link #lpPool1d}. */
+    public Tensor lpPool2d(double p, int[] kernel, int[] stride, boolean ceilMode) {
+        return Pooling.lpPool("lpPool2d", 2, this, p, kernel, stride, ceilMode);
+    }
+
+    /** Mean over all spatial axes of (N, C, spatial...), kept as size 1 (ONNX GlobalAveragePool); integer inputs give f32. */
+    public Tensor globalAvgPool() { return Pooling.globalAvgPool(this); }
+
+    /** Maximum over all spatial axes of (N, C, spatial...), kept as size 1 (ONNX GlobalMaxPool). */
+    public Tensor globalMaxPool() { return Pooling.globalMaxPool(this); }
 
     // end of convolution and pooling section
 

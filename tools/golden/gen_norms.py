@@ -100,6 +100,7 @@ layer_norm("ln_1d", (5,), [5])
 layer_norm("ln_size1_axis", (3, 1), [1])
 layer_norm("ln_all_axes", (2, 3), [2, 3])
 layer_norm("ln_f16", (2, 8), [8], dtype=np.float16)
+layer_norm("ln_f64", (2, 5), [5], dtype=np.float64)
 layer_norm("ln_transposed", (2, 3, 4), [4], t=True)
 
 

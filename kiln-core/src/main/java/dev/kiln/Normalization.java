@@ -23,8 +23,7 @@ final class Normalization {
         checkPerChannel(op, "bias", bias, x, c);
         DType out = resultType(x, runningMean, runningVar, weight, bias);
         DType ct = computeType(out);
-        int[] cs = channelShape(x);
-        Tensor mean = on(x, runningMean).cast(ct).reshape(cs), var = on(x, runningVar).cast(ct).reshape(cs);
+        Tensor mean = perChannel(x, runningMean, ct), var = perChannel(x, runningVar, ct);
         Tensor y = x.cast(ct).sub(mean).mul(var.add(eps).rsqrt());
         return affine(y, perChannel(x, weight, ct), perChannel(x, bias, ct)).cast(out);
     }
@@ -37,7 +36,7 @@ final class Normalization {
         checkPerChannel(op, "bias", bias, x, c);
         int[] axes = new int[x.ndim() - 1];
         for (int i = 0, j = 0; i < x.ndim(); i++) if (i != 1) axes[j++] = i;
-        return normalized(x, axes, eps, perChannel(x, weight, null), perChannel(x, bias, null), weight, bias);
+        return normalized(x, axes, eps, weight, bias, true);
     }
 
     /** Normalisation over the trailing {@code normalizedShape} axes, with elementwise affine parameters of that shape. */
@@ -46,7 +45,7 @@ final class Normalization {
         int[] axes = trailingAxes(op, x, normalizedShape);
         checkShape(op, "weight", weight, normalizedShape);
         checkShape(op, "bias", bias, normalizedShape);
-        return normalized(x, axes, eps, on(x, weight), on(x, bias), weight, bias);
+        return normalized(x, axes, eps, weight, bias, false);
     }
 
     /** Channels (axis 1) split into {@code groups}; each (sample, group) is normalised, then a per-channel affine map. */
@@ -60,9 +59,10 @@ final class Normalization {
         checkPerChannel(op, "bias", bias, x, c);
         DType out = resultType(x, weight, bias);
         DType ct = computeType(out);
-        int n = x.dim(0);
+        int perGroup = c / groups;
+        for (int i = 2; i < x.ndim(); i++) perGroup *= x.dim(i);
         // (N, C, *) -> (N, G, C/G * prod(*)): each row of the last axis is one group's values
-        Tensor g = x.cast(ct).reshape(n, groups, -1);
+        Tensor g = x.cast(ct).reshape(x.dim(0), groups, perGroup);
         Tensor y = standardize(g, new int[] {2}, eps).reshape(x.dims());
         return affine(y, perChannel(x, weight, ct), perChannel(x, bias, ct)).cast(out);
     }
@@ -75,7 +75,7 @@ final class Normalization {
         checkPerChannel(op, "bias", bias, x, c);
         int[] axes = new int[x.ndim() - 2];
         for (int i = 0; i < axes.length; i++) axes[i] = i + 2;
-        return normalized(x, axes, eps, perChannel(x, weight, null), perChannel(x, bias, null), weight, bias);
+        return normalized(x, axes, eps, weight, bias, true);
     }
 
     /** {@code x / sqrt(mean(x^2) + eps) * weight} over the trailing {@code normalizedShape} axes. */
@@ -87,7 +87,7 @@ final class Normalization {
         DType ct = computeType(out);
         Tensor xf = x.cast(ct);
         Tensor y = xf.mul(xf.square().mean(axes, true).add(eps).rsqrt());
-        if (weight != null) y = y.mul(on(x, weight).cast(ct));
+        if (weight != null) y = y.mul(on(x, weight, ct));
         return y.cast(out);
     }
 
@@ -113,12 +113,16 @@ final class Normalization {
 
     // -----------------------------------------------------------------------------------------------------
 
-    /** Standardised x over {@code axes} followed by the optional affine map, in the compute dtype. */
-    private static Tensor normalized(Tensor x, int[] axes, double eps, Tensor w, Tensor b, Tensor weight, Tensor bias) {
+    /**
+     * x standardised over {@code axes}, then the optional affine map: per channel (axis 1) or, if not
+     * {@code channelwise}, elementwise over the trailing axes.
+     */
+    private static Tensor normalized(Tensor x, int[] axes, double eps, Tensor weight, Tensor bias, boolean channelwise) {
         DType out = resultType(x, weight, bias);
         DType ct = computeType(out);
         Tensor y = standardize(x.cast(ct), axes, eps);
-        return affine(y, w == null ? null : w.cast(ct), b == null ? null : b.cast(ct)).cast(out);
+        Tensor w = channelwise ? perChannel(x, weight, ct) : on(x, weight, ct), b = channelwise ? perChannel(x, bias, ct) : on(x, bias, ct);
+        return affine(y, w, b).cast(out);
     }
 
     /** {@code (x - mean) / sqrt(biased var + eps)} over {@code axes}. */
@@ -170,11 +174,9 @@ final class Normalization {
         return axes;
     }
 
-    /** A per-channel parameter reshaped to (1, C, 1, ...) so it broadcasts against x; null stays null. */
+    /** A per-channel parameter as {@code dt}, reshaped to (1, C, 1, ...) so it broadcasts against x; null stays null. */
     private static Tensor perChannel(Tensor x, Tensor t, DType dt) {
-        if (t == null) return null;
-        Tensor r = on(x, t).reshape(channelShape(x));
-        return dt == null ? r : r.cast(dt);
+        return t == null ? null : on(x, t, dt).reshape(channelShape(x));
     }
 
     private static int[] channelShape(Tensor x) {
@@ -184,7 +186,8 @@ final class Normalization {
         return s;
     }
 
-    private static Tensor on(Tensor x, Tensor t) { return t == null ? null : t.to(x.device()); }
+    /** A parameter on x's device as {@code dt}; null stays null. */
+    private static Tensor on(Tensor x, Tensor t, DType dt) { return t == null ? null : t.to(x.device()).cast(dt); }
 
     /** The float dtype of the result: x's (f32 for integer x) promoted with the float parameters. */
     static DType resultType(Tensor x, Tensor... params) {

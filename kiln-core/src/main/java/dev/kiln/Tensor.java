@@ -1660,5 +1660,114 @@ public final class Tensor {
     // neural network: normalisation, embedding, attention, rotary, interpolation
     // (Normalization.java, Attention.java, Interpolation.java)
 
+    /**
+     * Batch normalisation with running statistics (inference form, {@code torch.nn.functional.batch_norm}
+     * with {@code training=False}): {@code (x - runningMean) / sqrt(runningVar + eps) * weight + bias} with
+     * channels on axis 1 of an (N, C, ...) input. The statistics and the affine parameters are 1-D of size
+     * C; {@code weight} and {@code bias} may be null. Half-precision inputs are computed in f32.
+     */
+    public Tensor batchNorm(Tensor runningMean, Tensor runningVar, Tensor weight, Tensor bias, double eps) {
+        return Normalization.batchNorm(this, runningMean, runningVar, weight, bias, eps);
+    }
+
+    /**
+     * Batch normalisation with the batch's own statistics, as PyTorch in training mode (output only, no
+     * running-statistics update): mean and biased variance over every axis but 1.
+     */
+    public Tensor batchNormTraining(Tensor weight, Tensor bias, double eps) {
+        return Normalization.batchNormTraining(this, weight, bias, eps);
+    }
+
+    /**
+     * Layer normalisation over the trailing axes given by {@code normalizedShape} (which must equal
+     * them): mean and biased variance per leading index, then {@code * weight + bias}, both of shape
+     * {@code normalizedShape} and nullable.
+     */
+    public Tensor layerNorm(int[] normalizedShape, Tensor weight, Tensor bias, double eps) {
+        return Normalization.layerNorm(this, normalizedShape, weight, bias, eps);
+    }
+
+    /**
+     * Group normalisation of an (N, C, ...) input: the C channels form {@code groups} consecutive groups,
+     * each (sample, group) is normalised over its channels and spatial positions, then a per-channel
+     * {@code * weight + bias} (1-D of size C, nullable). {@code groups} must divide C.
+     */
+    public Tensor groupNorm(int groups, Tensor weight, Tensor bias, double eps) {
+        return Normalization.groupNorm(this, groups, weight, bias, eps);
+    }
+
+    /**
+     * Instance normalisation of an (N, C, spatial...) input: each (sample, channel) is normalised over
+     * its spatial axes, then a per-channel {@code * weight + bias} (1-D of size C, nullable).
+     */
+    public Tensor instanceNorm(Tensor weight, Tensor bias, double eps) {
+        return Normalization.instanceNorm(this, weight, bias, eps);
+    }
+
+    /**
+     * RMS normalisation ({@code torch.nn.functional.rms_norm}): {@code x / sqrt(mean(x^2) + eps) * weight}
+     * with the mean over the trailing {@code normalizedShape} axes; {@code weight} has that shape or is null.
+     */
+    public Tensor rmsNorm(int[] normalizedShape, Tensor weight, double eps) {
+        return Normalization.rmsNorm(this, normalizedShape, weight, eps);
+    }
+
+    /**
+     * Embedding lookup ({@code torch.nn.functional.embedding(indices, weight)}): row {@code indices[...]}
+     * of {@code weight} (numEmbeddings, dim), giving shape {@code indices.shape + [dim]} and weight's dtype.
+     * Indices must be integers; one outside {@code [0, numEmbeddings)} selects no row and gives zeros
+     * (the check PyTorch makes would need the data).
+     */
+    public static Tensor embedding(Tensor indices, Tensor weight) { return Normalization.embedding(indices, weight); }
+
+    /**
+     * Scaled dot-product attention with PyTorch 2 semantics: {@code softmax(q @ k^T * scale + bias) @ v}
+     * for q (..., L, E), k (..., S, E), v (..., S, Ev), batch axes broadcasting, giving (..., L, Ev).
+     * {@code mask} (nullable) broadcasts to (..., L, S) and is either bool (true = the key takes part) or
+     * float (added to the scores). {@code causal} lets query i see keys {@code j <= i} (aligned top-left,
+     * as PyTorch) and combines with {@code mask}. {@code scale} defaults (null) to {@code 1/sqrt(E)}. A
+     * query that sees no key gets NaN, as softmax over nothing does. Half precision computes in f32.
+     */
+    public static Tensor scaledDotProductAttention(Tensor q, Tensor k, Tensor v, Tensor mask, boolean causal, Double scale) {
+        return Attention.scaledDotProductAttention(q, k, v, mask, causal, scale);
+    }
+
+    /**
+     * Rotary position embedding of this x (..., seq, dim): {@code x * cos + rotate(x) * sin}. Not
+     * interleaved, {@code rotate} is rotate_half (GPT-NeoX, Llama in Hugging Face): halves x1, x2 become
+     * {@code [-x2, x1]}; interleaved, it is GPT-J's rotation of pairs {@code (x0, x1), (x2, x3), ...} to
+     * {@code (-x1, x0), ...}. {@code cos} and {@code sin} (same shape) broadcast to x with a last axis of
+     * either {@code dim}, used as laid out, or {@code dim/2}, one angle per pair, which is spread to the
+     * chosen convention (duplicated halves, or each angle twice in a row).
+     */
+    public Tensor rotaryEmbedding(Tensor cos, Tensor sin, boolean interleaved) {
+        return Attention.rotaryEmbedding(this, cos, sin, interleaved);
+    }
+
+    /** The cos and sin tables of a rotary embedding, as returned by {@link #rotaryTables}. */
+    public record RotaryTables(Tensor cos, Tensor sin) {}
+
+    /**
+     * Llama's rotary tables: f32 tensors of shape (seqLen, dim) holding {@code cos} and {@code sin} of
+     * {@code pos * base^(-2i/dim)} at column {@code i} and again at column {@code i + dim/2} (the
+     * duplicated-halves layout of the non-interleaved convention); the first {@code dim/2} columns are
+     * the per-pair tables that {@link #rotaryEmbedding} accepts for either convention. Angles are
+     * computed in double precision on the host. {@code dim} must be even.
+     */
+    public static RotaryTables rotaryTables(int seqLen, int dim, double base) { return Attention.rotaryTables(seqLen, dim, base); }
+
+    /**
+     * Resizes the spatial axes (2..) of an (N, C, spatial...) input to {@code size}, as
+     * {@code torch.nn.functional.interpolate(size=...)}. Modes: {@code "nearest"} (PyTorch's legacy
+     * nearest, source index {@code floor(dst * in / out)}; any dtype) and {@code "linear"} (linear,
+     * bilinear or trilinear by the number of spatial axes; integer inputs give f32). For linear,
+     * {@code alignCorners} maps the corner pixels onto each other ({@code src = dst * (in-1)/(out-1)});
+     * otherwise pixel centres are aligned ({@code src = (dst + 0.5) * in/out - 0.5}, clamped at 0).
+     * {@code alignCorners} must be false for nearest.
+     */
+    public Tensor interpolate(int[] size, String mode, boolean alignCorners) {
+        return Interpolation.interpolate(this, size, mode, alignCorners);
+    }
+
     // end of normalisation and attention section
 }

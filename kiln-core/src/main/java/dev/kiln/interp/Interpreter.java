@@ -60,7 +60,9 @@ final class Interpreter {
             case BUFFER -> switch (op) {
                 case CONST -> scalar(u);
                 case DEFINE_VAR -> {
-                    Variable v = (Variable) u.arg();
+                    if (!(u.arg() instanceof Variable v)) {
+                        throw new UnsupportedOperationException("DEFINE_VAR of " + u.arg() + " is kernel-level; tensor graphs contain only Variables");
+                    }
                     Long val = bindings.get(v);
                     if (val == null) throw new IllegalArgumentException("variable '" + v.name() + "' is not bound");
                     Value out = Value.allocate(u.dtype(), Shape.SCALAR);
@@ -95,7 +97,7 @@ final class Interpreter {
             switch (u.op()) {
                 case CAST -> cast(x, i, out);
                 case BITCAST -> {
-                    long bits = x.dtype.isFloat() ? Alu.floatBits(x.dtype, x.floats[i]) : x.ints[i];
+                    long bits = Alu.bitsOf(x.dtype, x.ints != null ? x.ints[i] : 0, x.floats != null ? x.floats[i] : 0);
                     if (dt.isFloat()) out.floats[i] = Alu.floatFromBits(dt, bits);
                     else out.ints[i] = Alu.wrap(dt, bits);
                 }
@@ -109,14 +111,10 @@ final class Interpreter {
     }
 
     private static void cast(Value x, int i, Value out) {
-        DType from = x.dtype, to = out.dtype;
-        if (from.isFloat()) {
-            if (to.isFloat()) out.floats[i] = Alu.round(to, x.floats[i]);
-            else out.ints[i] = Alu.castFloatToInt(to, x.floats[i]);
-        } else {
-            if (to.isFloat()) out.floats[i] = Alu.castIntToFloat(from, to, x.ints[i]);
-            else out.ints[i] = Alu.wrap(to, x.ints[i]);
-        }
+        long xi = x.ints != null ? x.ints[i] : 0;
+        double xf = x.floats != null ? x.floats[i] : 0;
+        if (out.dtype.isFloat()) out.floats[i] = Alu.castToDouble(x.dtype, out.dtype, xi, xf);
+        else out.ints[i] = Alu.castToLong(x.dtype, out.dtype, xi, xf);
     }
 
     private static Value binary(UOp u, Value a, Value b) {

@@ -86,6 +86,24 @@ public final class Alu {
         return wrap(to, (long) t);
     }
 
+    /**
+     * Converts a value of {@code from} (its long form {@code i} for bool/integers, its double form
+     * {@code f} for floats) to an integer or bool of {@code to}.
+     */
+    public static long castToLong(DType from, DType to, long i, double f) {
+        return from.isFloat() ? castFloatToInt(to, f) : wrap(to, i);
+    }
+
+    /** Converts a value of {@code from} (see {@link #castToLong}) to a float of {@code to}. */
+    public static double castToDouble(DType from, DType to, long i, double f) {
+        return from.isFloat() ? round(to, f) : castIntToFloat(from, to, i);
+    }
+
+    /** The bits of a value of {@code from} (see {@link #castToLong}), for a bitcast. */
+    public static long bitsOf(DType from, long i, double f) {
+        return from.isFloat() ? floatBits(from, f) : i;
+    }
+
     /** Bits of a float value as stored by a float dtype (zero-extended to a long). */
     public static long floatBits(DType dtype, double v) {
         return switch (dtype) {

@@ -23,10 +23,7 @@ final class RangeAnalysis {
     private static long[] compute(UOp u) {
         return switch (u.op()) {
             case CONST -> new long[] {u.constLong(), u.constLong()};
-            case DEFINE_VAR -> {
-                Variable v = (Variable) u.arg();
-                yield new long[] {v.min(), v.max()};
-            }
+            case DEFINE_VAR -> u.arg() instanceof Variable v ? new long[] {v.min(), v.max()} : null;
             case CAST -> {
                 UOp x = u.src(0);
                 yield x.dtype().isInt() || x.dtype().isBool() ? new long[] {x.vmin(), x.vmax()} : null;

@@ -174,7 +174,12 @@ final class ShapeInference {
             }
             case DEFINE_VAR -> {
                 arity(op, src, 0);
-                if (!(arg instanceof dev.kiln.Variable)) throw new IllegalArgumentException("DEFINE_VAR needs a Variable, got " + arg);
+                if (!(arg instanceof dev.kiln.Variable || arg instanceof Slot)) {
+                    throw new IllegalArgumentException("DEFINE_VAR needs a Variable or a Slot, got " + arg);
+                }
+                if (arg instanceof dev.kiln.Variable && dtype != DType.I64) {
+                    throw new IllegalArgumentException("a Variable is an i64 node, not " + dtype);
+                }
                 yield Shape.SCALAR;
             }
             case BUFFER -> {
@@ -187,8 +192,8 @@ final class ShapeInference {
                 }
                 yield Shape.of((int) b.count());
             }
-            case LOAD -> {
-                arity(op, src, 2);
+            case LOAD -> { // buffer, index[, gate]: a gated load reads nothing and yields 0 when the gate is false
+                if (src.size() != 2 && src.size() != 3) throw new IllegalArgumentException("LOAD takes 2 or 3 sources, got " + src.size());
                 yield Shape.SCALAR;
             }
             case STORE -> {

@@ -36,11 +36,10 @@ public final class Symbolic {
         UOp a = u.src(0);
         DType in = a.dtype();
         return switch (u.op()) {
-            case CAST -> in.isFloat()
-                    ? (dt.isFloat() ? UOp.constant(dt, a.constDouble()) : UOp.constant(dt, Alu.castFloatToInt(dt, a.constDouble())))
-                    : (dt.isFloat() ? UOp.constant(dt, Alu.castIntToFloat(in, dt, a.constLong())) : UOp.constant(dt, a.constLong()));
+            case CAST -> dt.isFloat() ? UOp.constant(dt, Alu.castToDouble(in, dt, a.constLong(), a.constDouble()))
+                    : UOp.constant(dt, Alu.castToLong(in, dt, a.constLong(), a.constDouble()));
             case BITCAST -> {
-                long bits = in.isFloat() ? Alu.floatBits(in, a.constDouble()) : a.constLong();
+                long bits = Alu.bitsOf(in, a.constLong(), a.constDouble());
                 yield dt.isFloat() ? UOp.constant(dt, Alu.floatFromBits(dt, bits)) : UOp.constant(dt, bits);
             }
             case WHERE -> a.constLong() != 0 ? u.src(1) : u.src(2);

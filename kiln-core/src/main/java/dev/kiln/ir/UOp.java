@@ -248,14 +248,14 @@ public final class UOp {
     /** The distinct variables this node depends on. */
     public Set<Variable> variables() {
         Set<Variable> vars = new HashSet<>();
-        for (UOp u : toposort()) if (u.op == Op.DEFINE_VAR) vars.add((Variable) u.arg);
+        for (UOp u : toposort()) if (u.op == Op.DEFINE_VAR && u.arg instanceof Variable v) vars.add(v);
         return vars;
     }
 
     @Override
     public String toString() {
         if (op == Op.CONST) return String.valueOf(arg);
-        if (op == Op.DEFINE_VAR) return ((Variable) arg).name();
+        if (op == Op.DEFINE_VAR) return arg instanceof Variable v ? v.name() : ((Slot) arg).name();
         if (src.isEmpty() || toposort().size() > 64) {
             return op + "<" + dtype + (arg == null ? "" : ", " + argString()) + ">" + shape;
         }

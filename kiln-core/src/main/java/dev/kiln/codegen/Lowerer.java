@@ -1,0 +1,245 @@
+package dev.kiln.codegen;
+
+import dev.kiln.DType;
+import dev.kiln.Shape;
+import dev.kiln.Variable;
+import dev.kiln.ir.Ints;
+import dev.kiln.ir.Op;
+import dev.kiln.ir.ReduceArg;
+import dev.kiln.ir.Slot;
+import dev.kiln.ir.Symbolic;
+import dev.kiln.ir.UOp;
+import dev.kiln.schedule.ScheduleItem;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Lowers one scheduled kernel to loops. The output gets one loop per axis; every node of the kernel's
+ * tensor-level subgraph becomes a scalar expression at the current loop indices:
+ *
+ * <ul>
+ *   <li>realised inputs become {@code LOAD}s at the flat index of the (transformed) indices;</li>
+ *   <li>movement ops transform the indices on the way down (a reshape through a flat index with
+ *       floor division and modulo, which the simplifier folds);</li>
+ *   <li>{@code PAD} masks its whole subtree: loads below it are gated by the in-bounds condition and the
+ *       subtree's value is replaced by 0 outside, so any op may be padded;</li>
+ *   <li>a fused {@code REDUCE} becomes a register, a nest of reduction loops and an accumulate.</li>
+ * </ul>
+ *
+ * Index expressions are simplified with {@link Symbolic}; loop variables carry their bounds, so
+ * division and modulo by the dimensions fold away.
+ */
+public final class Lowerer {
+    private final Map<UOp, Slot> inputs = new IdentityHashMap<>();
+    private final Set<Variable> variables = new LinkedHashSet<>();
+    private final Deque<Frame> frames = new ArrayDeque<>();
+    private int registers;
+    private int loopVars;
+
+    /** A block being filled, with the reductions already computed in it (visible to nested blocks). */
+    private record Frame(List<Stmt> stmts, Map<List<Object>, UOp> reduces) {}
+
+    private Lowerer() {}
+
+    /** The loop program of a scheduled kernel; parameter 0 is the output, then the kernel's inputs. */
+    public static KernelProgram lower(ScheduleItem.Kernel kernel, String name) {
+        return new Lowerer().run(kernel, name);
+    }
+
+    private KernelProgram run(ScheduleItem.Kernel kernel, String name) {
+        UOp root = kernel.output();
+        UOp value = switch (root.op()) {
+            case ASSIGN -> root.src(1);
+            case CONTIGUOUS -> root.src(0);
+            default -> root;
+        };
+        List<Slot> params = new ArrayList<>();
+        List<Long> sizes = new ArrayList<>();
+        params.add(new Slot(Slot.Kind.PARAM, 0, root.dtype()));
+        sizes.add(root.shape().numel());
+        for (UOp in : kernel.inputs()) {
+            Slot s = new Slot(Slot.Kind.PARAM, params.size(), in.dtype());
+            inputs.put(in, s);
+            params.add(s);
+            sizes.add(in.shape().numel());
+        }
+
+        Frame top = new Frame(new ArrayList<>(), new HashMap<>());
+        frames.push(top);
+        Shape shape = root.shape();
+        UOp[] idx = new UOp[shape.rank()];
+        List<Variable> outer = new ArrayList<>();
+        boolean empty = shape.numel() == 0;
+        for (int k = 0; k < idx.length; k++) {
+            if (shape.dim(k) == 1 || empty) {
+                idx[k] = UOp.index(0);
+            } else {
+                Variable v = new Variable("i" + k, 0, shape.dim(k) - 1);
+                outer.add(v);
+                idx[k] = v.uop();
+            }
+        }
+        List<Stmt> body;
+        if (empty) {
+            body = List.of(); // nothing to compute for a zero-size output
+        } else {
+            UOp v = lowerNode(value, idx, null);
+            top.stmts().add(new Stmt.Store(params.getFirst(), simplify(flatIndex(idx, shape)), simplify(v)));
+            body = top.stmts();
+        }
+        Stmt.Block block = new Stmt.Block(body);
+        for (Variable v : outer.reversed()) block = new Stmt.Block(List.of(new Stmt.Loop(v, Stmt.LoopKind.GLOBAL, block)));
+        return new KernelProgram(name, params, sizes, List.copyOf(variables), block);
+    }
+
+    private static UOp simplify(UOp u) { return Symbolic.simplify(u); }
+
+    // ---------------------------------------------------------------- nodes
+
+    private UOp lowerNode(UOp u, UOp[] idx, UOp gate) {
+        Slot input = inputs.get(u);
+        if (input != null) {
+            UOp index = simplify(flatIndex(idx, u.shape()));
+            return gate == null ? UOp.of(Op.LOAD, u.dtype(), null, input.uop(), index)
+                    : UOp.of(Op.LOAD, u.dtype(), null, input.uop(), index, gate);
+        }
+        Op op = u.op();
+        return switch (op.group()) {
+            case UNARY, BINARY, TERNARY -> {
+                List<UOp> src = new ArrayList<>();
+                for (UOp s : u.src()) src.add(lowerNode(s, idx, gate));
+                yield UOp.of(op, u.dtype(), u.arg(), src);
+            }
+            case REDUCE -> reduce(u, idx, gate);
+            case MOVEMENT -> movement(u, idx, gate);
+            case BUFFER -> switch (op) {
+                case CONST -> u;
+                case DEFINE_VAR -> {
+                    if (u.arg() instanceof Variable v) variables.add(v);
+                    yield u;
+                }
+                default -> throw new IllegalStateException(op + " inside a kernel body; the scheduler should have realised it");
+            };
+        };
+    }
+
+    private UOp movement(UOp u, UOp[] idx, UOp gate) {
+        UOp src = u.src(0);
+        int[] in = src.shape().toArray();
+        UOp[] j = new UOp[in.length];
+        switch (u.op()) {
+            case RESHAPE -> {
+                UOp flat = flatIndex(idx, u.shape());
+                long[] strides = src.shape().strides();
+                for (int k = 0; k < in.length; k++) {
+                    j[k] = in[k] == 1 ? UOp.index(0) : flat.floorDiv(strides[k]).floorMod(in[k]);
+                }
+            }
+            case PERMUTE -> {
+                Ints p = (Ints) u.arg();
+                for (int k = 0; k < idx.length; k++) j[p.get(k)] = idx[k];
+            }
+            case EXPAND -> {
+                for (int k = 0; k < in.length; k++) j[k] = in[k] == 1 ? UOp.index(0) : idx[k];
+            }
+            case SHRINK -> {
+                Ints b = (Ints) u.arg();
+                for (int k = 0; k < in.length; k++) j[k] = idx[k].add(b.get(2 * k));
+            }
+            case FLIP -> {
+                Ints axes = (Ints) u.arg();
+                for (int k = 0; k < in.length; k++) j[k] = axes.contains(k) ? UOp.index(in[k] - 1).sub(idx[k]) : idx[k];
+            }
+            case PAD -> {
+                Ints b = (Ints) u.arg();
+                UOp valid = null;
+                for (int k = 0; k < in.length; k++) {
+                    int before = b.get(2 * k), after = b.get(2 * k + 1);
+                    j[k] = idx[k].add(-before);
+                    if (before == 0 && after == 0) continue;
+                    UOp inside = idx[k].lt(UOp.index(before)).where(UOp.constant(DType.BOOL, 0), idx[k].lt(UOp.index(before + in[k])));
+                    valid = valid == null ? inside : UOp.of(Op.AND, DType.BOOL, null, valid, inside);
+                }
+                if (valid == null) return lowerNode(src, j, gate);
+                valid = simplify(valid);
+                UOp inner = gate == null ? valid : simplify(UOp.of(Op.AND, DType.BOOL, null, gate, valid));
+                UOp value = lowerNode(src, j, inner);
+                return valid.where(value, zero(u.dtype()));
+            }
+            default -> throw new AssertionError(u.op());
+        }
+        for (int k = 0; k < j.length; k++) j[k] = simplify(j[k]);
+        return lowerNode(src, j, gate);
+    }
+
+    private UOp reduce(UOp u, UOp[] idx, UOp gate) {
+        ReduceArg arg = (ReduceArg) u.arg();
+        UOp src = u.src(0);
+        int[] in = src.shape().toArray();
+        List<Object> key = new ArrayList<>(List.of(u, gate == null ? "" : gate));
+        key.addAll(List.of(idx));
+        for (Frame f : frames) { // innermost first; registers of enclosing blocks are in scope
+            UOp done = f.reduces().get(key);
+            if (done != null) return done;
+        }
+        UOp[] j = idx.clone();
+        List<Variable> loops = new ArrayList<>();
+        for (int k = 0; k < in.length; k++) {
+            if (!arg.axes().contains(k)) continue;
+            if (in[k] == 0) return identity(arg.kind(), u.dtype()); // a reduction over nothing
+            if (in[k] == 1) {
+                j[k] = UOp.index(0);
+                continue;
+            }
+            Variable r = new Variable("r" + loopVars++, 0, in[k] - 1);
+            loops.add(r);
+            j[k] = r.uop();
+        }
+        Slot acc = new Slot(Slot.Kind.REGISTER, registers++, u.dtype());
+        Frame outer = frames.peek();
+        outer.stmts().add(new Stmt.Define(acc, identity(arg.kind(), u.dtype())));
+        Frame inner = new Frame(new ArrayList<>(), new HashMap<>());
+        frames.push(inner);
+        UOp value = lowerNode(src, j, gate);
+        inner.stmts().add(new Stmt.Accumulate(acc, arg.kind(), simplify(value)));
+        frames.pop();
+        Stmt.Block body = new Stmt.Block(inner.stmts());
+        for (Variable r : loops.reversed()) body = new Stmt.Block(List.of(new Stmt.Loop(r, Stmt.LoopKind.REDUCE, body)));
+        outer.stmts().addAll(body.body());
+        outer.reduces().put(key, acc.uop());
+        return acc.uop();
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    /** {@code sum(idx[k] * stride[k])} in C order. */
+    static UOp flatIndex(UOp[] idx, Shape shape) {
+        long[] strides = shape.strides();
+        UOp flat = UOp.index(0);
+        for (int k = 0; k < idx.length; k++) {
+            if (shape.dim(k) != 1) flat = flat.add(idx[k].mul(strides[k]));
+        }
+        return flat;
+    }
+
+    static UOp zero(DType dt) { return UOp.constant(dt, 0); }
+
+    /** The value a reduction starts from (and yields over zero elements). */
+    static UOp identity(ReduceArg.Kind kind, DType dt) {
+        return switch (kind) {
+            case SUM -> zero(dt);
+            case PROD -> UOp.constant(dt, 1);
+            case MAX -> dt.isFloat() ? UOp.constant(dt, Double.NEGATIVE_INFINITY) : UOp.constant(dt, dt.minInt());
+            case MIN -> dt.isFloat() ? UOp.constant(dt, Double.POSITIVE_INFINITY)
+                    : UOp.constant(dt, dt.isUnsigned() ? -1L >>> (64 - dt.bits()) : dt.maxInt());
+        };
+    }
+}

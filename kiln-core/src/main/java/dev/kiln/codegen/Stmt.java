@@ -1,0 +1,48 @@
+package dev.kiln.codegen;
+
+import dev.kiln.Variable;
+import dev.kiln.ir.ReduceArg;
+import dev.kiln.ir.Slot;
+import dev.kiln.ir.UOp;
+
+import java.util.List;
+
+/**
+ * The statements of a lowered kernel. Values and indices are scalar {@link UOp} expressions over
+ * loop variables ({@link Variable}s with the loop's bounds, so range analysis knows them), parameters
+ * and registers ({@link Slot}s).
+ */
+public sealed interface Stmt {
+    /** Statements in order. */
+    record Block(List<Stmt> body) implements Stmt {
+        public Block { body = List.copyOf(body); }
+    }
+
+    /**
+     * {@code for (index = 0; index <= index.max(); index++) body}. {@code kind} says how a backend may run
+     * the iterations (they are independent unless the kind is {@link LoopKind#REDUCE}).
+     */
+    record Loop(Variable index, LoopKind kind, Block body) implements Stmt {
+        /** Iteration count. */
+        public long extent() { return index.max() + 1; }
+    }
+
+    /** Declares {@code register} with an initial value. */
+    record Define(Slot register, UOp init) implements Stmt {}
+
+    /** {@code register = combine(register, value)} for a reduction. */
+    record Accumulate(Slot register, ReduceArg.Kind kind, UOp value) implements Stmt {}
+
+    /** {@code param[index] = value}. */
+    record Store(Slot param, UOp index, UOp value) implements Stmt {}
+
+    /** How a loop's iterations may run. */
+    enum LoopKind {
+        /** Output loop: iterations independent, in any order. */
+        GLOBAL,
+        /** Output loop split across worker threads (THREAD). */
+        THREAD,
+        /** Reduction loop: iterations update registers in order. */
+        REDUCE
+    }
+}

@@ -545,8 +545,11 @@ public final class Tensor {
         Tensor yInt = y.trunc().eq(y);
         Tensor yOdd = yInt.logicalAnd(y.mod(2.0).abs().eq(1.0));
         Tensor negResult = where(yInt, where(yOdd, mag.neg(), mag), b.fullLike(Double.NaN));
-        Tensor r = where(b.lt(0.0), negResult, mag);
-        return where(y.eq(0.0), b.fullLike(1.0), r); // 0**0 and nan**0 are 1
+        Tensor negZero = b.eq(0.0).logicalAnd(b.reciprocal().lt(0.0)); // -0.0 ** odd keeps the sign: (-0.0)**-1 is -inf
+        Tensor r = where(b.lt(0.0), negResult, where(negZero.logicalAnd(yOdd), mag.neg(), mag));
+        // C99 pow: x**0, 1**y (even NaN) and (-1)**(+-inf) are 1
+        Tensor one = y.eq(0.0).logicalOr(b.eq(1.0)).logicalOr(b.eq(-1.0).logicalAnd(y.isinf()));
+        return where(one, b.fullLike(1.0), r);
     }
 
     /** {@code this + weight * (end - this)}. */
@@ -579,17 +582,19 @@ public final class Tensor {
     /** {@code log(1 + x)}, accurate near 0. */
     public Tensor log1p() {
         Tensor x = toFloat(), u = x.add(1.0);
-        // log(u) * x / (u - 1) corrects the rounding of 1 + x (Goldberg's trick)
+        // log(u) * x / (u - 1) corrects the rounding of 1 + x (Goldberg's trick); x / (u - 1) first, so that
+        // huge x does not overflow, and +inf passes through
         Tensor d = u.sub(1.0);
-        return where(d.eq(0.0), x, u.log().mul(x).div(d));
+        return where(d.eq(0.0).logicalOr(x.eq(Double.POSITIVE_INFINITY)), x, u.log().mul(x.div(d)));
     }
 
     /** {@code exp(x) - 1}. */
     public Tensor expm1() {
         Tensor x = toFloat(), u = x.exp();
         Tensor um1 = u.sub(1.0);
-        // (u - 1) * x / log(u) corrects the rounding of exp near 0
-        return where(u.eq(1.0), x, where(um1.eq(-1.0), um1, um1.mul(x).div(u.log())));
+        // (u - 1) * x / log(u) corrects the rounding of exp near 0; x / log(u) first, so that large x does
+        // not overflow, and an infinite exp passes through
+        return where(u.eq(1.0), x, where(um1.eq(-1.0).logicalOr(u.isinf()), um1, um1.mul(x.div(u.log()))));
     }
 
     public Tensor sqrt() { return toFloat().unary(Op.SQRT); }

@@ -23,7 +23,8 @@ record GoldenArray(DType dtype, int[] shape, double[] floats, long[] ints) {
     }
 
     Tensor toTensor() {
-        return floats != null ? Tensor.of(dtype, floats, shape) : Tensor.of(dtype, ints, shape);
+        Tensor t = floats != null ? Tensor.of(dtype, floats, shape) : Tensor.of(dtype, ints, shape);
+        return shape.length == 0 ? t.reshape() : t; // Tensor.of reads an empty shape as 1-D
     }
 
     int size() { return floats != null ? floats.length : ints.length; }

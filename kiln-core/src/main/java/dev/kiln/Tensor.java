@@ -143,7 +143,7 @@ public final class Tensor {
         Device d = defaultDevice();
         Buffer b = d.allocate(dtype, s.numel());
         MemorySegment.copy(data, 0, b.segment(), 0, bytes);
-        return new Tensor(b, s, d);
+        return new Tensor(b, s, d).reshapeTo(s);
     }
 
     /** A 0-d f32 tensor. */

@@ -1237,7 +1237,9 @@ public final class Tensor {
                         throw new IllegalArgumentException("pad: reflect padding (" + before + ", " + after + ") needs less than the axis size " + n
                                 + " (axis " + a + " of " + shape() + ")");
                     }
-                    yield cat(a, x.slice(a, before, 0, -1), x, x.slice(a, n - 2, n - 2 - after, -1));
+                    // the after-part ends just before index n - 2 - after, which is -1 (open) for after = n - 1
+                    int afterEnd = n - 2 - after < 0 ? Integer.MIN_VALUE : n - 2 - after;
+                    yield cat(a, x.slice(a, before, 0, -1), x, x.slice(a, n - 2, afterEnd, -1));
                 }
                 case EDGE -> {
                     if (n == 0) throw new IllegalArgumentException("pad: edge padding of empty axis " + a + " of " + shape());

@@ -339,6 +339,9 @@ c.add("where_float_cond", "where", [fcond, a, b], np.where(fcond != 0, a, b))
 c.add("where_b_scalar", "where", [cond, b], np.where(cond, b, f32(-1.5)), b_scalar=-1.5)
 c.add("where_a_scalar", "where", [cond, b], np.where(cond, f32(2.5), b), a_scalar=2.5)
 c.add("where_scalars_int", "where", [cond], np.where(cond, 1, 2).astype(i32), a_scalar=1, b_scalar=2)
+c.add("where_scalars_bool", "where", [cond], np.where(cond, True, False), a_scalar=True, b_scalar=False)  # as torch: bool
+c.add("where_bool_tensor_bool_scalar", "where", [cond, np.array([True, False, True, False])],
+      np.where(cond, np.array([True, False, True, False]), False), b_scalar=False)
 c.add("where_scalars_mixed", "where", [cond], np.where(cond, 1, 2.5).astype(f32), a_scalar=1, b_scalar=2.5)
 c.add("where_promote_i32_f32", "where", [cond, np.array([[1], [2], [3]], i32), b],
       np.where(cond, np.array([[1], [2], [3]], f32), b))

@@ -745,7 +745,7 @@ public final class Tensor {
     /** {@code cond ? a : b}, broadcasting all three; {@code cond} is converted to bool. */
     public static Tensor where(Tensor cond, Object a, Object b) {
         Tensor ta = a instanceof Tensor t ? t : b instanceof Tensor tb ? tb.scalarLike(a)
-                : cond.scalarLike(a).cast(a instanceof Double || a instanceof Float ? DType.F32 : DType.I32);
+                : cond.scalarLike(a).cast(a instanceof Double || a instanceof Float ? DType.F32 : a instanceof Boolean ? DType.BOOL : DType.I32);
         Tensor tbb = b instanceof Tensor t ? t : ta.scalarLike(b);
         DType dt = DType.promote(ta.dtype(), tbb.dtype());
         Shape s = broadcastShape("where", broadcastShape("where", cond.shape(), ta.shape()), tbb.shape());

@@ -128,6 +128,9 @@ zb = np.array([0, 0, 0], f32)
 with np.errstate(all="ignore"):
     c.add("floorDiv_signs", "floorDiv", [fa, fb], np.floor_divide(fa, fb))
     c.add("floorDiv_by_zero", "floorDiv", [za, zb], np.floor_divide(za, zb))
+    fd = np.array([1.0, -1.0, 0.7, 1e300], f64), np.array([0.1, 0.1, 0.1, 3.0], f64)
+    c.add("floorDiv_f64_exact_quotient", "floorDiv", list(fd), np.floor_divide(*fd))  # 1 // 0.1 is 9 (floor(1 / 0.1) would be 10)
+    c.add("mod_f64", "mod", list(fd), np.remainder(*fd))
     c.add("floorDiv_inf", "floorDiv", [np.array([inf, -5, 5, nan, 3], f32), np.array([1, inf, inf, 2, nan], f32)],
           np.floor_divide(np.array([inf, -5, 5, nan, 3], f32), np.array([1, inf, inf, 2, nan], f32)))
     a, b = randn(3, 4) * 10, uniform(0.5, 3, 4) * np.where(r.random(4) < 0.5, -1, 1).astype(f32)

@@ -143,7 +143,7 @@ public final class Tensor {
         Device d = defaultDevice();
         Buffer b = d.allocate(dtype, s.numel());
         MemorySegment.copy(data, 0, b.segment(), 0, bytes);
-        return new Tensor(b, s, d);
+        return new Tensor(b, s, d).reshapeTo(s);
     }
 
     /** A 0-d f32 tensor. */
@@ -550,8 +550,11 @@ public final class Tensor {
         Tensor yInt = y.trunc().eq(y);
         Tensor yOdd = yInt.logicalAnd(y.mod(2.0).abs().eq(1.0));
         Tensor negResult = where(yInt, where(yOdd, mag.neg(), mag), b.fullLike(Double.NaN));
-        Tensor r = where(b.lt(0.0), negResult, mag);
-        return where(y.eq(0.0), b.fullLike(1.0), r); // 0**0 and nan**0 are 1
+        Tensor negZero = b.eq(0.0).logicalAnd(b.reciprocal().lt(0.0)); // -0.0 ** odd keeps the sign: (-0.0)**-1 is -inf
+        Tensor r = where(b.lt(0.0), negResult, where(negZero.logicalAnd(yOdd), mag.neg(), mag));
+        // C99 pow: x**0, 1**y (even NaN) and (-1)**(+-inf) are 1
+        Tensor one = y.eq(0.0).logicalOr(b.eq(1.0)).logicalOr(b.eq(-1.0).logicalAnd(y.isinf()));
+        return where(one, b.fullLike(1.0), r);
     }
 
     /** {@code this + weight * (end - this)}. */
@@ -584,17 +587,19 @@ public final class Tensor {
     /** {@code log(1 + x)}, accurate near 0. */
     public Tensor log1p() {
         Tensor x = toFloat(), u = x.add(1.0);
-        // log(u) * x / (u - 1) corrects the rounding of 1 + x (Goldberg's trick)
+        // log(u) * x / (u - 1) corrects the rounding of 1 + x (Goldberg's trick); x / (u - 1) first, so that
+        // huge x does not overflow, and +inf passes through
         Tensor d = u.sub(1.0);
-        return where(d.eq(0.0), x, u.log().mul(x).div(d));
+        return where(d.eq(0.0).logicalOr(x.eq(Double.POSITIVE_INFINITY)), x, u.log().mul(x.div(d)));
     }
 
     /** {@code exp(x) - 1}. */
     public Tensor expm1() {
         Tensor x = toFloat(), u = x.exp();
         Tensor um1 = u.sub(1.0);
-        // (u - 1) * x / log(u) corrects the rounding of exp near 0
-        return where(u.eq(1.0), x, where(um1.eq(-1.0), um1, um1.mul(x).div(u.log())));
+        // (u - 1) * x / log(u) corrects the rounding of exp near 0; x / log(u) first, so that large x does
+        // not overflow, and an infinite exp passes through
+        return where(u.eq(1.0), x, where(um1.eq(-1.0).logicalOr(u.isinf()), um1, um1.mul(x.div(u.log()))));
     }
 
     public Tensor sqrt() { return toFloat().unary(Op.SQRT); }
@@ -745,7 +750,7 @@ public final class Tensor {
     /** {@code cond ? a : b}, broadcasting all three; {@code cond} is converted to bool. */
     public static Tensor where(Tensor cond, Object a, Object b) {
         Tensor ta = a instanceof Tensor t ? t : b instanceof Tensor tb ? tb.scalarLike(a)
-                : cond.scalarLike(a).cast(a instanceof Double || a instanceof Float ? DType.F32 : DType.I32);
+                : cond.scalarLike(a).cast(a instanceof Double || a instanceof Float ? DType.F32 : a instanceof Boolean ? DType.BOOL : DType.I32);
         Tensor tbb = b instanceof Tensor t ? t : ta.scalarLike(b);
         DType dt = DType.promote(ta.dtype(), tbb.dtype());
         Shape s = broadcastShape("where", broadcastShape("where", cond.shape(), ta.shape()), tbb.shape());
@@ -1237,7 +1242,9 @@ public final class Tensor {
                         throw new IllegalArgumentException("pad: reflect padding (" + before + ", " + after + ") needs less than the axis size " + n
                                 + " (axis " + a + " of " + shape() + ")");
                     }
-                    yield cat(a, x.slice(a, before, 0, -1), x, x.slice(a, n - 2, n - 2 - after, -1));
+                    // the after-part ends just before index n - 2 - after, which is -1 (open) for after = n - 1
+                    int afterEnd = n - 2 - after < 0 ? Integer.MIN_VALUE : n - 2 - after;
+                    yield cat(a, x.slice(a, before, 0, -1), x, x.slice(a, n - 2, afterEnd, -1));
                 }
                 case EDGE -> {
                     if (n == 0) throw new IllegalArgumentException("pad: edge padding of empty axis " + a + " of " + shape());

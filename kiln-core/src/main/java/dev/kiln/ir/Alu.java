@@ -157,7 +157,7 @@ public final class Alu {
             case MUL -> a * b;
             case DIV -> a / b;
             case MOD -> a % b;
-            case FLOORDIV -> Math.floor(a / b);
+            case FLOORDIV -> floorDiv(a, b);
             case FLOORMOD -> floorMod(a, b);
             case MAX -> Math.max(a, b);
             case CMPLT -> a < b ? 1 : 0;
@@ -166,6 +166,21 @@ public final class Alu {
             default -> throw new IllegalArgumentException(op + " is not defined on " + dtype);
         };
         return op.isComparison() ? r : round(dtype, r);
+    }
+
+    /**
+     * Python's float {@code //} (NumPy's npy_divmod): the quotient of the exact remainder, so that
+     * {@code inf // 1} is NaN, {@code -5 // inf} is -1 and {@code 1 // 0.1} is 9; division by zero
+     * gives {@code a / b}.
+     */
+    private static double floorDiv(double a, double b) {
+        if (b == 0) return a / b;
+        double mod = a % b;
+        double div = (a - mod) / b;
+        if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;
+        if (div == 0) return Math.copySign(0.0, a / b);
+        double floor = Math.floor(div);
+        return div - floor > 0.5 ? floor + 1 : floor;
     }
 
     private static double floorMod(double a, double b) {

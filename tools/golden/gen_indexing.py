@@ -25,7 +25,7 @@ def pre(x, args):
 
 
 def t(a):
-    return torch.from_numpy(np.ascontiguousarray(a))
+    return torch.from_numpy(np.array(a, order="C", copy=True))  # ascontiguousarray would make 0-d arrays 1-d
 
 
 def f32(*shape):

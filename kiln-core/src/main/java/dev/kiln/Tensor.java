@@ -414,10 +414,10 @@ public final class Tensor {
     }
 
     /** A 0-d tensor for a Java scalar operand ({@link Number} or {@link Boolean}) of this tensor. */
-    private Tensor scalarLike(Object v) {
+    private Tensor scalarLike(Object v, String op) {
         if (v instanceof Boolean bo) return full(bo ? 1 : 0, dtype().isBool() ? DType.BOOL : dtype()).to(device);
         if (!(v instanceof Number num)) {
-            throw new IllegalArgumentException("operand must be a Tensor, Number or Boolean, got " + (v == null ? "null" : v.getClass().getName()));
+            throw new IllegalArgumentException(op + ": operand must be a Tensor, Number or Boolean, got " + (v == null ? "null" : v.getClass().getName()));
         }
         DType dt = dtype();
         if ((num instanceof Double || num instanceof Float) && !dt.isFloat()) dt = DType.F32;
@@ -425,8 +425,8 @@ public final class Tensor {
         return full(num, dt).to(device);
     }
 
-    private static Tensor operand(Tensor self, Object o) {
-        return o instanceof Tensor t ? t : self.scalarLike(o);
+    private static Tensor operand(Tensor self, Object o, String op) {
+        return o instanceof Tensor t ? t : self.scalarLike(o, op);
     }
 
     /** Broadcasts and promotes two operands; the result holds the two converted tensors. */
@@ -442,7 +442,7 @@ public final class Tensor {
 
     /** A binary primitive after broadcasting and promotion. */
     private Tensor binary(Op op, String name, Object other) {
-        Tensor o = operand(this, other);
+        Tensor o = operand(this, other, name);
         Tensor[] xy = align(name, this, o, promoteFor(name, this, o));
         DType out = op.isComparison() ? DType.BOOL : xy[0].dtype();
         return make(UOp.of(op, out, null, xy[0].node(), xy[1].node()));
@@ -482,7 +482,7 @@ public final class Tensor {
 
     public Tensor add(Object other) { return binary(Op.ADD, "add", other); }
 
-    public Tensor sub(Object other) { return add(operand(this, other).neg()); }
+    public Tensor sub(Object other) { return add(operand(this, other, "sub").neg()); }
 
     /** {@code other - this}. */
     public Tensor rsub(Object other) { return neg().add(other); }
@@ -491,7 +491,7 @@ public final class Tensor {
 
     /** True division; integer operands give f32. */
     public Tensor div(Object other) {
-        Tensor o = operand(this, other);
+        Tensor o = operand(this, other, "div");
         DType dt = DType.promote(dtype(), o.dtype());
         if (!dt.isFloat()) dt = DType.F32;
         Tensor[] xy = align("div", this, o, dt);
@@ -503,7 +503,7 @@ public final class Tensor {
 
     /** Integer division truncating toward zero (C {@code /}); on floats, {@code trunc(a / b)}. */
     public Tensor truncDiv(Object other) {
-        Tensor o = operand(this, other);
+        Tensor o = operand(this, other, "truncDiv");
         if (dtype().isFloat() || o.dtype().isFloat()) return div(o).trunc();
         return binary(Op.DIV, "truncDiv", o);
     }
@@ -528,7 +528,7 @@ public final class Tensor {
 
     /** Elementwise minimum; NaN wins. */
     public Tensor minimum(Object other) {
-        Tensor o = operand(this, other);
+        Tensor o = operand(this, other, "minimum");
         Tensor[] xy = align("minimum", this, o, promoteFor("minimum", this, o));
         Tensor a = xy[0], b = xy[1];
         Tensor pickA = a.lt(b);
@@ -538,7 +538,7 @@ public final class Tensor {
 
     /** {@code this ** exponent} with real-valued semantics: a negative base needs an integral exponent. */
     public Tensor pow(Object exponent) {
-        Tensor e = operand(this, exponent);
+        Tensor e = operand(this, exponent, "pow");
         DType dt = DType.promote(dtype(), e.dtype());
         if (!dt.isFloat()) { // integer powers: exact through f64 for the magnitudes integers reach
             Tensor[] xy = align("pow", this.cast(DType.F64), e.cast(DType.F64), DType.F64);
@@ -559,8 +559,8 @@ public final class Tensor {
 
     /** {@code this + weight * (end - this)}. */
     public Tensor lerp(Object end, Object weight) {
-        Tensor e = operand(this, end);
-        return add(operand(this, weight).mul(e.sub(this)));
+        Tensor e = operand(this, end, "lerp");
+        return add(operand(this, weight, "lerp").mul(e.sub(this)));
     }
 
     /** Values clipped to {@code [min, max]}; either bound may be null. */
@@ -727,7 +727,7 @@ public final class Tensor {
 
     public Tensor lt(Object other) { return binary(Op.CMPLT, "lt", other); }
 
-    public Tensor gt(Object other) { return operand(this, other).binaryFrom(Op.CMPLT, "gt", this); }
+    public Tensor gt(Object other) { return operand(this, other, "gt").binaryFrom(Op.CMPLT, "gt", this); }
 
     public Tensor le(Object other) { return lt(other).logicalOr(eq(other)); }
 
@@ -741,17 +741,17 @@ public final class Tensor {
 
     public Tensor logicalNot() { return cast(DType.BOOL).binary(Op.XOR, "logicalNot", true); }
 
-    public Tensor logicalAnd(Object other) { return cast(DType.BOOL).binary(Op.AND, "logicalAnd", operand(this, other).cast(DType.BOOL)); }
+    public Tensor logicalAnd(Object other) { return cast(DType.BOOL).binary(Op.AND, "logicalAnd", operand(this, other, "logicalAnd").cast(DType.BOOL)); }
 
-    public Tensor logicalOr(Object other) { return cast(DType.BOOL).binary(Op.OR, "logicalOr", operand(this, other).cast(DType.BOOL)); }
+    public Tensor logicalOr(Object other) { return cast(DType.BOOL).binary(Op.OR, "logicalOr", operand(this, other, "logicalOr").cast(DType.BOOL)); }
 
-    public Tensor logicalXor(Object other) { return cast(DType.BOOL).binary(Op.XOR, "logicalXor", operand(this, other).cast(DType.BOOL)); }
+    public Tensor logicalXor(Object other) { return cast(DType.BOOL).binary(Op.XOR, "logicalXor", operand(this, other, "logicalXor").cast(DType.BOOL)); }
 
     /** {@code cond ? a : b}, broadcasting all three; {@code cond} is converted to bool. */
     public static Tensor where(Tensor cond, Object a, Object b) {
-        Tensor ta = a instanceof Tensor t ? t : b instanceof Tensor tb ? tb.scalarLike(a)
-                : cond.scalarLike(a).cast(a instanceof Double || a instanceof Float ? DType.F32 : a instanceof Boolean ? DType.BOOL : DType.I32);
-        Tensor tbb = b instanceof Tensor t ? t : ta.scalarLike(b);
+        Tensor ta = a instanceof Tensor t ? t : b instanceof Tensor tb ? tb.scalarLike(a, "where")
+                : cond.scalarLike(a, "where").cast(a instanceof Double || a instanceof Float ? DType.F32 : a instanceof Boolean ? DType.BOOL : DType.I32);
+        Tensor tbb = b instanceof Tensor t ? t : ta.scalarLike(b, "where");
         DType dt = DType.promote(ta.dtype(), tbb.dtype());
         Shape s = broadcastShape("where", broadcastShape("where", cond.shape(), ta.shape()), tbb.shape());
         int[] d = s.toArray();
@@ -761,7 +761,7 @@ public final class Tensor {
     }
 
     /** {@code where(mask, value, this)}. */
-    public Tensor maskedFill(Tensor mask, Number value) { return where(mask, scalarLike(value).cast(dtype()), this); }
+    public Tensor maskedFill(Tensor mask, Number value) { return where(mask, scalarLike(value, "maskedFill").cast(dtype()), this); }
 
     // =====================================================================================================
     // bitwise (integer and bool tensors)
@@ -781,7 +781,7 @@ public final class Tensor {
     public Tensor shr(Object bits) { return requireIntOrBool("shr").binaryInt(Op.SHR, "shr", bits); }
 
     private Tensor binaryInt(Op op, String name, Object other) {
-        Tensor o = operand(this, other);
+        Tensor o = operand(this, other, name);
         o.requireIntOrBool(name);
         return binary(op, name, o);
     }

@@ -87,4 +87,13 @@ class CoreOpsErrorsTest {
         fails(() -> Tensor.einsum("ij->x", M), "einsum", "'x'");
         fails(() -> M.linear(Tensor.zeros(4), null), "linear", "2-D");
     }
+
+    @Test
+    void aNonNumericOperandNamesTheOp() {
+        Tensor x = Tensor.ones(2);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> x.add("x"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("add:").hasMessageContaining("java.lang.String");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> x.pow(new Object()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("pow:");
+    }
 }

@@ -75,7 +75,7 @@ final class Indexing {
      * {@code out[.., i, ..] = x[.., idx[.., i, ..], ..]} along axis {@code a}; the other axes of {@code x}
      * and {@code idx} (same rank) broadcast.
      */
-    private static Tensor take(Tensor x, int a, Tensor idx) {
+    static Tensor take(Tensor x, int a, Tensor idx) {
         // hit: (.., m, n, ..), idx position i at a, x position at a + 1
         Tensor hit = idx.unsqueeze(a + 1).eq(arangeAt(x.dim(a), x.ndim() + 1, a + 1));
         return pick(hit, x.unsqueeze(a), a + 1, x.dtype());

@@ -104,11 +104,11 @@ final class Normalization {
         if (indices.dtype().isFloat() || indices.dtype().isBool()) {
             throw new IllegalArgumentException(op + ": indices must have an integer dtype, got " + indices.dtype() + " " + indices.shape());
         }
-        int num = weight.dim(0);
-        Tensor w = weight.to(indices.device());
-        // (..., num) one-hot, then (..., num, 1) against (num, dim): the matching row survives the sum
-        Tensor hit = indices.unsqueeze(-1).eq(Tensor.arange(num).to(indices.device()));
-        return Tensor.where(hit.unsqueeze(-1), w, 0).sum(new int[] {-2}, false).cast(weight.dtype());
+        int[] out = Arrays.copyOf(indices.dims(), indices.ndim() + 1);
+        out[indices.ndim()] = weight.dim(1);
+        // rows of the weight: a take along axis 0 with one index per row, broadcast over the columns
+        Tensor rows = Indexing.take(weight.to(indices.device()), 0, indices.reshape((int) indices.numel(), 1));
+        return rows.reshape(out);
     }
 
     // -----------------------------------------------------------------------------------------------------

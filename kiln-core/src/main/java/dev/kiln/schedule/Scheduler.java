@@ -21,7 +21,10 @@ import java.util.Set;
  *       {@code COPY} and {@code CUSTOM} (they need buffers to read);</li>
  *   <li>a {@code REDUCE} whose result is broadcast ({@code EXPAND}) or reduced again before it reaches
  *       the kernel it would fuse into — fusing it would recompute the reduction per broadcast element;</li>
- *   <li>a {@code REDUCE} read by more than one consumer (it is computed once, not per consumer).</li>
+ *   <li>a {@code REDUCE} read by more than one consumer (it is computed once, not per consumer);</li>
+ *   <li>the value of an {@code ASSIGN} that reads the target's own buffer at other elements (through a
+ *       movement op other than a reshape, or a reduction): the kernel writes in place, so such a value is
+ *       computed into its own buffer first.</li>
  * </ol>
  *
  * <p>Elementwise and movement nodes read by several consumers are recomputed in each, which is cheaper
@@ -48,6 +51,9 @@ public final class Scheduler {
                 }
                 default -> { }
             }
+        }
+        for (UOp u : order) {
+            if (u.op() == Op.ASSIGN && readsTargetElsewhere(u, realised)) realised.add(u.src(1));
         }
         // consumers before producers, so each walk below sees the final decisions above it
         for (UOp u : order.reversed()) {
@@ -81,6 +87,30 @@ public final class Scheduler {
             if (c.op() == Op.EXPAND && c.shape().numel() > c.src(0).shape().numel()) return true;
             if (realised.contains(c)) continue; // the kernel ends here
             work.addAll(consumers.getOrDefault(c, List.of()));
+        }
+        return false;
+    }
+
+    /** Whether an ASSIGN's value reads the target buffer other than element for element. */
+    private static boolean readsTargetElsewhere(UOp assign, Set<UOp> realised) {
+        UOp target = assign.src(0);
+        while (target.op() == Op.RESHAPE) target = target.src(0);
+        List<UOp> work = new ArrayList<>(List.of(assign.src(1)));
+        List<Boolean> shifted = new ArrayList<>(List.of(false));
+        List<Set<UOp>> seen = List.of(Collections.newSetFromMap(new IdentityHashMap<>()), Collections.newSetFromMap(new IdentityHashMap<>()));
+        while (!work.isEmpty()) {
+            UOp u = work.removeLast();
+            boolean moved = shifted.removeLast();
+            if (u == target) {
+                if (moved) return true;
+                continue;
+            }
+            if (realised.contains(u) || !seen.get(moved ? 1 : 0).add(u)) continue;
+            boolean m = moved || (u.op().isMovement() && u.op() != Op.RESHAPE) || u.op() == Op.REDUCE;
+            for (UOp s : u.src()) {
+                work.add(s);
+                shifted.add(m);
+            }
         }
         return false;
     }

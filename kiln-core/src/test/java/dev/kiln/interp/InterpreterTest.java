@@ -62,6 +62,17 @@ class InterpreterTest {
     }
 
     @Test
+    void assignOfAShiftedReadOfTheTargetIsComputedBeforeWriting() {
+        Tensor target = Tensor.arange(4).cast(DType.F32).contiguous().realize();
+        Tensor flipped = target.assign(target.flip(0).add(target));
+        var schedule = dev.kiln.schedule.Scheduler.schedule(java.util.List.of(flipped.uop()));
+        assertThat(schedule.kernelCount()).as("the flipped value is its own kernel, then the in-place write").isEqualTo(2);
+        Tensor elementwise = target.assign(target.mul(2));
+        assertThat(dev.kiln.schedule.Scheduler.schedule(java.util.List.of(elementwise.uop())).kernelCount()).isEqualTo(1);
+        assertThat(flipped.toFloatArray()).containsExactly(3f, 3f, 3f, 3f);
+    }
+
+    @Test
     void copyAndContiguousKeepValues() {
         Tensor a = Tensor.arange(6).reshape(2, 3).mT();
         assertThat(a.contiguous().toIntArray()).containsExactly(0, 3, 1, 4, 2, 5);

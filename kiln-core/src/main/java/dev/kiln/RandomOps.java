@@ -1,6 +1,5 @@
 package dev.kiln;
 
-import dev.kiln.ir.Alu;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Device;
@@ -14,7 +13,9 @@ import java.util.Arrays;
  * seed)}: a pure function of the seed, the stream and the index, computed inside the IR. The numbers
  * therefore do not depend on the device, on how a device splits the work, or on earlier calls, and a
  * tensor's first elements are the same whatever its total size. Every distribution uses stream 0
- * except the second uniform of Box-Muller, which uses stream 1.
+ * except the second uniform of Box-Muller, which uses stream 1; so tensors drawn with the same seed
+ * share their random words (e.g. {@code bernoulli(s, p)} is {@code rand(s) < p}), and independent
+ * tensors need different seeds.
  *
  * <p>Conversions to floats are exact: a uniform of a float dtype takes as many top bits of the random
  * word as the dtype has significand bits ({@code p}) and scales them by {@code 2^-p}, so it lies on the
@@ -27,7 +28,7 @@ final class RandomOps {
     private static final long STREAM_STRIDE = 1L << 48;
 
     /** The raw u64 random words of {@code shape} for (seed, stream). */
-    static Tensor bits(String op, long seed, int stream, Shape shape, Device device) {
+    private static Tensor bits(String op, long seed, int stream, Shape shape, Device device) {
         if (shape.numel() > STREAM_STRIDE) {
             throw new IllegalArgumentException(op + ": shape " + shape + " has " + shape.numel() + " elements, more than the "
                     + STREAM_STRIDE + " one random stream holds");
@@ -66,7 +67,7 @@ final class RandomOps {
     }
 
     /** Uniform values {@code k * 2^-p} in [0, 1) of a float dtype from the top {@code p} bits of each word. */
-    static Tensor unit(Tensor bits, DType dtype) {
+    private static Tensor unit(Tensor bits, DType dtype) {
         int p = precision(dtype);
         return bits.shr((long) (64 - p)).cast(dtype).mul(Math.scalb(1.0, -p));
     }
@@ -150,7 +151,4 @@ final class RandomOps {
         }
         return Shape.of(shape);
     }
-
-    /** Host reference of {@link #bits}: the random word of one element, for tests and debugging. */
-    static long word(long seed, int stream, long index) { return Alu.threefry2x32(stream * STREAM_STRIDE + index, seed); }
 }

@@ -1401,6 +1401,7 @@ public final class Tensor {
     // The stream is defined by (seed, element index): element i (C order) is Threefry-2x32 of the
     // counter i under the key seed, computed in the graph, so the same seed and shape give the same
     // numbers on every device and in every run, and a smaller tensor is a prefix of a larger one.
+    // Tensors drawn with the same seed share their random words; use distinct seeds for independent ones.
 
     /**
      * Uniform f32 values in [0, 1): {@code k * 2^-24} from the top 24 bits of each random word.

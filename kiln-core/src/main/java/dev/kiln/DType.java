@@ -150,6 +150,11 @@ public enum DType {
      * The least upper bound of two dtypes in the promotion lattice, e.g. {@code i8+u8 -> i16},
      * {@code i32+f16 -> f16}, {@code f16+bf16 -> f32}.
      *
+     * <p>A signed integer and {@code u64} have two minimal common bounds, {@code f16} and {@code bf16},
+     * neither wider than the other; they promote to the least type above both, {@code f32} (as in JAX).
+     * This one corner is not associative: {@code (i64+u64)+f16} is {@code f32}, {@code i64+(u64+f16)}
+     * is {@code f16}.
+     *
      * @throws IllegalArgumentException for packed dtypes, which take no part in arithmetic
      */
     public static DType promote(DType a, DType b) {
@@ -160,8 +165,13 @@ public enum DType {
         if (a == b) return a;
         Set<DType> common = a.upperSet();
         common.retainAll(b.upperSet());
+        // the types above every minimal common bound: just that bound's upper set when it is unique
+        Set<DType> bounds = EnumSet.copyOf(common);
+        for (DType m : common) {
+            if (common.stream().noneMatch(c -> c != m && c.upperSet().contains(m))) bounds.retainAll(m.upperSet());
+        }
         for (DType d : values()) { // declaration order lists narrower types first
-            if (common.contains(d) && d.upperSet().containsAll(common)) return d;
+            if (bounds.contains(d) && d.upperSet().containsAll(bounds)) return d;
         }
         throw new AssertionError("lattice has no upper bound for " + a + ", " + b);
     }

@@ -1409,6 +1409,78 @@ public final class Tensor {
 
     // =====================================================================================================
     // random numbers (RandomOps.java)
+    //
+    // The stream is defined by (seed, element index): element i (C order) is Threefry-2x32 of the
+    // counter i under the key seed, computed in the graph, so the same seed and shape give the same
+    // numbers on every device and in every run, and a smaller tensor is a prefix of a larger one.
+    // Tensors drawn with the same seed share their random words; use distinct seeds for independent ones.
+
+    /**
+     * Uniform f32 values in [0, 1): {@code k * 2^-24} from the top 24 bits of each random word.
+     * Same seed and shape give the same values on every device.
+     *
+     * @throws IllegalArgumentException for a negative dimension
+     */
+    public static Tensor rand(long seed, int... shape) { return RandomOps.rand(seed, DType.F32, shape); }
+
+    /**
+     * Uniform values in [0, 1) of a float dtype, on the grid {@code 2^-p} where {@code p} is the
+     * dtype's significand precision (f16 11, bf16 8, f32 24, f64 53 bits), so no value rounds to 1.
+     *
+     * @throws IllegalArgumentException for a non-float dtype or a negative dimension
+     */
+    public static Tensor rand(long seed, DType dtype, int... shape) { return RandomOps.rand(seed, dtype, shape); }
+
+    /**
+     * Uniform f32 values in [low, high): {@code low + (high - low) * rand(seed, shape)}, with the
+     * bounds rounded to f32 first.
+     *
+     * @throws IllegalArgumentException unless {@code low < high}, both finite
+     */
+    public static Tensor uniform(long seed, double low, double high, int... shape) { return RandomOps.uniform(seed, low, high, shape); }
+
+    /**
+     * Standard normal f32 values by Box-Muller from two independent uniform streams of the seed
+     * (element i uses the i-th value of each).
+     */
+    public static Tensor randn(long seed, int... shape) { return RandomOps.randn(seed, shape); }
+
+    /**
+     * Normal f32 values with the given mean and standard deviation: {@code mean + std * randn(seed, shape)}.
+     *
+     * @throws IllegalArgumentException for a negative or non-finite {@code std} or a non-finite mean
+     */
+    public static Tensor normal(long seed, double mean, double std, int... shape) { return RandomOps.normal(seed, mean, std, shape); }
+
+    /**
+     * Uniform i32 integers in [low, high): {@code low + floor(u * (high - low))} where
+     * {@code u = word / 2^64} is the full 64-bit random word, computed exactly in integer arithmetic.
+     *
+     * @throws IllegalArgumentException unless {@code low < high} and the range fits i32
+     */
+    public static Tensor randint(long seed, long low, long high, int... shape) { return RandomOps.randint(seed, low, high, DType.I32, shape); }
+
+    /**
+     * As {@link #randint(long, long, long, int...)} with an integer result dtype; {@code [low, high)}
+     * must fit the dtype.
+     */
+    public static Tensor randint(long seed, long low, long high, DType dtype, int... shape) {
+        return RandomOps.randint(seed, low, high, dtype, shape);
+    }
+
+    /**
+     * True with probability {@code p} for each element of {@code p} ({@code u < p} with {@code u} from
+     * {@link #rand(long, DType, int...)} in f32, or f64 for an f64 {@code p}); probabilities below 0 act as
+     * 0 and above 1 as 1. The result has {@code p}'s shape and device.
+     */
+    public static Tensor bernoulli(long seed, Tensor p) { return RandomOps.bernoulli(seed, p); }
+
+    /**
+     * Booleans that are true with probability {@code p} ({@code u < p} with an f64 uniform {@code u}).
+     *
+     * @throws IllegalArgumentException unless {@code 0 <= p <= 1}
+     */
+    public static Tensor bernoulli(long seed, double p, int... shape) { return RandomOps.bernoulli(seed, p, shape); }
 
     // end of random section
 

@@ -39,10 +39,28 @@ public final class Alu {
         return switch (dtype) {
             case F64 -> v;
             case F32 -> (float) v;
-            case F16 -> Float.float16ToFloat(Float.floatToFloat16((float) v));
-            case BF16 -> bf16ToFloat(floatToBf16((float) v));
+            case F16, BF16 -> floatFromBits(dtype, floatBits(dtype, v));
             default -> throw new IllegalArgumentException(dtype + " is not a float dtype");
         };
+    }
+
+    /**
+     * {@code v} as a float rounded to odd: exact if it fits, else whichever neighbour has an odd last
+     * bit. Rounding that once more to a format with at least two bits less precision (f16, bf16) gives
+     * the correctly rounded result, where rounding to nearest twice can miss a tie by the first step.
+     */
+    static float toFloatRoundOdd(double v) {
+        float f = (float) v;
+        if (f == v || !Float.isFinite(f) || (Float.floatToRawIntBits(f) & 1) != 0) return f;
+        return Math.nextAfter(f, v);
+    }
+
+    /** An unsigned 64-bit magnitude as a double rounded to odd (see {@link #toFloatRoundOdd}). */
+    private static double unsignedToDoubleRoundOdd(long m) {
+        int drop = Math.max(0, 64 - Long.numberOfLeadingZeros(m) - 53);
+        long kept = m >>> drop;
+        if ((m & ((1L << drop) - 1)) != 0) kept |= 1; // the dropped bits survive as the sticky last bit
+        return Math.scalb((double) kept, drop);
     }
 
     /** bf16 bits of a float, rounded to nearest even; NaN stays NaN. */
@@ -69,6 +87,11 @@ public final class Alu {
 
     /** Converts an integer or bool value of {@code from} to a float value of {@code to}. */
     public static double castIntToFloat(DType from, DType to, long v) {
+        if (to == DType.F16 || to == DType.BF16) { // round to odd first, so that the final rounding is the only one
+            boolean negative = from != DType.U64 && v < 0;
+            double odd = unsignedToDoubleRoundOdd(negative ? -v : v);
+            return round(to, negative ? -odd : odd);
+        }
         if (from == DType.U64 && v < 0) { // above 2^63: halve, keeping the sticky bit, to round once
             long half = (v >>> 1) | (v & 1);
             return to == DType.F32 ? 2f * (float) half : round(to, 2.0 * half);
@@ -104,13 +127,13 @@ public final class Alu {
         return from.isFloat() ? floatBits(from, f) : i;
     }
 
-    /** Bits of a float value as stored by a float dtype (zero-extended to a long). */
+    /** Bits of a value rounded to a float dtype (zero-extended to a long). */
     public static long floatBits(DType dtype, double v) {
         return switch (dtype) {
             case F64 -> Double.doubleToRawLongBits(v);
             case F32 -> Float.floatToRawIntBits((float) v) & 0xFFFF_FFFFL;
-            case F16 -> Float.floatToFloat16((float) v) & 0xFFFFL;
-            case BF16 -> floatToBf16((float) v) & 0xFFFFL;
+            case F16 -> Float.floatToFloat16(toFloatRoundOdd(v)) & 0xFFFFL;
+            case BF16 -> floatToBf16(toFloatRoundOdd(v)) & 0xFFFFL;
             default -> throw new IllegalArgumentException(dtype + " is not a float dtype");
         };
     }

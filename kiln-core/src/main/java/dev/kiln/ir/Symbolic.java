@@ -4,6 +4,7 @@ import dev.kiln.DType;
 
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -69,39 +70,56 @@ public final class Symbolic {
                     && u.shape().rank() == 0 && u.vmin() == u.vmax()).named("x"),
                     b -> UOp.constant(b.get("x").dtype(), b.get("x").vmin())),
             // identities
+            rule(UPat.op(Op.WHERE, UPat.cvar("c"), UPat.var("t"), UPat.var("f")), b -> b.get("c").constLong() != 0 ? b.get("t") : b.get("f")),
+            rule(UPat.op(Op.WHERE, UPat.var("c"), UPat.var("t"), UPat.var("t")), b -> b.get("t")),
             rule(UPat.op(Op.MUL, UPat.var("x"), UPat.cvar("c")).where(Symbolic::isIndex),
                     b -> b.get("c").constLong() == 1 ? b.get("x") : b.get("c").constLong() == 0 ? b.get("c") : null),
             rule(UPat.op(Op.NEG, UPat.op(Op.NEG, UPat.var("x"))), b -> b.get("x")),
-            rule(UPat.op(Op.NEG, UPat.var("x")).where(Symbolic::isIndex), b -> b.get("x").mul(-1)),
+            rule(UPat.op(Op.NEG, UPat.op(Op.MUL, UPat.var("x"), UPat.cvar("c"))).where(Symbolic::isIndex),
+                    b -> b.get("x").mul(-b.get("c").constLong())),
+            rule(UPat.op(Op.MUL, UPat.op(Op.NEG, UPat.var("x")), UPat.cvar("c")).where(Symbolic::isIndex),
+                    b -> b.get("x").mul(-b.get("c").constLong())),
             rule(UPat.op(Op.MUL, UPat.op(Op.MUL, UPat.var("x"), UPat.cvar("c1")), UPat.cvar("c2")).where(Symbolic::isIndex),
                     b -> b.get("x").mul(b.get("c1").constLong() * b.get("c2").constLong())),
-            // (a + b) * c -> a*c + b*c, so division folding sees every term
-            rule(UPat.op(Op.MUL, UPat.op(Op.ADD, UPat.var("a"), UPat.var("b")), UPat.cvar("c")).where(Symbolic::isIndex),
-                    b -> b.get("a").mul(b.get("c")).add(b.get("b").mul(b.get("c")))),
             rule(UPat.op(Op.ADD, UPat.var("a"), UPat.var("b")).where(Symbolic::isIndex).named("x"), b -> collectTerms(b.get("x"))),
             // truncating division of non-negative values is floor division
             rule(UPat.op(Op.DIV, UPat.var("x"), UPat.var("d")).where(Symbolic::isIndex),
                     b -> b.get("x").vmin() >= 0 && b.get("d").vmin() > 0 ? b.get("x").floorDiv(b.get("d")) : null),
             rule(UPat.op(Op.MOD, UPat.var("x"), UPat.var("d")).where(Symbolic::isIndex),
                     b -> b.get("x").vmin() >= 0 && b.get("d").vmin() > 0 ? b.get("x").floorMod(b.get("d")) : null),
-            rule(UPat.op(Op.FLOORDIV, UPat.var("x"), UPat.cvar("c")).where(Symbolic::isIndex), b -> foldDiv(b.get("x"), b.get("c").constLong(), false)),
-            rule(UPat.op(Op.FLOORMOD, UPat.var("x"), UPat.cvar("c")).where(Symbolic::isIndex), b -> foldDiv(b.get("x"), b.get("c").constLong(), true)),
+            rule(UPat.op(Op.FLOORDIV, UPat.var("x"), UPat.cvar("c")).where(Symbolic::isIndex).named("d"),
+                    b -> foldDiv(b.get("d"), b.get("x"), b.get("c").constLong(), false)),
+            rule(UPat.op(Op.FLOORMOD, UPat.var("x"), UPat.cvar("c")).where(Symbolic::isIndex).named("d"),
+                    b -> foldDiv(b.get("d"), b.get("x"), b.get("c").constLong(), true)),
             // max decided by ranges
             rule(UPat.op(Op.MAX, UPat.var("a"), UPat.var("b")).where(Symbolic::isIndex),
                     b -> b.get("a").vmin() >= b.get("b").vmax() ? b.get("a") : b.get("b").vmin() >= b.get("a").vmax() ? b.get("b") : null)));
 
     /**
      * {@code expr} simplified: an equivalent expression for every value of its variables within their
-     * bounds, usually smaller. Sums come out with like terms collected and the constant last.
+     * bounds, with no more nodes than {@code expr}. Sums come out with like terms collected and the
+     * constant last, unless collecting (which distributes constant factors over sums) would make them
+     * larger.
      */
-    public static UOp simplify(UOp expr) { return GraphRewriter.rewrite(expr, RULES); }
+    public static UOp simplify(UOp expr) {
+        UOp out = GraphRewriter.rewrite(expr, RULES);
+        // No rule makes the expression larger as a tree (see treeSize), but a rewritten node may stop
+        // sharing subterms with the rest of the graph, so the graph itself can grow: keep the input then.
+        return out.toposort().size() <= expr.toposort().size() ? out : expr;
+    }
 
-    /** The rules, for passes that extend them. */
+    /**
+     * The rules. None of them makes an expression larger as a tree ({@link #treeSize}); {@link #simplify}
+     * applies them and also guarantees no growth of the shared graph.
+     */
     public static PatternMatcher rules() { return RULES; }
 
     // ---------------------------------------------------------------- sums of terms
 
-    /** Splits a sum into coefficients per term; the constant is under key {@code null}. */
+    /**
+     * Splits a sum into coefficients per term, looking through negation and constant factors (so
+     * {@code (a + b) * c} gives {@code a*c + b*c}); the constant is under the key {@code 1}.
+     */
     private static LinkedHashMap<UOp, Long> terms(UOp sum) {
         LinkedHashMap<UOp, Long> out = new LinkedHashMap<>();
         addTerms(sum, 1, out);
@@ -119,6 +137,7 @@ public final class Symbolic {
                 if (u.src(1).isConst()) addTerms(u.src(0), scale * u.src(1).constLong(), out);
                 else out.merge(u, scale, Long::sum);
             }
+            case NEG -> addTerms(u.src(0), -scale, out);
             default -> out.merge(u, scale, Long::sum);
         }
     }
@@ -128,7 +147,8 @@ public final class Symbolic {
         UOp acc = null;
         for (var e : terms.entrySet()) {
             if (e.getKey() == one || e.getValue() == 0) continue;
-            UOp t = e.getValue() == 1 ? e.getKey() : UOp.of(Op.MUL, dt, null, e.getKey(), UOp.constant(dt, e.getValue()));
+            long k = e.getValue();
+            UOp t = k == 1 ? e.getKey() : k == -1 ? e.getKey().neg() : UOp.of(Op.MUL, dt, null, e.getKey(), UOp.constant(dt, k));
             acc = acc == null ? t : UOp.of(Op.ADD, dt, null, acc, t);
         }
         long c = terms.getOrDefault(one, 0L);
@@ -136,17 +156,35 @@ public final class Symbolic {
         return c == 0 ? acc : UOp.of(Op.ADD, dt, null, acc, UOp.constant(dt, c));
     }
 
-    private static UOp collectTerms(UOp sum) {
-        UOp rebuilt = build(sum.dtype(), terms(sum));
-        return rebuilt == sum ? null : rebuilt;
+    private static UOp collectTerms(UOp sum) { return notLarger(sum, build(sum.dtype(), terms(sum))); }
+
+    /** {@code candidate} if it is no larger than {@code original} as a tree, else null (keep the original). */
+    private static UOp notLarger(UOp original, UOp candidate) {
+        return candidate != original && treeSize(candidate) <= treeSize(original) ? candidate : null;
+    }
+
+    /**
+     * The number of nodes of {@code expr} written out as a tree (shared subterms counted once per use,
+     * saturating at {@link Long#MAX_VALUE}). Unlike the node count of the shared graph, this measure
+     * only depends on the node itself, so rewrites that keep it from growing keep every expression
+     * containing the node from growing too.
+     */
+    public static long treeSize(UOp expr) {
+        Map<UOp, Long> size = new IdentityHashMap<>();
+        for (UOp u : expr.toposort()) {
+            long s = 1;
+            for (UOp x : u.src()) s = s + size.get(x) < 0 ? Long.MAX_VALUE : s + size.get(x);
+            size.put(u, s);
+        }
+        return size.get(expr);
     }
 
     /**
      * Floor division or modulo of a sum by a positive constant: terms whose coefficient the divisor
      * divides leave the remainder unchanged, and a remainder whose range lies within one multiple of
-     * the divisor divides to a constant.
+     * the divisor divides to a constant. {@code div} is the node {@code x // c} or {@code x % c} itself.
      */
-    private static UOp foldDiv(UOp x, long c, boolean mod) {
+    private static UOp foldDiv(UOp div, UOp x, long c, boolean mod) {
         if (c <= 0) return null;
         DType dt = x.dtype();
         if (c == 1) return mod ? UOp.constant(dt, 0) : x;
@@ -172,8 +210,9 @@ public final class Symbolic {
         }
         if (!progress) return null;
         UOp rem = build(dt, remainder);
-        if (mod) return rem.floorMod(c);
-        return build(dt, quotient).add(rem.floorDiv(c));
+        // splitting off the quotient pays when the remainder part folds further; keep it only if smaller
+        UOp split = mod ? rem.floorMod(c) : build(dt, quotient).add(rem.floorDiv(c));
+        return notLarger(div, GraphRewriter.rewrite(split, RULES));
     }
 
     /**
@@ -190,7 +229,7 @@ public final class Symbolic {
     /** {@code expr} (integer index math) rebuilt in {@link #indexDType(UOp)}. */
     public static UOp narrowIndex(UOp expr) {
         DType target = indexDType(expr);
-        Map<UOp, UOp> out = new java.util.IdentityHashMap<>();
+        Map<UOp, UOp> out = new IdentityHashMap<>();
         for (UOp u : expr.toposort()) {
             List<UOp> src = new ArrayList<>();
             for (UOp s : u.src()) src.add(out.get(s));

@@ -1,0 +1,151 @@
+package dev.kiln.ir;
+
+import dev.kiln.DType;
+import dev.kiln.Variable;
+import org.junit.jupiter.api.Test;
+
+import java.util.HashMap;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class SymbolicTest {
+    private static final Variable I = new Variable("i", 0, 99), J = new Variable("j", 0, 3), X = new Variable("x", -50, 50);
+    private static final UOp i = I.uop(), j = J.uop(), x = X.uop();
+
+    private static UOp simplify(UOp u) { return Symbolic.simplify(u); }
+
+    private static int nodes(UOp u) { return u.toposort().size(); }
+
+    // ---------------------------------------------------------------- division folding
+
+    @Test
+    void floorDivAndModOfAnUnpackedIndex() {
+        UOp flat = i.mul(4).add(j);
+        assertThat(simplify(flat.floorDiv(4))).isSameAs(i);
+        assertThat(simplify(flat.floorMod(4))).isSameAs(j);
+        // truncating forms agree on non-negative values
+        assertThat(simplify(flat.div(4))).isSameAs(i);
+        assertThat(simplify(flat.mod(4))).isSameAs(j);
+    }
+
+    @Test
+    void divisionSplitsOffMultiplesOfTheDivisor() {
+        // j + 8 lies in [8, 11], so (4*i + j + 8) // 4 = i + 2
+        assertThat(simplify(i.mul(4).add(j).add(8).floorDiv(4))).isSameAs(i.add(2));
+        // terms under a constant factor count too: (4*(i + 2*x) + j) // 4 = i + 2*x
+        UOp sum = simplify(i.add(x.mul(2)).mul(4).add(j).floorDiv(4));
+        for (long iv : new long[] {0, 7, 99}) {
+            for (long xv : new long[] {-50, 3, 50}) {
+                assertThat(Eval.value(sum, Map.of(I, iv, X, xv))).isEqualTo(iv + 2 * xv);
+            }
+        }
+        assertThat(sum.variables()).containsExactlyInAnyOrder(I, X);
+    }
+
+    @Test
+    void identities() {
+        assertThat(simplify(x.floorDiv(1))).isSameAs(x);
+        assertThat(simplify(x.floorMod(1))).isSameAs(UOp.index(0));
+        assertThat(simplify(x.mul(0))).isSameAs(UOp.index(0));
+        assertThat(simplify(x.mul(1))).isSameAs(x);
+        assertThat(simplify(x.add(0))).isSameAs(x);
+        assertThat(simplify(x.neg().neg())).isSameAs(x);
+        assertThat(simplify(x.sub(x))).isSameAs(UOp.index(0));
+        assertThat(simplify(x.add(3).add(x.mul(2)).add(-3))).isSameAs(x.mul(3));
+    }
+
+    @Test
+    void nestedFloorDivision() {
+        assertThat(simplify(x.floorDiv(2).floorDiv(3))).isSameAs(x.floorDiv(6));
+        UOp n = new Variable("n", 0, 10_000).uop();
+        assertThat(simplify(n.floorDiv(4).floorDiv(5).floorDiv(5))).isSameAs(n.floorDiv(100));
+        assertThat(simplify(i.floorDiv(4).floorDiv(5).floorDiv(5))).isSameAs(UOp.index(0)); // i < 100
+        assertThat(simplify(x.floorMod(12).floorMod(4))).isSameAs(x.floorMod(4));
+    }
+
+    @Test
+    void rangesDecideComparisonsAndMax() {
+        assertThat(simplify(j.lt(UOp.index(4)))).isSameAs(UOp.constant(DType.BOOL, 1));
+        assertThat(simplify(j.max(UOp.index(3)))).isSameAs(UOp.index(3));
+        assertThat(simplify(i.max(j.add(-10)))).isSameAs(i);
+        assertThat(simplify(j.lt(i.add(4)).where(x, i))).isSameAs(x);
+        assertThat(simplify(x.lt(i).where(j, j))).isSameAs(j);
+    }
+
+    @Test
+    void constantsFoldWithAluSemantics() {
+        assertThat(simplify(UOp.index(-7).floorDiv(2))).isSameAs(UOp.index(-4));
+        assertThat(simplify(UOp.index(-7).div(2))).isSameAs(UOp.index(-3));
+        assertThat(simplify(UOp.index(-7).floorMod(2))).isSameAs(UOp.index(1));
+        assertThat(simplify(UOp.index(-7).mod(2))).isSameAs(UOp.index(-1));
+        assertThat(simplify(UOp.index(5).div(0))).isSameAs(UOp.index(0));
+    }
+
+    // ---------------------------------------------------------------- size (shrunk counterexamples)
+
+    @Test
+    void negationIsNotRewrittenIntoALargerProduct() {
+        // was NEG(x) -> MUL(x, -1), one node more
+        assertThat(simplify(x.neg())).isSameAs(x.neg());
+        assertThat(simplify(x.min(i))).matches(u -> nodes(u) <= nodes(x.min(i)));
+        assertThat(simplify(x.mul(3).neg())).isSameAs(x.mul(-3));
+    }
+
+    @Test
+    void simplifyKeepsTheInputWhenRewritingLosesSharing() {
+        // (v1 + 19 + v0) % 10 -> (v1 + v0 + 9) % 10 is no larger as a tree, but 19 was shared with the divisor
+        Variable v0 = new Variable("v0", 0, 1), v1 = new Variable("v1", 0, 3);
+        UOp expr = v1.uop().add(19).add(v0.uop()).floorMod(10).mul(v1.uop()).floorDiv(19);
+        UOp out = simplify(expr);
+        assertThat(nodes(out)).isLessThanOrEqualTo(nodes(expr));
+        for (long a = 0; a <= 1; a++) {
+            for (long b = 0; b <= 3; b++) {
+                Map<Variable, Long> p = Map.of(v0, a, v1, b);
+                assertThat(Eval.value(out, p)).isEqualTo(Eval.value(expr, p));
+            }
+        }
+    }
+
+    @Test
+    void distributionThatDoesNotPayIsNotDone() {
+        UOp expr = x.add(i.add(j).mul(3));
+        assertThat(Symbolic.treeSize(simplify(expr))).isLessThanOrEqualTo(Symbolic.treeSize(expr));
+        assertThat(simplify(x.mul(6).floorDiv(4))).matches(u -> Symbolic.treeSize(u) <= Symbolic.treeSize(x.mul(6).floorDiv(4)));
+    }
+
+    @Test
+    void treeSizeCountsSharedSubtermsPerUse() {
+        UOp s = x.add(1);
+        assertThat(Symbolic.treeSize(x)).isEqualTo(1);
+        assertThat(Symbolic.treeSize(s)).isEqualTo(3);
+        assertThat(Symbolic.treeSize(s.mul(s))).isEqualTo(7);
+        assertThat(nodes(s.mul(s))).isEqualTo(4);
+    }
+
+    // ---------------------------------------------------------------- index dtypes
+
+    @Test
+    void smallIndexMathFitsI32() {
+        UOp idx = i.mul(100).add(j).mul(4);
+        assertThat(Symbolic.indexDType(idx)).isEqualTo(DType.I32);
+        UOp narrow = Symbolic.narrowIndex(idx);
+        assertThat(narrow.dtype()).isEqualTo(DType.I32);
+        for (UOp u : narrow.toposort()) {
+            if (u.op() != Op.DEFINE_VAR) assertThat(u.dtype()).as(u.toString()).isEqualTo(DType.I32);
+        }
+        Map<Variable, Long> p = new HashMap<>(Map.of(I, 99L, J, 3L));
+        assertThat(Eval.value(narrow, p)).isEqualTo(Eval.value(idx, p)).isEqualTo((99 * 100 + 3) * 4);
+    }
+
+    @Test
+    void largeIntermediatesNeedI64() {
+        UOp big = i.mul(100_000).mul(100_000);
+        assertThat(Symbolic.indexDType(big)).isEqualTo(DType.I64);
+        // the result is small but an intermediate is not
+        assertThat(Symbolic.indexDType(big.floorDiv(1_000_000_000L))).isEqualTo(DType.I64);
+        assertThat(Symbolic.narrowIndex(big)).isSameAs(big);
+        assertThat(Symbolic.indexDType(i.mul(21_000_000))).isEqualTo(DType.I32);
+        assertThat(Symbolic.indexDType(i.mul(22_000_000))).isEqualTo(DType.I64);
+    }
+}

@@ -1,0 +1,158 @@
+package dev.kiln.ir;
+
+import dev.kiln.DType;
+import dev.kiln.Shape;
+import dev.kiln.Variable;
+import org.junit.jupiter.api.Test;
+
+import java.lang.ref.WeakReference;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class UOpTest {
+    /** A tensor-shaped node without a buffer: a constant broadcast to {@code dims}. */
+    private static UOp filled(DType dt, double v, int... dims) {
+        int[] ones = new int[dims.length];
+        java.util.Arrays.fill(ones, 1);
+        UOp c = UOp.of(Op.RESHAPE, dt, Shape.of(ones), UOp.constant(dt, v));
+        return UOp.of(Op.EXPAND, dt, Shape.of(dims), c);
+    }
+
+    // ---------------------------------------------------------------- interning and hashing
+
+    @Test
+    void equalStructureIsTheSameNode() {
+        Variable n = new Variable("n", 0, 10);
+        UOp a = UOp.of(Op.ADD, DType.I64, null, n.uop(), UOp.index(3));
+        UOp b = UOp.of(Op.ADD, DType.I64, null, new Variable("n", 0, 10).uop(), UOp.constant(DType.I64, 3));
+        assertThat(b).isSameAs(a).isEqualTo(a);
+        assertThat(n.uop().add(3)).isSameAs(a);
+        assertThat(filled(DType.F32, 1.5, 2, 3)).isSameAs(filled(DType.F32, 1.5, 2, 3));
+        // constants are normalised before interning: an i32 constant from a long or a double is one node
+        assertThat(UOp.constant(DType.I32, 7.9)).isSameAs(UOp.constant(DType.I32, 7L));
+        assertThat(UOp.constant(DType.F16, 1.0001)).isSameAs(UOp.constant(DType.F16, 1.0));
+    }
+
+    @Test
+    void anyDifferenceIsADifferentNode() {
+        UOp x = filled(DType.F32, 1.0, 6);
+        assertThat(UOp.of(Op.RESHAPE, DType.F32, Shape.of(2, 3), x)).isNotSameAs(UOp.of(Op.RESHAPE, DType.F32, Shape.of(3, 2), x));
+        assertThat(UOp.constant(DType.I32, 1)).isNotSameAs(UOp.constant(DType.I64, 1));
+        assertThat(UOp.constant(DType.F32, 0.0)).isNotSameAs(UOp.constant(DType.F32, -0.0));
+        assertThat(UOp.index(1).add(UOp.index(2))).isNotSameAs(UOp.index(2).add(UOp.index(1)));
+        assertThat(new Variable("n", 0, 10).uop()).isNotSameAs(new Variable("n", 0, 11).uop());
+    }
+
+    @Test
+    void hashIsStructuralAndSurvivesCollection() {
+        int hash = nodeHash();
+        WeakReference<UOp> ref = new WeakReference<>(buildNode());
+        for (int i = 0; i < 50 && ref.get() != null; i++) {
+            System.gc();
+            byte[][] pressure = new byte[64][];
+            for (int k = 0; k < pressure.length; k++) pressure[k] = new byte[1 << 16];
+        }
+        // whether or not the node was collected and rebuilt, its hash is the same
+        assertThat(buildNode().hashCode()).isEqualTo(hash);
+        assertThat(buildNode().hashCode()).isEqualTo(UOp.of(Op.MUL, DType.I64, null, new Variable("hq", 1, 5).uop(), UOp.index(12345)).hashCode());
+    }
+
+    private static UOp buildNode() { return new Variable("hq", 1, 5).uop().mul(12345); }
+
+    private static int nodeHash() { return buildNode().hashCode(); }
+
+    // ---------------------------------------------------------------- shape inference
+
+    @Test
+    void binaryOperandsMustHaveOneShape() {
+        assertThatThrownBy(() -> UOp.of(Op.ADD, DType.F32, null, filled(DType.F32, 1, 2, 3), filled(DType.F32, 1, 3, 2)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ADD").hasMessageContaining("[2, 3]").hasMessageContaining("[3, 2]");
+        assertThatThrownBy(() -> UOp.of(Op.ADD, DType.F32, null, filled(DType.F32, 1, 2), filled(DType.F64, 1, 2)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("f32").hasMessageContaining("f64");
+        assertThatThrownBy(() -> UOp.of(Op.CMPLT, DType.F32, null, UOp.index(1), UOp.index(2)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bool");
+        assertThatThrownBy(() -> UOp.of(Op.THREEFRY, DType.I64, null, UOp.index(1), UOp.index(2)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("THREEFRY").hasMessageContaining("u64");
+    }
+
+    @Test
+    void reshapeMustKeepTheElementCount() {
+        UOp x = filled(DType.F32, 0, 2, 3);
+        assertThat(UOp.of(Op.RESHAPE, DType.F32, Shape.of(3, 2), x).shape()).isEqualTo(Shape.of(3, 2));
+        assertThatThrownBy(() -> UOp.of(Op.RESHAPE, DType.F32, Shape.of(4, 2), x)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("[2, 3]").hasMessageContaining("[4, 2]").hasMessageContaining("6").hasMessageContaining("8");
+    }
+
+    @Test
+    void otherShapeErrors() {
+        UOp x = filled(DType.F32, 0, 2, 3);
+        assertThatThrownBy(() -> UOp.of(Op.PERMUTE, DType.F32, Ints.of(0, 0), x)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("PERMUTE").hasMessageContaining("[2, 3]");
+        assertThatThrownBy(() -> UOp.of(Op.EXPAND, DType.F32, Shape.of(4, 3), x)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("EXPAND").hasMessageContaining("axis 0");
+        assertThatThrownBy(() -> UOp.of(Op.SHRINK, DType.F32, Ints.of(0, 3, 0, 3), x)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("SHRINK").hasMessageContaining("axis 0");
+        assertThatThrownBy(() -> UOp.of(Op.REDUCE, DType.F32, new ReduceArg(ReduceArg.Kind.SUM, Ints.of(2)), x))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("axis 2");
+        assertThatThrownBy(() -> UOp.of(Op.WHERE, DType.F32, null, x, x, x)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("bool");
+        assertThatThrownBy(() -> UOp.of(Op.NEG, DType.F32, null, x, x)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("1 sources");
+        assertThatThrownBy(() -> UOp.of(Op.BITCAST, DType.I16, null, x)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("f32").hasMessageContaining("i16");
+        assertThat(UOp.of(Op.PAD, DType.F32, Ints.of(1, 0, 0, 2), x).shape()).isEqualTo(Shape.of(3, 5));
+        assertThat(UOp.of(Op.REDUCE, DType.F32, new ReduceArg(ReduceArg.Kind.MAX, Ints.of(1)), x).shape()).isEqualTo(Shape.of(2, 1));
+    }
+
+    // ---------------------------------------------------------------- traversal
+
+    @Test
+    void toposortListsSourcesBeforeUsersOnce() {
+        Variable i = new Variable("ti", 0, 7), j = new Variable("tj", 0, 7);
+        UOp shared = i.uop().mul(8);
+        UOp root = shared.add(j.uop()).max(shared);
+        List<UOp> order = root.toposort();
+        assertThat(order).doesNotHaveDuplicates();
+        assertThat(order.getLast()).isSameAs(root);
+        assertThat(order).hasSize(6); // i, 8, i*8, j, i*8+j, max
+        for (UOp u : order) {
+            for (UOp s : u.src()) assertThat(order.indexOf(s)).as("%s before %s", s, u).isLessThan(order.indexOf(u));
+        }
+        assertThat(UOp.index(4).toposort()).containsExactly(UOp.index(4));
+    }
+
+    @Test
+    void toposortHandlesDeepGraphsWithoutRecursion() {
+        UOp u = new Variable("deep", 0, 1).uop();
+        for (int k = 0; k < 100_000; k++) u = u.add(1);
+        assertThat(u.toposort()).hasSize(100_002);
+    }
+
+    @Test
+    void variablesAreCollectedOnce() {
+        Variable a = new Variable("va", 0, 3), b = new Variable("vb", -2, 2);
+        UOp e = a.uop().mul(b.uop()).add(a.uop()).floorDiv(2);
+        assertThat(e.variables()).containsExactlyInAnyOrder(a, b);
+        assertThat(UOp.index(3).variables()).isEmpty();
+    }
+
+    @Test
+    void rangesOfNodes() {
+        Variable a = new Variable("ra", -3, 5);
+        assertThat(a.uop().mul(-2).vmin()).isEqualTo(-10);
+        assertThat(a.uop().mul(-2).vmax()).isEqualTo(6);
+        assertThat(a.uop().floorMod(4).vmin()).isZero();
+        assertThat(a.uop().floorMod(4).vmax()).isEqualTo(3);
+        assertThat(a.uop().lt(UOp.index(6)).vmin()).isEqualTo(1);
+        assertThat(UOp.constant(DType.U8, 200).vmax()).isEqualTo(200);
+    }
+
+    @Test
+    void toStringIsReadable() {
+        Variable a = new Variable("sa", 0, 3);
+        assertThat(a.uop().add(2).toString()).isEqualTo("ADD(sa, 2)");
+        assertThat(filled(DType.F32, 1, 2).toString()).contains("EXPAND").contains("[2]");
+    }
+}

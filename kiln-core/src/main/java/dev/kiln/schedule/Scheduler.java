@@ -5,6 +5,7 @@ import dev.kiln.ir.UOp;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -24,7 +25,7 @@ import java.util.Set;
  *       would be recomputed for every copy. Realising the source rather than the reduction keeps the
  *       elementwise ops between them (a bias, an activation, a normalisation's {@code rsqrt}) in the
  *       reduction's kernel, computed once per element. A broadcast point whose reductions all end up
- *       realised by rule 4 is fused again: it would only repeat elementwise work;</li>
+ *       realised by other rules is fused again: it would only save elementwise work;</li>
  *   <li><b>shared reduction</b>: a {@code REDUCE} whose value would otherwise reach more than one kernel,
  *       or reach one kernel along paths with different movement or reduce ops (it would be read at
  *       different indices, each read a recomputation). It is computed once: the node realised is the
@@ -130,7 +131,7 @@ public final class Scheduler {
         while (!work.isEmpty()) {
             UOp u = work.removeLast();
             for (UOp c : consumers.getOrDefault(u, List.of())) {
-                if (c.op() == Op.EXPAND && replicates(c)) return false; // unreachable after rule 3; kept as a guard
+                if (c.op() == Op.EXPAND && replicates(c)) return false; // rule 3 cuts below every such EXPAND first; a guard
                 List<UOp> p = path.get(u);
                 if (c.op().isMovement() || c.op() == Op.REDUCE) {
                     p = new ArrayList<>(p);
@@ -180,7 +181,7 @@ public final class Scheduler {
         while (target.op() == Op.RESHAPE) target = target.src(0);
         record Visit(UOp node, boolean moved) {}
         List<Visit> work = new ArrayList<>(List.of(new Visit(assign.src(1), false)));
-        Set<Visit> seen = new java.util.HashSet<>();
+        Set<Visit> seen = new HashSet<>();
         while (!work.isEmpty()) {
             Visit v = work.removeLast();
             if (!seen.add(v)) continue;

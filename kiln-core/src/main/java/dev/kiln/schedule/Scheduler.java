@@ -5,6 +5,7 @@ import dev.kiln.ir.UOp;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -13,23 +14,34 @@ import java.util.Set;
 
 /**
  * Cuts a tensor-level graph into kernels. Everything fuses unless one of these rules says a node must
- * be materialised:
+ * be materialised (realised):
  *
  * <ol>
  *   <li>graph outputs;</li>
  *   <li>{@code CONTIGUOUS}, {@code COPY}, {@code ASSIGN} and {@code CUSTOM} nodes, and the sources of
  *       {@code COPY} and {@code CUSTOM} (they need buffers to read);</li>
- *   <li>a {@code REDUCE} whose result is broadcast ({@code EXPAND}) or reduced again before it reaches
- *       the kernel it would fuse into — fusing it would recompute the reduction per broadcast element;</li>
- *   <li>a {@code REDUCE} read by more than one consumer (it is computed once, not per consumer);</li>
- *   <li>the value of an {@code ASSIGN} that reads the target's own buffer at other elements (through a
- *       movement op other than a reshape, or a reduction): the kernel writes in place, so such a value is
- *       computed into its own buffer first.</li>
+ *   <li><b>broadcast point</b>: the source of an {@code EXPAND} that replicates values (looking down
+ *       through reshapes), when a {@code REDUCE} is fused into that source — otherwise the reduction
+ *       would be recomputed for every copy. Realising the source rather than the reduction keeps the
+ *       elementwise ops between them (a bias, an activation, a normalisation's {@code rsqrt}) in the
+ *       reduction's kernel, computed once per element. A broadcast point whose reductions all end up
+ *       realised by other rules is fused again: it would only save elementwise work;</li>
+ *   <li><b>shared reduction</b>: a {@code REDUCE} whose value would otherwise reach more than one kernel,
+ *       or reach one kernel along paths with different movement or reduce ops (it would be read at
+ *       different indices, each read a recomputation). It is computed once: the node realised is the
+ *       last elementwise op of the chain of elementwise ops and reshapes above it in which each node
+ *       has a single consumer (or the reduction itself), so that chain also runs once;</li>
+ *   <li><b>in-place hazard</b>: the value of an {@code ASSIGN} when it reads the assigned buffer at
+ *       other positions than it writes (through a movement op other than a reshape, or a reduction):
+ *       the kernel writes in place, so it would read elements it has already overwritten.</li>
  * </ol>
  *
- * <p>Elementwise and movement nodes read by several consumers are recomputed in each, which is cheaper
- * than a round trip through memory. Padding needs no rule: lowering masks the whole padded subtree,
- * not only its loads, so {@code PAD} of an op with {@code f(0) != 0} fuses correctly.
+ * <p>So a reduction of a fused reduction fuses (only {@code EXPAND} replicates values; every other
+ * movement op reads each element at most once), and a reduction read twice at the same index in one
+ * kernel fuses (lowering computes it once). Elementwise and movement nodes read by several consumers
+ * are recomputed in each, which is cheaper than a round trip through memory. Padding needs no rule:
+ * lowering masks the whole padded subtree, not only its loads, so {@code PAD} of an op with
+ * {@code f(0) != 0} fuses correctly.
  */
 public final class Scheduler {
     private Scheduler() {}
@@ -40,9 +52,9 @@ public final class Scheduler {
         Map<UOp, List<UOp>> consumers = new IdentityHashMap<>();
         for (UOp u : order) for (UOp s : u.src()) consumers.computeIfAbsent(s, k -> new ArrayList<>()).add(u);
 
-        Set<UOp> realised = Collections.newSetFromMap(new IdentityHashMap<>());
-        realised.addAll(roots);
-        for (UOp u : order) {
+        Set<UOp> realised = identitySet();
+        realised.addAll(roots); // rule 1
+        for (UOp u : order) { // rule 2
             switch (u.op()) {
                 case BUFFER, CONTIGUOUS, ASSIGN -> realised.add(u);
                 case COPY, CUSTOM -> {
@@ -52,14 +64,28 @@ public final class Scheduler {
                 default -> { }
             }
         }
-        for (UOp u : order) {
-            if (u.op() == Op.ASSIGN && readsTargetElsewhere(u, realised)) realised.add(u.src(1));
-        }
-        // consumers before producers, so each walk below sees the final decisions above it
+        // rules 3 and 4, consumers before producers: every walk up from a node sees the final cut above it
+        Set<UOp> broadcastPoints = identitySet();
         for (UOp u : order.reversed()) {
-            if (u.op() != Op.REDUCE || realised.contains(u)) continue;
-            List<UOp> users = consumers.getOrDefault(u, List.of());
-            if (users.size() > 1 || broadcastOrReducedAgain(u, consumers, realised)) realised.add(u);
+            if (u.op() == Op.EXPAND && replicates(u)) {
+                UOp p = u.src(0);
+                while (p.op() == Op.RESHAPE && !realised.contains(p)) p = p.src(0);
+                if (!realised.contains(p) && fusesReduce(p, realised)) {
+                    realised.add(p);
+                    broadcastPoints.add(p);
+                }
+            } else if (u.op() == Op.REDUCE && !realised.contains(u) && !readOnce(u, consumers, realised)) {
+                realised.add(chainTop(u, consumers, realised));
+            }
+        }
+        // producers first, so a point above sees whether the points below it stayed
+        for (UOp p : order) {
+            if (!broadcastPoints.contains(p)) continue;
+            realised.remove(p);
+            if (fusesReduce(p, realised)) realised.add(p);
+        }
+        for (UOp u : order) { // rule 5
+            if (u.op() == Op.ASSIGN && !realised.contains(u.src(1)) && readsTargetElsewhere(u, realised)) realised.add(u.src(1));
         }
 
         List<ScheduleItem> items = new ArrayList<>();
@@ -77,40 +103,96 @@ public final class Scheduler {
         return new Schedule(List.copyOf(roots), List.copyOf(items));
     }
 
-    private static boolean broadcastOrReducedAgain(UOp reduce, Map<UOp, List<UOp>> consumers, Set<UOp> realised) {
-        List<UOp> work = new ArrayList<>(consumers.getOrDefault(reduce, List.of()));
-        Set<UOp> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+    private static boolean replicates(UOp expand) { return expand.shape().numel() > expand.src(0).shape().numel(); }
+
+    /** Whether the kernel computing {@code u} (cut at realised nodes) contains a reduction. */
+    private static boolean fusesReduce(UOp u, Set<UOp> realised) {
+        List<UOp> work = new ArrayList<>(List.of(u));
+        Set<UOp> seen = identitySet();
         while (!work.isEmpty()) {
-            UOp c = work.removeLast();
-            if (!seen.add(c)) continue;
-            if (c.op() == Op.REDUCE) return true;
-            if (c.op() == Op.EXPAND && c.shape().numel() > c.src(0).shape().numel()) return true;
-            if (realised.contains(c)) continue; // the kernel ends here
-            work.addAll(consumers.getOrDefault(c, List.of()));
+            UOp s = work.removeLast();
+            if (!seen.add(s)) continue;
+            if (s.op() == Op.REDUCE) return true;
+            for (UOp t : s.src()) if (!realised.contains(t)) work.add(t);
         }
         return false;
     }
 
-    /** Whether an ASSIGN's value reads the target buffer other than element for element. */
+    /**
+     * Whether fusing {@code reduce} computes it once: its value reaches a single kernel, along paths
+     * that all pass the same movement and reduce ops (so it is read at one index per output element).
+     */
+    private static boolean readOnce(UOp reduce, Map<UOp, List<UOp>> consumers, Set<UOp> realised) {
+        // the movement and reduce ops passed on the way from the reduction to each node
+        Map<UOp, List<UOp>> path = new IdentityHashMap<>();
+        List<UOp> work = new ArrayList<>(List.of(reduce));
+        path.put(reduce, List.of());
+        UOp kernel = null;
+        while (!work.isEmpty()) {
+            UOp u = work.removeLast();
+            for (UOp c : consumers.getOrDefault(u, List.of())) {
+                if (c.op() == Op.EXPAND && replicates(c)) return false; // rule 3 cuts below every such EXPAND first; a guard
+                List<UOp> p = path.get(u);
+                if (c.op().isMovement() || c.op() == Op.REDUCE) {
+                    p = new ArrayList<>(p);
+                    p.add(c);
+                }
+                List<UOp> known = path.putIfAbsent(c, p);
+                if (known != null) {
+                    if (!known.equals(p)) return false;
+                    continue;
+                }
+                if (realised.contains(c)) {
+                    if (kernel != null && kernel != c) return false;
+                    kernel = c;
+                } else {
+                    work.add(c);
+                }
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The node to realise for a shared {@code reduce}: the last elementwise op of the chain of
+     * unrealised elementwise ops and reshapes above it in which every node has a single consumer.
+     */
+    private static UOp chainTop(UOp reduce, Map<UOp, List<UOp>> consumers, Set<UOp> realised) {
+        UOp top = reduce;
+        UOp u = reduce;
+        while (true) {
+            List<UOp> users = consumers.getOrDefault(u, List.of());
+            UOp c = users.isEmpty() ? null : users.getFirst();
+            if (c == null || users.stream().anyMatch(x -> x != c) || realised.contains(c)) return top;
+            if (!c.op().isElementwise() && c.op() != Op.RESHAPE) return top;
+            if (c.op().isElementwise()) top = c;
+            u = c;
+        }
+    }
+
+    /**
+     * Whether the value of {@code assign} reads the assigned buffer at other positions than the
+     * kernel writes: through a movement op other than a reshape (reshapes keep the flat index), or a
+     * reduction, before a realised node ends the kernel. Reshapes are followed even when realised:
+     * they are views of the same storage.
+     */
     private static boolean readsTargetElsewhere(UOp assign, Set<UOp> realised) {
         UOp target = assign.src(0);
         while (target.op() == Op.RESHAPE) target = target.src(0);
-        List<UOp> work = new ArrayList<>(List.of(assign.src(1)));
-        List<Boolean> shifted = new ArrayList<>(List.of(false));
-        List<Set<UOp>> seen = List.of(Collections.newSetFromMap(new IdentityHashMap<>()), Collections.newSetFromMap(new IdentityHashMap<>()));
+        record Visit(UOp node, boolean moved) {}
+        List<Visit> work = new ArrayList<>(List.of(new Visit(assign.src(1), false)));
+        Set<Visit> seen = new HashSet<>();
         while (!work.isEmpty()) {
-            UOp u = work.removeLast();
-            boolean moved = shifted.removeLast();
+            Visit v = work.removeLast();
+            if (!seen.add(v)) continue;
+            UOp u = v.node();
             if (u == target) {
-                if (moved) return true;
+                if (v.moved()) return true;
                 continue;
             }
-            if (realised.contains(u) || !seen.get(moved ? 1 : 0).add(u)) continue;
-            boolean m = moved || (u.op().isMovement() && u.op() != Op.RESHAPE) || u.op() == Op.REDUCE;
-            for (UOp s : u.src()) {
-                work.add(s);
-                shifted.add(m);
-            }
+            if (u.op() != Op.RESHAPE && realised.contains(u)) continue;
+            boolean moved = v.moved() || (u.op().isMovement() && u.op() != Op.RESHAPE) || u.op() == Op.REDUCE;
+            for (UOp s : u.src()) work.add(new Visit(s, moved));
         }
         return false;
     }
@@ -127,7 +209,7 @@ public final class Scheduler {
     static List<UOp> kernelInputs(UOp root, Set<UOp> realised) {
         Set<UOp> inputs = new LinkedHashSet<>();
         List<UOp> work = new ArrayList<>(root.src().reversed());
-        Set<UOp> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        Set<UOp> seen = identitySet();
         while (!work.isEmpty()) {
             UOp s = work.removeLast();
             if (!seen.add(s)) continue;
@@ -139,10 +221,12 @@ public final class Scheduler {
 
     private static List<UOp> toposort(List<UOp> roots) {
         List<UOp> order = new ArrayList<>();
-        Set<UOp> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        Set<UOp> seen = identitySet();
         for (UOp r : roots) {
             for (UOp u : r.toposort()) if (seen.add(u)) order.add(u);
         }
         return order;
     }
+
+    private static Set<UOp> identitySet() { return Collections.newSetFromMap(new IdentityHashMap<>()); }
 }

@@ -75,20 +75,25 @@ final class Pooling {
         Tensor xf = x.toFloat();
         Tensor win = Convolution.windows(xf.pad(g.pads(xf.ndim())), g.kernel(), g.stride(), g.dilation());
         Tensor sums = win.sum(g.windowAxes(win.ndim()), false);
-        // the divisor factors over the axes: per axis, the windows' sums of an indicator of the counted positions
+        // the divisor depends only on the geometry, so it is a host constant (no kernel); it factors over
+        // the axes: per axis, how many positions of each window are counted
         Tensor count = null;
         for (int i = 0; i < spatial; i++) {
-            int n = x.dim(x.ndim() - spatial + i), p = g.padding()[i];
+            int n = x.dim(x.ndim() - spatial + i), p = g.padding()[i], k = g.kernel()[i], st = g.stride()[i];
             int len = countIncludePad ? n + 2 * p : n, before = countIncludePad ? 0 : p;
-            Tensor counted = Tensor.ones(len).pad(new int[][] {{before, n + 2 * p + g.extra()[i] - before - len}});
-            Tensor axisCount = Convolution.windows(counted, new int[] {g.kernel()[i]}, new int[] {g.stride()[i]}, new int[] {1}).sum(new int[] {1}, false);
+            int windows = (n + 2 * p + g.extra()[i] - k) / st + 1;
+            double[] perWindow = new double[windows];
+            for (int o = 0; o < windows; o++) {
+                int lo = Math.max(o * st, before), hi = Math.min(o * st + k, before + len);
+                perWindow[o] = Math.max(0, hi - lo);
+            }
             int[] shape = new int[spatial];
             Arrays.fill(shape, 1);
-            shape[i] = axisCount.dim(0);
-            axisCount = axisCount.reshape(shape);
+            shape[i] = windows;
+            Tensor axisCount = Tensor.of(xf.dtype(), perWindow, shape);
             count = count == null ? axisCount : count.mul(axisCount);
         }
-        return sums.div(count.cast(xf.dtype()).to(x.device()));
+        return sums.div(count.to(x.device()));
     }
 
     /**

@@ -262,6 +262,28 @@ public final class Tensor {
     /** The realised buffer (computing it first if needed). */
     public Buffer buffer() { return realize().realized; }
 
+    /**
+     * This tensor's graph scheduled, planned and compiled for its device once, to be executed many
+     * times ({@link dev.kiln.runtime.ExecutionPlan#execute()}). Close the plan to free its memory.
+     */
+    public dev.kiln.runtime.ExecutionPlan prepare() { return prepare(this); }
+
+    /** One plan computing several outputs (in the given order) on the first output's device. */
+    public static dev.kiln.runtime.ExecutionPlan prepare(Tensor... outputs) {
+        if (outputs.length == 0) throw new IllegalArgumentException("prepare: needs at least one output");
+        Device d = outputs[0].device;
+        List<UOp> roots = new ArrayList<>();
+        for (Tensor t : outputs) roots.add(t.to(d).node());
+        return dev.kiln.runtime.PlanBuilder.build(d, roots);
+    }
+
+    /**
+     * A 0-d i64 tensor holding the value of a symbolic variable, given when a plan runs
+     * ({@link dev.kiln.runtime.ExecutionPlan#executeWithVars}); use it like any scalar, e.g. to mask
+     * positions past a length: {@code arange(n).lt(variable(len))}.
+     */
+    public static Tensor variable(Variable v) { return new Tensor(v.uop(), defaultDevice()); }
+
     /** This tensor on another device (a {@link Op#COPY}); the same tensor if it is already there. */
     public Tensor to(String deviceName) { return to(DeviceRegistry.get(deviceName)); }
 

@@ -3,10 +3,16 @@ package dev.kiln.interp;
 import dev.kiln.DType;
 import dev.kiln.DeviceSpec;
 import dev.kiln.Variable;
+import dev.kiln.codegen.KernelEvaluator;
+import dev.kiln.codegen.KernelProgram;
+import dev.kiln.codegen.ProgramText;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
+import dev.kiln.runtime.CompiledKernel;
 import dev.kiln.runtime.Device;
 
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /** The reference device: runs tensor graphs through the {@link Interpreter}, data on the Java heap. */
@@ -25,6 +31,19 @@ public final class InterpDevice implements Device {
     public Buffer realize(UOp root, Map<Variable, Long> bindings) {
         Value v = new Interpreter(spec.toString(), bindings).evaluate(root);
         return Interpreter.toBuffer(spec.toString(), v);
+    }
+
+    /**
+     * Kernels run by the {@link KernelEvaluator}: the reference path through scheduling and lowering.
+     * They always run whole (a THREAD split is not offered, so the range is the full one).
+     */
+    @Override
+    public List<CompiledKernel> compile(List<KernelProgram> programs) {
+        return programs.stream().map(p -> new CompiledKernel(p, ProgramText.render(p), (bufs, vars, start, end) -> {
+            Map<Variable, Long> bound = new HashMap<>();
+            for (int i = 0; i < vars.length; i++) bound.put(p.variables().get(i), vars[i]);
+            KernelEvaluator.run(p, List.of(bufs), bound);
+        })).toList();
     }
 
     @Override

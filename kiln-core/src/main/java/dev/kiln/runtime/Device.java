@@ -3,8 +3,10 @@ package dev.kiln.runtime;
 import dev.kiln.DType;
 import dev.kiln.DeviceSpec;
 import dev.kiln.Variable;
+import dev.kiln.codegen.KernelProgram;
 import dev.kiln.ir.UOp;
 
+import java.util.List;
 import java.util.Map;
 
 /** A place where tensors live and graphs run. */
@@ -20,4 +22,13 @@ public interface Device {
      * @param bindings values for the variables the graph uses, each within its bounds
      */
     Buffer realize(UOp root, Map<Variable, Long> bindings);
+
+    /**
+     * This device's optimisation of a lowered kernel (loop splits, vectorisation, threads): what its
+     * heuristic chooses. The default leaves the program as lowered.
+     */
+    default KernelProgram optimize(KernelProgram program) { return program; }
+
+    /** Compiles lowered kernels for this device, as one batch; the result is in the same order. */
+    List<CompiledKernel> compile(List<KernelProgram> programs);
 }

@@ -1,0 +1,402 @@
+package dev.kiln.runtime;
+
+import dev.kiln.DType;
+import dev.kiln.Variable;
+import dev.kiln.codegen.KernelProgram;
+import dev.kiln.codegen.Stmt;
+import dev.kiln.ir.Op;
+import dev.kiln.ir.UOp;
+import dev.kiln.schedule.MemoryPlan;
+import dev.kiln.schedule.Schedule;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ForkJoinTask;
+import java.util.concurrent.RecursiveAction;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A graph prepared once and executed many times: its compiled kernels, its buffers and the order of
+ * its steps. It owns all memory it allocated — one arena of intermediates and the output buffers —
+ * and frees it on {@link #close()}. Inputs are the realised tensors the graph reads; write new data
+ * into their buffers and {@link #execute()} again.
+ *
+ * <p>Steps whose byte ranges do not conflict ({@link MemoryPlan#conflicts}) may run at the same time on
+ * the {@link WorkerPool}; a kernel whose outer loop is marked THREAD is split across the workers.
+ *
+ * <p>Not thread-safe: one plan runs one execution at a time.
+ */
+public final class ExecutionPlan implements AutoCloseable {
+    private final Device device;
+    private final Schedule schedule;
+    private final MemoryPlan memory;
+    private final List<UOp> nodes;
+    private final List<PreparedOp> ops;
+    private final List<KernelRunner> runners;
+    private final List<Integer> outputs;
+    private final List<Variable> variables;
+    private final long[] values;
+    private final int[][] varSlots;     // per op: indices into values, in the kernel's variable order
+    private final long[][] opVars;      // per op: the values handed to its kernel
+    private final int[][] predecessors; // per op: earlier ops it must wait for
+    private final boolean parallel;
+
+    private Arena arena;                // outputs and owned buffers; freed by close()
+    private Arena intermediates;        // the intermediate arena; freed by releaseIntermediateBuffers()
+    private MemorySegment[] segments;   // per plan buffer
+    private MemorySegment[][] opBuffers;
+    private long allocatedBytes;
+    private long intermediateBytes;
+    private boolean closed;
+
+    ExecutionPlan(Device device, Schedule schedule, MemoryPlan memory, List<UOp> nodes, List<PreparedOp> ops,
+                  List<KernelRunner> runners, List<Integer> outputs, List<Variable> variables) {
+        this.device = device;
+        this.schedule = schedule;
+        this.memory = memory;
+        this.nodes = List.copyOf(nodes);
+        this.ops = List.copyOf(ops);
+        this.runners = new ArrayList<>(runners);
+        this.outputs = List.copyOf(outputs);
+        this.variables = variables;
+        this.values = new long[variables.size()];
+        for (int i = 0; i < variables.size(); i++) values[i] = variables.get(i).min();
+        this.varSlots = new int[ops.size()][];
+        this.opVars = new long[ops.size()][];
+        for (int i = 0; i < ops.size(); i++) {
+            if (ops.get(i) instanceof PreparedKernel k) {
+                List<Variable> vs = k.program().variables();
+                varSlots[i] = vs.stream().mapToInt(variables::indexOf).toArray();
+                opVars[i] = new long[vs.size()];
+            }
+        }
+        this.predecessors = new int[ops.size()][];
+        boolean independent = false;
+        for (int j = 0; j < ops.size(); j++) {
+            List<Integer> before = new ArrayList<>();
+            for (int i = 0; i < j; i++) if (memory.conflicts(i, j)) before.add(i);
+            predecessors[j] = before.stream().mapToInt(Integer::intValue).toArray();
+            if (j > 0 && before.isEmpty() && !(ops.get(j) instanceof PreparedBufferView)) independent = true;
+        }
+        this.parallel = independent && WorkerPool.size() > 1;
+        this.arena = Arena.ofShared();
+        allocateOwned();
+        allocateIntermediates();
+    }
+
+    // ---------------------------------------------------------------- memory
+
+    private void allocateOwned() {
+        segments = new MemorySegment[nodes.size()];
+        Map<UOp, MemorySegment> owned = new IdentityHashMap<>();
+        for (int i = 0; i < nodes.size(); i++) {
+            UOp n = nodes.get(i);
+            if (n.op() == Op.BUFFER) {
+                segments[i] = ((Buffer) n.arg()).segment();
+                continue;
+            }
+            MemoryPlan.ByteRange r = memory.rangeOf(n);
+            if (r.storage() instanceof MemoryPlan.Storage.Owned(UOp owner)) {
+                MemorySegment base = owned.get(owner);
+                if (base == null) {
+                    base = owner.op() == Op.BUFFER ? ((Buffer) owner.arg()).segment() : allocate(arena, bytesOf(owner));
+                    owned.put(owner, base);
+                }
+                segments[i] = base.asSlice(r.offset(), r.length());
+            }
+        }
+    }
+
+    private void allocateIntermediates() {
+        intermediates = Arena.ofShared();
+        intermediateBytes = 0;
+        Map<String, MemorySegment> blocks = new HashMap<>(); // one arena per device, as planned
+        for (var e : memory.arenaSizes().entrySet()) {
+            MemorySegment block = allocate(intermediates, Math.max(e.getValue(), 1));
+            intermediateBytes += block.byteSize();
+            blocks.put(e.getKey(), block);
+        }
+        for (int i = 0; i < nodes.size(); i++) {
+            UOp n = nodes.get(i);
+            if (n.op() == Op.BUFFER) continue;
+            MemoryPlan.ByteRange r = memory.rangeOf(n);
+            if (r.storage() instanceof MemoryPlan.Storage.Arena(String dev)) segments[i] = blocks.get(dev).asSlice(r.offset(), r.length());
+        }
+        opBuffers = new MemorySegment[ops.size()][];
+        for (int i = 0; i < ops.size(); i++) {
+            PreparedOp op = ops.get(i);
+            MemorySegment[] b = new MemorySegment[1 + op.inputs().size()];
+            b[0] = segments[op.output()];
+            for (int j = 0; j < op.inputs().size(); j++) b[j + 1] = segments[op.inputs().get(j)];
+            opBuffers[i] = b;
+        }
+    }
+
+    private MemorySegment allocate(Arena a, long bytes) {
+        MemorySegment s = a.allocate(Math.max(bytes, 1), 64);
+        allocatedBytes += s.byteSize();
+        MemoryStats.allocated(s.byteSize());
+        return s;
+    }
+
+    private static long bytesOf(UOp n) { return n.dtype().byteSize(n.shape().numel()); }
+
+    /**
+     * Frees the intermediate arena now; the next execution allocates it again. Outputs stay valid.
+     */
+    public void releaseIntermediateBuffers() {
+        checkOpen();
+        if (intermediates == null) return;
+        intermediates.close();
+        intermediates = null;
+        MemoryStats.freed(intermediateBytes);
+        allocatedBytes -= intermediateBytes;
+    }
+
+    /** Frees everything this plan allocated. Output buffers and views of them become invalid. */
+    @Override
+    public void close() {
+        if (closed) return;
+        closed = true;
+        if (intermediates != null) intermediates.close();
+        arena.close();
+        MemoryStats.freed(allocatedBytes);
+        allocatedBytes = 0;
+    }
+
+    private void checkOpen() {
+        if (closed) throw new IllegalStateException("execution plan is closed");
+    }
+
+    // ---------------------------------------------------------------- execution
+
+    /** Runs every step with the current variable values. */
+    public void execute() {
+        checkOpen();
+        if (intermediates == null) allocateIntermediates();
+        for (int i = 0; i < ops.size(); i++) {
+            if (varSlots[i] != null) for (int v = 0; v < varSlots[i].length; v++) opVars[i][v] = values[varSlots[i][v]];
+        }
+        if (parallel) runParallel();
+        else for (int i = 0; i < ops.size(); i++) run(i);
+    }
+
+    /**
+     * Sets the variables and runs. Every value is checked against its variable's bounds before anything
+     * runs; names not used by the plan are an error too.
+     *
+     * @throws IllegalArgumentException naming the variable, the value and its range
+     */
+    public void executeWithVars(Map<String, Long> vars) {
+        checkOpen();
+        long[] next = values.clone();
+        for (var e : vars.entrySet()) {
+            int i = indexOfVariable(e.getKey());
+            if (e.getValue() == null) throw new IllegalArgumentException("executeWithVars: no value for variable '" + e.getKey() + "'");
+            next[i] = variables.get(i).bind(e.getValue()).value();
+        }
+        System.arraycopy(next, 0, values, 0, values.length);
+        execute();
+    }
+
+    private int indexOfVariable(String name) {
+        for (int i = 0; i < variables.size(); i++) if (variables.get(i).name().equals(name)) return i;
+        throw new IllegalArgumentException("executeWithVars: the plan has no variable '" + name + "'; its variables are "
+                + variables.stream().map(v -> v.name() + "[" + v.min() + ", " + v.max() + "]").toList());
+    }
+
+    /** Runs every step once, sequentially, timing each. */
+    public List<KernelProfile> executeProfiled() {
+        checkOpen();
+        if (intermediates == null) allocateIntermediates();
+        List<KernelProfile> profiles = new ArrayList<>();
+        long origin = System.nanoTime();
+        for (int i = 0; i < ops.size(); i++) {
+            if (varSlots[i] != null) for (int v = 0; v < varSlots[i].length; v++) opVars[i][v] = values[varSlots[i][v]];
+            long s = System.nanoTime();
+            run(i);
+            long e = System.nanoTime();
+            PreparedOp op = ops.get(i);
+            long flops = op instanceof PreparedKernel k ? k.flops() : 0;
+            long bytes = switch (op) {
+                case PreparedKernel k -> k.bytes();
+                case PreparedCopy c -> 2 * c.bytes();
+                default -> 0;
+            };
+            String source = op instanceof PreparedKernel k ? k.source() : "";
+            profiles.add(new KernelProfile(op.name(), s - origin, e - s, flops, bytes, Thread.currentThread().getName(), source));
+        }
+        return profiles;
+    }
+
+    /** {@link #executeProfiled()} and a Chrome trace of it written to {@code traceFile}. */
+    public List<KernelProfile> executeProfiled(Path traceFile) {
+        List<KernelProfile> p = executeProfiled();
+        ChromeTrace.write(traceFile, p);
+        return p;
+    }
+
+    private void run(int i) {
+        PreparedOp op = ops.get(i);
+        MemorySegment[] b = opBuffers[i];
+        switch (op) {
+            case PreparedKernel k -> runKernel(i, k);
+            case PreparedCopy c -> MemorySegment.copy(b[1], 0, b[0], 0, c.bytes());
+            case PreparedBufferView v -> { } // the view's buffer is its parent's storage
+            case PreparedCustomFunction f -> {
+                List<MemorySegment> ins = new ArrayList<>();
+                for (int j = 1; j < b.length; j++) ins.add(b[j].asReadOnly());
+                f.function().body().apply(List.copyOf(ins), b[0]);
+            }
+        }
+    }
+
+    private void runKernel(int i, PreparedKernel k) {
+        KernelRunner r = runners.get(i);
+        long extent = outerExtent(k.program());
+        int workers = threadWorkers(k.program(), extent);
+        if (workers <= 1) {
+            r.run(opBuffers[i], opVars[i], 0, extent);
+            return;
+        }
+        long chunk = (extent + workers - 1) / workers;
+        List<RecursiveAction> parts = new ArrayList<>();
+        for (long s = 0; s < extent; s += chunk) {
+            long start = s, end = Math.min(extent, s + chunk);
+            parts.add(new RecursiveAction() {
+                @Override
+                protected void compute() { r.run(opBuffers[i], opVars[i], start, end); }
+            });
+        }
+        if (ForkJoinTask.inForkJoinPool()) ForkJoinTask.invokeAll(parts);
+        else WorkerPool.pool().invoke(new RecursiveAction() {
+            @Override
+            protected void compute() { invokeAll(parts); }
+        });
+    }
+
+    /** Iterations of the outermost loop (1 if the body does not start with a loop). */
+    static long outerExtent(KernelProgram p) {
+        return p.body().body().size() == 1 && p.body().body().getFirst() instanceof Stmt.Loop l ? l.extent() : 1;
+    }
+
+    private static int threadWorkers(KernelProgram p, long extent) {
+        if (!(p.body().body().size() == 1 && p.body().body().getFirst() instanceof Stmt.Loop l) || l.kind() != Stmt.LoopKind.THREAD) return 1;
+        return (int) Math.min(extent, WorkerPool.size());
+    }
+
+    /** Runs ops as their predecessors finish, independent ones side by side on the worker pool. */
+    private void runParallel() {
+        int n = ops.size();
+        AtomicInteger[] pending = new AtomicInteger[n];
+        List<List<Integer>> successors = new ArrayList<>();
+        for (int i = 0; i < n; i++) successors.add(new ArrayList<>());
+        for (int j = 0; j < n; j++) {
+            pending[j] = new AtomicInteger(predecessors[j].length);
+            for (int i : predecessors[j]) successors.get(i).add(j);
+        }
+        java.util.concurrent.CompletableFuture<Void> all = new java.util.concurrent.CompletableFuture<>();
+        AtomicInteger remaining = new AtomicInteger(n);
+        class Step extends RecursiveAction {
+            final int i;
+
+            Step(int i) { this.i = i; }
+
+            @Override
+            protected void compute() {
+                try {
+                    run(i);
+                } catch (Throwable t) {
+                    all.completeExceptionally(t);
+                    return;
+                }
+                List<Step> ready = new ArrayList<>();
+                for (int s : successors.get(i)) if (pending[s].decrementAndGet() == 0) ready.add(new Step(s));
+                if (remaining.decrementAndGet() == 0) all.complete(null);
+                if (!ready.isEmpty()) invokeAll(ready);
+            }
+        }
+        for (int i = 0; i < n; i++) if (predecessors[i].length == 0) WorkerPool.pool().execute(new Step(i));
+        try {
+            all.join();
+        } catch (java.util.concurrent.CompletionException e) {
+            if (e.getCause() instanceof RuntimeException re) throw re;
+            if (e.getCause() instanceof Error er) throw er;
+            throw e;
+        }
+    }
+
+    // ---------------------------------------------------------------- inspection
+
+    public Device device() { return device; }
+
+    /** The steps, in schedule order. */
+    public List<PreparedOp> preparedOps() { return ops; }
+
+    /** The compiled kernels, with their generated source. */
+    public List<PreparedKernel> kernels() {
+        return ops.stream().filter(o -> o instanceof PreparedKernel).map(o -> (PreparedKernel) o).toList();
+    }
+
+    /** The symbolic variables the plan reads, with their bounds. */
+    public List<Variable> variables() { return variables; }
+
+    public int numOutputs() { return outputs.size(); }
+
+    /** Output {@code i} (valid until {@link #close()}; overwritten by the next execution). */
+    public Buffer outputBuffer(int i) {
+        checkOpen();
+        if (i < 0 || i >= outputs.size()) throw new IndexOutOfBoundsException("output " + i + " of a plan with " + outputs.size() + " outputs");
+        return buffer((long) outputs.get(i));
+    }
+
+    /** The first output. */
+    public Buffer outputBuffer() { return outputBuffer(0); }
+
+    public List<Buffer> outputBuffers() {
+        List<Buffer> out = new ArrayList<>();
+        for (int i = 0; i < outputs.size(); i++) out.add(outputBuffer(i));
+        return out;
+    }
+
+    /**
+     * The buffer with id {@code astId}: the index of a realised node in {@link #buffers()} (the ids
+     * {@link PreparedOp#output()} and {@link PreparedOp#inputs()} use).
+     */
+    public Buffer buffer(long astId) {
+        checkOpen();
+        if (astId < 0 || astId >= nodes.size()) throw new IllegalArgumentException("plan has no buffer " + astId + " (ids 0.." + (nodes.size() - 1) + ")");
+        UOp n = nodes.get((int) astId);
+        if (segments[(int) astId] == null) allocateIntermediates();
+        DType dt = n.dtype();
+        return new Buffer(device.spec().toString(), dt, n.shape().numel(), segments[(int) astId]);
+    }
+
+    /** Every buffer of the plan by id: inputs, intermediates and outputs. */
+    public Map<Long, Buffer> buffers() {
+        Map<Long, Buffer> out = new LinkedHashMap<>();
+        for (int i = 0; i < nodes.size(); i++) out.put((long) i, buffer(i));
+        return out;
+    }
+
+    /** The schedule the plan was built from. */
+    public Schedule schedule() { return schedule; }
+
+    /** Bytes of the intermediate arenas (all devices). */
+    public long arenaBytes() { return memory.arenaSizes().values().stream().mapToLong(Long::longValue).sum(); }
+
+    /** Bytes this plan holds off-heap now. */
+    public long allocatedBytes() { return allocatedBytes; }
+
+    @Override
+    public String toString() {
+        return "ExecutionPlan[" + device + ", " + ops.size() + " steps, " + kernels().size() + " kernels, arena " + memory.arenaSize() + " B]";
+    }
+}

@@ -1,0 +1,14 @@
+package dev.kiln.runtime;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A compiled kernel as the runtime calls it: the buffers (output first, then the inputs, as the
+ * kernel's {@link dev.kiln.codegen.KernelProgram} orders its parameters), the values of its variables
+ * (in the program's order), and the range of iterations of its outermost loop to run — the whole
+ * range, or one worker's share when the kernel is split across threads.
+ */
+@FunctionalInterface
+public interface KernelRunner {
+    void run(MemorySegment[] buffers, long[] vars, long start, long end);
+}

@@ -1,0 +1,116 @@
+package dev.kiln.runtime;
+
+import dev.kiln.Variable;
+import dev.kiln.codegen.KernelProgram;
+import dev.kiln.codegen.Lowerer;
+import dev.kiln.codegen.ProgramCost;
+import dev.kiln.ir.CustomFunction;
+import dev.kiln.ir.Op;
+import dev.kiln.ir.UOp;
+import dev.kiln.schedule.MemoryPlan;
+import dev.kiln.schedule.MemoryPlanner;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.schedule.ScheduleItem;
+import dev.kiln.schedule.Scheduler;
+
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Turns graph outputs into an {@link ExecutionPlan}: schedule, plan memory, lower every kernel,
+ * let the device optimise and compile them (one batch), and index every realised node as a buffer.
+ */
+public final class PlanBuilder {
+    private PlanBuilder() {}
+
+    /** A plan computing {@code roots} on {@code device}. */
+    public static ExecutionPlan build(Device device, List<UOp> roots) {
+        if (roots.isEmpty()) throw new IllegalArgumentException("prepare: needs at least one output");
+        Schedule schedule = Scheduler.schedule(roots);
+        MemoryPlan memory = MemoryPlanner.plan(schedule, device.spec().toString());
+
+        // every realised node is a plan buffer: external inputs first (in first-use order), then item outputs
+        List<UOp> nodes = new ArrayList<>();
+        Map<UOp, Integer> index = new IdentityHashMap<>();
+        for (ScheduleItem item : schedule.items()) {
+            for (UOp in : item.inputs()) {
+                if (in.op() == Op.BUFFER && !index.containsKey(in)) {
+                    index.put(in, nodes.size());
+                    nodes.add(in);
+                }
+            }
+        }
+        for (ScheduleItem item : schedule.items()) {
+            index.put(item.output(), nodes.size());
+            nodes.add(item.output());
+        }
+        for (UOp r : roots) { // a root that is already a buffer has no item
+            if (!index.containsKey(r)) {
+                index.put(r, nodes.size());
+                nodes.add(r);
+            }
+        }
+
+        List<KernelProgram> programs = new ArrayList<>();
+        List<Integer> kernelItems = new ArrayList<>();
+        int k = 0;
+        for (int i = 0; i < schedule.items().size(); i++) {
+            if (schedule.items().get(i) instanceof ScheduleItem.Kernel kernel) {
+                programs.add(device.optimize(Lowerer.lower(kernel, kernelName(kernel, k++))));
+                kernelItems.add(i);
+            }
+        }
+        List<CompiledKernel> compiled = programs.isEmpty() ? List.of() : device.compile(programs);
+
+        List<PreparedOp> ops = new ArrayList<>();
+        List<KernelRunner> runners = new ArrayList<>();
+        Set<Variable> variables = new LinkedHashSet<>();
+        for (int i = 0, kernel = 0; i < schedule.items().size(); i++) {
+            ScheduleItem item = schedule.items().get(i);
+            int out = index.get(item.output());
+            List<Integer> ins = item.inputs().stream().map(index::get).toList();
+            switch (item) {
+                case ScheduleItem.Kernel kk -> {
+                    CompiledKernel c = compiled.get(kernel++);
+                    KernelProgram p = c.program();
+                    variables.addAll(p.variables());
+                    ops.add(new PreparedKernel(p.name(), out, ins, p, c.source(), ProgramCost.flops(p), ProgramCost.bytes(p)));
+                    runners.add(c.runner());
+                }
+                case ScheduleItem.Copy cp -> {
+                    UOp src = cp.inputs().getFirst();
+                    ops.add(new PreparedCopy("copy_" + i, out, ins, String.valueOf(deviceOf(src, device)), (String) cp.output().arg(),
+                            src.dtype().byteSize(src.shape().numel())));
+                    runners.add(null);
+                }
+                case ScheduleItem.View v -> {
+                    ops.add(new PreparedBufferView("view_" + i, out, ins));
+                    runners.add(null);
+                }
+                case ScheduleItem.Custom cu -> {
+                    CustomFunction f = (CustomFunction) cu.output().arg();
+                    ops.add(new PreparedCustomFunction("custom_" + f.name() + "_" + i, out, ins, f));
+                    runners.add(null);
+                }
+            }
+        }
+        List<Integer> outputs = roots.stream().map(index::get).toList();
+        return new ExecutionPlan(device, schedule, memory, nodes, ops, runners, outputs, List.copyOf(variables));
+    }
+
+    private static String deviceOf(UOp node, Device fallback) {
+        return node.op() == Op.BUFFER ? ((Buffer) node.arg()).device() : fallback.spec().toString();
+    }
+
+    /** {@code E_4x8_0} for elementwise kernels, {@code r_4x8_1} for kernels with a reduction. */
+    private static String kernelName(ScheduleItem.Kernel kernel, int n) {
+        boolean reduces = kernel.output().toposort().stream().anyMatch(u -> u.op() == Op.REDUCE && !kernel.inputs().contains(u));
+        String dims = kernel.output().shape().rank() == 0 ? "1"
+                : String.join("x", java.util.Arrays.stream(kernel.output().shape().toArray()).mapToObj(String::valueOf).toList());
+        return (reduces ? "r_" : "E_") + dims + "_" + n;
+    }
+}

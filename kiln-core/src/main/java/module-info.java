@@ -7,6 +7,7 @@ module dev.kiln.core {
 
     exports dev.kiln;
     exports dev.kiln.ir;
+    exports dev.kiln.models;
     exports dev.kiln.runtime;
 
     uses dev.kiln.runtime.DeviceProvider;

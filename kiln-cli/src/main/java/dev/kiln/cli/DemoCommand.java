@@ -1,6 +1,7 @@
 package dev.kiln.cli;
 
 import dev.kiln.Tensor;
+import dev.kiln.models.SmallModels;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -21,10 +22,10 @@ public final class DemoCommand implements Callable<Integer> {
         System.out.println("Kiln demo on " + Tensor.defaultDevice());
 
         Tensor x = Tensor.randn(100, 4, 16);
-        report("MLP 16-32-32-10 + softmax", x, DemoModels.mlp(x));
+        report("MLP 16-32-32-10 + softmax", x, SmallModels.mlp(x));
 
         Tensor tokens = Tensor.randn(200, 1, seq, 32);
-        report("transformer block (d=32, 4 heads, causal)", tokens, DemoModels.transformerBlock(tokens, 4));
+        report("transformer block (d=32, 4 heads, causal)", tokens, SmallModels.transformerBlock(tokens, 4));
         return 0;
     }
 

@@ -1,13 +1,13 @@
-package dev.kiln.cli;
+package dev.kiln.models;
 
 import dev.kiln.Tensor;
 
 /**
- * The demo's models, built from the Tensor API with seeded weights: a small MLP and one pre-norm
- * transformer block with causal multi-head attention.
+ * Small models built from the Tensor API with seeded weights: an MLP and a pre-norm transformer block
+ * with causal multi-head attention. The demo runs them and the benchmarks time them.
  */
-final class DemoModels {
-    private DemoModels() {}
+public final class SmallModels {
+    private SmallModels() {}
 
     /** A weight of shape (out, in) scaled by 1/sqrt(in), so activations keep unit scale. */
     private static Tensor weight(long seed, int out, int in) {
@@ -15,25 +15,28 @@ final class DemoModels {
     }
 
     /** 16 -> 32 (GELU) -> 32 (ReLU) -> 10, then softmax. */
-    static Tensor mlp(Tensor x) {
+    public static Tensor mlp(Tensor x) {
         Tensor h = x.linear(weight(1, 32, 16), Tensor.zeros(32)).gelu();
         h = h.linear(weight(2, 32, 32), Tensor.randn(3, 32).mul(0.1)).relu();
         return h.linear(weight(4, 10, 32), null).softmax(-1);
     }
 
     /** One pre-norm transformer block on x of shape (batch, seq, dim). */
-    static Tensor transformerBlock(Tensor x, int heads) {
+    public static Tensor transformerBlock(Tensor x, int heads) { return transformerBlock(x, heads, 10); }
+
+    /** One pre-norm transformer block whose weights are drawn from seeds {@code seed..seed+3}. */
+    public static Tensor transformerBlock(Tensor x, int heads, long seed) {
         int b = x.dim(0), t = x.dim(1), d = x.dim(2), hd = d / heads;
         int[] norm = {d};
         Tensor ln1 = x.layerNorm(norm, Tensor.ones(d), Tensor.zeros(d), 1e-5);
-        Tensor qkv = ln1.linear(weight(10, 3 * d, d), null); // (b, t, 3d)
+        Tensor qkv = ln1.linear(weight(seed, 3 * d, d), null); // (b, t, 3d)
         Tensor[] split = qkv.split(d, -1).toArray(Tensor[]::new);
         Tensor q = heads(split[0], b, t, heads, hd), k = heads(split[1], b, t, heads, hd), v = heads(split[2], b, t, heads, hd);
         Tensor attn = Tensor.scaledDotProductAttention(q, k, v, null, true, null); // (b, h, t, hd)
         Tensor merged = attn.permute(0, 2, 1, 3).reshape(b, t, d);
-        Tensor h = x.add(merged.linear(weight(11, d, d), null));
+        Tensor h = x.add(merged.linear(weight(seed + 1, d, d), null));
         Tensor ln2 = h.layerNorm(norm, Tensor.ones(d), Tensor.zeros(d), 1e-5);
-        Tensor mlp = ln2.linear(weight(12, 4 * d, d), null).geluTanh().linear(weight(13, d, 4 * d), null);
+        Tensor mlp = ln2.linear(weight(seed + 2, 4 * d, d), null).geluTanh().linear(weight(seed + 3, d, 4 * d), null);
         return h.add(mlp);
     }
 

@@ -203,13 +203,16 @@ public final class Heuristics {
     /** Accumulates and stores executed: each statement times the iterations of its enclosing loops. */
     static long work(Stmt s, long iterations) {
         return switch (s) {
-            case Stmt.Block b -> b.body().stream().mapToLong(x -> work(x, iterations)).reduce(0, Math::addExact);
-            case Stmt.Loop l -> work(l.body(), Math.multiplyExact(iterations, l.extent()));
+            case Stmt.Block b -> b.body().stream().mapToLong(x -> work(x, iterations)).reduce(0, Heuristics::saturatingAdd);
+            case Stmt.Loop l -> work(l.body(), Math.multiplyHigh(iterations, l.extent()) != 0 || iterations * l.extent() < 0
+                    ? Long.MAX_VALUE : iterations * l.extent());
             case Stmt.Accumulate a -> iterations;
             case Stmt.Store st -> iterations;
             case Stmt.Define d -> 0;
         };
     }
+
+    private static long saturatingAdd(long a, long b) { return a + b < 0 ? Long.MAX_VALUE : a + b; }
 
     // ---------------------------------------------------------------- index analysis
 

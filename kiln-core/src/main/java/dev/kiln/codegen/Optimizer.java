@@ -313,7 +313,7 @@ public final class Optimizer {
             Map<Object, UOp> map = new HashMap<>();
             map.put(loop.index(), outer.uop().mul(lanes).add(UOp.index(l)));
             for (var p : partials.entrySet()) map.put(p.getKey(), p.getValue().get(l).uop());
-            if (l > 0) { // lane 0 keeps the body's own names; the others get fresh ones
+            if (l < lanes - 1) { // the last lane, which runs the last iteration, keeps the body's own names
                 for (Slot r : local) map.put(r, newRegister(r).uop());
                 for (Variable v : nested) map.put(v, fresh(v.name() + "_l" + l, v.max() + 1).uop());
             }

@@ -54,6 +54,7 @@ public final class KernelEvaluator {
         switch (s) {
             case Stmt.Block b -> b.body().forEach(this::exec);
             case Stmt.Loop l -> {
+                // every kind runs in order here: THREAD, UPCAST and UNROLL only tell renderers how they may run
                 for (long i = 0; i < l.extent(); i++) {
                     vars.put(l.index(), i);
                     exec(l.body());

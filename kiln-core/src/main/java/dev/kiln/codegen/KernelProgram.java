@@ -15,14 +15,32 @@ import java.util.List;
  * @param sizes     element count of each parameter's buffer
  * @param variables symbolic variables the kernel reads (bound at launch)
  * @param body      the statements
+ * @param opts      the {@link Optimizer} actions that made {@code body} from the lowered loops, in order
+ *                  (empty for a kernel as lowered)
  */
-public record KernelProgram(String name, List<Slot> params, List<Long> sizes, List<Variable> variables, Stmt.Block body) {
+public record KernelProgram(String name, List<Slot> params, List<Long> sizes, List<Variable> variables, Stmt.Block body,
+                            List<Opt> opts) {
     public KernelProgram {
         params = List.copyOf(params);
         sizes = List.copyOf(sizes);
         variables = List.copyOf(variables);
+        opts = List.copyOf(opts);
+    }
+
+    /** A kernel as lowered, with no optimisation actions applied. */
+    public KernelProgram(String name, List<Slot> params, List<Long> sizes, List<Variable> variables, Stmt.Block body) {
+        this(name, params, sizes, variables, body, List.of());
     }
 
     /** The output's element type. */
     public DType outputDType() { return params.getFirst().dtype(); }
+
+    /**
+     * The number of worker threads suggested for the {@link Stmt.LoopKind#THREAD} loop, or 1 when the
+     * kernel has none (a hint: the runtime may use fewer, e.g. when its pool is smaller).
+     */
+    public int workers() {
+        for (Opt o : opts) if (o instanceof Opt.Thread t) return t.workers();
+        return 1;
+    }
 }

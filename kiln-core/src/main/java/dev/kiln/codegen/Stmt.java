@@ -36,13 +36,28 @@ public sealed interface Stmt {
     /** {@code param[index] = value}. */
     record Store(Slot param, UOp index, UOp value) implements Stmt {}
 
-    /** How a loop's iterations may run. */
+    /** How a loop's iterations may run (see {@link Optimizer} for the actions that make each kind). */
     enum LoopKind {
         /** Output loop: iterations independent, in any order. */
         GLOBAL,
-        /** Output loop split across worker threads (THREAD). */
+        /**
+         * Output loop whose iterations the runtime splits across worker threads (at most one per kernel,
+         * its outermost statement); {@link KernelProgram#workers()} is the suggested number of workers.
+         */
         THREAD,
         /** Reduction loop: iterations update registers in order. */
-        REDUCE
+        REDUCE,
+        /**
+         * Output loop of a small constant extent with independent iterations, to be expanded by the
+         * renderer into one copy of the body per iteration or into vector lanes. Nothing an iteration
+         * writes is read by another, so the copies may be interleaved (one register per lane, each
+         * statement of the body for all lanes at once).
+         */
+        UPCAST,
+        /**
+         * Loop of a small constant extent whose iterations the renderer expands in order; inside a
+         * reduction they may depend on each other, so they must stay in order.
+         */
+        UNROLL
     }
 }

@@ -1,0 +1,19 @@
+package dev.kiln.codegen;
+
+/**
+ * What the {@link Heuristics} know of the CPU a kernel will run on.
+ *
+ * @param cores       hardware threads available to one kernel (THREAD)
+ * @param vectorBytes bytes of the preferred SIMD vector, e.g.
+ *                    {@code jdk.incubator.vector.FloatVector.SPECIES_PREFERRED.vectorByteSize()}
+ *                    (UPCAST and GROUP use {@code vectorBytes / itemSize} lanes)
+ */
+public record CpuInfo(int cores, int vectorBytes) {
+    public CpuInfo {
+        if (cores < 1) throw new IllegalArgumentException("CpuInfo: cores must be at least 1, got " + cores);
+        if (vectorBytes < 1) throw new IllegalArgumentException("CpuInfo: vectorBytes must be at least 1, got " + vectorBytes);
+    }
+
+    /** Vector lanes of elements of {@code itemSize} bytes (at least 1, at most {@link Optimizer#MAX_EXPANSION}). */
+    public int lanes(int itemSize) { return Math.clamp(vectorBytes / Math.max(1, itemSize), 1, Optimizer.MAX_EXPANSION); }
+}

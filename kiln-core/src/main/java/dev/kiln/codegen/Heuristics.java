@@ -1,0 +1,242 @@
+package dev.kiln.codegen;
+
+import dev.kiln.Variable;
+import dev.kiln.ir.Op;
+import dev.kiln.ir.Slot;
+import dev.kiln.ir.UOp;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+
+/**
+ * The default optimisation actions for a kernel on a CPU: simple, explainable rules that BEAM search
+ * will later tune. Applied in this order, each on the program the previous ones left:
+ *
+ * <ol>
+ *   <li><b>TILE</b> matmul-like kernels: when the two innermost GLOBAL loops {@code i, j} enclose a
+ *       reduce loop {@code r} that loads one operand indexed by {@code (i, r)} but not {@code j} (rows)
+ *       and another indexed by {@code (j, r)} but not {@code i} (columns), tile {@code i} then {@code j}
+ *       by the largest of 32, 16, 8 that divides the extent and is smaller than it (both or neither),
+ *       giving {@code i_o, j_o, i_t, j_t}: a tile of outputs reuses the same rows and columns. When the
+ *       kernel will be threaded and {@code i} is the outermost loop, {@code i}'s tile is the largest that
+ *       leaves a tile per core, else the smallest.</li>
+ *   <li><b>UPCAST</b> the innermost GLOBAL loop by the lane count of the output dtype
+ *       ({@code vectorBytes / itemSize}) when that divides the extent, every store is contiguous in the
+ *       loop (stride 1) and every load is contiguous or the same for all lanes (stride 1 or 0): then
+ *       the lanes are one vector load, operation and store.</li>
+ *   <li>Each innermost reduce loop: <b>GROUP</b> it by the lane count of its accumulator when the kernel
+ *       was not upcast (upcast lanes already give independent accumulators), the extent is at least 4
+ *       lanes and divisible by them, and its loads are contiguous or invariant in it; otherwise
+ *       <b>UNROLL</b> it fully when its extent is at most {@link #UNROLL_MAX} (e.g. a 3x3 window).</li>
+ *   <li><b>THREAD</b> the outermost loop when it is a GLOBAL loop (the kernel's only top-level
+ *       statement) and the kernel does at least {@link #THREAD_MIN_WORK} statement executions (about
+ *       one multiply-add each), with {@code min(cores, extent)} workers.</li>
+ * </ol>
+ */
+public final class Heuristics {
+    /** The work (accumulates and stores executed) below which threads cost more than they save. */
+    public static final long THREAD_MIN_WORK = 1 << 16;
+    /** Reduce loops up to this extent that are not grouped are unrolled fully. */
+    public static final int UNROLL_MAX = 8;
+    private static final int[] TILE_SIZES = {32, 16, 8};
+
+    private Heuristics() {}
+
+    /** The default actions for {@code program} on {@code cpu}; {@link Optimizer#apply} accepts them. */
+    public static List<Opt> defaultOpts(KernelProgram program, CpuInfo cpu) {
+        Plan plan = new Plan(program);
+        boolean threads = cpu.cores() >= 2 && work(program.body(), 1) >= THREAD_MIN_WORK;
+        tile(plan, threads ? cpu.cores() : 1);
+        boolean upcast = upcast(plan, cpu);
+        reductions(plan, cpu, upcast);
+        if (threads) thread(plan, cpu);
+        return List.copyOf(plan.opts);
+    }
+
+    /** The program so far and the actions that made it. */
+    private static final class Plan {
+        KernelProgram program;
+        final List<Opt> opts = new ArrayList<>();
+
+        Plan(KernelProgram program) { this.program = program; }
+
+        void add(Opt opt) {
+            program = Optimizer.apply(program, opt);
+            opts.add(opt);
+        }
+
+        int axis(Variable index) {
+            List<Stmt.Loop> axes = Optimizer.axes(program);
+            for (int k = 0; k < axes.size(); k++) if (axes.get(k).index().equals(index)) return k;
+            throw new IllegalStateException("no loop over " + index.name());
+        }
+
+        /** The output nest's GLOBAL and THREAD loops, outermost first, and the block inside the nest. */
+        List<Stmt.Loop> outputLoops() {
+            List<Stmt.Loop> out = new ArrayList<>();
+            Stmt.Block b = program.body();
+            while (b.body().size() == 1 && b.body().getFirst() instanceof Stmt.Loop l && l.kind() != Stmt.LoopKind.REDUCE) {
+                if (l.kind() == Stmt.LoopKind.GLOBAL || l.kind() == Stmt.LoopKind.THREAD) out.add(l);
+                b = l.body();
+            }
+            return out;
+        }
+    }
+
+    // ---------------------------------------------------------------- TILE
+
+    private static void tile(Plan plan, int workers) {
+        List<Stmt.Loop> globals = plan.outputLoops();
+        if (globals.size() < 2) return;
+        Stmt.Loop i = globals.get(globals.size() - 2), j = globals.getLast();
+        // the outermost loop is the one THREAD splits: leave it a tile per worker where a tile size allows
+        int ti = tileSize(i.extent(), globals.size() == 2 ? workers : 1), tj = tileSize(j.extent(), 1);
+        if (ti == 0 || tj == 0 || !matmulLike(j.body(), i.index(), j.index())) return;
+        plan.add(new Opt.Tile(plan.axis(i.index()), ti));
+        plan.add(new Opt.Tile(plan.axis(j.index()), tj));
+    }
+
+    /**
+     * The largest of {@link #TILE_SIZES} that divides {@code extent}, is smaller and leaves at least
+     * {@code tiles} tiles; failing the last, the smallest that divides (most tiles); 0 if none divides.
+     */
+    private static int tileSize(long extent, int tiles) {
+        int smallest = 0;
+        for (int t : TILE_SIZES) {
+            if (extent % t != 0 || t >= extent) continue;
+            if (extent / t >= tiles) return t;
+            smallest = t;
+        }
+        return smallest;
+    }
+
+    /** A reduce loop loads rows (indexed by i and r, not j) and columns (by j and r, not i). */
+    private static boolean matmulLike(Stmt.Block body, Variable i, Variable j) {
+        boolean[] found = {false};
+        Optimizer.walk(body, s -> {
+            if (!(s instanceof Stmt.Loop r) || r.kind() != Stmt.LoopKind.REDUCE) return;
+            boolean rows = false, cols = false;
+            for (UOp load : loads(r.body())) {
+                Set<Variable> v = load.src(1).variables();
+                if (v.contains(r.index()) && v.contains(i) && !v.contains(j)) rows = true;
+                if (v.contains(r.index()) && v.contains(j) && !v.contains(i)) cols = true;
+            }
+            found[0] |= rows && cols;
+        });
+        return found[0];
+    }
+
+    // ---------------------------------------------------------------- UPCAST
+
+    private static boolean upcast(Plan plan, CpuInfo cpu) {
+        List<Stmt.Loop> globals = plan.outputLoops();
+        if (globals.isEmpty()) return false;
+        Stmt.Loop v = globals.getLast();
+        int lanes = cpu.lanes(plan.program.outputDType().itemSize());
+        if (lanes < 2 || v.extent() % lanes != 0) return false;
+        List<Stmt.Store> stores = new ArrayList<>();
+        Optimizer.walk(v.body(), s -> {
+            if (s instanceof Stmt.Store st) stores.add(st);
+        });
+        for (Stmt.Store st : stores) if (!hasStride(st.index(), v.index(), 1)) return false;
+        for (UOp load : loads(v.body())) {
+            if (!hasStride(load.src(1), v.index(), 0) && !hasStride(load.src(1), v.index(), 1)) return false;
+        }
+        plan.add(new Opt.Upcast(plan.axis(v.index()), lanes));
+        return true;
+    }
+
+    // ---------------------------------------------------------------- GROUP and UNROLL
+
+    private static void reductions(Plan plan, CpuInfo cpu, boolean upcast) {
+        // GROUP and UNROLL of an innermost reduce loop leave every axis number as it was
+        List<Stmt.Loop> axes = Optimizer.axes(plan.program);
+        List<Opt> todo = new ArrayList<>();
+        for (int k = 0; k < axes.size(); k++) {
+            Stmt.Loop r = axes.get(k);
+            if (r.kind() != Stmt.LoopKind.REDUCE || containsReduce(r.body())) continue;
+            Slot acc = accumulated(r.body());
+            if (acc == null) continue;
+            int lanes = cpu.lanes(acc.dtype().itemSize());
+            if (!upcast && lanes >= 2 && r.extent() >= 4L * lanes && r.extent() % lanes == 0 && contiguous(r)) {
+                todo.add(new Opt.Group(k, lanes));
+            } else if (r.extent() <= UNROLL_MAX) {
+                todo.add(new Opt.Unroll(k, (int) r.extent()));
+            }
+        }
+        todo.forEach(plan::add);
+    }
+
+    private static boolean containsReduce(Stmt.Block body) {
+        boolean[] found = {false};
+        Optimizer.walk(body, s -> found[0] |= s instanceof Stmt.Loop l && l.kind() == Stmt.LoopKind.REDUCE);
+        return found[0];
+    }
+
+    private static Slot accumulated(Stmt.Block body) {
+        for (Stmt s : body.body()) if (s instanceof Stmt.Accumulate a) return a.register();
+        return null;
+    }
+
+    /** Every load in the loop is contiguous (stride 1) or invariant (stride 0) in its variable, and one is contiguous. */
+    private static boolean contiguous(Stmt.Loop r) {
+        boolean any = false;
+        for (UOp load : loads(r.body())) {
+            boolean one = hasStride(load.src(1), r.index(), 1);
+            if (!one && !hasStride(load.src(1), r.index(), 0)) return false;
+            any |= one;
+        }
+        return any;
+    }
+
+    // ---------------------------------------------------------------- THREAD
+
+    private static void thread(Plan plan, CpuInfo cpu) {
+        List<Stmt> top = plan.program.body().body();
+        if (top.size() != 1 || !(top.getFirst() instanceof Stmt.Loop l) || l.kind() != Stmt.LoopKind.GLOBAL || l.extent() < 2) return;
+        plan.add(new Opt.Thread(0, (int) Math.min(cpu.cores(), l.extent())));
+    }
+
+    /** Accumulates and stores executed: each statement times the iterations of its enclosing loops. */
+    static long work(Stmt s, long iterations) {
+        return switch (s) {
+            case Stmt.Block b -> b.body().stream().mapToLong(x -> work(x, iterations)).reduce(0, Heuristics::saturatingAdd);
+            case Stmt.Loop l -> work(l.body(), Math.multiplyHigh(iterations, l.extent()) != 0 || iterations * l.extent() < 0
+                    ? Long.MAX_VALUE : iterations * l.extent());
+            case Stmt.Accumulate a -> iterations;
+            case Stmt.Store st -> iterations;
+            case Stmt.Define d -> 0;
+        };
+    }
+
+    private static long saturatingAdd(long a, long b) { return a + b < 0 ? Long.MAX_VALUE : a + b; }
+
+    // ---------------------------------------------------------------- index analysis
+
+    /** The LOAD nodes of every expression in {@code body}. */
+    private static List<UOp> loads(Stmt.Block body) {
+        List<UOp> out = new ArrayList<>();
+        Optimizer.walk(body, s -> {
+            for (UOp e : Optimizer.expressions(s)) for (UOp u : e.toposort()) if (u.op() == Op.LOAD) out.add(u);
+        });
+        return out;
+    }
+
+    /** Whether {@code index} grows by exactly {@code stride} from every value of {@code v} to the next. */
+    static boolean hasStride(UOp index, Variable v, long stride) {
+        OptionalLong s = stride(index, v);
+        return s.isPresent() && s.getAsLong() == stride;
+    }
+
+    /** {@code index(v + 1) - index(v)} when it is the same for every v (and other variables), else empty. */
+    static OptionalLong stride(UOp index, Variable v) {
+        if (!index.variables().contains(v) || v.max() == v.min()) return OptionalLong.of(0);
+        Variable w = new Variable(v.name() + "'", v.min(), v.max() - 1); // v + 1 stays within v's bounds
+        UOp at = Optimizer.substitute(index, Map.of(v, w.uop())), next = Optimizer.substitute(index, Map.of(v, w.uop().add(1)));
+        UOp diff = Optimizer.substitute(next.sub(at), Map.of());
+        return diff.isConst() ? OptionalLong.of(diff.constLong()) : OptionalLong.empty();
+    }
+}

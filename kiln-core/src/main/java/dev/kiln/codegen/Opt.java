@@ -1,0 +1,82 @@
+package dev.kiln.codegen;
+
+/**
+ * One optimisation action on a kernel's loops, applied by {@link Optimizer#apply}. Each names an axis:
+ * an index into {@link Optimizer#axes(KernelProgram)} of the program the action is applied to (the
+ * loops in the order their headers appear in the text, skipping UPCAST and UNROLL loops). Every
+ * action keeps the kernel's result bit for bit, except GROUP on a float reduction, which changes the
+ * order of the float operations.
+ */
+public sealed interface Opt {
+    /** The axis the action applies to. */
+    int axis();
+
+    /** The action's name in messages: {@code UPCAST}, {@code UNROLL}, {@code TILE}, {@code GROUP}, {@code THREAD}. */
+    String kind();
+
+    /** The action's amount: the split factor, tile size or number of workers. */
+    int amount();
+
+    /** {@code KIND(axis=a, amount=n)}, as messages name the action. */
+    default String describe() { return kind() + "(axis=" + axis() + ", amount=" + amount() + ")"; }
+
+    /**
+     * Splits an output loop {@code i} (extent n) into {@code i_o} (n / amount) in place and an
+     * {@link Stmt.LoopKind#UPCAST} loop {@code i_up} (amount) moved innermost among the output loops,
+     * so the body computes {@code amount} neighbouring outputs at once (vector lanes when the stores are
+     * contiguous in {@code i}). {@code i = i_o * amount + i_up}.
+     */
+    record Upcast(int axis, int amount) implements Opt {
+        @Override
+        public String kind() { return "UPCAST"; }
+    }
+
+    /**
+     * Splits a reduce loop {@code r} (extent n) into {@code r_o} (n / amount) and, directly inside it,
+     * an {@link Stmt.LoopKind#UNROLL} loop {@code r_ur} (amount) that the renderer expands in order:
+     * the accumulation order is unchanged.
+     */
+    record Unroll(int axis, int amount) implements Opt {
+        @Override
+        public String kind() { return "UNROLL"; }
+    }
+
+    /**
+     * LOCAL: splits an output loop {@code i} (extent n) into tiles: {@code i_o} (n / size) in place
+     * and {@code i_t} (size), a GLOBAL loop moved innermost among the GLOBAL loops (outside any UPCAST
+     * loops), so consecutive iterations stay within one tile of {@code i}. Tiling two loops in nesting
+     * order gives the classic blocked nest {@code i_o, j_o, i_t, j_t}.
+     */
+    record Tile(int axis, int size) implements Opt {
+        @Override
+        public String kind() { return "TILE"; }
+
+        @Override
+        public int amount() { return size; }
+    }
+
+    /**
+     * Splits a reduce loop {@code r} (extent n) into {@code amount} interleaved partial reductions:
+     * lane {@code l} accumulates the elements {@code r = r_o * amount + l} into its own register, the
+     * loop {@code r_o} (n / amount) runs the lanes' bodies one after another, and the lanes are combined
+     * into the original register after the loop. Independent accumulators give instruction-level
+     * parallelism and vectorisable reductions; float sums and products round differently.
+     */
+    record Group(int axis, int amount) implements Opt {
+        @Override
+        public String kind() { return "GROUP"; }
+    }
+
+    /**
+     * Marks the kernel's outermost loop (axis 0, a GLOBAL loop that is the kernel's only top-level
+     * statement) as {@link Stmt.LoopKind#THREAD}: the runtime splits its iterations across
+     * {@code workers} threads ({@link KernelProgram#workers()}). At most once per kernel.
+     */
+    record Thread(int axis, int workers) implements Opt {
+        @Override
+        public String kind() { return "THREAD"; }
+
+        @Override
+        public int amount() { return workers; }
+    }
+}

@@ -1,0 +1,395 @@
+package dev.kiln.codegen;
+
+import dev.kiln.Variable;
+import dev.kiln.ir.GraphRewriter;
+import dev.kiln.ir.Op;
+import dev.kiln.ir.PatternMatcher;
+import dev.kiln.ir.ReduceArg;
+import dev.kiln.ir.Slot;
+import dev.kiln.ir.Symbolic;
+import dev.kiln.ir.UOp;
+import dev.kiln.ir.UPat;
+
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+
+import static dev.kiln.ir.PatternMatcher.rule;
+
+/**
+ * Applies {@link Opt optimisation actions} to a kernel's loops. Every action is a transform of the
+ * loop IR that the {@link KernelEvaluator} runs like any other program.
+ *
+ * <h2>Axes</h2>
+ * The axes of a program are its loops in pre-order (the order their headers appear in the text,
+ * outermost first), skipping UPCAST and UNROLL loops, which are finished and cannot be split again.
+ * For a lowered kernel that is the output loops from outermost to innermost, then the reduction loops
+ * of each register in the order the registers are defined, each nest outermost first. An action
+ * addresses the axes of the program it is applied to: {@link #apply(KernelProgram, List)} applies its
+ * actions in order, each to the result of the previous ones. UPCAST, UNROLL and GROUP of an innermost
+ * reduce loop leave the numbering unchanged; TILE adds an output axis after the GLOBAL ones, shifting
+ * the reduce axes by one; GROUP copies any loops nested in the grouped loop once per lane.
+ *
+ * <h2>Splitting</h2>
+ * A split of a loop {@code i} (extent n) by {@code a} makes an outer loop {@code i_o} (n / a) and an
+ * inner one (a) and replaces {@code i} everywhere by {@code i_o * a + i_inner}, through the rewrite
+ * engine and then {@link Symbolic#simplify}; the new loop variables carry their bounds, so range
+ * analysis still folds the index math. Amounts must divide the extent: this step rejects remainders
+ * rather than guarding them, and the heuristics only pick divisors.
+ *
+ * <h2>Validation</h2>
+ * An invalid action is an {@link IllegalArgumentException} naming the kernel, the action, the loop
+ * (its variable, extent and kind) and why: an unknown axis, an amount below 2 or not dividing the
+ * extent, UPCAST, UNROLL or GROUP above {@link #MAX_EXPANSION}, UPCAST or TILE of a reduce loop,
+ * UNROLL or GROUP of an output loop, THREAD twice or on a loop that is not the kernel's outermost
+ * statement. THREAD's worker count is a hint: a later split may leave the threaded loop fewer
+ * iterations than workers, and the runtime then uses one worker per iteration.
+ */
+public final class Optimizer {
+    /** The largest amount UPCAST, UNROLL and GROUP accept: each writes the loop body that many times. */
+    public static final int MAX_EXPANSION = 32;
+
+    private final KernelProgram program;
+    private final Opt opt;
+    private final Set<String> names = new HashSet<>();
+    private int registers;
+
+    private Optimizer(KernelProgram program, Opt opt) {
+        this.program = program;
+        this.opt = opt;
+        names.addAll(program.variables().stream().map(Variable::name).toList());
+        walk(program.body(), s -> {
+            switch (s) {
+                case Stmt.Loop l -> names.add(l.index().name());
+                case Stmt.Define d -> registers = Math.max(registers, d.register().index() + 1);
+                default -> { }
+            }
+            for (UOp e : expressions(s)) {
+                for (UOp u : e.toposort()) {
+                    if (u.op() == Op.DEFINE_VAR && u.arg() instanceof Variable v) names.add(v.name());
+                    if (u.op() == Op.DEFINE_VAR && u.arg() instanceof Slot r && r.kind() == Slot.Kind.REGISTER) {
+                        registers = Math.max(registers, r.index() + 1);
+                    }
+                }
+            }
+        });
+    }
+
+    /** {@code program} with {@code opts} applied in order, each to the result of the previous ones. */
+    public static KernelProgram apply(KernelProgram program, List<Opt> opts) {
+        KernelProgram p = program;
+        for (Opt o : opts) p = apply(p, o);
+        return p;
+    }
+
+    /**
+     * {@code program} with {@code opt} applied; {@link KernelProgram#opts()} of the result ends with it.
+     *
+     * @throws IllegalArgumentException if the action does not apply to the program (see the class comment)
+     */
+    public static KernelProgram apply(KernelProgram program, Opt opt) {
+        return new Optimizer(program, opt).run();
+    }
+
+    /** The loops an {@link Opt#axis()} indexes: pre-order, skipping UPCAST and UNROLL loops. */
+    public static List<Stmt.Loop> axes(KernelProgram program) {
+        List<Stmt.Loop> out = new ArrayList<>();
+        walk(program.body(), s -> {
+            if (s instanceof Stmt.Loop l && l.kind() != Stmt.LoopKind.UPCAST && l.kind() != Stmt.LoopKind.UNROLL) out.add(l);
+        });
+        return out;
+    }
+
+    /** Visits every statement of {@code s} in pre-order. */
+    static void walk(Stmt s, Consumer<Stmt> visit) {
+        visit.accept(s);
+        switch (s) {
+            case Stmt.Block b -> b.body().forEach(x -> walk(x, visit));
+            case Stmt.Loop l -> walk(l.body(), visit);
+            default -> { }
+        }
+    }
+
+    /** The expressions a statement holds directly (not those of nested statements). */
+    static List<UOp> expressions(Stmt s) {
+        return switch (s) {
+            case Stmt.Define d -> List.of(d.init());
+            case Stmt.Accumulate a -> List.of(a.value());
+            case Stmt.Store st -> List.of(st.index(), st.value());
+            case Stmt.Block b -> List.of();
+            case Stmt.Loop l -> List.of();
+        };
+    }
+
+    // ---------------------------------------------------------------- validation
+
+    private KernelProgram run() {
+        List<Stmt.Loop> axes = axes(program);
+        if (opt.axis() < 0 || opt.axis() >= axes.size()) {
+            StringBuilder have = new StringBuilder();
+            for (int k = 0; k < axes.size(); k++) have.append(k == 0 ? "" : ", ").append(k).append(": ").append(describe(axes.get(k)));
+            throw new IllegalArgumentException("kernel " + program.name() + ": " + opt.describe() + ": no axis " + opt.axis()
+                    + (axes.isEmpty() ? "; the kernel has no loops" : "; the kernel's axes are " + have));
+        }
+        Stmt.Loop loop = axes.get(opt.axis());
+        Stmt.LoopKind kind = loop.kind();
+        boolean output = kind == Stmt.LoopKind.GLOBAL || kind == Stmt.LoopKind.THREAD;
+        if (opt.amount() < 2) throw fail(loop, "the amount must be at least 2, got " + opt.amount());
+        Stmt.Block body = switch (opt) {
+            case Opt.Upcast u -> {
+                if (!output) throw fail(loop, "UPCAST needs an output loop with independent iterations; use UNROLL or GROUP on a reduce loop");
+                checkSplit(loop, u.amount(), true);
+                yield splitOutput(loop, u.amount(), "_up", Stmt.LoopKind.UPCAST);
+            }
+            case Opt.Tile t -> {
+                if (!output) throw fail(loop, "TILE needs an output loop with independent iterations, and a reduce loop's order is fixed");
+                checkSplit(loop, t.size(), false);
+                yield splitOutput(loop, t.size(), "_t", Stmt.LoopKind.GLOBAL);
+            }
+            case Opt.Unroll u -> {
+                if (kind != Stmt.LoopKind.REDUCE) throw fail(loop, "UNROLL applies to reduce loops; use UPCAST on an output loop");
+                checkSplit(loop, u.amount(), true);
+                yield unroll(loop, u.amount());
+            }
+            case Opt.Group g -> {
+                if (kind != Stmt.LoopKind.REDUCE) throw fail(loop, "GROUP splits a reduction and needs a reduce loop");
+                checkSplit(loop, g.amount(), true);
+                yield group(loop, g.amount());
+            }
+            case Opt.Thread t -> thread(loop, axes, t.workers());
+        };
+        List<Opt> opts = new ArrayList<>(program.opts());
+        opts.add(opt);
+        return new KernelProgram(program.name(), program.params(), program.sizes(), program.variables(), body, opts);
+    }
+
+    private void checkSplit(Stmt.Loop loop, int amount, boolean expands) {
+        if (expands && amount > MAX_EXPANSION) {
+            throw fail(loop, "the amount " + amount + " is above the limit of " + MAX_EXPANSION + " copies of the loop body");
+        }
+        if (loop.extent() % amount != 0) {
+            throw fail(loop, amount + " does not divide the extent " + loop.extent() + " (remainders are not supported; pick a divisor)");
+        }
+    }
+
+    private IllegalArgumentException fail(Stmt.Loop loop, String why) {
+        return new IllegalArgumentException("kernel " + program.name() + ": " + opt.describe() + " on loop " + describe(loop) + ": " + why);
+    }
+
+    private static String describe(Stmt.Loop l) { return l.index().name() + " (extent " + l.extent() + ", " + l.kind() + ")"; }
+
+    // ---------------------------------------------------------------- output loops
+
+    /** The loop headers of the output nest: the chain of single GLOBAL, THREAD or UPCAST loops from the top. */
+    private record Nest(List<Header> headers, Stmt.Block inner) {}
+
+    private record Header(Variable index, Stmt.LoopKind kind) {}
+
+    private static boolean isNestLoop(Stmt.Block b) {
+        return b.body().size() == 1 && b.body().getFirst() instanceof Stmt.Loop l
+                && (l.kind() == Stmt.LoopKind.GLOBAL || l.kind() == Stmt.LoopKind.THREAD || l.kind() == Stmt.LoopKind.UPCAST);
+    }
+
+    private Nest nest() {
+        List<Header> headers = new ArrayList<>();
+        Stmt.Block b = program.body();
+        while (isNestLoop(b)) {
+            Stmt.Loop l = (Stmt.Loop) b.body().getFirst();
+            headers.add(new Header(l.index(), l.kind()));
+            b = l.body();
+        }
+        return new Nest(headers, b);
+    }
+
+    private static Stmt.Block build(List<Header> headers, Stmt.Block inner) {
+        Stmt.Block b = inner;
+        for (Header h : headers.reversed()) b = new Stmt.Block(List.of(new Stmt.Loop(h.index(), h.kind(), b)));
+        return b;
+    }
+
+    private int position(List<Header> headers, Stmt.Loop loop) {
+        for (int k = 0; k < headers.size(); k++) if (headers.get(k).index().equals(loop.index())) return k;
+        throw fail(loop, "the loop is not in the kernel's output nest (the chain of output loops around its body)");
+    }
+
+    /**
+     * UPCAST and TILE: the outer loop keeps the loop's place and kind; the inner one goes innermost
+     * among the output loops (an UPCAST loop after every other, a TILE loop before the UPCAST loops).
+     * Output iterations are independent, so the interchange keeps every value.
+     */
+    private Stmt.Block splitOutput(Stmt.Loop loop, int amount, String suffix, Stmt.LoopKind innerKind) {
+        Nest nest = nest();
+        List<Header> headers = new ArrayList<>(nest.headers());
+        int at = position(headers, loop);
+        Variable outer = fresh(loop.index().name() + "_o", loop.extent() / amount);
+        Variable inner = fresh(loop.index().name() + suffix, amount);
+        headers.set(at, new Header(outer, loop.kind()));
+        int insert = headers.size();
+        if (innerKind != Stmt.LoopKind.UPCAST) {
+            while (insert > 0 && headers.get(insert - 1).kind() == Stmt.LoopKind.UPCAST) insert--;
+        }
+        headers.add(insert, new Header(inner, innerKind));
+        UOp replacement = outer.uop().mul(amount).add(inner.uop());
+        return build(headers, substitute(nest.inner(), Map.of(loop.index(), replacement)));
+    }
+
+    private Stmt.Block thread(Stmt.Loop loop, List<Stmt.Loop> axes, int workers) {
+        for (Stmt.Loop l : axes) {
+            if (l.kind() == Stmt.LoopKind.THREAD) throw fail(loop, "the kernel is already threaded on loop " + describe(l));
+        }
+        List<Stmt> top = program.body().body();
+        if (opt.axis() != 0 || top.size() != 1 || top.getFirst() != loop) {
+            throw fail(loop, "THREAD applies to the kernel's outermost loop (axis 0, its only top-level statement)");
+        }
+        if (loop.kind() != Stmt.LoopKind.GLOBAL) throw fail(loop, "THREAD needs an output loop with independent iterations");
+        return new Stmt.Block(List.of(new Stmt.Loop(loop.index(), Stmt.LoopKind.THREAD, loop.body())));
+    }
+
+    // ---------------------------------------------------------------- reduce loops
+
+    private Stmt.Block unroll(Stmt.Loop loop, int amount) {
+        Variable outer = fresh(loop.index().name() + "_o", loop.extent() / amount);
+        Variable inner = fresh(loop.index().name() + "_ur", amount);
+        Stmt.Block body = substitute(loop.body(), Map.of(loop.index(), outer.uop().mul(amount).add(inner.uop())));
+        Stmt.Loop split = new Stmt.Loop(outer, Stmt.LoopKind.REDUCE,
+                new Stmt.Block(List.of(new Stmt.Loop(inner, Stmt.LoopKind.UNROLL, body))));
+        return replace(program.body(), loop, List.of(split));
+    }
+
+    /**
+     * GROUP: the registers the loop accumulates but does not define (its carried registers) get one
+     * partial register per lane, defined to the reduction's identity before the loop and combined into
+     * the original register after it. Every iteration still runs once and in the same order; only the
+     * register it accumulates into changes.
+     */
+    private Stmt.Block group(Stmt.Loop loop, int lanes) {
+        Map<Slot, ReduceArg.Kind> carried = new LinkedHashMap<>();
+        Set<Slot> local = new HashSet<>();
+        walk(loop.body(), s -> {
+            if (s instanceof Stmt.Define d) local.add(d.register());
+        });
+        walk(loop.body(), s -> {
+            if (s instanceof Stmt.Accumulate a && !local.contains(a.register())) {
+                ReduceArg.Kind before = carried.putIfAbsent(a.register(), a.kind());
+                if (before != null && before != a.kind()) {
+                    throw fail(loop, "register " + a.register().name() + " is accumulated with both " + before + " and " + a.kind());
+                }
+            }
+        });
+        if (carried.isEmpty()) throw fail(loop, "the loop accumulates no register defined outside it");
+        walk(loop.body(), s -> {
+            for (UOp e : expressions(s)) {
+                for (UOp u : e.toposort()) {
+                    if (u.op() == Op.DEFINE_VAR && u.arg() instanceof Slot r && carried.containsKey(r)) {
+                        throw fail(loop, "the loop reads register " + r.name() + ", which it accumulates, so partial lanes would change what it reads");
+                    }
+                }
+            }
+        });
+        List<Variable> nested = new ArrayList<>();
+        walk(loop.body(), s -> {
+            if (s instanceof Stmt.Loop l) nested.add(l.index());
+        });
+
+        Variable outer = fresh(loop.index().name() + "_o", loop.extent() / lanes);
+        List<Stmt> before = new ArrayList<>(), laneBodies = new ArrayList<>(), after = new ArrayList<>();
+        Map<Slot, List<Slot>> partials = new LinkedHashMap<>();
+        for (var c : carried.entrySet()) {
+            List<Slot> ps = new ArrayList<>();
+            for (int l = 0; l < lanes; l++) {
+                Slot p = newRegister(c.getKey());
+                ps.add(p);
+                before.add(new Stmt.Define(p, Lowerer.identity(c.getValue(), p.dtype())));
+            }
+            partials.put(c.getKey(), ps);
+        }
+        for (int l = 0; l < lanes; l++) {
+            Map<Object, UOp> map = new HashMap<>();
+            map.put(loop.index(), outer.uop().mul(lanes).add(UOp.index(l)));
+            for (var p : partials.entrySet()) map.put(p.getKey(), p.getValue().get(l).uop());
+            if (l < lanes - 1) { // the last lane, which runs the last iteration, keeps the body's own names
+                for (Slot r : local) map.put(r, newRegister(r).uop());
+                for (Variable v : nested) map.put(v, fresh(v.name() + "_l" + l, v.max() + 1).uop());
+            }
+            laneBodies.addAll(substitute(loop.body(), map).body());
+        }
+        for (var p : partials.entrySet()) {
+            for (Slot s : p.getValue()) after.add(new Stmt.Accumulate(p.getKey(), carried.get(p.getKey()), s.uop()));
+        }
+        List<Stmt> out = new ArrayList<>(before);
+        out.add(new Stmt.Loop(outer, Stmt.LoopKind.REDUCE, new Stmt.Block(laneBodies)));
+        out.addAll(after);
+        return replace(program.body(), loop, out);
+    }
+
+    private Slot newRegister(Slot like) { return new Slot(Slot.Kind.REGISTER, registers++, like.dtype()); }
+
+    /** {@code b} with the statement {@code target} (by identity) replaced by {@code with}. */
+    private static Stmt.Block replace(Stmt.Block b, Stmt target, List<Stmt> with) {
+        List<Stmt> out = new ArrayList<>();
+        for (Stmt s : b.body()) {
+            if (s == target) out.addAll(with);
+            else if (s instanceof Stmt.Loop l) out.add(new Stmt.Loop(l.index(), l.kind(), replace(l.body(), target, with)));
+            else out.add(s);
+        }
+        return new Stmt.Block(out);
+    }
+
+    // ---------------------------------------------------------------- substitution
+
+    /** A loop variable of {@code extent} iterations whose name no variable of the kernel has. */
+    private Variable fresh(String base, long extent) {
+        String name = base;
+        for (int k = 2; names.contains(name); k++) name = base + k;
+        names.add(name);
+        return new Variable(name, 0, extent - 1);
+    }
+
+    /**
+     * {@code b} with every DEFINE_VAR whose argument (a {@link Variable} or register {@link Slot}) is a
+     * key of {@code map} replaced by its value, in expressions, in the registers statements define and
+     * accumulate, and in loop headers (a variable's replacement must then be another variable).
+     */
+    static Stmt.Block substitute(Stmt.Block b, Map<Object, UOp> map) {
+        PatternMatcher pm = substitution(map);
+        Map<UOp, UOp> memo = new HashMap<>();
+        return new Substitution(map, e -> memo.computeIfAbsent(e, x -> Symbolic.simplify(GraphRewriter.rewrite(x, pm)))).block(b);
+    }
+
+    /** {@code e} with the DEFINE_VARs of {@code map}'s keys replaced, simplified. */
+    static UOp substitute(UOp e, Map<Object, UOp> map) {
+        return Symbolic.simplify(GraphRewriter.rewrite(e, substitution(map)));
+    }
+
+    private static PatternMatcher substitution(Map<Object, UOp> map) {
+        return new PatternMatcher(List.of(rule(
+                UPat.anyOf(EnumSet.of(Op.DEFINE_VAR)).where(u -> map.containsKey(u.arg())).named("v"),
+                m -> map.get(m.get("v").arg()))));
+    }
+
+    private record Substitution(Map<Object, UOp> map, java.util.function.UnaryOperator<UOp> expr) {
+        Stmt.Block block(Stmt.Block b) {
+            List<Stmt> out = new ArrayList<>();
+            for (Stmt s : b.body()) out.add(stmt(s));
+            return new Stmt.Block(out);
+        }
+
+        Stmt stmt(Stmt s) {
+            return switch (s) {
+                case Stmt.Block b -> block(b);
+                case Stmt.Loop l -> new Stmt.Loop(map.containsKey(l.index()) ? (Variable) map.get(l.index()).arg() : l.index(), l.kind(), block(l.body()));
+                case Stmt.Define d -> new Stmt.Define(slot(d.register()), expr.apply(d.init()));
+                case Stmt.Accumulate a -> new Stmt.Accumulate(slot(a.register()), a.kind(), expr.apply(a.value()));
+                case Stmt.Store st -> new Stmt.Store(st.param(), expr.apply(st.index()), expr.apply(st.value()));
+            };
+        }
+
+        Slot slot(Slot r) { return map.containsKey(r) ? (Slot) map.get(r).arg() : r; }
+    }
+}

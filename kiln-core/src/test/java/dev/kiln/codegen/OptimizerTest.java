@@ -1,0 +1,392 @@
+package dev.kiln.codegen;
+
+import dev.kiln.DType;
+import dev.kiln.Tensor;
+import dev.kiln.ir.Op;
+import dev.kiln.ir.UOp;
+import dev.kiln.runtime.Buffer;
+import dev.kiln.runtime.Elements;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.schedule.ScheduleItem;
+import dev.kiln.schedule.Scheduler;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Optimisation actions keep every kernel's result: each action alone on every axis it applies to,
+ * random valid combinations and the default heuristic, run with the {@link KernelEvaluator} and compared
+ * with the untransformed kernel on the same inputs. Bit for bit, except after GROUP of a kernel with
+ * float registers (summation order changes), where values agree within rtol 1e-5 and atol 1e-4 (see
+ * {@link #RTOL}); integer GROUP stays bit for bit. Invalid actions fail with messages that
+ * name the kernel, the action, the loop and why.
+ */
+class OptimizerTest {
+    // ---------------------------------------------------------------- catalog
+
+    /** Small fusion shapes (from LoweringTest): every single action and random combinations. */
+    static Stream<Arguments> small() {
+        Tensor x = data(1, 3, 4), y = data(2, 2, 4, 5), v = data(3, 3, 4);
+        Tensor img = data(4, 2, 2, 6, 6), w = data(5, 5, 2, 3, 3);
+        Tensor ints = Tensor.arange(12).reshape(3, 4).realize();
+        Tensor wide = Tensor.arange(96).cast(DType.I32).mul(-1640531535).reshape(4, 24).realize(); // wraps
+        Tensor bytes = Tensor.arange(96).mul(37).cast(DType.U8).reshape(4, 24).realize();
+        Tensor bits = Tensor.arange(48).mod(7).lt(2).reshape(4, 12).realize();
+        Map<String, Supplier<Tensor>> g = new LinkedHashMap<>();
+        g.put("elementwise chain", () -> x.add(1).mul(x).exp().relu());
+        g.put("broadcast add", () -> x.add(v.sum(0)));
+        g.put("permute and flip", () -> x.mT().flip(0).add(1));
+        g.put("slice with step", () -> y.slice(1, 0, 5, 2).mul(2));
+        g.put("pad constant of exp (f(0) != 0)", () -> x.exp().pad(new int[][] {{1, 0}, {2, 1}}));
+        g.put("pad reflect", () -> x.pad(new int[][] {{1, 1}, {2, 2}}, Tensor.PadMode.REFLECT, 0));
+        g.put("reshape across axes", () -> y.reshape(5, 8).sum(1).reshape(5, 1).expand(5, 3));
+        g.put("two reductions one kernel", () -> ints.cast(DType.F32).sum(0).add(ints.cast(DType.F32).sum(1).sum()).relu());
+        g.put("softmax", () -> y.softmax(-1));
+        g.put("layernorm", () -> y.layerNorm(new int[] {5}, null, null, 1e-5));
+        g.put("matmul bias relu", () -> x.matmul(y.slice(0, 0, 1, 1).reshape(4, 5)).add(1).relu());
+        g.put("attention", () -> Tensor.scaledDotProductAttention(y, y, y, null, true, null));
+        g.put("argmax and cumsum", () -> y.argmax(1).cast(DType.F32).add(y.cumsum(1).sum(1)));
+        g.put("conv2d", () -> img.conv2d(w, null, new int[] {1, 1}, new int[] {1, 1}, new int[] {1, 1}, 1));
+        g.put("max pool", () -> img.maxPool2d(new int[] {2, 2}, new int[] {2, 2}, new int[] {0, 0}, new int[] {1, 1}, false));
+        g.put("integer math", () -> ints.mod(5).mul(ints.floorDiv(3)).add(ints.shl(2)).bitwiseXor(7));
+        g.put("sort", () -> v.sort(1, true).values());
+        g.put("zero-size", () -> Tensor.zeros(0, 3).add(1));
+        g.put("sum over empty axis", () -> Tensor.zeros(3, 0).sum(1));
+        g.put("i32 reductions that wrap", () -> Tensor.stack(0, wide.sum(1).cast(DType.I32), wide.prod(1).cast(DType.I32),
+                wide.max(1), wide.min(1), wide.sum(0).slice(0, 0, 4, 1).cast(DType.I32)));
+        g.put("u8 and bool reductions", () -> Tensor.stack(0, bytes.max(1).cast(DType.I32), bytes.min(1).cast(DType.I32),
+                bytes.sum(1).cast(DType.I32), bits.any(1).cast(DType.I32), bits.all(1).cast(DType.I32)));
+        g.put("f64 sum of squares", () -> data(6, 4, 24).cast(DType.F64).square().sum(1));
+        return named(g);
+    }
+
+    /** Kernels big enough for the heuristic's rules to fire. */
+    static Stream<Arguments> large() {
+        Tensor a = data(7, 64, 32), b = data(8, 32, 48), q = data(9, 2, 16, 16);
+        Tensor rows = data(10, 8, 512), flat = data(11, 4096), img = data(12, 1, 4, 10, 10), w = data(13, 8, 4, 3, 3);
+        Tensor ints = Tensor.arange(4096).cast(DType.I32).mul(-1640531535).realize();
+        Map<String, Supplier<Tensor>> g = new LinkedHashMap<>();
+        g.put("matmul 64x32x48", () -> a.matmul(b));
+        g.put("batched matmul 2x16x16x16", () -> q.matmul(q.mT()).relu());
+        g.put("row sums 8x512", () -> rows.sum(1));
+        g.put("softmax rows 8x512", () -> rows.softmax(-1));
+        g.put("full sum 4096", () -> flat.sum());
+        g.put("i32 full sum 4096 (wraps)", () -> ints.sum().cast(DType.I32).add(ints.max()));
+        g.put("conv2d 3x3", () -> img.conv2d(w, null, new int[] {1, 1}, new int[] {1, 1}, new int[] {1, 1}, 1));
+        g.put("elementwise 64x64", () -> data(14, 64, 64).exp().mul(2).add(data(15, 64)));
+        return named(g);
+    }
+
+    private static Stream<Arguments> named(Map<String, Supplier<Tensor>> g) {
+        return g.entrySet().stream().map(e -> Arguments.of(e.getKey(), e.getValue()));
+    }
+
+    /** Deterministic, irregular test data of a shape (seed varies the values). */
+    static Tensor data(int seed, int... shape) {
+        int n = 1;
+        for (int d : shape) n *= d;
+        return Tensor.arange(n).cast(DType.F32).mul(0.7 + 0.13 * seed).add(seed).sin().mul(2).reshape(shape).realize();
+    }
+
+    /**
+     * Tolerance after GROUP of float reductions. Both orders round every partial sum to the register's
+     * dtype, so they differ by rounding errors of the partial sums (about ulp x sum of |terms|, near 1e-5
+     * for these f32 sums of hundreds of terms up to 2), not of the result, which may cancel to almost 0:
+     * hence the absolute part.
+     */
+    static final double RTOL = 1e-5, ATOL = 1e-4;
+
+    static final List<CpuInfo> CPUS = List.of(new CpuInfo(1, 16), new CpuInfo(4, 32), new CpuInfo(16, 64), new CpuInfo(3, 8));
+
+    // ---------------------------------------------------------------- properties
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("small")
+    void everySingleActionKeepsTheResult(String name, Supplier<Tensor> graph) {
+        forEachKernel(graph, k -> {
+            for (Opt o : singleActions(k.program)) k.check(List.of(o));
+        });
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("small")
+    void randomCombinationsKeepTheResult(String name, Supplier<Tensor> graph) {
+        Random rnd = new Random(name.hashCode());
+        forEachKernel(graph, k -> {
+            for (int trial = 0; trial < 25; trial++) k.check(randomOpts(k.program, rnd, 1 + rnd.nextInt(4)));
+        });
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource({"small", "large"})
+    void heuristicActionsAreValidAndKeepTheResult(String name, Supplier<Tensor> graph) {
+        forEachKernel(graph, k -> {
+            for (CpuInfo cpu : CPUS) k.check(Heuristics.defaultOpts(k.program, cpu));
+        });
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("large")
+    void randomCombinationsOnLargeKernels(String name, Supplier<Tensor> graph) {
+        Random rnd = new Random(name.hashCode());
+        forEachKernel(graph, k -> {
+            for (int trial = 0; trial < 3; trial++) k.check(randomOpts(k.program, rnd, 1 + rnd.nextInt(3)));
+        });
+    }
+
+    // ---------------------------------------------------------------- the heuristic's choices
+
+    @Test
+    void matmulIsTiledUpcastAndThreaded() {
+        KernelProgram p = onlyKernel(data(7, 64, 32).matmul(data(8, 32, 48)));
+        assertThat(axisNames(p)).containsExactly("i0 (extent 64, GLOBAL)", "i1 (extent 48, GLOBAL)", "r0 (extent 32, REDUCE)");
+        List<Opt> opts = Heuristics.defaultOpts(p, new CpuInfo(4, 32));
+        assertThat(opts).containsExactly(new Opt.Tile(0, 16), new Opt.Tile(1, 16), new Opt.Upcast(3, 8), new Opt.Thread(0, 4));
+        KernelProgram q = Optimizer.apply(p, opts);
+        assertThat(axisNames(q)).containsExactly("i0_o (extent 4, THREAD)", "i1_o (extent 3, GLOBAL)", "i0_t (extent 16, GLOBAL)",
+                "i1_t_o (extent 2, GLOBAL)", "r0 (extent 32, REDUCE)");
+        assertThat(q.workers()).isEqualTo(4);
+        assertThat(q.opts()).isEqualTo(opts);
+        // one core: no THREAD, so the largest tiles; 16 cores: the smallest tiles, 8 workers
+        assertThat(Heuristics.defaultOpts(p, new CpuInfo(1, 32))).containsExactly(new Opt.Tile(0, 32), new Opt.Tile(1, 16), new Opt.Upcast(3, 8));
+        assertThat(Heuristics.defaultOpts(p, new CpuInfo(16, 64))).containsExactly(new Opt.Tile(0, 8), new Opt.Tile(1, 16),
+                new Opt.Upcast(3, 16), new Opt.Thread(0, 8));
+    }
+
+    @Test
+    void fullSumIsGroupedByTheLaneCount() {
+        KernelProgram p = onlyKernel(data(11, 4096).sum());
+        assertThat(Heuristics.defaultOpts(p, new CpuInfo(8, 32))).containsExactly(new Opt.Group(0, 8));
+        assertThat(Heuristics.defaultOpts(p, new CpuInfo(8, 64))).containsExactly(new Opt.Group(0, 16));
+    }
+
+    @Test
+    void smallKernelsAreNotThreadedAndStridedStoresNotUpcast() {
+        assertThat(Heuristics.defaultOpts(onlyKernel(data(1, 16, 16).add(1)), new CpuInfo(8, 32))).containsExactly(new Opt.Upcast(1, 8));
+        // a transpose loads with stride 16 in the innermost loop: no vector loads
+        assertThat(Heuristics.defaultOpts(onlyKernel(data(1, 16, 16).mT().add(1)), new CpuInfo(8, 32))).isEmpty();
+    }
+
+    @Test
+    void smallWindowsAreUnrolled() {
+        KernelProgram p = onlyKernel(data(12, 1, 4, 10, 10).conv2d(data(13, 8, 4, 3, 3), null,
+                new int[] {1, 1}, new int[] {1, 1}, new int[] {1, 1}, 1));
+        List<Opt> opts = Heuristics.defaultOpts(p, new CpuInfo(1, 16));
+        assertThat(opts).contains(new Opt.Unroll(Optimizer.axes(p).size() - 1, 3));
+    }
+
+    @Test
+    void groupedProgramShape() {
+        KernelProgram p = onlyKernel(data(10, 8, 16).sum(1));
+        KernelProgram q = Optimizer.apply(p, List.of(new Opt.Group(1, 4)));
+        Stmt.Loop outer = Optimizer.axes(q).get(0);
+        List<Stmt> body = outer.body().body();
+        // the register, four partials, the split loop with one accumulate per lane, four combines, the store
+        assertThat(body).hasSize(11);
+        assertThat(body.subList(0, 5)).allMatch(s -> s instanceof Stmt.Define);
+        assertThat(body.get(5)).isInstanceOfSatisfying(Stmt.Loop.class, l -> {
+            assertThat(l.extent()).isEqualTo(4);
+            assertThat(l.body().body()).hasSize(4).allMatch(s -> s instanceof Stmt.Accumulate);
+        });
+        assertThat(body.subList(6, 10)).allMatch(s -> s instanceof Stmt.Accumulate a && a.register().index() == 0);
+        assertThat(body.getLast()).isInstanceOf(Stmt.Store.class);
+    }
+
+    // ---------------------------------------------------------------- invalid actions
+
+    @Test
+    void invalidActionsAreRejectedWithClearMessages() {
+        KernelProgram p = onlyKernel(data(7, 6, 8).matmul(data(8, 8, 10)), "mm");
+        // axes: 0 i0 (6, GLOBAL), 1 i1 (10, GLOBAL), 2 r0 (8, REDUCE)
+        assertRejected(p, new Opt.Upcast(3, 2), "kernel mm: UPCAST(axis=3, amount=2): no axis 3",
+                "0: i0 (extent 6, GLOBAL), 1: i1 (extent 10, GLOBAL), 2: r0 (extent 8, REDUCE)");
+        assertRejected(p, new Opt.Upcast(-1, 2), "no axis -1");
+        assertRejected(p, new Opt.Upcast(0, 1), "kernel mm: UPCAST(axis=0, amount=1) on loop i0 (extent 6, GLOBAL)", "at least 2");
+        assertRejected(p, new Opt.Upcast(0, 4), "on loop i0 (extent 6, GLOBAL)", "4 does not divide the extent 6");
+        assertRejected(p, new Opt.Upcast(2, 2), "on loop r0 (extent 8, REDUCE)", "UPCAST needs an output loop");
+        assertRejected(p, new Opt.Unroll(0, 2), "UNROLL(axis=0, amount=2) on loop i0", "UNROLL applies to reduce loops");
+        assertRejected(p, new Opt.Unroll(2, 3), "3 does not divide the extent 8");
+        assertRejected(p, new Opt.Tile(2, 4), "TILE(axis=2, amount=4) on loop r0 (extent 8, REDUCE)", "TILE needs an output loop");
+        assertRejected(p, new Opt.Tile(1, 3), "3 does not divide the extent 10");
+        assertRejected(p, new Opt.Group(1, 2), "GROUP(axis=1, amount=2) on loop i1 (extent 10, GLOBAL)", "needs a reduce loop");
+        assertRejected(p, new Opt.Group(2, 0), "at least 2, got 0");
+        assertRejected(p, new Opt.Thread(1, 4), "THREAD(axis=1, amount=4) on loop i1", "kernel's outermost loop");
+        assertRejected(p, new Opt.Thread(2, 4), "on loop r0", "kernel's outermost loop");
+        assertRejected(p, new Opt.Thread(0, 1), "at least 2, got 1");
+        KernelProgram threaded = Optimizer.apply(p, new Opt.Thread(0, 2));
+        assertRejected(threaded, new Opt.Thread(0, 2), "on loop i0 (extent 6, THREAD)", "already threaded on loop i0");
+
+        KernelProgram big = onlyKernel(data(10, 8, 64).sum(1), "rows");
+        assertRejected(big, new Opt.Upcast(0, 64), "above the limit of 32");
+        assertRejected(big, new Opt.Unroll(1, 64), "UNROLL(axis=1, amount=64) on loop r0 (extent 64, REDUCE)", "above the limit of 32");
+        assertRejected(big, new Opt.Group(1, 64), "above the limit of 32");
+
+        KernelProgram scalar = onlyKernel(data(11, 64).sum(), "total");
+        assertRejected(scalar, new Opt.Thread(0, 2), "kernel total: THREAD(axis=0, amount=2) on loop r0 (extent 64, REDUCE)",
+                "outermost loop");
+        KernelProgram none = onlyKernel(Tensor.zeros(0, 3).add(1), "empty");
+        assertRejected(none, new Opt.Upcast(0, 2), "kernel empty: UPCAST(axis=0, amount=2): no axis 0; the kernel has no loops");
+        // split the outermost loop: THREAD still needs it to be the only top-level statement
+        assertThat(Optimizer.apply(p, List.of(new Opt.Upcast(0, 2), new Opt.Thread(0, 3))).workers()).isEqualTo(3);
+    }
+
+    private static void assertRejected(KernelProgram p, Opt o, String... parts) {
+        assertThatThrownBy(() -> Optimizer.apply(p, o)).isInstanceOf(IllegalArgumentException.class)
+                .satisfies(e -> {
+                    for (String part : parts) assertThat(e.getMessage()).contains(part);
+                });
+    }
+
+    // ---------------------------------------------------------------- action generators
+
+    /** Every single action with every amount that applies to a loop of the program. */
+    static List<Opt> singleActions(KernelProgram p) {
+        List<Opt> out = new ArrayList<>();
+        List<Stmt.Loop> axes = Optimizer.axes(p);
+        for (int k = 0; k < axes.size(); k++) {
+            Stmt.Loop l = axes.get(k);
+            for (int a : divisors(l.extent(), Integer.MAX_VALUE)) {
+                if (l.kind() == Stmt.LoopKind.REDUCE) {
+                    if (a <= Optimizer.MAX_EXPANSION) {
+                        out.add(new Opt.Unroll(k, a));
+                        out.add(new Opt.Group(k, a));
+                    }
+                } else {
+                    if (a <= Optimizer.MAX_EXPANSION) out.add(new Opt.Upcast(k, a));
+                    out.add(new Opt.Tile(k, a));
+                }
+            }
+            if (k == 0 && threadable(p, l)) out.add(new Opt.Thread(0, 2 + k));
+        }
+        return out;
+    }
+
+    /** {@code count} random actions, each valid on the program the previous ones leave. */
+    static List<Opt> randomOpts(KernelProgram p, Random rnd, int count) {
+        List<Opt> opts = new ArrayList<>();
+        KernelProgram cur = p;
+        for (int i = 0; i < count; i++) {
+            List<Opt> choices = new ArrayList<>();
+            for (Opt o : singleActions(cur)) if (o.amount() <= 8 || o instanceof Opt.Tile) choices.add(o);
+            if (choices.isEmpty()) break;
+            Opt o = choices.get(rnd.nextInt(choices.size()));
+            if (o instanceof Opt.Thread t) o = new Opt.Thread(0, 2 + rnd.nextInt(15));
+            cur = Optimizer.apply(cur, o);
+            opts.add(o);
+        }
+        return opts;
+    }
+
+    private static boolean threadable(KernelProgram p, Stmt.Loop l) {
+        boolean threaded = Optimizer.axes(p).stream().anyMatch(x -> x.kind() == Stmt.LoopKind.THREAD);
+        return !threaded && l.kind() == Stmt.LoopKind.GLOBAL && p.body().body().size() == 1 && p.body().body().getFirst() == l;
+    }
+
+    private static List<Integer> divisors(long n, int max) {
+        List<Integer> out = new ArrayList<>();
+        for (int a = 2; a <= Math.min(n, max); a++) if (n % a == 0) out.add(a);
+        return out;
+    }
+
+    private static List<String> axisNames(KernelProgram p) {
+        return Optimizer.axes(p).stream().map(l -> l.index().name() + " (extent " + l.extent() + ", " + l.kind() + ")").toList();
+    }
+
+    // ---------------------------------------------------------------- running kernels
+
+    /** One kernel of a schedule with its input buffers, ready to run transformed variants. */
+    static final class Kernel {
+        final KernelProgram program;
+        final List<MemorySegment> inputs;
+        final Buffer expected;
+        final boolean floatRegisters;
+
+        Kernel(KernelProgram program, List<MemorySegment> inputs) {
+            this.program = program;
+            this.inputs = inputs;
+            this.expected = run(program);
+            boolean[] f = {false};
+            Optimizer.walk(program.body(), s -> f[0] |= s instanceof Stmt.Define d && d.register().dtype().isFloat());
+            this.floatRegisters = f[0];
+        }
+
+        Buffer run(KernelProgram p) {
+            Buffer out = Buffer.allocateHeap("TEST", p.outputDType(), p.sizes().getFirst());
+            out.segment().fill((byte) 0x5A); // an element the program fails to write shows up
+            List<MemorySegment> segs = new ArrayList<>();
+            segs.add(out.segment());
+            segs.addAll(inputs);
+            KernelEvaluator.run(p, segs, Map.of());
+            return out;
+        }
+
+        void check(List<Opt> opts) {
+            KernelProgram q = Optimizer.apply(program, opts);
+            assertThat(q.opts()).isEqualTo(opts);
+            Buffer got = run(q);
+            boolean exact = !floatRegisters || opts.stream().noneMatch(o -> o instanceof Opt.Group);
+            DType dt = program.outputDType();
+            for (long i = 0; i < program.sizes().getFirst(); i++) {
+                String what = program.name() + " with " + opts + ", element " + i;
+                if (dt.isFloat()) {
+                    double e = Elements.getDouble(expected.segment(), dt, i), a = Elements.getDouble(got.segment(), dt, i);
+                    if (Double.isNaN(e)) {
+                        assertThat(a).as(what).isNaN(); // NaN payloads are not part of the semantics
+                    } else if (exact) {
+                        assertThat(Double.doubleToRawLongBits(a)).as(what + ": " + a + " vs " + e).isEqualTo(Double.doubleToRawLongBits(e));
+                    } else if (Double.isInfinite(e)) {
+                        assertThat(a).as(what).isEqualTo(e);
+                    } else {
+                        assertThat(Math.abs(a - e)).as(what + ": " + a + " vs " + e).isLessThanOrEqualTo(RTOL * Math.abs(e) + ATOL);
+                    }
+                } else {
+                    assertThat(Elements.getLong(got.segment(), dt, i)).as(what).isEqualTo(Elements.getLong(expected.segment(), dt, i));
+                }
+            }
+        }
+    }
+
+    /** Schedules a graph and hands each kernel, with its inputs computed by the untransformed kernels, to {@code check}. */
+    static void forEachKernel(Supplier<Tensor> graph, java.util.function.Consumer<Kernel> check) {
+        UOp root = graph.get().uop();
+        Schedule s = Scheduler.schedule(List.of(root));
+        Map<UOp, Buffer> buffers = new IdentityHashMap<>();
+        int n = 0;
+        for (ScheduleItem item : s.items()) {
+            for (UOp in : item.inputs()) if (in.op() == Op.BUFFER) buffers.put(in, (Buffer) in.arg());
+            switch (item) {
+                case ScheduleItem.Kernel k -> {
+                    List<MemorySegment> segs = new ArrayList<>();
+                    for (UOp in : k.inputs()) segs.add(buffers.get(in).segment());
+                    Kernel kernel = new Kernel(Lowerer.lower(k, "k" + n++), segs);
+                    buffers.put(item.output(), kernel.expected);
+                    check.accept(kernel);
+                }
+                case ScheduleItem.View view -> buffers.put(item.output(), buffers.get(view.inputs().getFirst()));
+                default -> throw new AssertionError("not used by these graphs: " + item);
+            }
+        }
+    }
+
+    static KernelProgram onlyKernel(Tensor t) { return onlyKernel(t, "k"); }
+
+    static KernelProgram onlyKernel(Tensor t, String name) {
+        List<ScheduleItem> items = Scheduler.schedule(List.of(t.uop())).items();
+        assertThat(items).hasSize(1);
+        return Lowerer.lower((ScheduleItem.Kernel) items.getFirst(), name);
+    }
+}

@@ -11,13 +11,11 @@ import dev.kiln.ir.UOp;
 
 import javax.lang.model.SourceVersion;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Deque;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -47,7 +45,7 @@ import java.util.Set;
  * every load whose index may be out of range.
  */
 public final class JavaRenderer {
-    /** Java primitive types that hold values, with the precedence-free name. */
+    /** The Java primitive types values are held in, with their keywords. */
     private enum JType {
         BOOLEAN("boolean"), INT("int"), LONG("long"), FLOAT("float"), DOUBLE("double");
 
@@ -66,7 +64,14 @@ public final class JavaRenderer {
     private record Expr(String text, JType type, int prec) {}
 
     /** Static methods the generated class may need, emitted only when used. */
-    private enum Helper { F16, BF16, BF16_BITS, BF16_TO_FLOAT, FLOOR_MOD, LOG2, TRUNC, F2U64, U64_TO_DOUBLE, U64_TO_FLOAT, THREEFRY, CHECK_VAR }
+    private enum Helper {
+        F16("f16"), BF16("bf16"), BF16_BITS("bf16Bits"), BF16_TO_FLOAT("bf16ToFloat"), FLOOR_MOD("floorMod"), LOG2("log2"), TRUNC("trunc"),
+        F2U64("f2u64"), U64_TO_DOUBLE("u64ToDouble"), U64_TO_FLOAT("u64ToFloat"), THREEFRY("threefry"), CHECK_VAR("checkVar");
+
+        final String method;
+
+        Helper(String method) { this.method = method; }
+    }
 
     private static final Set<String> RESERVED = Set.of("bufs", "vars", "start", "end", "run", "MemorySegment", "Objects",
             "Math", "Float", "Double", "Long", "Integer", "Short", "Byte", "String");
@@ -136,7 +141,7 @@ public final class JavaRenderer {
         if (split != null) {
             String i = name(split.index());
             String t = varType(split.index()).name;
-            line("for (" + t + " " + i + " = (" + t + ") start; " + i + " < end; " + i + "++) {");
+            line("for (" + t + " " + i + " = (" + t + ") start; " + i + " < (" + t + ") end; " + i + "++) {");
             block(split.body());
             line("}");
         } else if (!program.body().body().isEmpty()) {
@@ -233,7 +238,7 @@ public final class JavaRenderer {
             String base = k.name().replaceAll("[^A-Za-z0-9_]", "_");
             if (base.isEmpty() || !Character.isJavaIdentifierStart(base.charAt(0))) base = "x" + base;
             // never collide with parameters, registers, values, the method's own names or keywords
-            if (base.matches("(p|acc|v)\\d+") || RESERVED.contains(base) || SourceVersion.isKeyword(base)) base = base + "_";
+            if (base.matches("(p|acc|v)\\d+|JAVA_.*") || RESERVED.contains(base) || SourceVersion.isKeyword(base)) base = base + "_";
             String n = base;
             for (int i = 2; !usedNames.add(n); i++) n = base + "_" + i;
             return n;
@@ -374,7 +379,8 @@ public final class JavaRenderer {
             case BF16 -> helperCall(Helper.BF16_TO_FLOAT, JType.FLOAT, new Expr(get, JType.INT, ATOM));
             case Q8_0, Q4_0 -> throw new IllegalArgumentException("kernel " + program.name() + " loads packed dtype " + dt);
         };
-        if (u.src().size() < 3) return read;
+        if (u.src().size() < 3 || u.src(2).isConst() && u.src(2).constLong() != 0) return read;
+        if (u.src(2).isConst()) return zero(read.type);
         Expr gate = ref(u.src(2)); // a false gate yields 0 without reading
         return cond(gate, read, zero(read.type), read.type);
     }
@@ -729,11 +735,8 @@ public final class JavaRenderer {
 
     private Expr helperCall(Helper h, JType t, Expr... args) {
         helpers.add(h);
-        switch (h) { // helpers built on other helpers
-            case BF16 -> helpers.addAll(List.of(Helper.BF16_BITS, Helper.BF16_TO_FLOAT));
-            default -> { }
-        }
-        return call(HELPER_NAMES.get(h), t, args);
+        if (h == Helper.BF16) helpers.addAll(List.of(Helper.BF16_BITS, Helper.BF16_TO_FLOAT)); // bf16 is built on them
+        return call(h.method, t, args);
     }
 
     private void line(String s) {
@@ -749,12 +752,6 @@ public final class JavaRenderer {
     }
 
     // ---------------------------------------------------------------- helpers (copies of Alu's definitions)
-
-    private static final Map<Helper, String> HELPER_NAMES = new LinkedHashMap<>(Map.ofEntries(
-            Map.entry(Helper.F16, "f16"), Map.entry(Helper.BF16, "bf16"), Map.entry(Helper.BF16_BITS, "bf16Bits"),
-            Map.entry(Helper.BF16_TO_FLOAT, "bf16ToFloat"), Map.entry(Helper.FLOOR_MOD, "floorMod"), Map.entry(Helper.LOG2, "log2"),
-            Map.entry(Helper.TRUNC, "trunc"), Map.entry(Helper.F2U64, "f2u64"), Map.entry(Helper.U64_TO_DOUBLE, "u64ToDouble"),
-            Map.entry(Helper.U64_TO_FLOAT, "u64ToFloat"), Map.entry(Helper.THREEFRY, "threefry"), Map.entry(Helper.CHECK_VAR, "checkVar")));
 
     private static String helperSource(Helper h) {
         return switch (h) {

@@ -245,7 +245,7 @@ class JavaKernelTest {
             if (item instanceof ScheduleItem.Kernel k) programs.add(Lowerer.lower(k, "softmax" + programs.size()));
         }
         String src = JavaRenderer.render(programs.getFirst(), "Softmax");
-        assertThat(src).contains("package dev.kiln.cpu;", "final class Softmax", "for (int i0 = (int) start; i0 < end; i0++)",
+        assertThat(src).contains("package dev.kiln.cpu;", "final class Softmax", "for (int i0 = (int) start; i0 < (int) end; i0++)",
                 "MemorySegment p0 = bufs[0]", "float acc0 = ", "JAVA_FLOAT_UNALIGNED").doesNotContain("Math.fma");
     }
 }

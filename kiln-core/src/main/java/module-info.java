@@ -4,6 +4,7 @@
  */
 module dev.kiln.core {
     requires transitive jdk.incubator.vector;
+    requires java.compiler;
 
     exports dev.kiln;
     exports dev.kiln.ir;

@@ -1,0 +1,841 @@
+package dev.kiln.cpu;
+
+import dev.kiln.DType;
+import dev.kiln.Variable;
+import dev.kiln.codegen.KernelProgram;
+import dev.kiln.codegen.Stmt;
+import dev.kiln.ir.Op;
+import dev.kiln.ir.ReduceArg;
+import dev.kiln.ir.Slot;
+import dev.kiln.ir.UOp;
+
+import javax.lang.model.SourceVersion;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Renders a {@link KernelProgram} as the source of a Java class whose
+ * {@code public static void run(MemorySegment[] bufs, long[] vars, long start, long end)} executes the
+ * program with exactly the semantics of {@link dev.kiln.ir.Alu} (the reference the
+ * {@link dev.kiln.codegen.KernelEvaluator} and the INTERP device share).
+ *
+ * <p>{@code bufs} are the parameters (output first), {@code vars} the values of
+ * {@link KernelProgram#variables()} in order. When the body is one output loop, only its iterations
+ * {@code [start, end)} run, so a kernel can be split across workers; otherwise the kernel has the single
+ * iteration 0 (see {@link #outerExtent}).
+ *
+ * <p>Representation: bool is {@code boolean}; i8/u8/i16/u16/i32 are {@code int} and u32/i64/u64
+ * {@code long}, normalised like {@link dev.kiln.ir.Alu#wrap} (u64 as raw bits); i64 index math is
+ * {@code int} where range analysis proves every intermediate fits. f16, bf16 and f32 are {@code float}
+ * (f16 and bf16 values are exact in float and every result is rounded back); f64 is {@code double}.
+ * Float ops whose result in float equals Alu's compute-in-double-then-round (+, *, /, sqrt, fmod)
+ * run in float, the rest (floor division, floor modulo, exp2, log2, sin) in double, then round.
+ *
+ * <p>The generated code only uses JDK types, so compiling it needs no Kiln class. Elements are read and
+ * written with {@code MemorySegment.get/set} on slices of exactly the parameter's size, so an index out
+ * of range is an {@link IndexOutOfBoundsException}, never a stray access. Values are computed eagerly in
+ * program order (the two branches of a {@code WHERE} both): that is safe because the lowering gates
+ * every load whose index may be out of range.
+ */
+public final class JavaRenderer {
+    /** The Java primitive types values are held in, with their keywords. */
+    private enum JType {
+        BOOLEAN("boolean"), INT("int"), LONG("long"), FLOAT("float"), DOUBLE("double");
+
+        final String name;
+
+        JType(String name) { this.name = name; }
+    }
+
+    // Java operator precedences (higher binds tighter); ATOM needs no parentheses anywhere.
+    private static final int COND = 2, OR = 6, XOR = 7, AND = 8, EQ = 9, REL = 10, SHIFT = 11, ADD = 12, MUL = 13, UNARY = 14, ATOM = 15;
+
+    /** Expressions longer than this go to a named local even when they could be inlined. */
+    private static final int INLINE_LIMIT = 60;
+
+    /** A rendered Java expression: its text, Java type and precedence. */
+    private record Expr(String text, JType type, int prec) {}
+
+    /** Static methods the generated class may need, emitted only when used. */
+    private enum Helper {
+        F16("f16"), BF16("bf16"), BF16_BITS("bf16Bits"), BF16_TO_FLOAT("bf16ToFloat"), FLOOR_MOD("floorMod"), LOG2("log2"), TRUNC("trunc"),
+        F2U64("f2u64"), U64_TO_DOUBLE("u64ToDouble"), U64_TO_FLOAT("u64ToFloat"), THREEFRY("threefry"), CHECK_VAR("checkVar");
+
+        final String method;
+
+        Helper(String method) { this.method = method; }
+    }
+
+    private static final Set<String> RESERVED = Set.of("bufs", "vars", "start", "end", "run", "MemorySegment", "Objects",
+            "Math", "Float", "Double", "Long", "Integer", "Short", "Byte", "String");
+
+    private final KernelProgram program;
+    private final StringBuilder out = new StringBuilder();
+    private int indent;
+    private int values;
+    private final Map<Variable, String> varNames = new HashMap<>();
+    private final Set<String> usedNames = new HashSet<>();
+    private final Deque<Map<UOp, Expr>> scopes = new ArrayDeque<>();
+    private final Set<Helper> helpers = EnumSet.noneOf(Helper.class);
+    private final Map<UOp, Boolean> narrow = new IdentityHashMap<>();
+    private final Map<UOp, Set<Slot>> registersRead = new IdentityHashMap<>();
+
+    private JavaRenderer(KernelProgram program) { this.program = program; }
+
+    /**
+     * The Java source of {@code program} as {@code final class className} in package {@code dev.kiln.cpu}.
+     *
+     * @throws IllegalArgumentException if {@code className} is not a Java identifier, or the program uses an
+     *                                  op on a dtype that has no meaning for it (as {@link dev.kiln.ir.Alu} would)
+     */
+    public static String render(KernelProgram program, String className) {
+        if (!SourceVersion.isName(className) || className.contains(".")) {
+            throw new IllegalArgumentException("render: class name '" + className + "' is not a Java identifier");
+        }
+        return new JavaRenderer(program).renderClass(className);
+    }
+
+    /**
+     * The number of iterations {@code [0, extent)} that {@code run}'s {@code start} and {@code end}
+     * select: the extent of the output loop when the body is one, else 1 (the whole kernel is iteration 0).
+     */
+    public static long outerExtent(KernelProgram program) {
+        Stmt.Loop split = splitLoop(program);
+        return split == null ? 1 : split.extent();
+    }
+
+    /** The loop whose iterations {@code [start, end)} selects, or null if the kernel is one iteration. */
+    private static Stmt.Loop splitLoop(KernelProgram program) {
+        List<Stmt> body = program.body().body();
+        if (body.size() == 1 && body.getFirst() instanceof Stmt.Loop l && l.kind() != Stmt.LoopKind.REDUCE) return l;
+        return null;
+    }
+
+    // ---------------------------------------------------------------- class and statements
+
+    private String renderClass(String className) {
+        Stmt.Loop split = splitLoop(program);
+        indent = 2;
+        scopes.push(new HashMap<>());
+        line("Objects.checkFromToIndex(start, end, " + (split == null ? 1 : split.extent()) + "L);");
+        for (int i = 0; i < program.params().size(); i++) {
+            Slot p = program.params().get(i);
+            long size = program.sizes().get(i);
+            line("MemorySegment " + p.name() + " = bufs[" + i + "].asSlice(0, " + p.dtype().byteSize(size) + "L); // "
+                    + p.dtype() + "[" + size + "]" + (i == 0 ? ", output" : ""));
+        }
+        for (int i = 0; i < program.variables().size(); i++) {
+            Variable v = program.variables().get(i);
+            String name = name(v);
+            helpers.add(Helper.CHECK_VAR);
+            line(varType(v).name + " " + name + " = " + (varType(v) == JType.INT ? "(int) " : "")
+                    + "checkVar(vars[" + i + "], " + v.min() + "L, " + v.max() + "L, \"" + javaString(v.name()) + "\");");
+        }
+        if (split != null) {
+            String i = name(split.index());
+            String t = varType(split.index()).name;
+            line("for (" + t + " " + i + " = (" + t + ") start; " + i + " < (" + t + ") end; " + i + "++) {");
+            block(split.body());
+            line("}");
+        } else if (!program.body().body().isEmpty()) {
+            line("if (start < end) {");
+            block(program.body());
+            line("}");
+        }
+        String body = out.toString();
+
+        StringBuilder s = new StringBuilder();
+        s.append("package dev.kiln.cpu;\n\n");
+        s.append("import java.lang.foreign.MemorySegment;\n");
+        s.append("import java.util.Objects;\n\n");
+        s.append("import static java.lang.foreign.ValueLayout.*;\n\n");
+        s.append("/** Kiln kernel ").append(javaComment(program.name())).append(" (generated). */\n");
+        s.append("final class ").append(className).append(" {\n");
+        s.append("    public static void run(MemorySegment[] bufs, long[] vars, long start, long end) {\n");
+        s.append(body);
+        s.append("    }\n");
+        for (Helper h : helpers) s.append('\n').append(helperSource(h));
+        s.append("}\n");
+        return s.toString();
+    }
+
+    private void block(Stmt.Block b) {
+        indent++;
+        scopes.push(new HashMap<>());
+        for (Stmt s : b.body()) stmt(s);
+        scopes.pop();
+        indent--;
+    }
+
+    private void stmt(Stmt s) {
+        switch (s) {
+            case Stmt.Block b -> b.body().forEach(this::stmt);
+            case Stmt.Loop l -> {
+                String i = name(l.index());
+                line("for (" + varType(l.index()).name + " " + i + " = 0; " + i + " < " + l.extent()
+                        + (varType(l.index()) == JType.LONG ? "L" : "") + "; " + i + "++) {");
+                block(l.body());
+                line("}");
+            }
+            case Stmt.Define d -> {
+                Expr init = ref(d.init());
+                line(jtype(d.register().uop()).name + " " + d.register().name() + " = " + init.text + ";");
+            }
+            case Stmt.Accumulate a -> accumulate(a);
+            case Stmt.Store st -> {
+                Slot p = st.param();
+                if (st.value().dtype() != p.dtype()) {
+                    throw new IllegalArgumentException("kernel " + program.name() + " stores " + st.value().dtype() + " into " + p.name() + " of " + p.dtype());
+                }
+                Expr index = ref(st.index());
+                Expr value = ref(st.value());
+                line(p.name() + ".set(" + layout(p.dtype()) + ", " + offset(index, p.dtype()) + ", " + storeValue(value, p.dtype()) + ");");
+            }
+        }
+    }
+
+    private void accumulate(Stmt.Accumulate a) {
+        Slot reg = a.register();
+        DType dt = reg.dtype();
+        Expr acc = new Expr(reg.name(), jtype(reg.uop()), ATOM);
+        Expr v = ref(a.value());
+        Expr r = switch (a.kind()) {
+            case SUM -> binary(Op.ADD, dt, acc.type, acc, v, null, null);
+            case PROD -> binary(Op.MUL, dt, acc.type, acc, v, null, null);
+            case MAX -> binary(Op.MAX, dt, acc.type, acc, v, null, null);
+            case MIN -> { // as KernelEvaluator: NaN wins, else the smaller (the new value only if strictly smaller)
+                if (dt.isBool()) yield bin(acc, "&", v, AND);
+                if (dt == DType.U64) yield cond(new Expr("Long.compareUnsigned(" + v.text + ", " + acc.text + ") < 0", JType.BOOLEAN, REL), v, acc, acc.type);
+                yield call("Math.min", acc.type, acc, v);
+            }
+        };
+        line(reg.name() + " = " + r.text + ";");
+        // values computed from the register before this update are stale now
+        for (Map<UOp, Expr> scope : scopes) scope.keySet().removeIf(u -> registersRead(u).contains(reg));
+    }
+
+    private Set<Slot> registersRead(UOp u) {
+        Set<Slot> known = registersRead.get(u);
+        if (known != null) return known;
+        Set<Slot> regs = new HashSet<>();
+        if (u.op() == Op.DEFINE_VAR && u.arg() instanceof Slot s && s.kind() == Slot.Kind.REGISTER) regs.add(s);
+        for (UOp s : u.src()) regs.addAll(registersRead(s));
+        registersRead.put(u, regs);
+        return regs;
+    }
+
+    // ---------------------------------------------------------------- names and types
+
+    private String name(Variable v) {
+        return varNames.computeIfAbsent(v, k -> {
+            String base = k.name().replaceAll("[^A-Za-z0-9_]", "_");
+            if (base.isEmpty() || !Character.isJavaIdentifierStart(base.charAt(0))) base = "x" + base;
+            // never collide with parameters, registers, values, the method's own names or keywords
+            if (base.matches("(p|acc|v)\\d+|JAVA_.*") || RESERVED.contains(base) || SourceVersion.isKeyword(base)) base = base + "_";
+            String n = base;
+            for (int i = 2; !usedNames.add(n); i++) n = base + "_" + i;
+            return n;
+        });
+    }
+
+    private static JType varType(Variable v) {
+        return v.min() >= Integer.MIN_VALUE && v.max() < Integer.MAX_VALUE ? JType.INT : JType.LONG;
+    }
+
+    private JType jtype(UOp u) {
+        return switch (u.dtype()) {
+            case BOOL -> JType.BOOLEAN;
+            case I8, U8, I16, U16, I32 -> JType.INT;
+            case U32, U64 -> JType.LONG;
+            case I64 -> isNarrow(u) ? JType.INT : JType.LONG;
+            case F16, BF16, F32 -> JType.FLOAT;
+            case F64 -> JType.DOUBLE;
+            case Q8_0, Q4_0 -> throw new IllegalArgumentException("kernel " + program.name() + " computes with packed dtype " + u.dtype());
+        };
+    }
+
+    /**
+     * Whether an i64 node can be computed exactly in {@code int}: it and every i64 node below it lie in
+     * int range (range analysis is sound), so int arithmetic cannot overflow.
+     */
+    private boolean isNarrow(UOp u) {
+        Boolean known = narrow.get(u);
+        if (known != null) return known;
+        boolean fits = u.vmin() >= Integer.MIN_VALUE && u.vmax() <= Integer.MAX_VALUE && switch (u.op()) {
+            case CONST -> true;
+            case DEFINE_VAR -> u.arg() instanceof Variable v && varType(v) == JType.INT;
+            case ADD, MUL, NEG, DIV, MOD, FLOORDIV, FLOORMOD, MAX -> u.src().stream().allMatch(this::isNarrow);
+            case WHERE -> isNarrow(u.src(1)) && isNarrow(u.src(2));
+            case CAST -> switch (u.src(0).dtype()) {
+                case BOOL, I8, U8, I16, U16, I32 -> true;
+                case I64 -> isNarrow(u.src(0));
+                default -> false;
+            };
+            default -> false;
+        };
+        narrow.put(u, fits);
+        return fits;
+    }
+
+    // ---------------------------------------------------------------- expressions
+
+    /** The expression for {@code u}: a literal, a variable or register, or a named local computed now. */
+    private Expr ref(UOp u) {
+        for (Map<UOp, Expr> scope : scopes) {
+            Expr e = scope.get(u);
+            if (e != null) return e;
+        }
+        Expr e = switch (u.op()) {
+            case CONST -> literal(u);
+            case DEFINE_VAR -> switch (u.arg()) {
+                case Variable v -> new Expr(name(v), varType(v), ATOM);
+                case Slot s when s.kind() == Slot.Kind.REGISTER -> new Expr(s.name(), jtype(u), ATOM);
+                default -> throw new IllegalArgumentException("kernel " + program.name() + " reads parameter " + u.arg() + " outside a LOAD");
+            };
+            case LOAD -> local(load(u));
+            case WHERE -> u.src(0).isConst() ? ref(u.src(0).constLong() != 0 ? u.src(1) : u.src(2)) : local(compute(u));
+            default -> {
+                Expr x = compute(u);
+                yield inlinable(u) && x.text.length() <= INLINE_LIMIT ? x : local(x);
+            }
+        };
+        if (u.op() != Op.CONST) scopes.peek().put(u, e);
+        return e;
+    }
+
+    /** Index-style arithmetic that needs no wrapping stays inline, so index math reads as one formula. */
+    private boolean inlinable(UOp u) {
+        if (u.dtype() != DType.I64 && u.dtype() != DType.I32) return false;
+        return switch (u.op()) {
+            case ADD, MUL, NEG -> true;
+            case FLOORDIV, FLOORMOD -> u.src(0).vmin() >= 0 && u.src(1).vmin() > 0;
+            default -> false;
+        };
+    }
+
+    private Expr local(Expr e) {
+        String n = "v" + values++;
+        line(e.type.name + " " + n + " = " + e.text + ";");
+        return new Expr(n, e.type, ATOM);
+    }
+
+    private Expr literal(UOp u) {
+        JType t = jtype(u);
+        return switch (t) {
+            case BOOLEAN -> new Expr(u.constLong() != 0 ? "true" : "false", t, ATOM);
+            case INT -> number(Long.toString(u.constLong()), t);
+            case LONG -> number(u.dtype() == DType.U64 && u.constLong() < 0 ? "0x" + Long.toHexString(u.constLong()) + "L" : u.constLong() + "L", t);
+            case FLOAT -> {
+                float f = (float) u.constDouble();
+                yield Float.isNaN(f) ? new Expr("Float.NaN", t, ATOM) : Float.isInfinite(f)
+                        ? new Expr(f > 0 ? "Float.POSITIVE_INFINITY" : "Float.NEGATIVE_INFINITY", t, ATOM) : number(f + "f", t);
+            }
+            case DOUBLE -> {
+                double d = u.constDouble();
+                yield Double.isNaN(d) ? new Expr("Double.NaN", t, ATOM) : Double.isInfinite(d)
+                        ? new Expr(d > 0 ? "Double.POSITIVE_INFINITY" : "Double.NEGATIVE_INFINITY", t, ATOM) : number(Double.toString(d), t);
+            }
+        };
+    }
+
+    private static Expr number(String text, JType t) {
+        return new Expr(text.startsWith("-") ? "(" + text + ")" : text, t, ATOM);
+    }
+
+    private static Expr lit(long v, JType t) {
+        return number(t == JType.LONG ? v + "L" : Long.toString(v), t);
+    }
+
+    private static Expr zero(JType t) {
+        return switch (t) {
+            case BOOLEAN -> new Expr("false", t, ATOM);
+            case INT -> new Expr("0", t, ATOM);
+            case LONG -> new Expr("0L", t, ATOM);
+            case FLOAT -> new Expr("0f", t, ATOM);
+            case DOUBLE -> new Expr("0.0", t, ATOM);
+        };
+    }
+
+    private Expr load(UOp u) {
+        Slot p = (Slot) u.src(0).arg();
+        DType dt = u.dtype();
+        if (dt != p.dtype()) throw new IllegalArgumentException("kernel " + program.name() + " loads " + dt + " from " + p.name() + " of " + p.dtype());
+        Expr index = ref(u.src(1));
+        String get = p.name() + ".get(" + layout(dt) + ", " + offset(index, dt) + ")";
+        Expr read = switch (dt) {
+            case BOOL -> new Expr(get + " != 0", JType.BOOLEAN, EQ);
+            case I8, I16, I32, I64, U64, F32, F64 -> new Expr(get, jtype(u), ATOM);
+            case U8 -> new Expr("Byte.toUnsignedInt(" + get + ")", JType.INT, ATOM);
+            case U16 -> new Expr("Short.toUnsignedInt(" + get + ")", JType.INT, ATOM);
+            case U32 -> new Expr("Integer.toUnsignedLong(" + get + ")", JType.LONG, ATOM);
+            case F16 -> new Expr("Float.float16ToFloat(" + get + ")", JType.FLOAT, ATOM);
+            case BF16 -> helperCall(Helper.BF16_TO_FLOAT, JType.FLOAT, new Expr(get, JType.INT, ATOM));
+            case Q8_0, Q4_0 -> throw new IllegalArgumentException("kernel " + program.name() + " loads packed dtype " + dt);
+        };
+        if (u.src().size() < 3 || u.src(2).isConst() && u.src(2).constLong() != 0) return read;
+        if (u.src(2).isConst()) return zero(read.type);
+        Expr gate = ref(u.src(2)); // a false gate yields 0 without reading
+        return cond(gate, read, zero(read.type), read.type);
+    }
+
+    private static String layout(DType dt) {
+        return switch (dt) {
+            case BOOL, I8, U8 -> "JAVA_BYTE";
+            case I16, U16, F16, BF16 -> "JAVA_SHORT_UNALIGNED";
+            case I32, U32 -> "JAVA_INT_UNALIGNED";
+            case I64, U64 -> "JAVA_LONG_UNALIGNED";
+            case F32 -> "JAVA_FLOAT_UNALIGNED";
+            case F64 -> "JAVA_DOUBLE_UNALIGNED";
+            case Q8_0, Q4_0 -> throw new IllegalArgumentException("packed dtype " + dt + " has no element layout");
+        };
+    }
+
+    /** The byte offset of element {@code index} (a long expression). */
+    private static String offset(Expr index, DType dt) {
+        int size = dt.itemSize();
+        if (size == 1) return index.text;
+        return bin(index, "*", new Expr(size + "L", JType.LONG, ATOM), MUL).text;
+    }
+
+    private String storeValue(Expr v, DType dt) {
+        return switch (dt) {
+            case BOOL -> "(byte) (" + v.text + " ? 1 : 0)";
+            case I8, U8 -> cast("byte", v).text;
+            case I16, U16 -> cast("short", v).text;
+            case U32 -> cast("int", v).text;
+            case I32, I64, U64, F32, F64 -> v.text;
+            case F16 -> "Float.floatToFloat16(" + v.text + ")";
+            case BF16 -> helperCall(Helper.BF16_BITS, JType.INT, v).text;
+            case Q8_0, Q4_0 -> throw new IllegalArgumentException("packed dtype " + dt + " has no element values");
+        };
+    }
+
+    private Expr compute(UOp u) {
+        Op op = u.op();
+        DType dt = u.dtype();
+        JType t = jtype(u);
+        return switch (op) {
+            case CAST -> cast(ref(u.src(0)), u.src(0).dtype(), dt, t);
+            case BITCAST -> bitcast(ref(u.src(0)), u.src(0).dtype(), dt);
+            case WHERE -> dt.isBool() && (u.src(1).isConst() || u.src(2).isConst()) ? boolWhere(u)
+                    : cond(ref(u.src(0)), ref(u.src(1)), ref(u.src(2)), t);
+            case ADD -> {
+                UOp x = dt.isBool() ? null : negated(u.src(1));
+                if (x == null) yield binary(op, dt, t, ref(u.src(0)), ref(u.src(1)), u.src(0), u.src(1));
+                Expr a = ref(u.src(0)), b = ref(x); // a + (-b) is a - b, bit for bit, in floats and in wrapping integers
+                if (dt.isFloat()) yield round(dt, bin(a, "-", b, ADD));
+                if (t == JType.LONG && a.type == JType.INT && b.type == JType.INT) a = cast("long", a);
+                yield wrap(dt, t, bin(a, "-", b, ADD));
+            }
+            case MULACC -> {
+                Expr a = ref(u.src(0)), b = ref(u.src(1)), c = ref(u.src(2));
+                yield binary(Op.ADD, dt, t, binary(Op.MUL, dt, t, a, b, null, null), c, null, null);
+            }
+            default -> switch (op.group()) {
+                case UNARY -> unary(op, dt, t, ref(u.src(0)));
+                case BINARY -> binary(op, u.src(0).dtype(), t, ref(u.src(0)), ref(u.src(1)), u.src(0), u.src(1));
+                default -> throw new IllegalArgumentException("kernel " + program.name() + " has a " + op + " node inside an expression");
+            };
+        };
+    }
+
+    /** The {@code x} of {@code -x} (a NEG, or for integers a multiplication by -1), else null. */
+    private static UOp negated(UOp u) {
+        if (u.op() == Op.NEG) return u.src(0);
+        if (u.op() == Op.MUL && !u.dtype().isFloat() && u.src(1).isConst() && u.src(1).constLong() == -1) return u.src(0);
+        return null;
+    }
+
+    /** A bool WHERE with a constant branch is plain logic. */
+    private Expr boolWhere(UOp u) {
+        Expr c = ref(u.src(0));
+        Expr notC = new Expr("!" + paren(c, ATOM), JType.BOOLEAN, UNARY);
+        boolean constTrue = u.src(1).isConst();
+        UOp other = u.src(constTrue ? 2 : 1);
+        boolean k = u.src(constTrue ? 1 : 2).constLong() != 0;
+        if (other.isConst()) return (other.constLong() != 0) == k ? ref(other) : constTrue == k ? c : notC;
+        Expr x = ref(other);
+        // c ? k : x  is  c | x (k true) or !c & x;   c ? x : k  is  !c | x (k true) or c & x
+        return k ? bin(constTrue ? c : notC, "|", x, OR) : bin(constTrue ? notC : c, "&", x, AND);
+    }
+
+    // ---------------------------------------------------------------- elementwise ops
+
+    private Expr unary(Op op, DType dt, JType t, Expr a) {
+        if (dt.isBool()) {
+            return switch (op) {
+                case NEG, TRUNC -> a; // wrap(bool, -x) == x
+                default -> throw notDefined(op, dt);
+            };
+        }
+        if (!dt.isFloat()) {
+            return switch (op) {
+                case NEG -> wrap(dt, t, new Expr("-" + paren(a, ATOM), t, UNARY));
+                case TRUNC -> a;
+                default -> throw new IllegalArgumentException("kernel " + program.name() + ": " + op + " is not defined on " + dt + "; cast to a float first");
+            };
+        }
+        return switch (op) {
+            case EXP2 -> fromDouble(dt, call("Math.pow", JType.DOUBLE, new Expr("2", JType.INT, ATOM), a));
+            case LOG2 -> fromDouble(dt, helperCall(Helper.LOG2, JType.DOUBLE, a));
+            case SIN -> fromDouble(dt, call("Math.sin", JType.DOUBLE, a));
+            case SQRT -> fromDouble(dt, call("Math.sqrt", JType.DOUBLE, a));
+            // 1/x in float equals 1.0/x in double rounded to float (division rounds innocuously twice)
+            case RECIP -> round(dt, bin(t == JType.DOUBLE ? new Expr("1.0", t, ATOM) : new Expr("1f", t, ATOM), "/", a, MUL));
+            case NEG -> new Expr("-" + paren(a, ATOM), t, UNARY);
+            case TRUNC -> fromDouble(dt, helperCall(Helper.TRUNC, JType.DOUBLE, a));
+            default -> throw notDefined(op, dt);
+        };
+    }
+
+    /**
+     * A binary op on operands of dtype {@code in}, giving Java type {@code t}. The operands' nodes (or null)
+     * let range analysis drop zero tests and use plain {@code /} and {@code %} where they are exact.
+     */
+    private Expr binary(Op op, DType in, JType t, Expr a, Expr b, UOp an, UOp bn) {
+        if (in.isBool()) return boolBinary(op, a, b);
+        if (in.isFloat()) return floatBinary(op, in, t, a, b);
+        boolean u64 = in == DType.U64;
+        if (t == JType.LONG && a.type == JType.INT && b.type == JType.INT) a = cast("long", a); // i64 math on int operands
+        boolean nonZero = bn != null && (bn.vmin() > 0 || bn.vmax() < 0);
+        // unsigned values below 64 bits are held non-negative, where Java's / and % are floor division
+        boolean plain = in.isUnsigned() && !u64 || an != null && bn != null && an.vmin() >= 0 && bn.vmin() > 0;
+        int bits = in.bits();
+        return switch (op) {
+            case ADD -> wrap(in, t, addText(a, b, t));
+            case MUL -> wrap(in, t, isMinusOne(b) ? new Expr("-" + paren(a, ATOM), t, UNARY) : bin(a, "*", b, MUL));
+            case DIV -> divide(b, nonZero, t, u64 ? call("Long.divideUnsigned", t, a, b) : wrapSmall(in, t, bin(a, "/", b, MUL)));
+            case MOD -> divide(b, nonZero, t, u64 ? call("Long.remainderUnsigned", t, a, b) : bin(a, "%", b, MUL));
+            case FLOORDIV -> divide(b, nonZero, t, u64 ? call("Long.divideUnsigned", t, a, b)
+                    : plain ? bin(a, "/", b, MUL) : wrapSmall(in, t, call("Math.floorDiv", t, a, b)));
+            case FLOORMOD -> divide(b, nonZero, t, u64 ? call("Long.remainderUnsigned", t, a, b)
+                    : plain ? bin(a, "%", b, MUL) : call("Math.floorMod", t, a, b));
+            case MAX -> u64 ? cond(new Expr("Long.compareUnsigned(" + a.text + ", " + b.text + ") >= 0", JType.BOOLEAN, REL), a, b, t)
+                    : call("Math.max", t, a, b);
+            case CMPLT -> u64 ? new Expr("Long.compareUnsigned(" + a.text + ", " + b.text + ") < 0", JType.BOOLEAN, REL) : bin(a, "<", b, REL);
+            case CMPNE -> bin(a, "!=", b, EQ);
+            case CMPEQ -> bin(a, "==", b, EQ);
+            case AND -> bin(a, "&", b, AND); // normalised operands give a normalised result
+            case OR -> bin(a, "|", b, OR);
+            case XOR -> isMinusOne(b) ? new Expr("~" + paren(a, ATOM), t, UNARY) : bin(a, "^", b, XOR);
+            case SHL -> shift(b, bits, bn, zero(t), wrap(in, t, bin(a, "<<", b, SHIFT)));
+            case SHR -> shift(b, bits, bn, in.isUnsigned() ? zero(t) : cond(bin(a, "<", zero(a.type), REL), lit(-1, t), zero(t), t),
+                    bin(a, in.isUnsigned() ? ">>>" : ">>", b, SHIFT));
+            case THREEFRY -> wrap(in, t, helperCall(Helper.THREEFRY, JType.LONG, a, b));
+            default -> throw notDefined(op, in);
+        };
+    }
+
+    private static boolean isMinusOne(Expr e) { return e.text.equals("(-1)") || e.text.equals("(-1L)"); }
+
+    /** {@code a + b}, written {@code a - c} when {@code b} is a negative literal (the same bits in two's complement). */
+    private static Expr addText(Expr a, Expr b, JType t) {
+        boolean negLiteral = b.prec == ATOM && b.text.startsWith("(-");
+        if (negLiteral && !b.text.equals("(" + Long.MIN_VALUE + "L)") && !b.text.equals("(" + Integer.MIN_VALUE + ")")) {
+            return bin(a, "-", new Expr(b.text.substring(2, b.text.length() - 1), t, ATOM), ADD);
+        }
+        return bin(a, "+", b, ADD);
+    }
+
+    /** floorDiv(MIN, -1) overflows i8 and i16 in int arithmetic; wrap as Alu does. */
+    private static Expr wrapSmall(DType in, JType t, Expr e) {
+        return in == DType.I8 || in == DType.I16 ? wrap(in, t, e) : e;
+    }
+
+    /** Integer division or remainder, 0 when the divisor is 0 (unless range analysis excludes it). */
+    private static Expr divide(Expr b, boolean nonZero, JType t, Expr quotient) {
+        return nonZero ? quotient : cond(bin(b, "==", zero(b.type), EQ), zero(t), quotient, t);
+    }
+
+    /** A shift, {@code outOfRange} when the amount is negative or at least the width. */
+    private static Expr shift(Expr b, int bits, UOp amount, Expr outOfRange, Expr shifted) {
+        if (amount != null && amount.vmin() >= 0 && amount.vmax() < bits) return shifted;
+        Expr bad = new Expr(paren(b, REL + 1) + " < 0 || " + paren(b, REL + 1) + " >= " + bits, JType.BOOLEAN, COND + 2);
+        return cond(bad, outOfRange, shifted, shifted.type);
+    }
+
+    private Expr boolBinary(Op op, Expr a, Expr b) {
+        return switch (op) {
+            case ADD, OR, MAX -> bin(a, "|", b, OR); // bool arithmetic wraps to 0/1: a + b != 0
+            case MUL, AND, DIV, FLOORDIV -> bin(a, "&", b, AND); // division by true is identity, by false 0
+            case XOR -> bin(a, "^", b, XOR);
+            case CMPNE -> bin(a, "!=", b, EQ);
+            case CMPEQ -> bin(a, "==", b, EQ);
+            case CMPLT -> bin(new Expr("!" + paren(a, ATOM), JType.BOOLEAN, UNARY), "&", b, AND);
+            case MOD, FLOORMOD -> zero(JType.BOOLEAN); // x % 1 == 0 and x % 0 == 0
+            case SHL, SHR -> bin(a, "&", new Expr("!" + paren(b, ATOM), JType.BOOLEAN, UNARY), AND); // shifting by 1 >= width gives 0
+            case THREEFRY -> new Expr(helperCall(Helper.THREEFRY, JType.LONG, cond(a, lit(1, JType.LONG), zero(JType.LONG), JType.LONG),
+                    cond(b, lit(1, JType.LONG), zero(JType.LONG), JType.LONG)).text + " != 0", JType.BOOLEAN, EQ);
+            default -> throw notDefined(op, DType.BOOL);
+        };
+    }
+
+    private Expr floatBinary(Op op, DType dt, JType t, Expr a, Expr b) {
+        return switch (op) {
+            // in float these round once, exactly like Alu's double result rounded to the dtype
+            case ADD -> round(dt, bin(a, "+", b, ADD));
+            case MUL -> round(dt, bin(a, "*", b, MUL));
+            case DIV -> round(dt, bin(a, "/", b, MUL));
+            case MOD -> round(dt, bin(a, "%", b, MUL)); // fmod is exact
+            case FLOORDIV -> fromDouble(dt, call("Math.floor", JType.DOUBLE, t == JType.DOUBLE ? bin(a, "/", b, MUL)
+                    : bin(cast("double", a), "/", b, MUL)));
+            case FLOORMOD -> fromDouble(dt, helperCall(Helper.FLOOR_MOD, JType.DOUBLE, a, b));
+            case MAX -> call("Math.max", t, a, b); // NaN wins, +0 > -0
+            case CMPLT -> bin(a, "<", b, REL);
+            case CMPNE -> bin(a, "!=", b, EQ);
+            case CMPEQ -> bin(a, "==", b, EQ);
+            default -> throw notDefined(op, dt);
+        };
+    }
+
+    private IllegalArgumentException notDefined(Op op, DType dt) {
+        return new IllegalArgumentException("kernel " + program.name() + ": " + op + " is not defined on " + dt);
+    }
+
+    // ---------------------------------------------------------------- rounding and wrapping
+
+    /** A float-typed expression rounded to a float dtype (f32 and f64 values are already rounded). */
+    private Expr round(DType dt, Expr e) {
+        return switch (dt) {
+            case F16 -> helperCall(Helper.F16, JType.FLOAT, e);
+            case BF16 -> helperCall(Helper.BF16, JType.FLOAT, e);
+            default -> e;
+        };
+    }
+
+    /** A double-typed expression rounded to a float dtype as {@code Alu.round}: to float first, then narrower. */
+    private Expr fromDouble(DType dt, Expr d) {
+        return switch (dt) {
+            case F64 -> d;
+            case F32 -> cast("float", d);
+            default -> round(dt, cast("float", d));
+        };
+    }
+
+    /** An integer expression wrapped to {@code dt} held in Java type {@code t} ({@code Alu.wrap}). */
+    private static Expr wrap(DType dt, JType t, Expr e) {
+        return switch (dt) {
+            case I8 -> cast("byte", e);
+            case I16 -> cast("short", e);
+            case U8 -> maskInt(e, "0xFF");
+            case U16 -> maskInt(e, "0xFFFF");
+            case I32 -> e.type == JType.LONG ? cast("int", e) : e;
+            case U32 -> bin(e, "&", new Expr("0xFFFFFFFFL", JType.LONG, ATOM), AND);
+            case I64 -> t == JType.INT && e.type == JType.LONG ? cast("int", e) : e; // int i64 is range-checked: no overflow
+            case U64 -> e;
+            default -> throw new IllegalArgumentException(dt + " is not an integer dtype");
+        };
+    }
+
+    private static Expr maskInt(Expr e, String mask) {
+        Expr m = bin(e, "&", new Expr(mask, e.type, ATOM), AND);
+        return e.type == JType.LONG ? cast("int", m) : m;
+    }
+
+    // ---------------------------------------------------------------- casts
+
+    /** {@code Alu.castToLong/castToDouble} from {@code from} to {@code to} (held in {@code t}). */
+    private Expr cast(Expr a, DType from, DType to, JType t) {
+        if (from == to) return a;
+        if (to.isBool()) return from.isBool() ? a : bin(a, "!=", zero(a.type), EQ); // NaN != 0 is true, as in Alu
+        if (!to.isFloat()) {
+            if (from.isBool()) return cond(a, lit(1, t), zero(t), t);
+            if (!from.isFloat()) return wrapTo(to, t, a);
+            if (to == DType.U64) return helperCall(Helper.F2U64, JType.LONG, a);
+            return wrapTo(to, t, cast("long", a)); // (long) truncates toward zero, NaN -> 0, saturates; then wrap
+        }
+        if (from.isBool()) return cond(a, t == JType.DOUBLE ? new Expr("1.0", t, ATOM) : new Expr("1f", t, ATOM), zero(t), t);
+        if (!from.isFloat()) {
+            if (from == DType.U64) {
+                if (to == DType.F32) return helperCall(Helper.U64_TO_FLOAT, JType.FLOAT, a);
+                return fromDouble(to, helperCall(Helper.U64_TO_DOUBLE, JType.DOUBLE, a));
+            }
+            return switch (to) {
+                case F64 -> cast("double", a);
+                case F32 -> cast("float", a); // one rounding from int or long, as Alu
+                // Alu rounds via double then float: exact for int, a real double rounding for long
+                default -> round(to, a.type == JType.INT ? cast("float", a) : cast("float", cast("double", a)));
+            };
+        }
+        return switch (to) {
+            case F64 -> cast("double", a);
+            case F32 -> from == DType.F64 ? cast("float", a) : a;
+            default -> round(to, from == DType.F64 ? cast("float", a) : a);
+        };
+    }
+
+    /** An integer (int or long) expression wrapped to integer dtype {@code to}. */
+    private static Expr wrapTo(DType to, JType t, Expr a) {
+        if (to == DType.I64 || to == DType.U64) return t == JType.INT && a.type == JType.LONG ? cast("int", a) : a;
+        return wrap(to, t, a);
+    }
+
+    /** {@code Alu.bitsOf} then {@code wrap} or {@code floatFromBits}. */
+    private Expr bitcast(Expr a, DType from, DType to) {
+        Expr bits = switch (from) {
+            case BOOL -> cond(a, lit(1, JType.INT), zero(JType.INT), JType.INT);
+            case F16 -> new Expr("Float.floatToFloat16(" + a.text + ")", JType.INT, ATOM);
+            case BF16 -> helperCall(Helper.BF16_BITS, JType.INT, a);
+            case F32 -> new Expr("Float.floatToRawIntBits(" + a.text + ")", JType.INT, ATOM);
+            case F64 -> new Expr("Double.doubleToRawLongBits(" + a.text + ")", JType.LONG, ATOM);
+            default -> a;
+        };
+        return switch (to) {
+            case BOOL -> bin(bits, "!=", zero(bits.type), EQ);
+            case F16 -> new Expr("Float.float16ToFloat(" + cast("short", bits).text + ")", JType.FLOAT, ATOM);
+            case BF16 -> helperCall(Helper.BF16_TO_FLOAT, JType.FLOAT, cast("short", bits));
+            case F32 -> new Expr("Float.intBitsToFloat(" + (bits.type == JType.LONG ? cast("int", bits) : bits).text + ")", JType.FLOAT, ATOM);
+            case F64 -> new Expr("Double.longBitsToDouble(" + bits.text + ")", JType.DOUBLE, ATOM);
+            default -> wrapTo(to, to == DType.I64 || to == DType.U32 || to == DType.U64 ? JType.LONG : JType.INT, bits);
+        };
+    }
+
+    // ---------------------------------------------------------------- text
+
+    private static String paren(Expr e, int prec) { return e.prec >= prec ? e.text : "(" + e.text + ")"; }
+
+    /** A left-associative binary operator. */
+    private static Expr bin(Expr a, String op, Expr b, int prec) {
+        JType t = switch (prec) {
+            case REL, EQ -> JType.BOOLEAN;
+            default -> a.type == JType.BOOLEAN ? JType.BOOLEAN : wider(a.type, b.type);
+        };
+        if (op.equals("<<") || op.equals(">>") || op.equals(">>>")) t = a.type;
+        return new Expr(paren(a, prec) + " " + op + " " + paren(b, prec + 1), t, prec);
+    }
+
+    private static JType wider(JType a, JType b) { return a.ordinal() >= b.ordinal() ? a : b; }
+
+    private static Expr cast(String type, Expr e) {
+        JType t = switch (type) {
+            case "long" -> JType.LONG;
+            case "float" -> JType.FLOAT;
+            case "double" -> JType.DOUBLE;
+            default -> JType.INT; // byte, short and int all widen to int
+        };
+        return new Expr("(" + type + ") " + paren(e, UNARY), t, UNARY);
+    }
+
+    private static Expr cond(Expr c, Expr a, Expr b, JType t) {
+        return new Expr(paren(c, COND + 1) + " ? " + paren(a, COND + 1) + " : " + paren(b, COND), t, COND);
+    }
+
+    private static Expr call(String fn, JType t, Expr... args) {
+        StringBuilder s = new StringBuilder(fn).append('(');
+        for (int i = 0; i < args.length; i++) s.append(i > 0 ? ", " : "").append(args[i].text);
+        return new Expr(s.append(')').toString(), t, ATOM);
+    }
+
+    private Expr helperCall(Helper h, JType t, Expr... args) {
+        helpers.add(h);
+        if (h == Helper.BF16) helpers.addAll(List.of(Helper.BF16_BITS, Helper.BF16_TO_FLOAT)); // bf16 is built on them
+        return call(h.method, t, args);
+    }
+
+    private void line(String s) {
+        out.append("    ".repeat(indent)).append(s).append('\n');
+    }
+
+    private static String javaString(String s) {
+        return s.replace("\\", "\\\\").replace("\"", "\\\"").replaceAll("[\\p{Cntrl}]", "?");
+    }
+
+    private static String javaComment(String s) {
+        return s.replace("*/", "*_/").replaceAll("[\\p{Cntrl}]", "?");
+    }
+
+    // ---------------------------------------------------------------- helpers (copies of Alu's definitions)
+
+    private static String helperSource(Helper h) {
+        return switch (h) {
+            case F16 -> """
+                        /** Rounds to the nearest f16 value (ties to even). */
+                        private static float f16(float f) { return Float.float16ToFloat(Float.floatToFloat16(f)); }
+                    """;
+            case BF16 -> """
+                        /** Rounds to the nearest bf16 value (ties to even). */
+                        private static float bf16(float f) { return bf16ToFloat(bf16Bits(f)); }
+                    """;
+            case BF16_BITS -> """
+                        /** bf16 bits of a float, rounded to nearest even; NaN stays NaN. */
+                        private static short bf16Bits(float f) {
+                            int bits = Float.floatToRawIntBits(f);
+                            if (Float.isNaN(f)) return (short) ((bits >>> 16) | 0x40);
+                            return (short) ((bits + 0x7FFF + ((bits >>> 16) & 1)) >>> 16);
+                        }
+                    """;
+            case BF16_TO_FLOAT -> """
+                        private static float bf16ToFloat(int bits) { return Float.intBitsToFloat((bits & 0xFFFF) << 16); }
+                    """;
+            case FLOOR_MOD -> """
+                        /** Float remainder with the divisor's sign; a zero result takes the divisor's sign too. */
+                        private static double floorMod(double a, double b) {
+                            double r = a % b;
+                            if (r != 0 && (r < 0) != (b < 0)) r += b;
+                            return r == 0 ? Math.copySign(0.0, b) : r;
+                        }
+                    """;
+            case LOG2 -> """
+                        private static final double LN2 = Math.log(2);
+
+                        private static double log2(double x) {
+                            double r = Math.log(x) / LN2;
+                            double n = Math.rint(r);
+                            // exact for powers of two, which the division above can miss by an ulp
+                            return n == r || Math.abs(n - r) > 1e-9 || Math.scalb(1.0, (int) n) != x ? r : n;
+                        }
+                    """;
+            case TRUNC -> """
+                        private static double trunc(double x) { return x < 0 ? Math.ceil(x) : Math.floor(x); }
+                    """;
+            case F2U64 -> """
+                        /** Float to u64: NaN is 0, truncation toward zero, values from 2^63 up keep their top bit. */
+                        private static long f2u64(double v) { return v >= 0x1p63 ? (long) (v - 0x1p63) ^ Long.MIN_VALUE : (long) v; }
+                    """;
+            case U64_TO_DOUBLE -> """
+                        /** u64 bits to double, rounding once (above 2^63: halve keeping the sticky bit). */
+                        private static double u64ToDouble(long v) { return v < 0 ? 2.0 * ((v >>> 1) | (v & 1)) : (double) v; }
+                    """;
+            case U64_TO_FLOAT -> """
+                        /** u64 bits to float, rounding once (above 2^63: halve keeping the sticky bit). */
+                        private static float u64ToFloat(long v) { return v < 0 ? 2f * (float) ((v >>> 1) | (v & 1)) : (float) v; }
+                    """;
+            case THREEFRY -> """
+                        private static final int[] ROTATIONS = {13, 15, 26, 6, 17, 29, 16, 24};
+
+                        /** Threefry-2x32, 20 rounds; the low 32 bits of counter and key are word 0. */
+                        private static long threefry(long counter, long key) {
+                            int k0 = (int) key, k1 = (int) (key >>> 32);
+                            int[] ks = {k0, k1, 0x1BD11BDA ^ k0 ^ k1};
+                            int x0 = (int) counter + ks[0], x1 = (int) (counter >>> 32) + ks[1];
+                            for (int round = 0; round < 20; round++) {
+                                x0 += x1;
+                                x1 = Integer.rotateLeft(x1, ROTATIONS[round % 8]);
+                                x1 ^= x0;
+                                if (round % 4 == 3) {
+                                    int s = round / 4 + 1;
+                                    x0 += ks[s % 3];
+                                    x1 += ks[(s + 1) % 3] + s;
+                                }
+                            }
+                            return (x0 & 0xFFFF_FFFFL) | ((long) x1 << 32);
+                        }
+                    """;
+            case CHECK_VAR -> """
+                        private static long checkVar(long value, long min, long max, String name) {
+                            if (value < min || value > max) {
+                                throw new IllegalArgumentException("variable '" + name + "' bound to " + value + ", outside its range [" + min + ", " + max + "]");
+                            }
+                            return value;
+                        }
+                    """;
+        };
+    }
+}

@@ -1,16 +1,19 @@
 /**
- * Kiln core: the IR, the lazy {@link dev.kiln.Tensor} front end, the runtime types and the
- * INTERP reference device.
+ * Kiln core: the IR, the lazy {@link dev.kiln.Tensor} front end, the scheduler, the loop IR and its
+ * optimiser, the runtime ({@link dev.kiln.runtime.ExecutionPlan}), the INTERP reference device and the CPU
+ * device.
  */
 module dev.kiln.core {
     requires transitive jdk.incubator.vector;
     requires java.compiler;
 
     exports dev.kiln;
+    exports dev.kiln.codegen;
     exports dev.kiln.ir;
     exports dev.kiln.models;
     exports dev.kiln.runtime;
+    exports dev.kiln.schedule;
 
     uses dev.kiln.runtime.DeviceProvider;
-    provides dev.kiln.runtime.DeviceProvider with dev.kiln.interp.InterpDeviceProvider;
+    provides dev.kiln.runtime.DeviceProvider with dev.kiln.interp.InterpDeviceProvider, dev.kiln.cpu.CpuDeviceProvider;
 }

@@ -45,8 +45,18 @@ public final class Tensor {
     // =====================================================================================================
     // properties
 
-    /** The default device: INTERP for now. */
-    public static Device defaultDevice() { return DeviceRegistry.get(DeviceSpec.INTERP); }
+    /**
+     * The device new tensors are created on: the system property {@code kiln.device} or the environment
+     * variable {@code KILN_DEVICE} if set (e.g. {@code INTERP}, {@code CPU:1}), else CPU.
+     */
+    public static Device defaultDevice() { return DeviceRegistry.get(defaultDeviceName()); }
+
+    private static String defaultDeviceName() {
+        String p = System.getProperty("kiln.device");
+        if (p != null && !p.isBlank()) return p;
+        String e = System.getenv("KILN_DEVICE");
+        return e != null && !e.isBlank() ? e : "CPU";
+    }
 
     public Shape shape() { return uop.shape(); }
 

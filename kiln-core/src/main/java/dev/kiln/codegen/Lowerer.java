@@ -194,7 +194,7 @@ public final class Lowerer {
         List<Variable> loops = new ArrayList<>();
         for (int k = 0; k < in.length; k++) {
             if (!arg.axes().contains(k)) continue;
-            if (in[k] == 0) return identity(arg.kind(), u.dtype()); // a reduction over nothing
+            if (in[k] == 0) return emptyResult(arg.kind(), u.dtype()); // a reduction over nothing
             if (in[k] == 1) {
                 j[k] = UOp.index(0);
                 continue;
@@ -220,6 +220,11 @@ public final class Lowerer {
 
     // ---------------------------------------------------------------- helpers
 
+    /** What a reduction over zero elements yields: the identity, except that an empty sum is +0.0 (as NumPy). */
+    static UOp emptyResult(ReduceArg.Kind kind, DType dt) {
+        return kind == ReduceArg.Kind.SUM ? zero(dt) : identity(kind, dt);
+    }
+
     /** {@code sum(idx[k] * stride[k])} in C order. */
     static UOp flatIndex(UOp[] idx, Shape shape) {
         long[] strides = shape.strides();
@@ -232,10 +237,13 @@ public final class Lowerer {
 
     static UOp zero(DType dt) { return UOp.constant(dt, 0); }
 
-    /** The value a reduction starts from (and yields over zero elements). */
-    static UOp identity(ReduceArg.Kind kind, DType dt) {
+    /**
+     * The value an accumulator starts from. A float sum starts at -0.0, the true identity of IEEE
+     * addition ({@code -0 + x == x} for every x, +0 and -0 included), so a sum of negative zeros stays -0.0.
+     */
+    public static UOp identity(ReduceArg.Kind kind, DType dt) {
         return switch (kind) {
-            case SUM -> zero(dt);
+            case SUM -> dt.isFloat() ? UOp.constant(dt, -0.0) : zero(dt);
             case PROD -> UOp.constant(dt, 1);
             case MAX -> dt.isFloat() ? UOp.constant(dt, Double.NEGATIVE_INFINITY) : UOp.constant(dt, dt.minInt());
             case MIN -> dt.isFloat() ? UOp.constant(dt, Double.POSITIVE_INFINITY)

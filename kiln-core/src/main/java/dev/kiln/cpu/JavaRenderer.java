@@ -65,8 +65,8 @@ public final class JavaRenderer {
 
     /** Static methods the generated class may need, emitted only when used. */
     private enum Helper {
-        F16("f16"), BF16("bf16"), BF16_BITS("bf16Bits"), BF16_TO_FLOAT("bf16ToFloat"), FLOOR_MOD("floorMod"), LOG2("log2"), TRUNC("trunc"),
-        F2U64("f2u64"), U64_TO_DOUBLE("u64ToDouble"), U64_TO_FLOAT("u64ToFloat"), THREEFRY("threefry"), CHECK_VAR("checkVar");
+        F16("f16"), BF16("bf16"), BF16_BITS("bf16Bits"), BF16_TO_FLOAT("bf16ToFloat"), FLOOR_DIV("floorDiv"), FLOOR_MOD("floorMod"), LOG2("log2"), TRUNC("trunc"),
+        F2U64("f2u64"), U64_TO_DOUBLE("u64ToDouble"), U64_TO_FLOAT("u64ToFloat"), ROUND_ODD("toFloatRoundOdd"), S64_ODD("s64ToDoubleOdd"), U64_ODD("u64ToDoubleOdd"), THREEFRY("threefry"), CHECK_VAR("checkVar");
 
         final String method;
 
@@ -584,8 +584,7 @@ public final class JavaRenderer {
             case MUL -> round(dt, bin(a, "*", b, MUL));
             case DIV -> round(dt, bin(a, "/", b, MUL));
             case MOD -> round(dt, bin(a, "%", b, MUL)); // fmod is exact
-            case FLOORDIV -> fromDouble(dt, call("Math.floor", JType.DOUBLE, t == JType.DOUBLE ? bin(a, "/", b, MUL)
-                    : bin(cast("double", a), "/", b, MUL)));
+            case FLOORDIV -> fromDouble(dt, helperCall(Helper.FLOOR_DIV, JType.DOUBLE, a, b));
             case FLOORMOD -> fromDouble(dt, helperCall(Helper.FLOOR_MOD, JType.DOUBLE, a, b));
             case MAX -> call("Math.max", t, a, b); // NaN wins, +0 > -0
             case CMPLT -> bin(a, "<", b, REL);
@@ -615,7 +614,8 @@ public final class JavaRenderer {
         return switch (dt) {
             case F64 -> d;
             case F32 -> cast("float", d);
-            default -> round(dt, cast("float", d));
+            // to float rounding to odd, so the final rounding to f16/bf16 is the only one (as Alu)
+            default -> round(dt, helperCall(Helper.ROUND_ODD, JType.FLOAT, d));
         };
     }
 
@@ -653,21 +653,25 @@ public final class JavaRenderer {
         }
         if (from.isBool()) return cond(a, t == JType.DOUBLE ? new Expr("1.0", t, ATOM) : new Expr("1f", t, ATOM), zero(t), t);
         if (!from.isFloat()) {
+            if (to == DType.F16 || to == DType.BF16) {
+                if (a.type == JType.INT) return round(to, cast("float", a)); // exact in float: one rounding
+                // long magnitudes: to double and float rounding to odd, then the one real rounding (as Alu)
+                Expr odd = helperCall(from == DType.U64 ? Helper.U64_ODD : Helper.S64_ODD, JType.DOUBLE, a);
+                return round(to, helperCall(Helper.ROUND_ODD, JType.FLOAT, odd));
+            }
             if (from == DType.U64) {
                 if (to == DType.F32) return helperCall(Helper.U64_TO_FLOAT, JType.FLOAT, a);
-                return fromDouble(to, helperCall(Helper.U64_TO_DOUBLE, JType.DOUBLE, a));
+                return helperCall(Helper.U64_TO_DOUBLE, JType.DOUBLE, a);
             }
             return switch (to) {
                 case F64 -> cast("double", a);
-                case F32 -> cast("float", a); // one rounding from int or long, as Alu
-                // Alu rounds via double then float: exact for int, a real double rounding for long
-                default -> round(to, a.type == JType.INT ? cast("float", a) : cast("float", cast("double", a)));
+                default -> cast("float", a); // one rounding from int or long, as Alu
             };
         }
         return switch (to) {
             case F64 -> cast("double", a);
             case F32 -> from == DType.F64 ? cast("float", a) : a;
-            default -> round(to, from == DType.F64 ? cast("float", a) : a);
+            default -> from == DType.F64 ? fromDouble(to, a) : round(to, a);
         };
     }
 
@@ -736,6 +740,7 @@ public final class JavaRenderer {
     private Expr helperCall(Helper h, JType t, Expr... args) {
         helpers.add(h);
         if (h == Helper.BF16) helpers.addAll(List.of(Helper.BF16_BITS, Helper.BF16_TO_FLOAT)); // bf16 is built on them
+        if (h == Helper.S64_ODD) helpers.add(Helper.U64_ODD); // the signed form is built on the unsigned one
         return call(h.method, t, args);
     }
 
@@ -774,6 +779,18 @@ public final class JavaRenderer {
             case BF16_TO_FLOAT -> """
                         private static float bf16ToFloat(int bits) { return Float.intBitsToFloat((bits & 0xFFFF) << 16); }
                     """;
+            case FLOOR_DIV -> """
+                        /** Float floor division as Alu (NumPy's divmod): exact quotients stay exact, inf // x is NaN. */
+                        private static double floorDiv(double a, double b) {
+                            if (b == 0) return a / b;
+                            double mod = a % b;
+                            double div = (a - mod) / b;
+                            if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;
+                            if (div == 0) return Math.copySign(0.0, a / b);
+                            double floor = Math.floor(div);
+                            return div - floor > 0.5 ? floor + 1 : floor;
+                        }
+                    """;
             case FLOOR_MOD -> """
                         /** Float remainder with the divisor's sign; a zero result takes the divisor's sign too. */
                         private static double floorMod(double a, double b) {
@@ -802,6 +819,31 @@ public final class JavaRenderer {
             case U64_TO_DOUBLE -> """
                         /** u64 bits to double, rounding once (above 2^63: halve keeping the sticky bit). */
                         private static double u64ToDouble(long v) { return v < 0 ? 2.0 * ((v >>> 1) | (v & 1)) : (double) v; }
+                    """;
+            case ROUND_ODD -> """
+                        /** double to float rounding to odd: exact values stay, inexact ones get an odd last bit (Alu). */
+                        private static float toFloatRoundOdd(double v) {
+                            float f = (float) v;
+                            if (f == v || !Float.isFinite(f) || (Float.floatToRawIntBits(f) & 1) != 0) return f;
+                            return Math.nextAfter(f, v);
+                        }
+                    """;
+            case S64_ODD -> """
+                        /** A signed long as a double rounded to odd (the sticky bit survives). */
+                        private static double s64ToDoubleOdd(long v) {
+                            boolean negative = v < 0;
+                            double odd = u64ToDoubleOdd(negative ? -v : v);
+                            return negative ? -odd : odd;
+                        }
+                    """;
+            case U64_ODD -> """
+                        /** An unsigned 64-bit magnitude as a double rounded to odd (the sticky bit survives). */
+                        private static double u64ToDoubleOdd(long m) {
+                            int drop = Math.max(0, 64 - Long.numberOfLeadingZeros(m) - 53);
+                            long kept = m >>> drop;
+                            if ((m & ((1L << drop) - 1)) != 0) kept |= 1;
+                            return Math.scalb((double) kept, drop);
+                        }
                     """;
             case U64_TO_FLOAT -> """
                         /** u64 bits to float, rounding once (above 2^63: halve keeping the sticky bit). */

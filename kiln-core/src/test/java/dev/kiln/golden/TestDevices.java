@@ -6,5 +6,5 @@ import java.util.List;
 final class TestDevices {
     private TestDevices() {}
 
-    static final List<String> ALL = List.of("INTERP");
+    static final List<String> ALL = List.of("INTERP", "CPU");
 }

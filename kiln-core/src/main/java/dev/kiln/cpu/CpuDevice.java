@@ -1,0 +1,143 @@
+package dev.kiln.cpu;
+
+import dev.kiln.DType;
+import dev.kiln.DeviceSpec;
+import dev.kiln.Variable;
+import dev.kiln.codegen.CpuInfo;
+import dev.kiln.codegen.Heuristics;
+import dev.kiln.codegen.KernelProgram;
+import dev.kiln.codegen.Optimizer;
+import dev.kiln.ir.UOp;
+import dev.kiln.runtime.Buffer;
+import dev.kiln.runtime.CompiledKernel;
+import dev.kiln.runtime.CompilerIdentity;
+import dev.kiln.runtime.Device;
+import dev.kiln.runtime.ExecutionPlan;
+import dev.kiln.runtime.KernelCache;
+import dev.kiln.runtime.PlanBuilder;
+import dev.kiln.runtime.WorkerPool;
+import jdk.incubator.vector.FloatVector;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * The default device: kernels rendered as Java ({@link JavaRenderer}), compiled in process in one batch
+ * per plan ({@link JavaKernelCompiler}), loaded as hidden classes, cached in memory and on disk
+ * ({@link KernelCache}), and run on the {@link WorkerPool}, split across workers where the heuristic
+ * marks a kernel THREAD.
+ *
+ * <p>Tensor buffers on this device are off-heap, owned by the tensor that holds them (an automatic
+ * arena: freed when the tensor is unreachable). Plans own their own memory and free it on close.
+ */
+public final class CpuDevice implements Device {
+    /** Renderer output format: bump when generated code changes meaning, so stale disk entries miss. */
+    private static final String RENDER_FORMAT = "1";
+
+    /** A kernel class as the cache keeps it: its bytes (what goes to disk) and its loaded entry point. */
+    private record Loaded(byte[] classBytes, MethodHandle run) {}
+
+    private static final KernelCache<Loaded> CACHE = new KernelCache<>(bytes -> new Loaded(bytes, JavaKernelCompiler.define(bytes)));
+    private static final CpuInfo CPU = new CpuInfo(WorkerPool.size(), FloatVector.SPECIES_PREFERRED.vectorByteSize());
+    private static final CompilerIdentity IDENTITY = CompilerIdentity.of("kiln-java",
+            "java.version", Runtime.version().toString(),
+            "os.arch", System.getProperty("os.arch"),
+            "vector.bytes", String.valueOf(CPU.vectorBytes()),
+            "render.format", RENDER_FORMAT);
+
+    private final DeviceSpec spec;
+
+    CpuDevice(DeviceSpec spec) { this.spec = spec; }
+
+    @Override
+    public DeviceSpec spec() { return spec; }
+
+    @Override
+    public Buffer allocate(DType dtype, long count) {
+        MemorySegment s = Arena.ofAuto().allocate(Math.max(1, dtype.byteSize(count)), 64);
+        return new Buffer(spec.toString(), dtype, count, s);
+    }
+
+    @Override
+    public Buffer realize(UOp root, Map<Variable, Long> bindings) {
+        try (ExecutionPlan plan = PlanBuilder.build(this, List.of(root))) {
+            plan.executeWithVars(bindings.entrySet().stream().collect(Collectors.toMap(e -> e.getKey().name(), Map.Entry::getValue)));
+            Buffer out = plan.outputBuffer();
+            Buffer copy = allocate(out.dtype(), out.count());
+            MemorySegment.copy(out.segment(), 0, copy.segment(), 0, out.dtype().byteSize(out.count()));
+            return copy;
+        }
+    }
+
+    /** The default heuristic's actions (threads, tiles, unrolls, grouped reductions). */
+    @Override
+    public KernelProgram optimize(KernelProgram program) {
+        return Optimizer.apply(program, Heuristics.defaultOpts(program, CPU));
+    }
+
+    @Override
+    public List<CompiledKernel> compile(List<KernelProgram> programs) {
+        List<KernelCache.Request<KernelProgram>> requests = new ArrayList<>();
+        List<String> sources = new ArrayList<>();
+        for (KernelProgram p : programs) {
+            String source = sourceOf(p);
+            sources.add(source);
+            requests.add(new KernelCache.Request<>(anonymous(p), source, IDENTITY));
+        }
+        Map<KernelProgram, Loaded> loaded = CACHE.getOrCompileAll(requests, misses -> {
+            List<JavaKernelCompiler.Source> batch = new ArrayList<>();
+            for (var m : misses) batch.add(new JavaKernelCompiler.Source(classNameIn(m.source()), m.source()));
+            return JavaKernelCompiler.compile(batch).classes().stream().map(JavaKernelCompiler.Compiled::classBytes).toList();
+        });
+        List<CompiledKernel> out = new ArrayList<>();
+        for (int i = 0; i < programs.size(); i++) {
+            KernelProgram p = programs.get(i);
+            Loaded l = loaded.get(anonymous(p));
+            CpuKernel k = new CpuKernel(p.name(), sources.get(i), l.classBytes(), l.run(), JavaRenderer.outerExtent(p));
+            out.add(new CompiledKernel(p, k.source(), k::run));
+        }
+        return out;
+    }
+
+    /** The program without its plan-specific name: equal computations share one compiled class. */
+    private static KernelProgram anonymous(KernelProgram p) {
+        return new KernelProgram("kernel", p.params(), p.sizes(), p.variables(), p.body(), p.opts());
+    }
+
+    /** Source whose class name is a hash of the computation, so it is the same in every plan and JVM. */
+    private static String sourceOf(KernelProgram p) {
+        KernelProgram anon = anonymous(p);
+        String draft = JavaRenderer.render(anon, "Kernel");
+        return JavaRenderer.render(anon, "K" + sha256(draft).substring(0, 20));
+    }
+
+    private static String classNameIn(String source) {
+        int i = source.indexOf("final class ") + "final class ".length();
+        int j = i;
+        while (Character.isJavaIdentifierPart(source.charAt(j))) j++;
+        return source.substring(i, j);
+    }
+
+    private static String sha256(String s) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new AssertionError("SHA-256 is required of every JVM", e);
+        }
+    }
+
+    /** Statistics of the process-wide kernel cache (memory and disk hits, compiles). */
+    public static KernelCache.Stats cacheStats() { return CACHE.stats(); }
+
+    @Override
+    public String toString() { return spec.toString(); }
+}

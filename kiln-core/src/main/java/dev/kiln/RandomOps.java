@@ -35,7 +35,10 @@ final class RandomOps {
         }
         Tensor counter = flatIndex(shape, device);
         if (stream != 0) counter = counter.add(stream * STREAM_STRIDE);
-        Tensor key = Tensor.full(seed, DType.U64, shape.toArray()).to(device);
+        // the seed is data (a one-element buffer), not a constant in the kernel, so every seed shares one kernel
+        int[] ones = new int[shape.rank()];
+        Arrays.fill(ones, 1);
+        Tensor key = Tensor.of(DType.U64, new long[] {seed}).reshape(ones).expand(shape.toArray()).to(device);
         return new Tensor(UOp.of(Op.THREEFRY, DType.U64, null, counter.node(), key.node()), device);
     }
 

@@ -7,6 +7,7 @@ import dev.kiln.codegen.CpuInfo;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Optimizer;
+import dev.kiln.ir.BoundedCache;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.CompiledKernel;
@@ -54,6 +55,10 @@ public final class CpuDevice implements Device {
             "vector.bytes", String.valueOf(CPU.vectorBytes()),
             "render.format", RENDER_FORMAT);
 
+    // per kernel structure (programs without their names): the heuristic's choice and the rendered source
+    private static final BoundedCache<KernelProgram, KernelProgram> OPTIMIZED = new BoundedCache<>(4096);
+    private static final BoundedCache<KernelProgram, String> SOURCES = new BoundedCache<>(4096);
+
     private final DeviceSpec spec;
 
     CpuDevice(DeviceSpec spec) { this.spec = spec; }
@@ -81,7 +86,8 @@ public final class CpuDevice implements Device {
     /** The default heuristic's actions (threads, tiles, unrolls, grouped reductions). */
     @Override
     public KernelProgram optimize(KernelProgram program) {
-        return Optimizer.apply(program, Heuristics.defaultOpts(program, CPU));
+        KernelProgram best = OPTIMIZED.get(anonymous(program), p -> Optimizer.apply(p, Heuristics.defaultOpts(p, CPU)));
+        return new KernelProgram(program.name(), best.params(), best.sizes(), best.variables(), best.body(), best.opts());
     }
 
     @Override
@@ -115,9 +121,10 @@ public final class CpuDevice implements Device {
 
     /** Source whose class name is a hash of the computation, so it is the same in every plan and JVM. */
     private static String sourceOf(KernelProgram p) {
-        KernelProgram anon = anonymous(p);
-        String draft = JavaRenderer.render(anon, "Kernel");
-        return JavaRenderer.render(anon, "K" + sha256(draft).substring(0, 20));
+        return SOURCES.get(anonymous(p), anon -> {
+            String draft = JavaRenderer.render(anon, "Kernel");
+            return JavaRenderer.render(anon, "K" + sha256(draft).substring(0, 20));
+        });
     }
 
     private static String classNameIn(String source) {

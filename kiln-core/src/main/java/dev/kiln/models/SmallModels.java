@@ -9,15 +9,18 @@ import dev.kiln.Tensor;
 public final class SmallModels {
     private SmallModels() {}
 
-    /** A weight of shape (out, in) scaled by 1/sqrt(in), so activations keep unit scale. */
+    /**
+     * A realised weight of shape (out, in) scaled by 1/sqrt(in), so activations keep unit scale. Realised
+     * like a loaded checkpoint: kernels read it as a buffer instead of recomputing it.
+     */
     private static Tensor weight(long seed, int out, int in) {
-        return Tensor.randn(seed, out, in).mul(1.0 / Math.sqrt(in));
+        return Tensor.randn(seed, out, in).mul(1.0 / Math.sqrt(in)).realize();
     }
 
     /** 16 -> 32 (GELU) -> 32 (ReLU) -> 10, then softmax. */
     public static Tensor mlp(Tensor x) {
         Tensor h = x.linear(weight(1, 32, 16), Tensor.zeros(32)).gelu();
-        h = h.linear(weight(2, 32, 32), Tensor.randn(3, 32).mul(0.1)).relu();
+        h = h.linear(weight(2, 32, 32), Tensor.randn(3, 32).mul(0.1).realize()).relu();
         return h.linear(weight(4, 10, 32), null).softmax(-1);
     }
 

@@ -2,7 +2,7 @@ package dev.kiln.runtime;
 
 import dev.kiln.Variable;
 import dev.kiln.codegen.KernelProgram;
-import dev.kiln.codegen.Lowerer;
+import dev.kiln.codegen.LoweringCache;
 import dev.kiln.codegen.ProgramCost;
 import dev.kiln.ir.CustomFunction;
 import dev.kiln.ir.Op;
@@ -60,7 +60,7 @@ public final class PlanBuilder {
         int k = 0;
         for (int i = 0; i < schedule.items().size(); i++) {
             if (schedule.items().get(i) instanceof ScheduleItem.Kernel kernel) {
-                programs.add(device.optimize(Lowerer.lower(kernel, kernelName(kernel, k++))));
+                programs.add(device.optimize(LoweringCache.lower(kernel, kernelName(kernel, k++))));
                 kernelItems.add(i);
             }
         }

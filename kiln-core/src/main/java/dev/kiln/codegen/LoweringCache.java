@@ -1,0 +1,61 @@
+package dev.kiln.codegen;
+
+import dev.kiln.Shape;
+import dev.kiln.ir.BoundedCache;
+import dev.kiln.ir.Op;
+import dev.kiln.ir.Slot;
+import dev.kiln.ir.UOp;
+import dev.kiln.schedule.ScheduleItem;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Lowers each kernel structure once per process. A kernel's inputs are replaced by canonical
+ * placeholders (parameter slot i, broadcast to the input's shape), so kernels that compute the same thing
+ * from different buffers — the same layer with other weights, the same model prepared again — share one
+ * lowered program; only its name differs. Bounded (least recently used entries leave first).
+ */
+public final class LoweringCache {
+    private static final BoundedCache<UOp, KernelProgram> LOWERED = new BoundedCache<>(4096);
+
+    private LoweringCache() {}
+
+    /** The program of {@code kernel}, lowered now or taken from an identical earlier kernel, named {@code name}. */
+    public static KernelProgram lower(ScheduleItem.Kernel kernel, String name) {
+        ScheduleItem.Kernel canonical = canonical(kernel);
+        KernelProgram p = LOWERED.get(canonical.output(), root -> Lowerer.lower(canonical, "kernel"));
+        return new KernelProgram(name, p.params(), p.sizes(), p.variables(), p.body(), p.opts());
+    }
+
+    /** The kernel with input i replaced by a placeholder of its dtype and shape. */
+    static ScheduleItem.Kernel canonical(ScheduleItem.Kernel kernel) {
+        Map<UOp, UOp> replace = new IdentityHashMap<>();
+        List<UOp> placeholders = new ArrayList<>();
+        for (int i = 0; i < kernel.inputs().size(); i++) {
+            UOp in = kernel.inputs().get(i);
+            UOp ph = placeholder(i + 1, in);
+            replace.put(in, ph);
+            placeholders.add(ph);
+        }
+        for (UOp u : kernel.output().toposort()) {
+            if (replace.containsKey(u)) continue;
+            List<UOp> src = new ArrayList<>(u.src().size());
+            for (UOp s : u.src()) src.add(replace.getOrDefault(s, s));
+            replace.put(u, u.withSrc(src));
+        }
+        return new ScheduleItem.Kernel(replace.get(kernel.output()), placeholders);
+    }
+
+    private static UOp placeholder(int index, UOp like) {
+        UOp slot = new Slot(Slot.Kind.PARAM, index, like.dtype()).uop();
+        Shape s = like.shape();
+        if (s.rank() == 0) return slot;
+        int[] ones = new int[s.rank()];
+        Arrays.fill(ones, 1);
+        return UOp.of(Op.EXPAND, like.dtype(), s, UOp.of(Op.RESHAPE, like.dtype(), Shape.of(ones), slot));
+    }
+}

@@ -2,16 +2,25 @@ package dev.kiln.cli;
 
 import dev.kiln.Tensor;
 import dev.kiln.models.SmallModels;
+import dev.kiln.runtime.Buffer;
+import dev.kiln.runtime.Elements;
+import dev.kiln.runtime.ExecutionPlan;
+import dev.kiln.runtime.KernelProfile;
+import dev.kiln.runtime.ProfileReport;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
-/** {@code kiln demo}: evaluates the demo MLP and transformer block and prints what came out. */
+/**
+ * {@code kiln demo}: prepares the demo MLP and transformer block as execution plans on the default
+ * device, runs them, and prints their outputs and per-kernel profiles.
+ */
 @Command(name = "demo", mixinStandardHelpOptions = true,
-        description = "Evaluate a small MLP and a transformer block with seeded weights on the default device.")
+        description = "Compile and run a small MLP and a transformer block with seeded weights on the default device, with a per-kernel profile.")
 public final class DemoCommand implements Callable<Integer> {
 
     @Option(names = "--seq", description = "Sequence length of the transformer input (default: ${DEFAULT-VALUE}).")
@@ -21,22 +30,31 @@ public final class DemoCommand implements Callable<Integer> {
     public Integer call() {
         System.out.println("Kiln demo on " + Tensor.defaultDevice());
 
-        Tensor x = Tensor.randn(100, 4, 16);
-        report("MLP 16-32-32-10 + softmax", x, SmallModels.mlp(x));
+        Tensor x = Tensor.randn(100, 4, 16).realize();
+        run("MLP 16-32-32-10 + softmax", x, SmallModels.mlp(x));
 
-        Tensor tokens = Tensor.randn(200, 1, seq, 32);
-        report("transformer block (d=32, 4 heads, causal)", tokens, SmallModels.transformerBlock(tokens, 4));
+        Tensor tokens = Tensor.randn(200, 1, seq, 32).realize();
+        run("transformer block (d=32, 4 heads, causal)", tokens, SmallModels.transformerBlock(tokens, 4));
         return 0;
     }
 
-    private static void report(String name, Tensor input, Tensor output) {
+    private static void run(String name, Tensor input, Tensor output) {
         long start = System.nanoTime();
-        double[] v = output.toDoubleArray();
-        double ms = (System.nanoTime() - start) / 1e6;
-        double sum = Arrays.stream(v).sum();
-        double[] head = Arrays.copyOf(v, Math.min(6, v.length));
-        System.out.printf(Locale.ROOT, "%n%s%n  input  %s %s%n  output %s %s   (%.1f ms)%n  first  %s%n  sum    %.6f%n",
-                name, Arrays.toString(input.dims()), input.dtype(), Arrays.toString(output.dims()), output.dtype(), ms,
-                Arrays.stream(head).mapToObj(d -> String.format(Locale.ROOT, "%.5f", d)).toList(), sum);
+        try (ExecutionPlan plan = output.prepare()) {
+            double prepareMs = (System.nanoTime() - start) / 1e6;
+            // warm up until the JIT has compiled the kernels (bounded: at most 5000 runs or 1.5 seconds)
+            long warm = System.nanoTime();
+            for (int i = 0; i < 5000 && System.nanoTime() - warm < 1_500_000_000L; i++) plan.execute();
+            List<KernelProfile> profile = plan.executeProfiled();
+            Buffer out = plan.outputBuffer();
+            double[] v = new double[(int) out.count()];
+            for (int i = 0; i < v.length; i++) v[i] = Elements.getAsDouble(out.segment(), out.dtype(), i);
+            double sum = Arrays.stream(v).sum();
+            System.out.printf(Locale.ROOT, "%n%s%n  input  %s %s%n  output %s %s   (prepared in %.1f ms: %d kernels)%n  first  %s%n  sum    %.6f%n",
+                    name, Arrays.toString(input.dims()), input.dtype(), Arrays.toString(output.dims()), output.dtype(), prepareMs,
+                    plan.kernels().size(), Arrays.stream(Arrays.copyOf(v, Math.min(6, v.length)))
+                            .mapToObj(d -> String.format(Locale.ROOT, "%.5f", d)).toList(), sum);
+            System.out.print(ProfileReport.table(profile));
+        }
     }
 }

@@ -69,7 +69,12 @@ public final class Symbolic {
             rule(UPat.anyOf(EnumSet.allOf(Op.class)).where(u -> u.op() != Op.CONST && (isIndex(u) || u.dtype().isBool())
                     && u.shape().rank() == 0 && u.vmin() == u.vmax()).named("x"),
                     b -> UOp.constant(b.get("x").dtype(), b.get("x").vmin())),
-            // identities
+            // identities (for floats only those exact for every value: x * 1 == x, x + -0.0 == x; not x + 0.0, which
+            // turns -0.0 into +0.0)
+            rule(UPat.op(Op.MUL, UPat.var("x"), UPat.cvar("c")).where(u -> u.dtype().isFloat() && u.src(1).isConst() && u.src(1).constDouble() == 1.0),
+                    b -> b.get("x")),
+            rule(UPat.op(Op.ADD, UPat.var("x"), UPat.cvar("c")).where(u -> u.dtype().isFloat() && u.src(1).isConst()
+                    && Double.doubleToRawLongBits(u.src(1).constDouble()) == Double.doubleToRawLongBits(-0.0)), b -> b.get("x")),
             rule(UPat.op(Op.WHERE, UPat.cvar("c"), UPat.var("t"), UPat.var("f")), b -> b.get("c").constLong() != 0 ? b.get("t") : b.get("f")),
             rule(UPat.op(Op.WHERE, UPat.var("c"), UPat.var("t"), UPat.var("t")), b -> b.get("t")),
             rule(UPat.op(Op.MUL, UPat.var("x"), UPat.cvar("c")).where(Symbolic::isIndex),

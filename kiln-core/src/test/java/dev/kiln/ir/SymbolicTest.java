@@ -148,4 +148,14 @@ class SymbolicTest {
         assertThat(Symbolic.indexDType(i.mul(21_000_000))).isEqualTo(DType.I32);
         assertThat(Symbolic.indexDType(i.mul(22_000_000))).isEqualTo(DType.I64);
     }
+
+    @Test
+    void floatIdentitiesAreOnlyTheExactOnes() {
+        UOp x = UOp.of(Op.DEFINE_VAR, dev.kiln.DType.F32, new Slot(Slot.Kind.REGISTER, 0, dev.kiln.DType.F32));
+        UOp one = UOp.constant(dev.kiln.DType.F32, 1.0), negZero = UOp.constant(dev.kiln.DType.F32, -0.0), zero = UOp.constant(dev.kiln.DType.F32, 0.0);
+        org.assertj.core.api.Assertions.assertThat(Symbolic.simplify(UOp.of(Op.MUL, dev.kiln.DType.F32, null, x, one))).isSameAs(x);
+        org.assertj.core.api.Assertions.assertThat(Symbolic.simplify(UOp.of(Op.ADD, dev.kiln.DType.F32, null, x, negZero))).isSameAs(x);
+        UOp plusZero = UOp.of(Op.ADD, dev.kiln.DType.F32, null, x, zero);
+        org.assertj.core.api.Assertions.assertThat(Symbolic.simplify(plusZero)).as("-0.0 + 0.0 is +0.0: not an identity").isSameAs(plusZero);
+    }
 }

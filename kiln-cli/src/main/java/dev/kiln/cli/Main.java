@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         version = "0.1.0",
         description = "Kiln: a tensor compiler for Java.",
-        subcommands = {DemoCommand.class})
+        subcommands = {DemoCommand.class, DevicesCommand.class})
 public final class Main implements Runnable {
 
     @CommandLine.Spec

@@ -8,8 +8,8 @@ import java.nio.charset.StandardCharsets;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** {@code kiln demo} end to end: it runs both models and prints their shapes and values. */
-class DemoCommandTest {
+/** The CLI commands end to end: demo and devices. */
+class CommandsTest {
     @Test
     void demoPrintsBothModels() {
         PrintStream old = System.out;
@@ -31,5 +31,18 @@ class DemoCommandTest {
     @Test
     void unknownOptionIsExitCode2() {
         assertThat(Main.run("demo", "--no-such-option")).isEqualTo(2);
+    }
+
+    @Test
+    void devicesListsEveryKindAndTheDefault() {
+        PrintStream old = System.out;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            assertThat(Main.run("devices")).isZero();
+        } finally {
+            System.setOut(old);
+        }
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("INTERP   available").contains("CPU").contains("(default)").contains("kernel cache:");
     }
 }

@@ -1,6 +1,7 @@
 package dev.kiln.runtime;
 
 import dev.kiln.DType;
+import dev.kiln.DeviceSpec;
 import dev.kiln.Variable;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Stmt;
@@ -47,6 +48,9 @@ public final class ExecutionPlan implements AutoCloseable {
     private final long[][] opVars;      // per op: the values handed to its kernel
     private final int[][] predecessors; // per op: earlier ops it must wait for
     private final boolean parallel;
+    private final List<Device> opDevices;   // the device each step runs on
+    private final boolean multiDevice;
+    private UnifiedExecutor executor;       // created on the first multi-device execution; closed with the plan
 
     private Arena arena;                // outputs and owned buffers; freed by close()
     private Arena intermediates;        // the intermediate arena; freed by releaseIntermediateBuffers()
@@ -57,7 +61,7 @@ public final class ExecutionPlan implements AutoCloseable {
     private boolean closed;
 
     ExecutionPlan(Device device, Schedule schedule, MemoryPlan memory, List<UOp> nodes, List<PreparedOp> ops,
-                  List<KernelRunner> runners, List<Integer> outputs, List<Variable> variables) {
+                  List<KernelRunner> runners, List<Integer> outputs, List<Variable> variables, List<Device> opDevices) {
         this.device = device;
         this.schedule = schedule;
         this.memory = memory;
@@ -86,6 +90,8 @@ public final class ExecutionPlan implements AutoCloseable {
             if (j > 0 && before.isEmpty() && !(ops.get(j) instanceof PreparedBufferView)) independent = true;
         }
         this.parallel = independent && WorkerPool.size() > 1;
+        this.opDevices = List.copyOf(opDevices);
+        this.multiDevice = opDevices.stream().distinct().count() > 1;
         this.arena = Arena.ofShared();
         allocateOwned();
         allocateIntermediates();
@@ -165,6 +171,7 @@ public final class ExecutionPlan implements AutoCloseable {
     public void close() {
         if (closed) return;
         closed = true;
+        if (executor != null) executor.close();
         if (intermediates != null) intermediates.close();
         arena.close();
         MemoryStats.freed(allocatedBytes);
@@ -184,8 +191,50 @@ public final class ExecutionPlan implements AutoCloseable {
         for (int i = 0; i < ops.size(); i++) {
             if (varSlots[i] != null) for (int v = 0; v < varSlots[i].length; v++) opVars[i][v] = values[varSlots[i][v]];
         }
-        if (parallel) runParallel();
+        if (multiDevice) runOnDevices();
+        else if (parallel) runParallel();
         else for (int i = 0; i < ops.size(); i++) run(i);
+    }
+
+    /**
+     * Steps on several devices: each goes to its device's queue and waits only for the timeline values of
+     * the steps it conflicts with (no global barrier); the execution returns when every device is done.
+     */
+    private void runOnDevices() {
+        if (executor == null) executor = new UnifiedExecutor();
+        long[] value = new long[ops.size()];
+        for (int i = 0; i < ops.size(); i++) {
+            PreparedOp op = ops.get(i);
+            DeviceSpec at = opDevices.get(i).spec();
+            executor.addDevice(at);
+            List<Dependency> after = new ArrayList<>();
+            for (int p : predecessors[i]) if (!(ops.get(p) instanceof PreparedBufferView)) after.add(new Dependency(opDevices.get(p).spec(), value[p]));
+            Dependency[] deps = after.toArray(Dependency[]::new);
+            final int step = i;
+            value[i] = switch (op) {
+                case PreparedBufferView v -> 0; // no data moves
+                case PreparedCopy c -> {
+                    DeviceSpec from = deviceOfBuffer(c.inputs().getFirst());
+                    executor.addDevice(from);
+                    yield executor.executeTransfer(asBuffer(c.inputs().getFirst(), from), asBuffer(c.output(), at), from, at, deps);
+                }
+                default -> executor.executeKernel(at, () -> run(step), deps);
+            };
+        }
+        executor.synchronizeAll();
+    }
+
+    /** The device buffer {@code id} lives on: an input's own device, else the device of the step producing it. */
+    private DeviceSpec deviceOfBuffer(int id) {
+        UOp n = nodes.get(id);
+        if (n.op() == Op.BUFFER) return DeviceSpec.parse(((Buffer) n.arg()).device());
+        for (int i = 0; i < ops.size(); i++) if (ops.get(i).output() == id) return opDevices.get(i).spec();
+        return device.spec();
+    }
+
+    private Buffer asBuffer(int id, DeviceSpec on) {
+        UOp n = nodes.get(id);
+        return new Buffer(on.toString(), n.dtype(), n.shape().numel(), segments[id]);
     }
 
     /**
@@ -336,6 +385,9 @@ public final class ExecutionPlan implements AutoCloseable {
     // ---------------------------------------------------------------- inspection
 
     public Device device() { return device; }
+
+    /** The device step {@code i} of {@link #preparedOps()} runs on. */
+    public Device deviceOf(int i) { return opDevices.get(i); }
 
     /** The steps, in schedule order. */
     public List<PreparedOp> preparedOps() { return ops; }

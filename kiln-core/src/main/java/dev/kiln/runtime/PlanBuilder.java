@@ -14,7 +14,9 @@ import dev.kiln.schedule.ScheduleItem;
 import dev.kiln.schedule.Scheduler;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -55,27 +57,45 @@ public final class PlanBuilder {
             }
         }
 
-        List<KernelProgram> programs = new ArrayList<>();
-        List<Integer> kernelItems = new ArrayList<>();
+        // every step runs on one device: a copy on its target, anything else where its first input lives
+        List<Device> itemDevices = new ArrayList<>();
+        Map<UOp, Device> deviceOfNode = new IdentityHashMap<>();
+        for (ScheduleItem item : schedule.items()) {
+            Device d = switch (item) {
+                case ScheduleItem.Copy c -> DeviceRegistry.get((String) c.output().arg());
+                default -> item.inputs().isEmpty() ? device : deviceOfNode.computeIfAbsent(item.inputs().getFirst(), PlanBuilder::bufferDevice);
+            };
+            itemDevices.add(d);
+            deviceOfNode.put(item.output(), d);
+        }
+
+        // kernels are optimised and compiled by their own device, one batch per device
+        Map<Device, List<Integer>> kernelsByDevice = new LinkedHashMap<>();
+        Map<Integer, KernelProgram> lowered = new HashMap<>();
         int k = 0;
         for (int i = 0; i < schedule.items().size(); i++) {
             if (schedule.items().get(i) instanceof ScheduleItem.Kernel kernel) {
-                programs.add(device.optimize(LoweringCache.lower(kernel, kernelName(kernel, k++))));
-                kernelItems.add(i);
+                Device d = itemDevices.get(i);
+                lowered.put(i, d.optimize(LoweringCache.lower(kernel, kernelName(kernel, k++))));
+                kernelsByDevice.computeIfAbsent(d, x -> new ArrayList<>()).add(i);
             }
         }
-        List<CompiledKernel> compiled = programs.isEmpty() ? List.of() : device.compile(programs);
+        Map<Integer, CompiledKernel> compiledByItem = new HashMap<>();
+        for (var e : kernelsByDevice.entrySet()) {
+            List<CompiledKernel> c = e.getKey().compile(e.getValue().stream().map(lowered::get).toList());
+            for (int j = 0; j < c.size(); j++) compiledByItem.put(e.getValue().get(j), c.get(j));
+        }
 
         List<PreparedOp> ops = new ArrayList<>();
         List<KernelRunner> runners = new ArrayList<>();
         Set<Variable> variables = new LinkedHashSet<>();
-        for (int i = 0, kernel = 0; i < schedule.items().size(); i++) {
+        for (int i = 0; i < schedule.items().size(); i++) {
             ScheduleItem item = schedule.items().get(i);
             int out = index.get(item.output());
             List<Integer> ins = item.inputs().stream().map(index::get).toList();
             switch (item) {
                 case ScheduleItem.Kernel kk -> {
-                    CompiledKernel c = compiled.get(kernel++);
+                    CompiledKernel c = compiledByItem.get(i);
                     KernelProgram p = c.program();
                     variables.addAll(p.variables());
                     ops.add(new PreparedKernel(p.name(), out, ins, p, c.source(), ProgramCost.flops(p), ProgramCost.bytes(p)));
@@ -99,7 +119,13 @@ public final class PlanBuilder {
             }
         }
         List<Integer> outputs = roots.stream().map(index::get).toList();
-        return new ExecutionPlan(device, schedule, memory, nodes, ops, runners, outputs, List.copyOf(variables));
+        return new ExecutionPlan(device, schedule, memory, nodes, ops, runners, outputs, List.copyOf(variables), itemDevices);
+    }
+
+    /** The device whose buffer a realised input node is. */
+    private static Device bufferDevice(UOp node) {
+        if (node.op() != Op.BUFFER) throw new IllegalStateException("no device known for " + node.op() + node.shape());
+        return DeviceRegistry.get(((Buffer) node.arg()).device());
     }
 
     private static String deviceOf(UOp node, Device fallback) {

@@ -1,11 +1,13 @@
 package dev.kiln.codegen;
 
+import dev.kiln.DType;
 import dev.kiln.Variable;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.Slot;
 import dev.kiln.ir.UOp;
 
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -16,6 +18,12 @@ import java.util.Set;
  * will later tune. Applied in this order, each on the program the previous ones left:
  *
  * <ol>
+ *   <li><b>Register tile</b> of matmul-like kernels (below) with f32, f64, i32 or i64 output whose
+ *       columns {@code j} have a multiple of the lane count ({@code vectorBytes / itemSize}): UPCAST
+ *       {@code j} by the lane count (vector lanes), its outer loop by {@link #TILE_VECTORS} and the rows
+ *       {@code i} by {@link #TILE_ROWS}, so each step of the reduction updates a tile of vector
+ *       accumulators from one load of its column vectors (see {@link #registerTile}). Such a kernel
+ *       skips the next two rules.</li>
  *   <li><b>TILE</b> matmul-like kernels: when the two innermost GLOBAL loops {@code i, j} enclose a
  *       reduce loop {@code r} that loads one operand indexed by {@code (i, r)} but not {@code j} (rows)
  *       and another indexed by {@code (j, r)} but not {@code i} (columns), tile {@code i} then {@code j}
@@ -23,8 +31,8 @@ import java.util.Set;
  *       giving {@code i_o, j_o, i_t, j_t}: a tile of outputs reuses the same rows and columns. When the
  *       kernel will be threaded and {@code i} is the outermost loop, {@code i}'s tile is the largest that
  *       leaves a tile per core, else the smallest.</li>
- *   <li><b>UPCAST</b> the innermost GLOBAL loop by the lane count of the output dtype
- *       ({@code vectorBytes / itemSize}) when that divides the extent, every store is contiguous in the
+ *   <li><b>UPCAST</b> the innermost GLOBAL loop by the lane count of the output dtype (f32, f64, i32
+ *       or i64) when that divides the extent, every store is contiguous in the
  *       loop (stride 1) and every load is contiguous or the same for all lanes (stride 1 or 0): then
  *       the lanes are one vector load, operation and store.</li>
  *   <li>Each innermost reduce loop: <b>GROUP</b> it by the lane count of its accumulator when the kernel
@@ -42,6 +50,15 @@ public final class Heuristics {
     /** Reduce loops up to this extent that are not grouped are unrolled fully. */
     public static final int UNROLL_MAX = 8;
     private static final int[] TILE_SIZES = {32, 16, 8};
+    /** Rows of a register tile (see {@link #registerTile}). */
+    static final int TILE_ROWS = 4;
+    /** Vectors in a row of a register tile: with {@link #TILE_ROWS} rows, 8 accumulators of the 16 AVX2 vector registers. */
+    static final int TILE_VECTORS = 2;
+    /**
+     * The dtypes the CPU renderer computes in vector lanes (jdk.incubator.vector). Kernels with other
+     * output dtypes are not upcast: the renderer would only unroll them into scalar copies.
+     */
+    private static final Set<DType> VECTOR_DTYPES = EnumSet.of(DType.F32, DType.F64, DType.I32, DType.I64);
 
     private Heuristics() {}
 
@@ -49,8 +66,11 @@ public final class Heuristics {
     public static List<Opt> defaultOpts(KernelProgram program, CpuInfo cpu) {
         Plan plan = new Plan(program);
         boolean threads = cpu.cores() >= 2 && work(program.body(), 1) >= THREAD_MIN_WORK;
-        tile(plan, threads ? cpu.cores() : 1);
-        boolean upcast = upcast(plan, cpu);
+        boolean upcast = registerTile(plan, cpu);
+        if (!upcast) {
+            tile(plan, threads ? cpu.cores() : 1);
+            upcast = upcast(plan, cpu);
+        }
         reductions(plan, cpu, upcast);
         if (threads) thread(plan, cpu);
         return List.copyOf(plan.opts);
@@ -84,6 +104,37 @@ public final class Heuristics {
             }
             return out;
         }
+    }
+
+    // ---------------------------------------------------------------- register tiles
+
+    /**
+     * A matmul-like kernel (see {@link #tile}) whose columns {@code j} can be vector lanes: UPCAST
+     * {@code j} by the lane count, then its outer loop by {@link #TILE_VECTORS} (the vectors of a row of
+     * the tile), then the rows {@code i} by {@link #TILE_ROWS}. The renderer interleaves the tile's
+     * iterations inside the reduction loop, so each step of {@code k} loads the tile's column vectors
+     * once, broadcasts one element of each row, and updates {@code rows x vectors} vector accumulators
+     * with a multiply and an add each; every output element still sums its terms in order.
+     */
+    private static boolean registerTile(Plan plan, CpuInfo cpu) {
+        List<Stmt.Loop> globals = plan.outputLoops();
+        if (globals.size() < 2 || !VECTOR_DTYPES.contains(plan.program.outputDType())) return false;
+        Stmt.Loop i = globals.get(globals.size() - 2), j = globals.getLast();
+        int lanes = cpu.lanes(plan.program.outputDType().itemSize());
+        if (lanes < 2 || j.extent() % lanes != 0 || !matmulLike(j.body(), i.index(), j.index()) || !vectorLanes(j)) return false;
+        plan.add(new Opt.Upcast(plan.axis(j.index()), lanes));
+        Stmt.Loop columns = plan.outputLoops().getLast();
+        int vectors = largestDivisor(columns.extent(), TILE_VECTORS);
+        if (vectors > 1) plan.add(new Opt.Upcast(plan.axis(columns.index()), vectors));
+        int rows = largestDivisor(i.extent(), TILE_ROWS);
+        if (rows > 1) plan.add(new Opt.Upcast(plan.axis(i.index()), rows));
+        return true;
+    }
+
+    /** The largest of {@code max}, {@code max / 2}, ..., 2 that divides {@code extent}, else 1. */
+    private static int largestDivisor(long extent, int max) {
+        for (int d = max; d >= 2; d /= 2) if (extent % d == 0) return d;
+        return 1;
     }
 
     // ---------------------------------------------------------------- TILE
@@ -133,10 +184,16 @@ public final class Heuristics {
 
     private static boolean upcast(Plan plan, CpuInfo cpu) {
         List<Stmt.Loop> globals = plan.outputLoops();
-        if (globals.isEmpty()) return false;
+        if (globals.isEmpty() || !VECTOR_DTYPES.contains(plan.program.outputDType())) return false;
         Stmt.Loop v = globals.getLast();
         int lanes = cpu.lanes(plan.program.outputDType().itemSize());
-        if (lanes < 2 || v.extent() % lanes != 0) return false;
+        if (lanes < 2 || v.extent() % lanes != 0 || !vectorLanes(v)) return false;
+        plan.add(new Opt.Upcast(plan.axis(v.index()), lanes));
+        return true;
+    }
+
+    /** Every store in the loop is contiguous in its variable (stride 1), every load contiguous or the same for all iterations. */
+    private static boolean vectorLanes(Stmt.Loop v) {
         List<Stmt.Store> stores = new ArrayList<>();
         Optimizer.walk(v.body(), s -> {
             if (s instanceof Stmt.Store st) stores.add(st);
@@ -145,7 +202,6 @@ public final class Heuristics {
         for (UOp load : loads(v.body())) {
             if (!hasStride(load.src(1), v.index(), 0) && !hasStride(load.src(1), v.index(), 1)) return false;
         }
-        plan.add(new Opt.Upcast(plan.axis(v.index()), lanes));
         return true;
     }
 
@@ -232,7 +288,7 @@ public final class Heuristics {
     }
 
     /** {@code index(v + 1) - index(v)} when it is the same for every v (and other variables), else empty. */
-    static OptionalLong stride(UOp index, Variable v) {
+    public static OptionalLong stride(UOp index, Variable v) {
         if (!index.variables().contains(v) || v.max() == v.min()) return OptionalLong.of(0);
         Variable w = new Variable(v.name() + "'", v.min(), v.max() - 1); // v + 1 stays within v's bounds
         UOp at = Optimizer.substitute(index, Map.of(v, w.uop())), next = Optimizer.substitute(index, Map.of(v, w.uop().add(1)));

@@ -107,7 +107,7 @@ public final class Optimizer {
     }
 
     /** Visits every statement of {@code s} in pre-order. */
-    static void walk(Stmt s, Consumer<Stmt> visit) {
+    public static void walk(Stmt s, Consumer<Stmt> visit) {
         visit.accept(s);
         switch (s) {
             case Stmt.Block b -> b.body().forEach(x -> walk(x, visit));
@@ -117,7 +117,7 @@ public final class Optimizer {
     }
 
     /** The expressions a statement holds directly (not those of nested statements). */
-    static List<UOp> expressions(Stmt s) {
+    public static List<UOp> expressions(Stmt s) {
         return switch (s) {
             case Stmt.Define d -> List.of(d.init());
             case Stmt.Accumulate a -> List.of(a.value());
@@ -356,14 +356,14 @@ public final class Optimizer {
      * key of {@code map} replaced by its value, in expressions, in the registers statements define and
      * accumulate, and in loop headers (a variable's replacement must then be another variable).
      */
-    static Stmt.Block substitute(Stmt.Block b, Map<Object, UOp> map) {
+    public static Stmt.Block substitute(Stmt.Block b, Map<Object, UOp> map) {
         PatternMatcher pm = substitution(map);
         Map<UOp, UOp> memo = new HashMap<>();
         return new Substitution(map, e -> memo.computeIfAbsent(e, x -> Symbolic.simplify(GraphRewriter.rewrite(x, pm)))).block(b);
     }
 
     /** {@code e} with the DEFINE_VARs of {@code map}'s keys replaced, simplified. */
-    static UOp substitute(UOp e, Map<Object, UOp> map) {
+    public static UOp substitute(UOp e, Map<Object, UOp> map) {
         return Symbolic.simplify(GraphRewriter.rewrite(e, substitution(map)));
     }
 

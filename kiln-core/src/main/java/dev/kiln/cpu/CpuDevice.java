@@ -42,7 +42,7 @@ import java.util.stream.Collectors;
  */
 public final class CpuDevice implements Device {
     /** Renderer output format: bump when generated code changes meaning, so stale disk entries miss. */
-    private static final String RENDER_FORMAT = "1";
+    private static final String RENDER_FORMAT = "2";
 
     /** A kernel class as the cache keeps it: its bytes (what goes to disk) and its loaded entry point. */
     private record Loaded(byte[] classBytes, MethodHandle run) {}
@@ -122,8 +122,8 @@ public final class CpuDevice implements Device {
     /** Source whose class name is a hash of the computation, so it is the same in every plan and JVM. */
     private static String sourceOf(KernelProgram p) {
         return SOURCES.get(anonymous(p), anon -> {
-            String draft = JavaRenderer.render(anon, "Kernel");
-            return JavaRenderer.render(anon, "K" + sha256(draft).substring(0, 20));
+            String draft = JavaRenderer.render(anon, "Kernel", CPU.vectorBytes());
+            return JavaRenderer.render(anon, "K" + sha256(draft).substring(0, 20), CPU.vectorBytes());
         });
     }
 

@@ -2,15 +2,20 @@ package dev.kiln.cpu;
 
 import dev.kiln.DType;
 import dev.kiln.Variable;
+import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
+import dev.kiln.codegen.Optimizer;
 import dev.kiln.codegen.Stmt;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.ReduceArg;
 import dev.kiln.ir.Slot;
 import dev.kiln.ir.UOp;
 
+import jdk.incubator.vector.FloatVector;
+
 import javax.lang.model.SourceVersion;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.EnumSet;
 import java.util.HashMap;
@@ -18,7 +23,9 @@ import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * Renders a {@link KernelProgram} as the source of a Java class whose
@@ -47,11 +54,61 @@ import java.util.Set;
 public final class JavaRenderer {
     /** The Java primitive types values are held in, with their keywords. */
     private enum JType {
-        BOOLEAN("boolean"), INT("int"), LONG("long"), FLOAT("float"), DOUBLE("double");
+        BOOLEAN("boolean"), INT("int"), LONG("long"), FLOAT("float"), DOUBLE("double"),
+        // vector lanes (jdk.incubator.vector) of the four element types with vector forms, and their masks
+        INT_VECTOR("IntVector"), LONG_VECTOR("LongVector"), FLOAT_VECTOR("FloatVector"), DOUBLE_VECTOR("DoubleVector"),
+        INT_MASK("VectorMask<Integer>"), LONG_MASK("VectorMask<Long>"), FLOAT_MASK("VectorMask<Float>"), DOUBLE_MASK("VectorMask<Double>");
 
         final String name;
 
         JType(String name) { this.name = name; }
+
+        boolean isVector() { return ordinal() >= INT_VECTOR.ordinal(); }
+
+        boolean isMask() { return ordinal() >= INT_MASK.ordinal(); }
+
+        /** The lane type of a vector or mask (BOOLEAN for a mask: its lanes are bits), a scalar's own type. */
+        JType lane() {
+            return switch (this) {
+                case INT_VECTOR -> INT;
+                case LONG_VECTOR -> LONG;
+                case FLOAT_VECTOR -> FLOAT;
+                case DOUBLE_VECTOR -> DOUBLE;
+                case INT_MASK, LONG_MASK, FLOAT_MASK, DOUBLE_MASK -> BOOLEAN;
+                default -> this;
+            };
+        }
+
+        /** The element type a vector or mask belongs to (a mask's is the vector type it selects lanes of). */
+        JType element() {
+            return switch (this) {
+                case INT_VECTOR, INT_MASK -> INT;
+                case LONG_VECTOR, LONG_MASK -> LONG;
+                case FLOAT_VECTOR, FLOAT_MASK -> FLOAT;
+                case DOUBLE_VECTOR, DOUBLE_MASK -> DOUBLE;
+                default -> this;
+            };
+        }
+
+        JType vector() {
+            return switch (element()) {
+                case INT -> INT_VECTOR;
+                case LONG -> LONG_VECTOR;
+                case FLOAT -> FLOAT_VECTOR;
+                case DOUBLE -> DOUBLE_VECTOR;
+                default -> throw new IllegalStateException("no vector of " + this);
+            };
+        }
+
+        JType mask() {
+            return switch (element()) {
+                case INT -> INT_MASK;
+                case LONG -> LONG_MASK;
+                case FLOAT -> FLOAT_MASK;
+                case DOUBLE -> DOUBLE_MASK;
+                default -> throw new IllegalStateException("no mask of " + this);
+            };
+        }
     }
 
     // Java operator precedences (higher binds tighter); ATOM needs no parentheses anywhere.
@@ -74,20 +131,33 @@ public final class JavaRenderer {
     }
 
     private static final Set<String> RESERVED = Set.of("bufs", "vars", "start", "end", "run", "MemorySegment", "Objects",
-            "Math", "Float", "Double", "Long", "Integer", "Short", "Byte", "String");
+            "Math", "Float", "Double", "Long", "Integer", "Short", "Byte", "String", "lane", "ORDER", "ByteOrder", "FloatVector",
+            "DoubleVector", "IntVector", "LongVector", "VectorMask", "VectorOperators", "VectorSpecies");
+
+    /** Vector sizes in bytes the renderer uses: 128, 256 and 512 bits, up to the machine's preferred size. */
+    private static final Set<Integer> VECTOR_SIZES = Set.of(16, 32, 64);
 
     private final KernelProgram program;
+    private final int vectorBytes;
     private final StringBuilder out = new StringBuilder();
     private int indent;
     private int values;
     private final Map<Variable, String> varNames = new HashMap<>();
     private final Set<String> usedNames = new HashSet<>();
-    private final Deque<Map<UOp, Expr>> scopes = new ArrayDeque<>();
+    /** Values already computed, innermost block first: keyed by node (scalar form) or {@link Form}. */
+    private final Deque<Map<Object, Expr>> scopes = new ArrayDeque<>();
     private final Set<Helper> helpers = EnumSet.noneOf(Helper.class);
     private final Map<UOp, Boolean> narrow = new IdentityHashMap<>();
     private final Map<UOp, Set<Slot>> registersRead = new IdentityHashMap<>();
+    /** Vector species constants the class declares, by name. */
+    private final Map<String, String> species = new TreeMap<>();
+    /** The UPCAST loop being rendered as vector lanes, or null. */
+    private Lanes lanes;
 
-    private JavaRenderer(KernelProgram program) { this.program = program; }
+    private JavaRenderer(KernelProgram program, int vectorBytes) {
+        this.program = program;
+        this.vectorBytes = vectorBytes;
+    }
 
     /**
      * The Java source of {@code program} as {@code final class className} in package {@code dev.kiln.cpu}.
@@ -96,10 +166,21 @@ public final class JavaRenderer {
      *                                  op on a dtype that has no meaning for it (as {@link dev.kiln.ir.Alu} would)
      */
     public static String render(KernelProgram program, String className) {
+        return render(program, className, FloatVector.SPECIES_PREFERRED.vectorByteSize());
+    }
+
+    /**
+     * The Java source of {@code program} as {@code final class className}, using vectors of at most
+     * {@code vectorBytes} bytes for UPCAST loops (below 16: none, every UPCAST loop is unrolled). The
+     * vector size changes only the speed of the code, never a value.
+     *
+     * @throws IllegalArgumentException as {@link #render(KernelProgram, String)}
+     */
+    public static String render(KernelProgram program, String className, int vectorBytes) {
         if (!SourceVersion.isName(className) || className.contains(".")) {
             throw new IllegalArgumentException("render: class name '" + className + "' is not a Java identifier");
         }
-        return new JavaRenderer(program).renderClass(className);
+        return new JavaRenderer(program, vectorBytes).renderClass(className);
     }
 
     /**
@@ -138,15 +219,16 @@ public final class JavaRenderer {
             line(varType(v).name + " " + name + " = " + (varType(v) == JType.INT ? "(int) " : "")
                     + "checkVar(vars[" + i + "], " + v.min() + "L, " + v.max() + "L, \"" + javaString(v.name()) + "\");");
         }
+        int registerCount = LoopExpansion.registerCount(program.body());
         if (split != null) {
             String i = name(split.index());
             String t = varType(split.index()).name;
             line("for (" + t + " " + i + " = (" + t + ") start; " + i + " < (" + t + ") end; " + i + "++) {");
-            block(split.body());
+            block(LoopExpansion.expand(split.body(), registerCount, this::vectorCost));
             line("}");
         } else if (!program.body().body().isEmpty()) {
             line("if (start < end) {");
-            block(program.body());
+            block(LoopExpansion.expand(program.body(), registerCount, this::vectorCost));
             line("}");
         }
         String body = out.toString();
@@ -154,10 +236,17 @@ public final class JavaRenderer {
         StringBuilder s = new StringBuilder();
         s.append("package dev.kiln.cpu;\n\n");
         s.append("import java.lang.foreign.MemorySegment;\n");
-        s.append("import java.util.Objects;\n\n");
-        s.append("import static java.lang.foreign.ValueLayout.*;\n\n");
+        if (!species.isEmpty()) s.append("import java.nio.ByteOrder;\n");
+        s.append("import java.util.Objects;\n");
+        if (!species.isEmpty()) s.append("\nimport jdk.incubator.vector.*;\n");
+        s.append("\nimport static java.lang.foreign.ValueLayout.*;\n\n");
         s.append("/** Kiln kernel ").append(javaComment(program.name())).append(" (generated). */\n");
         s.append("final class ").append(className).append(" {\n");
+        if (!species.isEmpty()) {
+            s.append("    private static final ByteOrder ORDER = ByteOrder.nativeOrder();\n");
+            for (String decl : species.values()) s.append("    private static final ").append(decl).append(";\n");
+            s.append('\n');
+        }
         s.append("    public static void run(MemorySegment[] bufs, long[] vars, long start, long end) {\n");
         s.append(body);
         s.append("    }\n");
@@ -177,6 +266,7 @@ public final class JavaRenderer {
     private void stmt(Stmt s) {
         switch (s) {
             case Stmt.Block b -> b.body().forEach(this::stmt);
+            case Stmt.Loop l when l.kind() == Stmt.LoopKind.UPCAST -> vectorLoop(l); // the expansion left only vector loops
             case Stmt.Loop l -> {
                 String i = name(l.index());
                 line("for (" + varType(l.index()).name + " " + i + " = 0; " + i + " < " + l.extent()
@@ -184,17 +274,27 @@ public final class JavaRenderer {
                 block(l.body());
                 line("}");
             }
+            case Stmt.Define d when lanes != null && lanes.registers().contains(d.register()) -> {
+                JType t = vectorType(d.register().uop());
+                String init = dependent(d.init()) ? vec(d.init(), t).text : broadcast(ref(d.init()), t);
+                line(t.name + " " + d.register().name() + " = " + init + ";");
+            }
             case Stmt.Define d -> {
                 Expr init = ref(d.init());
                 line(jtype(d.register().uop()).name + " " + d.register().name() + " = " + init.text + ";");
             }
+            case Stmt.Accumulate a when lanes != null && lanes.registers().contains(a.register()) -> vectorAccumulate(a);
             case Stmt.Accumulate a -> accumulate(a);
             case Stmt.Store st -> {
                 Slot p = st.param();
                 if (st.value().dtype() != p.dtype()) {
                     throw new IllegalArgumentException("kernel " + program.name() + " stores " + st.value().dtype() + " into " + p.name() + " of " + p.dtype());
                 }
-                Expr index = ref(st.index());
+                if (lanes != null && (dependent(st.index()) || dependent(st.value()))) {
+                    vectorStore(st);
+                    return;
+                }
+                Expr index = index(st.index());
                 Expr value = ref(st.value());
                 line(p.name() + ".set(" + layout(p.dtype()) + ", " + offset(index, p.dtype()) + ", " + storeValue(value, p.dtype()) + ");");
             }
@@ -217,8 +317,12 @@ public final class JavaRenderer {
             }
         };
         line(reg.name() + " = " + r.text + ";");
-        // values computed from the register before this update are stale now
-        for (Map<UOp, Expr> scope : scopes) scope.keySet().removeIf(u -> registersRead(u).contains(reg));
+        invalidate(reg);
+    }
+
+    /** Values computed from {@code reg} before an update of it are stale now. */
+    private void invalidate(Slot reg) {
+        for (Map<Object, Expr> scope : scopes) scope.keySet().removeIf(k -> registersRead(k instanceof Form f ? f.node() : (UOp) k).contains(reg));
     }
 
     private Set<Slot> registersRead(UOp u) {
@@ -238,7 +342,7 @@ public final class JavaRenderer {
             String base = k.name().replaceAll("[^A-Za-z0-9_]", "_");
             if (base.isEmpty() || !Character.isJavaIdentifierStart(base.charAt(0))) base = "x" + base;
             // never collide with parameters, registers, values, the method's own names or keywords
-            if (base.matches("(p|acc|v)\\d+|JAVA_.*") || RESERVED.contains(base) || SourceVersion.isKeyword(base)) base = base + "_";
+            if (base.matches("(p|acc|v)\\d+|JAVA_.*|[FI](32|64)X\\d+") || RESERVED.contains(base) || SourceVersion.isKeyword(base)) base = base + "_";
             String n = base;
             for (int i = 2; !usedNames.add(n); i++) n = base + "_" + i;
             return n;
@@ -288,10 +392,8 @@ public final class JavaRenderer {
 
     /** The expression for {@code u}: a literal, a variable or register, or a named local computed now. */
     private Expr ref(UOp u) {
-        for (Map<UOp, Expr> scope : scopes) {
-            Expr e = scope.get(u);
-            if (e != null) return e;
-        }
+        Expr known = known(u);
+        if (known != null) return known;
         Expr e = switch (u.op()) {
             case CONST -> literal(u);
             case DEFINE_VAR -> switch (u.arg()) {
@@ -308,6 +410,15 @@ public final class JavaRenderer {
         };
         if (u.op() != Op.CONST) scopes.peek().put(u, e);
         return e;
+    }
+
+    /** The value computed for {@code key} in an enclosing block, or null. */
+    private Expr known(Object key) {
+        for (Map<Object, Expr> scope : scopes) {
+            Expr e = scope.get(key);
+            if (e != null) return e;
+        }
+        return null;
     }
 
     /** Index-style arithmetic that needs no wrapping stays inline, so index math reads as one formula. */
@@ -342,6 +453,7 @@ public final class JavaRenderer {
                 yield Double.isNaN(d) ? new Expr("Double.NaN", t, ATOM) : Double.isInfinite(d)
                         ? new Expr(d > 0 ? "Double.POSITIVE_INFINITY" : "Double.NEGATIVE_INFINITY", t, ATOM) : number(Double.toString(d), t);
             }
+            default -> throw new IllegalStateException("a constant is a scalar");
         };
     }
 
@@ -360,6 +472,7 @@ public final class JavaRenderer {
             case LONG -> new Expr("0L", t, ATOM);
             case FLOAT -> new Expr("0f", t, ATOM);
             case DOUBLE -> new Expr("0.0", t, ATOM);
+            default -> throw new IllegalStateException("zero(" + t + "): not a scalar type");
         };
     }
 
@@ -367,7 +480,7 @@ public final class JavaRenderer {
         Slot p = (Slot) u.src(0).arg();
         DType dt = u.dtype();
         if (dt != p.dtype()) throw new IllegalArgumentException("kernel " + program.name() + " loads " + dt + " from " + p.name() + " of " + p.dtype());
-        Expr index = ref(u.src(1));
+        Expr index = index(u.src(1));
         String get = p.name() + ".get(" + layout(dt) + ", " + offset(index, dt) + ")";
         Expr read = switch (dt) {
             case BOOL -> new Expr(get + " != 0", JType.BOOLEAN, EQ);
@@ -396,6 +509,39 @@ public final class JavaRenderer {
             case Q8_0, Q4_0 -> throw new IllegalArgumentException("packed dtype " + dt + " has no element layout");
         };
     }
+
+    /**
+     * An element index for a load or store. Its linear part (i64 +, * and negation) is computed in long,
+     * each int term widened first, even where range analysis would allow int: a memory offset that is a
+     * long linear function of the loop counters lets the JIT hoist the segment's bounds checks out of
+     * loops (an int sum widened at the end would have to be checked on every access).
+     */
+    private Expr index(UOp u) {
+        boolean linear = u.dtype() == DType.I64 && (u.op() == Op.ADD || u.op() == Op.MUL || u.op() == Op.NEG);
+        if (!linear || jtype(u) == JType.LONG) return ref(u);
+        Form key = new Form(u, JType.LONG);
+        Expr known = known(key);
+        if (known != null) return known;
+        Expr e;
+        if (u.op() == Op.NEG) {
+            e = new Expr("-" + paren(widen(index(u.src(0))), ATOM), JType.LONG, UNARY);
+        } else {
+            boolean minus = u.op() == Op.ADD && u.src(1).op() == Op.NEG;
+            Expr a = index(u.src(0)), b = index(minus ? u.src(1).src(0) : u.src(1));
+            if (a.type == JType.INT && b.type == JType.INT) { // one long operand makes the operation long
+                if (isLiteral(a)) b = widen(b);
+                else a = widen(a);
+            }
+            e = minus ? bin(a, "-", b, ADD) : u.op() == Op.ADD ? addText(a, b, JType.LONG) : bin(a, "*", b, MUL);
+        }
+        if (e.text.length() > INLINE_LIMIT) e = local(e);
+        scopes.peek().put(key, e);
+        return e;
+    }
+
+    private static Expr widen(Expr e) { return e.type == JType.INT ? cast("long", e) : e; }
+
+    private static boolean isLiteral(Expr e) { return e.text.matches("\\(?-?\\d+L?\\)?"); }
 
     /** The byte offset of element {@code index} (a long expression). */
     private static String offset(Expr index, DType dt) {
@@ -596,6 +742,492 @@ public final class JavaRenderer {
 
     private IllegalArgumentException notDefined(Op op, DType dt) {
         return new IllegalArgumentException("kernel " + program.name() + ": " + op + " is not defined on " + dt);
+    }
+
+    // ---------------------------------------------------------------- vector lanes
+
+    /** A node's value in another form than its scalar one: a vector or mask of {@code type}, or (type null) an array of its lanes. */
+    private record Form(UOp node, JType type) {}
+
+    /**
+     * An UPCAST loop rendered as vector lanes: its variable, the lane count, the registers that hold one
+     * value per lane (vectors), and which nodes differ between lanes (memoised).
+     */
+    private record Lanes(Variable index, int count, Set<Slot> registers, Map<UOp, Boolean> dependent) {}
+
+    /**
+     * The size of {@code loop} (UPCAST, its body expanded) rendered as vector lanes, in scalar
+     * expression nodes (see {@link LoopExpansion}), or -1 if it cannot be: every value that differs
+     * between lanes needs a vector form of at most {@link #vectorBytes} (f32, f64, i32 or i64 lanes, or
+     * a mask), the registers that become vectors must be defined in the body, and no index may read one
+     * (indices are computed per lane as scalars).
+     */
+    private long vectorCost(Stmt.Loop loop) {
+        Lanes saved = lanes;
+        lanes = lanesOf(loop);
+        try {
+            Set<Slot> defined = new HashSet<>();
+            long[] cost = {0};
+            Set<UOp> seen = new HashSet<>();
+            Optimizer.walk(loop.body(), s -> {
+                long c = switch (s) {
+                    case Stmt.Loop l -> l.kind() == Stmt.LoopKind.UPCAST || l.kind() == Stmt.LoopKind.UNROLL ? -1 : 1;
+                    case Stmt.Define d -> {
+                        defined.add(d.register());
+                        yield cost(d.init(), seen);
+                    }
+                    case Stmt.Accumulate a -> plus(2, cost(a.value(), seen));
+                    case Stmt.Store st -> {
+                        if (readsLaneRegister(st.index())) yield -1;
+                        JType memory = memoryVector(st.param().dtype());
+                        boolean vector = memory != null && fits(memory.element()) && contiguous(st.index());
+                        long index = cost(st.index(), seen);
+                        yield plus(vector ? 2 + index : lanes.count() * (2 + index), cost(st.value(), seen));
+                    }
+                    case Stmt.Block b -> 0;
+                };
+                cost[0] = plus(cost[0], c);
+            });
+            for (Slot r : lanes.registers()) {
+                if (!defined.contains(r) || vectorType(r.uop()) == null || !fits(vectorType(r.uop()).element())) return -1;
+            }
+            return cost[0];
+        } finally {
+            lanes = saved;
+        }
+    }
+
+    /** {@code a + b}, or -1 if either is -1 (no vector form). */
+    private static long plus(long a, long b) { return a < 0 || b < 0 ? -1 : a + b; }
+
+    /** The lanes of {@code loop}: its vector registers are those whose value depends on the lane (a fixpoint). */
+    private static Lanes lanesOf(Stmt.Loop loop) {
+        Set<Slot> registers = new HashSet<>();
+        while (true) {
+            Lanes t = new Lanes(loop.index(), (int) loop.extent(), Set.copyOf(registers), new HashMap<>());
+            Optimizer.walk(loop.body(), s -> {
+                switch (s) {
+                    case Stmt.Define d when dependent(t, d.init()) -> registers.add(d.register());
+                    case Stmt.Accumulate a when dependent(t, a.value()) -> registers.add(a.register());
+                    default -> { }
+                }
+            });
+            if (registers.size() == t.registers().size()) return t;
+        }
+    }
+
+    private boolean dependent(UOp u) { return lanes != null && dependent(lanes, u); }
+
+    private static boolean dependent(Lanes t, UOp u) {
+        Boolean known = t.dependent().get(u);
+        if (known != null) return known;
+        boolean d = u.op() == Op.DEFINE_VAR && (u.arg().equals(t.index()) || u.arg() instanceof Slot r && t.registers().contains(r));
+        for (int i = 0; !d && i < u.src().size(); i++) d = dependent(t, u.src(i));
+        t.dependent().put(u, d);
+        return d;
+    }
+
+    private boolean readsLaneRegister(UOp u) {
+        for (Slot r : registersRead(u)) if (lanes.registers().contains(r)) return true;
+        return false;
+    }
+
+    /**
+     * The size of the code for a value and what it is computed from (nodes not already counted), in
+     * scalar nodes: a vector operation counts 2, a load or store lane by lane once per lane; -1 if a
+     * lane-dependent value has no vector form.
+     */
+    private long cost(UOp u, Set<UOp> seen) {
+        if (!seen.add(u)) return 0;
+        if (!dependent(u)) {
+            long c = 1;
+            for (UOp s : u.src()) c += cost(s, seen);
+            return c;
+        }
+        JType t = vectorType(u);
+        if (t == null || !fits(t.element())) return -1;
+        switch (u.op()) {
+            case LOAD -> {
+                if (readsLaneRegister(u.src(1)) || u.src().size() > 2 && readsLaneRegister(u.src(2))) return -1;
+                long index = u.src(1).toposort().size(), gate = u.src().size() > 2 ? u.src(2).toposort().size() : 0;
+                return memoryVector(u.dtype()) == t && contiguous(u.src(1)) ? 2 + index + gate : lanes.count() * (2 + index + gate);
+            }
+            case CONST, DEFINE_VAR -> {
+                return 2;
+            }
+            case CMPLT, CMPNE, CMPEQ, CAST -> {
+                if (!u.src(0).dtype().isBool()) {
+                    JType e = laneElement(u.src(0), u.op() == Op.CAST ? u.src(0) : u.src(1));
+                    if (e == null || !fits(e)) return -1;
+                }
+            }
+            default -> { }
+        }
+        if (u.op().group() != Op.Group.UNARY && u.op().group() != Op.Group.BINARY && u.op().group() != Op.Group.TERNARY) return -1;
+        long c = 2;
+        for (UOp s : u.src()) c = plus(c, cost(s, seen));
+        return c;
+    }
+
+    private static int laneBytes(JType element) { return element == JType.LONG || element == JType.DOUBLE ? 8 : 4; }
+
+    /** Whether a vector of {@link #lanes} lanes of {@code element} is a size the renderer uses. */
+    private boolean fits(JType element) {
+        int bytes = lanes.count() * laneBytes(element);
+        return VECTOR_SIZES.contains(bytes) && bytes <= vectorBytes;
+    }
+
+    /**
+     * The vector type of a lane-dependent value, or null if it has none: f32, f64, i32 and i64 lanes (an
+     * i64 that range analysis keeps in int range has int lanes, like its scalar form), bool a mask.
+     */
+    private JType vectorType(UOp u) {
+        if (u.dtype().isBool()) {
+            JType e = maskElement(u);
+            return e == null ? null : e.mask();
+        }
+        return switch (u.dtype()) {
+            case F32 -> JType.FLOAT_VECTOR;
+            case F64 -> JType.DOUBLE_VECTOR;
+            case I32 -> JType.INT_VECTOR;
+            case I64 -> jtype(u) == JType.INT ? JType.INT_VECTOR : JType.LONG_VECTOR;
+            default -> null;
+        };
+    }
+
+    /** A mask's element type: a comparison's operands', else the first lane-dependent bool operand's, else int. */
+    private JType maskElement(UOp u) {
+        boolean fromNumbers = (u.op().isComparison() || u.op() == Op.CAST) && !u.src(0).dtype().isBool();
+        if (fromNumbers) return laneElement(u.src(0), u.op() == Op.CAST ? u.src(0) : u.src(1));
+        return switch (u.op()) {
+            case LOAD, DEFINE_VAR, CONST -> JType.INT;
+            default -> {
+                List<UOp> src = u.op() == Op.WHERE ? List.of(u.src(1), u.src(2), u.src(0)) : u.src();
+                for (UOp s : src) {
+                    if (s.dtype().isBool() && dependent(s)) {
+                        JType t = vectorType(s);
+                        yield t == null ? null : t.element();
+                    }
+                }
+                yield JType.INT;
+            }
+        };
+    }
+
+    /** The lane element type two operands are compared (or one converted) in, or null if none. */
+    private JType laneElement(UOp a, UOp b) {
+        JType ta = numericElement(a), tb = numericElement(b);
+        if (ta == null || tb == null) return null;
+        if (ta == tb) return ta;
+        return (ta == JType.INT || ta == JType.LONG) && (tb == JType.INT || tb == JType.LONG) ? JType.LONG : null;
+    }
+
+    private JType numericElement(UOp u) {
+        return switch (u.dtype()) {
+            case F32, F64, I32, I64 -> jtype(u);
+            default -> null;
+        };
+    }
+
+    /** Renders the body of a vectorisable UPCAST loop once, each lane-dependent value as a vector. */
+    private void vectorLoop(Stmt.Loop l) {
+        lanes = lanesOf(l);
+        line("// " + name(l.index()) + " = 0.." + (lanes.count() - 1) + " in vector lanes");
+        scopes.push(new HashMap<>());
+        for (Stmt s : l.body().body()) stmt(s);
+        scopes.pop();
+        lanes = null;
+    }
+
+    /** {@code u} as a vector (or mask) of type {@code t}: its lanes if they differ, else its value in every lane. */
+    private Expr vec(UOp u, JType t) {
+        Form key = new Form(u, t);
+        Expr known = known(key);
+        if (known != null) return known;
+        Expr e;
+        if (!dependent(u)) {
+            e = local(new Expr(broadcast(ref(u), t), t, ATOM));
+        } else {
+            Expr v = vref(u);
+            if (v.type == t) return v;
+            if (v.type.isMask() && t.isMask()) {
+                e = local(new Expr(paren(v, ATOM) + ".cast(" + species(t.element()) + ")", t, ATOM));
+            } else if (v.type == JType.INT_VECTOR && t == JType.LONG_VECTOR) {
+                e = local(new Expr("(LongVector) " + paren(v, ATOM) + ".convertShape(VectorOperators.I2L, " + species(JType.LONG) + ", 0)", t, UNARY));
+            } else {
+                throw new IllegalStateException("kernel " + program.name() + ": no conversion from " + v.type.name + " to " + t.name);
+            }
+        }
+        scopes.peek().put(key, e);
+        return e;
+    }
+
+    /** A scalar's value in every lane of a vector (or mask) of type {@code t}. */
+    private String broadcast(Expr scalar, JType t) {
+        String value = scalar.text.startsWith("(-") && scalar.prec == ATOM ? scalar.text.substring(1, scalar.text.length() - 1) : scalar.text;
+        return t.isMask() ? species(t.element()) + ".maskAll(" + value + ")" : t.name + ".broadcast(" + species(t.element()) + ", " + value + ")";
+    }
+
+    /** The vector of a lane-dependent node, in its own {@link #vectorType}, computed once per block. */
+    private Expr vref(UOp u) {
+        JType t = vectorType(u);
+        Form key = new Form(u, t);
+        Expr known = known(key);
+        if (known != null) return known;
+        Expr e = switch (u.op()) {
+            case DEFINE_VAR -> u.arg() instanceof Slot r ? new Expr(r.name(), t, ATOM)
+                    : local(new Expr(t.name + ".zero(" + species(t.element()) + ").addIndex(1)", t, ATOM)); // the lane numbers
+            case LOAD -> local(vectorLoad(u, t));
+            default -> local(vectorCompute(u, t));
+        };
+        scopes.peek().put(key, e);
+        return e;
+    }
+
+    /** {@code e} with the lane variable replaced by lane {@code l}'s number: that lane's scalar expression. */
+    private UOp atLane(UOp e, int l) { return Optimizer.substitute(e, Map.of(lanes.index(), UOp.index(l))); }
+
+    /** Lane {@code l} of a lane-dependent node, from an array of its lanes (made once per block). */
+    private Expr laneOf(UOp u, String l) {
+        Form key = new Form(u, null);
+        Expr array = known(key);
+        if (array == null) {
+            Expr v = vref(u);
+            String name = "v" + values++;
+            line(v.type.lane().name + "[] " + name + " = " + paren(v, ATOM) + ".toArray();");
+            array = new Expr(name, v.type, ATOM);
+            scopes.peek().put(key, array);
+        }
+        return new Expr(array.text + "[" + l + "]", array.type.lane(), ATOM);
+    }
+
+    private Expr zeroVector(JType t) {
+        return new Expr(t.isMask() ? species(t.element()) + ".maskAll(false)" : t.name + ".zero(" + species(t.element()) + ")", t, ATOM);
+    }
+
+    private String fromArray(JType t, String array) {
+        return (t.isMask() ? "VectorMask" : t.name) + ".fromArray(" + species(t.element()) + ", " + array + ", 0)";
+    }
+
+    /** The vector type that holds elements of {@code dt} in memory layout, or null if it is not f32, f64, i32 or i64. */
+    private static JType memoryVector(DType dt) {
+        return switch (dt) {
+            case F32 -> JType.FLOAT_VECTOR;
+            case F64 -> JType.DOUBLE_VECTOR;
+            case I32 -> JType.INT_VECTOR;
+            case I64 -> JType.LONG_VECTOR;
+            default -> null;
+        };
+    }
+
+    private boolean contiguous(UOp index) {
+        OptionalLong s = Heuristics.stride(index, lanes.index());
+        return s.isPresent() && s.getAsLong() == 1;
+    }
+
+    /**
+     * A lane-dependent load: one vector load where the index is contiguous in the lanes (masked where
+     * the gate differs between lanes: masked-off lanes are 0 and never read), else each lane's scalar load.
+     */
+    private Expr vectorLoad(UOp u, JType t) {
+        Slot p = (Slot) u.src(0).arg();
+        DType dt = u.dtype();
+        UOp gate = u.src().size() > 2 ? u.src(2) : null;
+        if (gate != null && gate.isConst()) {
+            if (gate.constLong() == 0) return zeroVector(t);
+            gate = null;
+        }
+        if (memoryVector(dt) == t && contiguous(u.src(1))) {
+            String at = p.name() + ", " + offset(index(atLane(u.src(1), 0)), dt) + ", ORDER";
+            if (gate == null) return new Expr(t.name + ".fromMemorySegment(" + species(t.element()) + ", " + at + ")", t, ATOM);
+            if (dependent(gate)) {
+                return new Expr(t.name + ".fromMemorySegment(" + species(t.element()) + ", " + at + ", " + vec(gate, t.mask()).text + ")", t, ATOM);
+            }
+            Expr g = ref(gate);
+            return cond(g, new Expr(t.name + ".fromMemorySegment(" + species(t.element()) + ", " + at + ")", t, ATOM), zeroVector(t), t);
+        }
+        StringBuilder lanesText = new StringBuilder();
+        for (int l = 0; l < lanes.count(); l++) lanesText.append(l == 0 ? "" : ", ").append(ref(atLane(u, l)).text);
+        return new Expr(fromArray(t, "new " + t.lane().name + "[] {" + lanesText + "}"), t, ATOM);
+    }
+
+    /** A store of lane-dependent values: one vector store where the index is contiguous in the lanes, else lane by lane in order. */
+    private void vectorStore(Stmt.Store st) {
+        Slot p = st.param();
+        DType dt = p.dtype();
+        JType memory = memoryVector(dt);
+        if (memory != null && fits(memory.element()) && contiguous(st.index())) {
+            Expr first = index(atLane(st.index(), 0));
+            line(paren(vec(st.value(), memory), ATOM) + ".intoMemorySegment(" + p.name() + ", " + offset(first, dt) + ", ORDER);");
+            return;
+        }
+        Expr same = dependent(st.value()) ? null : ref(st.value());
+        for (int l = 0; l < lanes.count(); l++) {
+            Expr value = same != null ? same : laneOf(st.value(), Integer.toString(l));
+            Expr index = index(atLane(st.index(), l));
+            line(p.name() + ".set(" + layout(dt) + ", " + offset(index, dt) + ", " + storeValue(value, dt) + ");");
+        }
+    }
+
+    private void vectorAccumulate(Stmt.Accumulate a) {
+        Slot reg = a.register();
+        JType t = vectorType(reg.uop());
+        Expr v = vec(a.value(), t);
+        String method = switch (a.kind()) {
+            case SUM -> t.isMask() ? "or" : "add";
+            case PROD -> t.isMask() ? "and" : "mul";
+            // lanewise max and min are Math.max and Math.min: NaN wins, -0.0 is below 0.0 (as the scalar update)
+            case MAX -> t.isMask() ? "or" : "max";
+            case MIN -> t.isMask() ? "and" : "min";
+        };
+        line(reg.name() + " = " + reg.name() + "." + method + "(" + v.text + ");");
+        invalidate(reg);
+    }
+
+    /** A method call on a vector. */
+    private static Expr on(Expr receiver, String method, JType t, Expr... args) {
+        StringBuilder s = new StringBuilder(paren(receiver, ATOM)).append('.').append(method).append('(');
+        for (int i = 0; i < args.length; i++) s.append(i > 0 ? ", " : "").append(args[i].text);
+        return new Expr(s.append(')').toString(), t, ATOM);
+    }
+
+    /**
+     * A lane-dependent op of vector type {@code t}: lanewise vector operations where they are exactly the
+     * scalar semantics (IEEE +, -, *, /, sqrt, Math.max; wrapping integer +, *, &, |, ^; comparisons;
+     * exact conversions), else {@link #laneWise}.
+     */
+    private Expr vectorCompute(UOp u, JType t) {
+        Op op = u.op();
+        DType dt = u.dtype();
+        if (op == Op.CAST) return vectorCast(u, t);
+        if (op == Op.WHERE) {
+            UOp c = u.src(0), x = u.src(1), y = u.src(2);
+            if (!dependent(c)) return cond(ref(c), vec(x, t), vec(y, t), t);
+            if (!t.isMask()) return on(vec(y, t), "blend", t, vec(x, t), vec(c, t.mask()));
+            Expr m = vec(c, t);
+            // with a constant branch, plain logic (as the scalar bool WHERE)
+            if (x.isConst()) return x.constLong() != 0 ? on(m, "or", t, vec(y, t)) : on(vec(y, t), "andNot", t, m);
+            if (y.isConst()) return y.constLong() != 0 ? on(vec(x, t), "or", t, on(m, "not", t)) : on(vec(x, t), "and", t, m);
+            return on(on(vec(x, t), "and", t, m), "or", t, on(vec(y, t), "andNot", t, m));
+        }
+        if (op.isComparison() && !u.src(0).dtype().isBool()) {
+            JType e = laneElement(u.src(0), u.src(1)).vector();
+            String cmp = switch (op) {
+                case CMPLT -> "LT";
+                case CMPEQ -> "EQ";
+                default -> "NE"; // NaN != x, as Java's !=
+            };
+            return on(vec(u.src(0), e), "compare", t, new Expr("VectorOperators." + cmp, t, ATOM), vec(u.src(1), e));
+        }
+        if (t.isMask()) { // bool ops on masks, as the scalar bool ops
+            List<Expr> m = new ArrayList<>();
+            for (UOp s : u.src()) m.add(vec(s, t));
+            return switch (op) {
+                case ADD, OR, MAX -> on(m.get(0), "or", t, m.get(1));
+                case MUL, AND -> on(m.get(0), "and", t, m.get(1));
+                case XOR, CMPNE -> on(m.get(0), "xor", t, m.get(1));
+                case CMPEQ -> on(m.get(0), "eq", t, m.get(1));
+                case CMPLT -> on(m.get(1), "andNot", t, m.get(0));
+                case NEG, TRUNC -> m.get(0);
+                default -> laneWise(u, t);
+            };
+        }
+        boolean f = dt.isFloat();
+        return switch (op) {
+            case ADD -> {
+                UOp x = negated(u.src(1)); // a + (-b) is a - b, bit for bit
+                yield x == null ? on(vec(u.src(0), t), "add", t, vec(u.src(1), t)) : on(vec(u.src(0), t), "sub", t, vec(x, t));
+            }
+            case MUL -> on(vec(u.src(0), t), "mul", t, vec(u.src(1), t));
+            case MULACC -> on(on(vec(u.src(0), t), "mul", t, vec(u.src(1), t)), "add", t, vec(u.src(2), t)); // two roundings, no FMA
+            case MAX -> on(vec(u.src(0), t), "max", t, vec(u.src(1), t));
+            case NEG -> on(vec(u.src(0), t), "neg", t);
+            case AND -> on(vec(u.src(0), t), "and", t, vec(u.src(1), t));
+            case OR -> on(vec(u.src(0), t), "or", t, vec(u.src(1), t));
+            case XOR -> on(vec(u.src(0), t), "lanewise", t, new Expr("VectorOperators.XOR", t, ATOM), vec(u.src(1), t));
+            case DIV -> f ? on(vec(u.src(0), t), "div", t, vec(u.src(1), t)) : laneWise(u, t);
+            // sqrt in float rounds like Alu's sqrt in double rounded to float (double has over 2p + 2 bits)
+            case SQRT -> f ? on(vec(u.src(0), t), "sqrt", t) : laneWise(u, t);
+            case RECIP -> f ? on(vec(UOp.constant(dt, 1), t), "div", t, vec(u.src(0), t)) : laneWise(u, t);
+            case TRUNC -> f ? laneWise(u, t) : vec(u.src(0), t);
+            default -> laneWise(u, t);
+        };
+    }
+
+    /**
+     * A lane-dependent cast: lanewise conversions where Java's conversion is Alu's (int and long to float
+     * round once; float to long truncates and saturates, NaN to 0; widening is exact; long to int wraps),
+     * bool masks by blending 0 and 1 and comparing with 0, the rest (float to int wraps through long) lane by lane.
+     */
+    private Expr vectorCast(UOp u, JType t) {
+        UOp s = u.src(0);
+        DType from = s.dtype(), to = u.dtype();
+        if (from == to) return vec(s, t);
+        if (to.isBool()) {
+            if (from.isBool()) return vec(s, t);
+            JType e = numericElement(s).vector();
+            return on(vec(s, e), "compare", t, new Expr("VectorOperators.NE", t, ATOM), zero(e.lane())); // NaN is true
+        }
+        if (from.isBool()) return on(zeroVector(t), "blend", t, vec(UOp.constant(to, 1), t), vec(s, t.mask()));
+        JType fe = numericElement(s), te = t.element();
+        if (fe == te) return vec(s, t); // i32 and an i64 held in int range: the same ints
+        String conversion = switch (fe) {
+            case INT -> te == JType.LONG ? "I2L" : te == JType.FLOAT ? "I2F" : "I2D";
+            case LONG -> te == JType.INT ? "L2I" : te == JType.FLOAT ? "L2F" : "L2D";
+            case FLOAT -> te == JType.DOUBLE ? "F2D" : te == JType.LONG ? "F2L" : null;
+            default -> te == JType.FLOAT ? "D2F" : te == JType.LONG ? "D2L" : null;
+        };
+        if (conversion == null) return laneWise(u, t);
+        return new Expr("(" + t.name + ") " + paren(vec(s, fe.vector()), ATOM) + ".convertShape(VectorOperators." + conversion + ", "
+                + species(te) + ", 0)", t, UNARY);
+    }
+
+    /**
+     * Any lane-dependent op, lane by lane with the scalar rendering (so exactly its semantics): the
+     * operands' lanes from arrays, the results into an array, back into a vector.
+     */
+    private Expr laneWise(UOp u, JType t) {
+        Op op = u.op();
+        DType dt = u.dtype();
+        JType lane = t.lane();
+        List<Expr> a = new ArrayList<>();
+        for (UOp s : u.src()) a.add(dependent(s) ? laneOf(s, "lane") : ref(s));
+        Expr x = switch (op) {
+            case WHERE -> cond(a.get(0), a.get(1), a.get(2), lane);
+            case MULACC -> binary(Op.ADD, dt, lane, binary(Op.MUL, dt, lane, a.get(0), a.get(1), null, null), a.get(2), null, null);
+            case CAST -> cast(a.get(0), u.src(0).dtype(), dt, lane);
+            case BITCAST -> bitcast(a.get(0), u.src(0).dtype(), dt);
+            default -> switch (op.group()) {
+                case UNARY -> unary(op, dt, lane, a.get(0));
+                case BINARY -> binary(op, u.src(0).dtype(), lane, a.get(0), a.get(1), u.src(0), u.src(1));
+                default -> throw new IllegalArgumentException("kernel " + program.name() + " has a " + op + " node inside an expression");
+            };
+        };
+        String array = "v" + values++;
+        line(lane.name + "[] " + array + " = new " + lane.name + "[" + lanes.count() + "];");
+        line("for (int lane = 0; lane < " + lanes.count() + "; lane++) " + array + "[lane] = " + x.text + ";");
+        return new Expr(fromArray(t, array), t, ATOM);
+    }
+
+    /** The name of the species constant for {@link #lanes} lanes of {@code element}, declared on first use. */
+    private String species(JType element) {
+        int n = lanes.count();
+        String prefix = switch (element) {
+            case INT -> "I32";
+            case LONG -> "I64";
+            case FLOAT -> "F32";
+            case DOUBLE -> "F64";
+            default -> throw new IllegalStateException("no species of " + element);
+        };
+        String box = switch (element) {
+            case INT -> "Integer";
+            case LONG -> "Long";
+            case FLOAT -> "Float";
+            default -> "Double";
+        };
+        String name = prefix + "X" + n;
+        species.putIfAbsent(name, "VectorSpecies<" + box + "> " + name + " = " + element.vector().name + ".SPECIES_" + n * laneBytes(element) * 8);
+        return name;
     }
 
     // ---------------------------------------------------------------- rounding and wrapping

@@ -756,8 +756,8 @@ public final class JavaRenderer {
     private record Lanes(Variable index, int count, Set<Slot> registers, Map<UOp, Boolean> dependent) {}
 
     /**
-     * The size of {@code loop} (UPCAST, its body expanded) rendered as vector lanes, in scalar
-     * expression nodes (see {@link LoopExpansion}), or -1 if it cannot be: every value that differs
+     * The estimated bytecode size of {@code loop} (UPCAST, its body expanded) rendered as vector lanes
+     * (see {@link LoopExpansion}), or -1 if it cannot be: every value that differs
      * between lanes needs a vector form of at most {@link #vectorBytes} (f32, f64, i32 or i64 lanes, or
      * a mask), the registers that become vectors must be defined in the body, and no index may read one
      * (indices are computed per lane as scalars).
@@ -771,18 +771,17 @@ public final class JavaRenderer {
             Set<UOp> seen = new HashSet<>();
             Optimizer.walk(loop.body(), s -> {
                 long c = switch (s) {
-                    case Stmt.Loop l -> l.kind() == Stmt.LoopKind.UPCAST || l.kind() == Stmt.LoopKind.UNROLL ? -1 : 1;
+                    case Stmt.Loop l -> l.kind() == Stmt.LoopKind.UPCAST || l.kind() == Stmt.LoopKind.UNROLL ? -1 : LoopExpansion.NODE_BYTES;
                     case Stmt.Define d -> {
                         defined.add(d.register());
-                        yield cost(d.init(), seen);
+                        yield plus(VECTOR_OP_BYTES, cost(d.init(), seen));
                     }
-                    case Stmt.Accumulate a -> plus(2, cost(a.value(), seen));
+                    case Stmt.Accumulate a -> plus(VECTOR_OP_BYTES, cost(a.value(), seen));
                     case Stmt.Store st -> {
                         if (readsLaneRegister(st.index())) yield -1;
                         JType memory = memoryVector(st.param().dtype());
                         boolean vector = memory != null && fits(memory.element()) && contiguous(st.index());
-                        long index = cost(st.index(), seen);
-                        yield plus(vector ? 2 + index : lanes.count() * (2 + index), cost(st.value(), seen));
+                        yield plus(access(vector, st.index(), null), cost(st.value(), seen));
                     }
                     case Stmt.Block b -> 0;
                 };
@@ -832,15 +831,28 @@ public final class JavaRenderer {
         return false;
     }
 
+    /** Bytecode of one vector operation or broadcast (a call on a local, about 6 to 10 bytes). */
+    private static final long VECTOR_OP_BYTES = 10;
+    /** Bytecode of an index node (int or long arithmetic on locals). */
+    private static final long INDEX_NODE_BYTES = 5;
+    /** Bytecode of one element access (a segment call), or of the lane-by-lane loop around a scalar op. */
+    private static final long ACCESS_BYTES = 20;
+
+    /** A load or store at {@code index}: one vector access, or one scalar access per lane. */
+    private long access(boolean vector, UOp index, UOp gate) {
+        long nodes = index.toposort().size() + (gate == null ? 0 : gate.toposort().size());
+        return (vector ? 1 : lanes.count()) * (ACCESS_BYTES + INDEX_NODE_BYTES * nodes);
+    }
+
     /**
-     * The size of the code for a value and what it is computed from (nodes not already counted), in
-     * scalar nodes: a vector operation counts 2, a load or store lane by lane once per lane; -1 if a
-     * lane-dependent value has no vector form.
+     * The estimated bytecode of a value and what it is computed from (nodes not already counted): a
+     * scalar node as {@link LoopExpansion#NODE_BYTES}, a vector operation {@link #VECTOR_OP_BYTES}, a
+     * load lane by lane once per lane; -1 if a lane-dependent value has no vector form.
      */
     private long cost(UOp u, Set<UOp> seen) {
         if (!seen.add(u)) return 0;
         if (!dependent(u)) {
-            long c = 1;
+            long c = LoopExpansion.NODE_BYTES;
             for (UOp s : u.src()) c += cost(s, seen);
             return c;
         }
@@ -848,12 +860,12 @@ public final class JavaRenderer {
         if (t == null || !fits(t.element())) return -1;
         switch (u.op()) {
             case LOAD -> {
-                if (readsLaneRegister(u.src(1)) || u.src().size() > 2 && readsLaneRegister(u.src(2))) return -1;
-                long index = u.src(1).toposort().size(), gate = u.src().size() > 2 ? u.src(2).toposort().size() : 0;
-                return memoryVector(u.dtype()) == t && contiguous(u.src(1)) ? 2 + index + gate : lanes.count() * (2 + index + gate);
+                UOp gate = u.src().size() > 2 ? u.src(2) : null;
+                if (readsLaneRegister(u.src(1)) || gate != null && readsLaneRegister(gate)) return -1;
+                return access(memoryVector(u.dtype()) == t && contiguous(u.src(1)), u.src(1), gate);
             }
             case CONST, DEFINE_VAR -> {
-                return 2;
+                return VECTOR_OP_BYTES;
             }
             case CMPLT, CMPNE, CMPEQ, CAST -> {
                 if (!u.src(0).dtype().isBool()) {
@@ -864,7 +876,7 @@ public final class JavaRenderer {
             default -> { }
         }
         if (u.op().group() != Op.Group.UNARY && u.op().group() != Op.Group.BINARY && u.op().group() != Op.Group.TERNARY) return -1;
-        long c = 2;
+        long c = VECTOR_OP_BYTES;
         for (UOp s : u.src()) c = plus(c, cost(s, seen));
         return c;
     }

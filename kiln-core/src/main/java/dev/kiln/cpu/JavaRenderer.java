@@ -43,7 +43,23 @@ import java.util.TreeMap;
  * {@code int} where range analysis proves every intermediate fits. f16, bf16 and f32 are {@code float}
  * (f16 and bf16 values are exact in float and every result is rounded back); f64 is {@code double}.
  * Float ops whose result in float equals Alu's compute-in-double-then-round (+, *, /, sqrt, fmod)
- * run in float, the rest (floor division, floor modulo, exp2, log2, sin) in double, then round.
+ * run in float, the rest (floor division, floor modulo, exp2, log2, sin) in double, then round. Memory
+ * offsets are long: their linear index math is widened term by term (see {@link #index}).
+ *
+ * <p>Loops: UNROLL loops and UPCAST loops are expanded first ({@link LoopExpansion}); of each nest of
+ * UPCAST loops at most one is left, and it is rendered as <b>vector lanes</b> (jdk.incubator.vector, the
+ * species' size baked into the class): its body once, each value that differs between lanes a vector
+ * of its dtype (f32, f64, i32, i64 with int lanes where range analysis allows, bool a mask), the rest
+ * scalars broadcast where they meet vectors. Registers whose value differs between lanes become vector
+ * registers. Every vector operation is exactly the scalar one per lane: +, -, *, /, sqrt, negation,
+ * max and min (Java's Math semantics: NaN wins, -0.0 is below 0.0), comparisons, blends, wrapping
+ * integer arithmetic and bitwise ops, and only the conversions Java and Alu agree on (no FMA: a*b+c
+ * rounds twice). Loads and stores contiguous in the lanes are vector accesses (masked where a gate
+ * differs between lanes: masked-off lanes are 0 and never read), other ones lane by lane; every other op
+ * (transcendentals, integer division, shifts, float to int) runs lane by lane through arrays with the
+ * scalar code, so the results are always those of the scalar rendering, bit for bit. A nest whose
+ * values have no vector form (other dtypes, lanes wider than the machine's vectors) is interleaved as
+ * scalar copies. Reductions stay sequential per output element: lanes are across outputs.
  *
  * <p>The generated code only uses JDK types, so compiling it needs no Kiln class. Elements are read and
  * written with {@code MemorySegment.get/set} on slices of exactly the parameter's size, so an index out
@@ -143,6 +159,7 @@ public final class JavaRenderer {
     private int indent;
     private int values;
     private final Map<Variable, String> varNames = new HashMap<>();
+    private final Map<Slot, String> registerNames = new HashMap<>();
     private final Set<String> usedNames = new HashSet<>();
     /** Values already computed, innermost block first: keyed by node (scalar form) or {@link Form}. */
     private final Deque<Map<Object, Expr>> scopes = new ArrayDeque<>();
@@ -277,11 +294,11 @@ public final class JavaRenderer {
             case Stmt.Define d when lanes != null && lanes.registers().contains(d.register()) -> {
                 JType t = vectorType(d.register().uop());
                 String init = dependent(d.init()) ? vec(d.init(), t).text : broadcast(ref(d.init()), t);
-                line(t.name + " " + d.register().name() + " = " + init + ";");
+                line(t.name + " " + name(d.register()) + " = " + init + ";");
             }
             case Stmt.Define d -> {
                 Expr init = ref(d.init());
-                line(jtype(d.register().uop()).name + " " + d.register().name() + " = " + init.text + ";");
+                line(jtype(d.register().uop()).name + " " + name(d.register()) + " = " + init.text + ";");
             }
             case Stmt.Accumulate a when lanes != null && lanes.registers().contains(a.register()) -> vectorAccumulate(a);
             case Stmt.Accumulate a -> accumulate(a);
@@ -304,7 +321,7 @@ public final class JavaRenderer {
     private void accumulate(Stmt.Accumulate a) {
         Slot reg = a.register();
         DType dt = reg.dtype();
-        Expr acc = new Expr(reg.name(), jtype(reg.uop()), ATOM);
+        Expr acc = new Expr(name(reg), jtype(reg.uop()), ATOM);
         Expr v = ref(a.value());
         Expr r = switch (a.kind()) {
             case SUM -> binary(Op.ADD, dt, acc.type, acc, v, null, null);
@@ -316,7 +333,7 @@ public final class JavaRenderer {
                 yield call("Math.min", acc.type, acc, v);
             }
         };
-        line(reg.name() + " = " + r.text + ";");
+        line(name(reg) + " = " + r.text + ";");
         invalidate(reg);
     }
 
@@ -347,6 +364,11 @@ public final class JavaRenderer {
             for (int i = 2; !usedNames.add(n); i++) n = base + "_" + i;
             return n;
         });
+    }
+
+    /** A register's Java name: {@code acc0}, {@code acc1}, ... in the order the code declares them. */
+    private String name(Slot register) {
+        return registerNames.computeIfAbsent(register, r -> "acc" + registerNames.size());
     }
 
     private static JType varType(Variable v) {
@@ -398,7 +420,7 @@ public final class JavaRenderer {
             case CONST -> literal(u);
             case DEFINE_VAR -> switch (u.arg()) {
                 case Variable v -> new Expr(name(v), varType(v), ATOM);
-                case Slot s when s.kind() == Slot.Kind.REGISTER -> new Expr(s.name(), jtype(u), ATOM);
+                case Slot s when s.kind() == Slot.Kind.REGISTER -> new Expr(name(s), jtype(u), ATOM);
                 default -> throw new IllegalArgumentException("kernel " + program.name() + " reads parameter " + u.arg() + " outside a LOAD");
             };
             case LOAD -> local(load(u));
@@ -987,7 +1009,7 @@ public final class JavaRenderer {
         Expr known = known(key);
         if (known != null) return known;
         Expr e = switch (u.op()) {
-            case DEFINE_VAR -> u.arg() instanceof Slot r ? new Expr(r.name(), t, ATOM)
+            case DEFINE_VAR -> u.arg() instanceof Slot r ? new Expr(name(r), t, ATOM)
                     : local(new Expr(t.name + ".zero(" + species(t.element()) + ").addIndex(1)", t, ATOM)); // the lane numbers
             case LOAD -> local(vectorLoad(u, t));
             default -> local(vectorCompute(u, t));
@@ -1092,7 +1114,7 @@ public final class JavaRenderer {
             case MAX -> t.isMask() ? "or" : "max";
             case MIN -> t.isMask() ? "and" : "min";
         };
-        line(reg.name() + " = " + reg.name() + "." + method + "(" + v.text + ");");
+        line(name(reg) + " = " + name(reg) + "." + method + "(" + v.text + ");");
         invalidate(reg);
     }
 

@@ -43,7 +43,23 @@ import java.util.TreeMap;
  * {@code int} where range analysis proves every intermediate fits. f16, bf16 and f32 are {@code float}
  * (f16 and bf16 values are exact in float and every result is rounded back); f64 is {@code double}.
  * Float ops whose result in float equals Alu's compute-in-double-then-round (+, *, /, sqrt, fmod)
- * run in float, the rest (floor division, floor modulo, exp2, log2, sin) in double, then round.
+ * run in float, the rest (floor division, floor modulo, exp2, log2, sin) in double, then round. Memory
+ * offsets are long: their linear index math is widened term by term (see {@link #index}).
+ *
+ * <p>Loops: UNROLL loops and UPCAST loops are expanded first ({@link LoopExpansion}); of each nest of
+ * UPCAST loops at most one is left, and it is rendered as <b>vector lanes</b> (jdk.incubator.vector, the
+ * species' size baked into the class): its body once, each value that differs between lanes a vector
+ * of its dtype (f32, f64, i32, i64 with int lanes where range analysis allows, bool a mask), the rest
+ * scalars broadcast where they meet vectors. Registers whose value differs between lanes become vector
+ * registers. Every vector operation is exactly the scalar one per lane: +, -, *, /, sqrt, negation,
+ * max and min (Java's Math semantics: NaN wins, -0.0 is below 0.0), comparisons, blends, wrapping
+ * integer arithmetic and bitwise ops, and only the conversions Java and Alu agree on (no FMA: a*b+c
+ * rounds twice). Loads and stores contiguous in the lanes are vector accesses (masked where a gate
+ * differs between lanes: masked-off lanes are 0 and never read), other ones lane by lane; every other op
+ * (transcendentals, integer division, shifts, float to int) runs lane by lane through arrays with the
+ * scalar code, so the results are always those of the scalar rendering, bit for bit. A nest whose
+ * values have no vector form (other dtypes, lanes wider than the machine's vectors) is interleaved as
+ * scalar copies. Reductions stay sequential per output element: lanes are across outputs.
  *
  * <p>The generated code only uses JDK types, so compiling it needs no Kiln class. Elements are read and
  * written with {@code MemorySegment.get/set} on slices of exactly the parameter's size, so an index out
@@ -143,6 +159,7 @@ public final class JavaRenderer {
     private int indent;
     private int values;
     private final Map<Variable, String> varNames = new HashMap<>();
+    private final Map<Slot, String> registerNames = new HashMap<>();
     private final Set<String> usedNames = new HashSet<>();
     /** Values already computed, innermost block first: keyed by node (scalar form) or {@link Form}. */
     private final Deque<Map<Object, Expr>> scopes = new ArrayDeque<>();
@@ -277,11 +294,11 @@ public final class JavaRenderer {
             case Stmt.Define d when lanes != null && lanes.registers().contains(d.register()) -> {
                 JType t = vectorType(d.register().uop());
                 String init = dependent(d.init()) ? vec(d.init(), t).text : broadcast(ref(d.init()), t);
-                line(t.name + " " + d.register().name() + " = " + init + ";");
+                line(t.name + " " + name(d.register()) + " = " + init + ";");
             }
             case Stmt.Define d -> {
                 Expr init = ref(d.init());
-                line(jtype(d.register().uop()).name + " " + d.register().name() + " = " + init.text + ";");
+                line(jtype(d.register().uop()).name + " " + name(d.register()) + " = " + init.text + ";");
             }
             case Stmt.Accumulate a when lanes != null && lanes.registers().contains(a.register()) -> vectorAccumulate(a);
             case Stmt.Accumulate a -> accumulate(a);
@@ -304,7 +321,7 @@ public final class JavaRenderer {
     private void accumulate(Stmt.Accumulate a) {
         Slot reg = a.register();
         DType dt = reg.dtype();
-        Expr acc = new Expr(reg.name(), jtype(reg.uop()), ATOM);
+        Expr acc = new Expr(name(reg), jtype(reg.uop()), ATOM);
         Expr v = ref(a.value());
         Expr r = switch (a.kind()) {
             case SUM -> binary(Op.ADD, dt, acc.type, acc, v, null, null);
@@ -316,7 +333,7 @@ public final class JavaRenderer {
                 yield call("Math.min", acc.type, acc, v);
             }
         };
-        line(reg.name() + " = " + r.text + ";");
+        line(name(reg) + " = " + r.text + ";");
         invalidate(reg);
     }
 
@@ -347,6 +364,11 @@ public final class JavaRenderer {
             for (int i = 2; !usedNames.add(n); i++) n = base + "_" + i;
             return n;
         });
+    }
+
+    /** A register's Java name: {@code acc0}, {@code acc1}, ... in the order the code declares them. */
+    private String name(Slot register) {
+        return registerNames.computeIfAbsent(register, r -> "acc" + registerNames.size());
     }
 
     private static JType varType(Variable v) {
@@ -398,7 +420,7 @@ public final class JavaRenderer {
             case CONST -> literal(u);
             case DEFINE_VAR -> switch (u.arg()) {
                 case Variable v -> new Expr(name(v), varType(v), ATOM);
-                case Slot s when s.kind() == Slot.Kind.REGISTER -> new Expr(s.name(), jtype(u), ATOM);
+                case Slot s when s.kind() == Slot.Kind.REGISTER -> new Expr(name(s), jtype(u), ATOM);
                 default -> throw new IllegalArgumentException("kernel " + program.name() + " reads parameter " + u.arg() + " outside a LOAD");
             };
             case LOAD -> local(load(u));
@@ -756,8 +778,8 @@ public final class JavaRenderer {
     private record Lanes(Variable index, int count, Set<Slot> registers, Map<UOp, Boolean> dependent) {}
 
     /**
-     * The size of {@code loop} (UPCAST, its body expanded) rendered as vector lanes, in scalar
-     * expression nodes (see {@link LoopExpansion}), or -1 if it cannot be: every value that differs
+     * The estimated bytecode size of {@code loop} (UPCAST, its body expanded) rendered as vector lanes
+     * (see {@link LoopExpansion}), or -1 if it cannot be: every value that differs
      * between lanes needs a vector form of at most {@link #vectorBytes} (f32, f64, i32 or i64 lanes, or
      * a mask), the registers that become vectors must be defined in the body, and no index may read one
      * (indices are computed per lane as scalars).
@@ -771,18 +793,17 @@ public final class JavaRenderer {
             Set<UOp> seen = new HashSet<>();
             Optimizer.walk(loop.body(), s -> {
                 long c = switch (s) {
-                    case Stmt.Loop l -> l.kind() == Stmt.LoopKind.UPCAST || l.kind() == Stmt.LoopKind.UNROLL ? -1 : 1;
+                    case Stmt.Loop l -> l.kind() == Stmt.LoopKind.UPCAST || l.kind() == Stmt.LoopKind.UNROLL ? -1 : LoopExpansion.NODE_BYTES;
                     case Stmt.Define d -> {
                         defined.add(d.register());
-                        yield cost(d.init(), seen);
+                        yield plus(VECTOR_OP_BYTES, cost(d.init(), seen));
                     }
-                    case Stmt.Accumulate a -> plus(2, cost(a.value(), seen));
+                    case Stmt.Accumulate a -> plus(VECTOR_OP_BYTES, cost(a.value(), seen));
                     case Stmt.Store st -> {
                         if (readsLaneRegister(st.index())) yield -1;
                         JType memory = memoryVector(st.param().dtype());
                         boolean vector = memory != null && fits(memory.element()) && contiguous(st.index());
-                        long index = cost(st.index(), seen);
-                        yield plus(vector ? 2 + index : lanes.count() * (2 + index), cost(st.value(), seen));
+                        yield plus(access(vector, st.index(), null), cost(st.value(), seen));
                     }
                     case Stmt.Block b -> 0;
                 };
@@ -832,15 +853,28 @@ public final class JavaRenderer {
         return false;
     }
 
+    /** Bytecode of one vector operation or broadcast (a call on a local, about 6 to 10 bytes). */
+    private static final long VECTOR_OP_BYTES = 10;
+    /** Bytecode of an index node (int or long arithmetic on locals). */
+    private static final long INDEX_NODE_BYTES = 5;
+    /** Bytecode of one element access (a segment call), or of the lane-by-lane loop around a scalar op. */
+    private static final long ACCESS_BYTES = 20;
+
+    /** A load or store at {@code index}: one vector access, or one scalar access per lane. */
+    private long access(boolean vector, UOp index, UOp gate) {
+        long nodes = index.toposort().size() + (gate == null ? 0 : gate.toposort().size());
+        return (vector ? 1 : lanes.count()) * (ACCESS_BYTES + INDEX_NODE_BYTES * nodes);
+    }
+
     /**
-     * The size of the code for a value and what it is computed from (nodes not already counted), in
-     * scalar nodes: a vector operation counts 2, a load or store lane by lane once per lane; -1 if a
-     * lane-dependent value has no vector form.
+     * The estimated bytecode of a value and what it is computed from (nodes not already counted): a
+     * scalar node as {@link LoopExpansion#NODE_BYTES}, a vector operation {@link #VECTOR_OP_BYTES}, a
+     * load lane by lane once per lane; -1 if a lane-dependent value has no vector form.
      */
     private long cost(UOp u, Set<UOp> seen) {
         if (!seen.add(u)) return 0;
         if (!dependent(u)) {
-            long c = 1;
+            long c = LoopExpansion.NODE_BYTES;
             for (UOp s : u.src()) c += cost(s, seen);
             return c;
         }
@@ -848,12 +882,12 @@ public final class JavaRenderer {
         if (t == null || !fits(t.element())) return -1;
         switch (u.op()) {
             case LOAD -> {
-                if (readsLaneRegister(u.src(1)) || u.src().size() > 2 && readsLaneRegister(u.src(2))) return -1;
-                long index = u.src(1).toposort().size(), gate = u.src().size() > 2 ? u.src(2).toposort().size() : 0;
-                return memoryVector(u.dtype()) == t && contiguous(u.src(1)) ? 2 + index + gate : lanes.count() * (2 + index + gate);
+                UOp gate = u.src().size() > 2 ? u.src(2) : null;
+                if (readsLaneRegister(u.src(1)) || gate != null && readsLaneRegister(gate)) return -1;
+                return access(memoryVector(u.dtype()) == t && contiguous(u.src(1)), u.src(1), gate);
             }
             case CONST, DEFINE_VAR -> {
-                return 2;
+                return VECTOR_OP_BYTES;
             }
             case CMPLT, CMPNE, CMPEQ, CAST -> {
                 if (!u.src(0).dtype().isBool()) {
@@ -864,7 +898,7 @@ public final class JavaRenderer {
             default -> { }
         }
         if (u.op().group() != Op.Group.UNARY && u.op().group() != Op.Group.BINARY && u.op().group() != Op.Group.TERNARY) return -1;
-        long c = 2;
+        long c = VECTOR_OP_BYTES;
         for (UOp s : u.src()) c = plus(c, cost(s, seen));
         return c;
     }
@@ -975,7 +1009,7 @@ public final class JavaRenderer {
         Expr known = known(key);
         if (known != null) return known;
         Expr e = switch (u.op()) {
-            case DEFINE_VAR -> u.arg() instanceof Slot r ? new Expr(r.name(), t, ATOM)
+            case DEFINE_VAR -> u.arg() instanceof Slot r ? new Expr(name(r), t, ATOM)
                     : local(new Expr(t.name + ".zero(" + species(t.element()) + ").addIndex(1)", t, ATOM)); // the lane numbers
             case LOAD -> local(vectorLoad(u, t));
             default -> local(vectorCompute(u, t));
@@ -1080,7 +1114,7 @@ public final class JavaRenderer {
             case MAX -> t.isMask() ? "or" : "max";
             case MIN -> t.isMask() ? "and" : "min";
         };
-        line(reg.name() + " = " + reg.name() + "." + method + "(" + v.text + ");");
+        line(name(reg) + " = " + name(reg) + "." + method + "(" + v.text + ");");
         invalidate(reg);
     }
 

@@ -37,17 +37,19 @@ import java.util.function.ToLongFunction;
  * Java loops or share one loop. A loop of one iteration becomes its body.
  *
  * <p>Expansions are bounded by the size of the code: HotSpot does not compile a method above 8000 bytes
- * of bytecode at all, and a kernel's {@code run} is one method. The kernel's expression nodes (about 15
- * bytes of bytecode each) may grow to {@link #MAX_NODES}, vector code as the renderer measures it; an
- * expansion that does not fit leaves its loops as loops, which is correct for every kind.
+ * of bytecode at all, and a kernel's {@code run} is one method. Its estimated size ({@link #NODE_BYTES}
+ * per scalar expression node, vector code as the renderer estimates it) may grow to {@link #MAX_BYTES};
+ * an expansion that does not fit leaves its loops as loops, which is correct for every kind.
  */
 final class LoopExpansion {
-    /** The expression nodes a kernel may grow to by expansions. */
-    static final long MAX_NODES = 480;
+    /** The estimated bytecode a kernel may grow to by expansions (HotSpot compiles methods up to 8000 bytes). */
+    static final long MAX_BYTES = 7000;
+    /** Estimated bytecode per scalar expression node (13 to 16 bytes measured on the test graphs' kernels). */
+    static final long NODE_BYTES = 15;
 
     private final ToLongFunction<Stmt.Loop> vectorCost;
     private int registers;
-    /** The kernel's nodes so far: the expansions done have added their copies. */
+    /** The kernel's estimated bytecode so far: the expansions done have added their copies. */
     private long size;
 
     private LoopExpansion(int registers, ToLongFunction<Stmt.Loop> vectorCost, long size) {
@@ -61,10 +63,10 @@ final class LoopExpansion {
      * one the renderer can write as vector lanes, as far as the code size allows.
      *
      * @param registers  a register number above every register of the kernel (fresh ones count up from it)
-     * @param vectorCost the size (in scalar nodes) of an UPCAST loop's code as vector lanes, -1 if it has none
+     * @param vectorCost the estimated bytecode of an UPCAST loop written as vector lanes, -1 if it has no vector form
      */
     static Stmt.Block expand(Stmt.Block body, int registers, ToLongFunction<Stmt.Loop> vectorCost) {
-        return new LoopExpansion(registers, vectorCost, nodes(body)).block(body);
+        return new LoopExpansion(registers, vectorCost, bytes(body)).block(body);
     }
 
     /** One above the highest register number {@code body} defines, accumulates or reads. */
@@ -91,7 +93,7 @@ final class LoopExpansion {
             switch (s) {
                 case Stmt.Loop l when l.extent() == 1 -> out.addAll(block(Optimizer.substitute(l.body(), Map.of(l.index(), UOp.index(0)))).body());
                 case Stmt.Loop l when l.kind() == Stmt.LoopKind.UNROLL -> {
-                    if (!grow((l.extent() - 1) * nodes(l.body()))) {
+                    if (!grow((l.extent() - 1) * bytes(l.body()))) {
                         out.add(new Stmt.Loop(l.index(), Stmt.LoopKind.REDUCE, block(l.body())));
                     } else {
                         for (Stmt.Block copy : copies(l.body(), l.index(), (int) l.extent())) out.addAll(block(copy).body());
@@ -121,20 +123,20 @@ final class LoopExpansion {
         List<Stmt.Loop> candidates = new ArrayList<>(nest.reversed());
         candidates.sort((a, b) -> Boolean.compare(!contiguousStores(inner, a.index()), !contiguousStores(inner, b.index())));
         Stmt.Block expanded = block(inner);
-        long nodes = nodes(expanded), copies = 1;
+        long bytes = bytes(expanded), copies = 1;
         for (Stmt.Loop l : nest) copies *= l.extent();
         int saved = registers;
         for (Stmt.Loop lanes : candidates) {
-            if (size + nodes * (copies / lanes.extent() - 1) > MAX_NODES) continue; // the copies alone are too many
+            if (size + bytes * (copies / lanes.extent() - 1) > MAX_BYTES) continue; // the copies alone are too many
             registers = saved;
             Stmt.Block body = expanded;
             for (Stmt.Loop l : nest) if (l != lanes) body = interleave(body, l.index(), (int) l.extent());
             Stmt.Loop vector = new Stmt.Loop(lanes.index(), Stmt.LoopKind.UPCAST, body);
             long cost = vectorCost.applyAsLong(vector);
-            if (cost >= 0 && grow(cost - nodes)) return List.of(vector);
+            if (cost >= 0 && grow(cost - bytes)) return List.of(vector);
         }
         registers = saved;
-        if (!grow(nodes * (copies - 1))) { // too much code: plain loops, as the loop IR says
+        if (!grow(bytes * (copies - 1))) { // too much code: plain loops, as the loop IR says
             Stmt.Block body = expanded;
             for (Stmt.Loop l : nest.reversed()) body = new Stmt.Block(List.of(new Stmt.Loop(l.index(), Stmt.LoopKind.GLOBAL, body)));
             return body.body();
@@ -144,20 +146,20 @@ final class LoopExpansion {
         return body.body();
     }
 
-    /** Adds {@code nodes} to the kernel's size if they fit in {@link #MAX_NODES}. */
-    private boolean grow(long nodes) {
-        if (size + nodes > MAX_NODES) return false;
-        size += nodes;
+    /** Adds {@code bytes} to the kernel's size if they fit in {@link #MAX_BYTES}. */
+    private boolean grow(long bytes) {
+        if (size + bytes > MAX_BYTES) return false;
+        size += bytes;
         return true;
     }
 
-    /** The expression nodes of a block's statements, a measure of the code it renders to. */
-    private static long nodes(Stmt.Block b) {
+    /** The estimated bytecode of a block's statements as scalar code. */
+    private static long bytes(Stmt.Block b) {
         long[] n = {0};
         Optimizer.walk(b, s -> {
             for (UOp e : Optimizer.expressions(s)) n[0] += e.toposort().size();
         });
-        return n[0];
+        return n[0] * NODE_BYTES;
     }
 
     private static boolean contiguousStores(Stmt.Block body, Variable v) {

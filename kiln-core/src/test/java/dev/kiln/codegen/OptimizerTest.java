@@ -151,20 +151,26 @@ class OptimizerTest {
     // ---------------------------------------------------------------- the heuristic's choices
 
     @Test
-    void matmulIsTiledUpcastAndThreaded() {
+    void matmulIsRegisterTiledAndThreaded() {
         KernelProgram p = onlyKernel(data(7, 64, 32).matmul(data(8, 32, 48)));
         assertThat(axisNames(p)).containsExactly("i0 (extent 64, GLOBAL)", "i1 (extent 48, GLOBAL)", "r0 (extent 32, REDUCE)");
+        // 8 lanes of j, 2 vectors per row, 4 rows: 8 vector accumulators, the reduction loop inside
         List<Opt> opts = Heuristics.defaultOpts(p, new CpuInfo(4, 32));
-        assertThat(opts).containsExactly(new Opt.Tile(0, 16), new Opt.Tile(1, 16), new Opt.Upcast(3, 8), new Opt.Thread(0, 4));
+        assertThat(opts).containsExactly(new Opt.Upcast(1, 8), new Opt.Upcast(1, 2), new Opt.Upcast(0, 4), new Opt.Thread(0, 4));
         KernelProgram q = Optimizer.apply(p, opts);
-        assertThat(axisNames(q)).containsExactly("i0_o (extent 4, THREAD)", "i1_o (extent 3, GLOBAL)", "i0_t (extent 16, GLOBAL)",
-                "i1_t_o (extent 2, GLOBAL)", "r0 (extent 32, REDUCE)");
+        assertThat(axisNames(q)).containsExactly("i0_o (extent 16, THREAD)", "i1_o_o (extent 3, GLOBAL)", "r0 (extent 32, REDUCE)");
         assertThat(q.workers()).isEqualTo(4);
         assertThat(q.opts()).isEqualTo(opts);
-        // one core: no THREAD, so the largest tiles; 16 cores: the smallest tiles, 8 workers
-        assertThat(Heuristics.defaultOpts(p, new CpuInfo(1, 32))).containsExactly(new Opt.Tile(0, 32), new Opt.Tile(1, 16), new Opt.Upcast(3, 8));
-        assertThat(Heuristics.defaultOpts(p, new CpuInfo(16, 64))).containsExactly(new Opt.Tile(0, 8), new Opt.Tile(1, 16),
-                new Opt.Upcast(3, 16), new Opt.Thread(0, 8));
+        assertThat(Heuristics.defaultOpts(p, new CpuInfo(1, 32))).containsExactly(new Opt.Upcast(1, 8), new Opt.Upcast(1, 2), new Opt.Upcast(0, 4));
+        // 16 lanes: 3 vectors per row do not halve, so one
+        assertThat(Heuristics.defaultOpts(p, new CpuInfo(16, 64))).containsExactly(new Opt.Upcast(1, 16), new Opt.Upcast(0, 4), new Opt.Thread(0, 16));
+    }
+
+    @Test
+    void matmulWithoutVectorLanesIsTiledForTheCache() {
+        KernelProgram p = onlyKernel(data(7, 64, 32).cast(DType.F16).matmul(data(8, 32, 48).cast(DType.F16)));
+        assertThat(Heuristics.defaultOpts(p, new CpuInfo(4, 32))).containsExactly(new Opt.Tile(0, 16), new Opt.Tile(1, 16), new Opt.Thread(0, 4));
+        assertThat(Heuristics.defaultOpts(p, new CpuInfo(1, 32))).containsExactly(new Opt.Tile(0, 32), new Opt.Tile(1, 16));
     }
 
     @Test

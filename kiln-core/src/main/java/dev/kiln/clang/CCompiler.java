@@ -116,7 +116,7 @@ public record CCompiler(Path executable, String version, String target, List<Str
         String function = """
                 KILN_EXPORT void kiln_probe(void** bufs, const int64_t* vars, int64_t start, int64_t end) {
                     float* out = (float*) bufs[0];
-                    for (int64_t i = start; i < end; i++) out[i] = kiln_round_f16((float) sin((double) vars[0])) + kiln_max_f32(NAN, 1.0f);
+                    for (int64_t i = start; i < end; i++) out[i] = kiln_round_f16((float) kiln_sin((double) vars[0])) + kiln_max_f32(NAN, 1.0f);
                 }
                 """;
         byte[] so = compileShared(CRenderer.translationUnit(List.of(function)));

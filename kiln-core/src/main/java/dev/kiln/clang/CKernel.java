@@ -18,10 +18,11 @@ import java.util.Set;
 /**
  * A kernel compiled to native code: its C source (shown to users), its exported symbol and a downcall
  * handle to it. C checks nothing, so {@link #run} checks everything the generated code relies on before
- * every call: the range, every buffer (off-heap, alive, accessible from this thread, large enough,
- * aligned to its element size, writable if the kernel stores to it) and every variable's bounds; an
+ * every call: the range, every buffer (alive, accessible from this thread, large enough, aligned to its
+ * element size, off-heap and writable if the kernel stores to it) and every variable's bounds; an
  * index that range analysis could not bound is checked in the kernel and reported after the call. Bad
- * input is an exception, never a stray access.
+ * input is an exception, never a stray access. Inputs on the Java heap (INTERP's buffers, read by a
+ * mixed-device graph) are copied off-heap for the call: native code cannot hold a pointer into the heap.
  */
 public final class CKernel {
     private final String name;
@@ -116,9 +117,9 @@ public final class CKernel {
      *
      * @throws IndexOutOfBoundsException if the range is not within {@code [0, extent]}, or the kernel indexed a
      *                                   buffer out of range (a lowering bug; the access was skipped)
-     * @throws IllegalArgumentException  if the number of buffers or values is wrong, a buffer is on the Java
-     *                                   heap, too small, misaligned or read-only where the kernel writes, or a
-     *                                   variable's value is outside its bounds
+     * @throws IllegalArgumentException  if the number of buffers or values is wrong, a buffer is too small or
+     *                                   misaligned, a buffer the kernel writes is on the Java heap or read-only,
+     *                                   or a variable's value is outside its bounds
      * @throws IllegalStateException     if a buffer's memory has been freed
      */
     public void run(MemorySegment[] bufs, long[] vars, long start, long end) {
@@ -129,7 +130,8 @@ public final class CKernel {
         if (vars.length != variables.size()) {
             throw new IllegalArgumentException("kernel " + name + " takes " + variables.size() + " variable values, got " + vars.length);
         }
-        for (int i = 0; i < bufs.length; i++) check(i, bufs[i]);
+        boolean heap = false;
+        for (int i = 0; i < bufs.length; i++) heap |= check(i, bufs[i]);
         for (int i = 0; i < vars.length; i++) {
             Variable v = variables.get(i);
             if (vars[i] < v.min() || vars[i] > v.max()) {
@@ -138,6 +140,21 @@ public final class CKernel {
             }
         }
         if (start == end) return;
+        if (!heap) {
+            call(bufs, vars, start, end);
+            return;
+        }
+        // inputs on the Java heap (another device's buffers) are read from off-heap copies
+        try (Arena staging = Arena.ofConfined()) {
+            MemorySegment[] staged = bufs.clone();
+            for (int i = 0; i < bufs.length; i++) {
+                if (!bufs[i].isNative()) staged[i] = staging.allocate(Math.max(1, bytes[i]), 64).copyFrom(bufs[i].asSlice(0, bytes[i]));
+            }
+            call(staged, vars, start, end);
+        }
+    }
+
+    private void call(MemorySegment[] bufs, long[] vars, long start, long end) {
         // bufs, then the status block the kernel reports an index out of range in, then the variables
         long pointers = ValueLayout.ADDRESS.byteSize() * (bufs.length + 1);
         MemorySegment scratch = scratch(pointers + 8L * (3 + vars.length));
@@ -164,25 +181,30 @@ public final class CKernel {
     /** Runs the whole kernel. */
     public void run(MemorySegment[] bufs, long[] vars) { run(bufs, vars, 0, extent); }
 
-    private void check(int i, MemorySegment s) {
+    /** Checks buffer {@code i}; returns whether it is on the Java heap (an input the call must copy off-heap). */
+    private boolean check(int i, MemorySegment s) {
         Slot p = params.get(i);
         String what = "kernel " + name + ": buffer " + i + " (" + p.name() + ", " + p.dtype() + ", " + bytes[i] + " bytes)";
         if (s == null) throw new IllegalArgumentException(what + " is null");
-        if (!s.isNative()) {
-            throw new IllegalArgumentException(what + " is on the Java heap; native kernels read and write off-heap memory only"
-                    + " (copy the tensor to this device first, e.g. tensor.to(\"CLANG\"))");
-        }
         if (!s.scope().isAlive()) throw new IllegalStateException(what + " has been freed");
         if (!s.isAccessibleBy(Thread.currentThread())) {
             throw new IllegalArgumentException(what + " belongs to a confined arena of another thread");
         }
         if (s.byteSize() < bytes[i]) throw new IllegalArgumentException(what + " has only " + s.byteSize() + " bytes");
+        if (written[i] && s.isReadOnly()) throw new IllegalArgumentException(what + " is read-only, but the kernel writes it");
+        if (!s.isNative()) {
+            if (written[i]) {
+                throw new IllegalArgumentException(what + " is on the Java heap, but the kernel writes it and native code writes off-heap memory only"
+                        + " (allocate it on this device, e.g. with tensor.to(\"CLANG\"))");
+            }
+            return true;
+        }
         int item = p.dtype().isPacked() ? 1 : p.dtype().itemSize();
         if (s.address() % item != 0) {
             throw new IllegalArgumentException(what + " at address 0x" + Long.toHexString(s.address()) + " is not aligned to its "
                     + item + "-byte elements");
         }
-        if (written[i] && s.isReadOnly()) throw new IllegalArgumentException(what + " is read-only, but the kernel writes it");
+        return false;
     }
 
     private static MemorySegment scratch(long bytes) {

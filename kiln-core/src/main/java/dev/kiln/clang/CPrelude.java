@@ -13,10 +13,26 @@ final class CPrelude {
     private static String header() {
         return """
                 /* Kiln C kernels: the semantics of dev.kiln.ir.Alu in C11 (generated; do not edit). */
-                #include <math.h>
-                #include <stdbool.h>
-                #include <stdint.h>
-                #include <string.h>
+                /* No system headers: parsing <math.h> would cost more than compiling a batch of small kernels.
+                   The compiler's predefined macros give the fixed-width types, its builtins the library functions. */
+                typedef __INT8_TYPE__ int8_t;
+                typedef __INT16_TYPE__ int16_t;
+                typedef __INT32_TYPE__ int32_t;
+                typedef __INT64_TYPE__ int64_t;
+                typedef __UINT8_TYPE__ uint8_t;
+                typedef __UINT16_TYPE__ uint16_t;
+                typedef __UINT32_TYPE__ uint32_t;
+                typedef __UINT64_TYPE__ uint64_t;
+                #define INT64_C(c) __INT64_C(c)
+                #define UINT64_C(c) __UINT64_C(c)
+                #define INT32_MIN (-__INT32_MAX__ - 1)
+                #define INT64_MAX __INT64_MAX__
+                #define INT64_MIN (-__INT64_MAX__ - 1)
+                #define bool _Bool
+                #define true 1
+                #define false 0
+                #define NAN __builtin_nanf("")
+                #define INFINITY __builtin_inff()
 
                 #if !defined(__FLT_EVAL_METHOD__) || __FLT_EVAL_METHOD__ != 0
                 #error "Kiln kernels need float arithmetic evaluated in float (FLT_EVAL_METHOD 0, e.g. SSE on x86-64)"
@@ -75,10 +91,10 @@ final class CPrelude {
 
     private static String floatHelpers() {
         return """
-                static inline uint32_t kiln_f32_bits(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
-                static inline float kiln_f32_from_bits(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
-                static inline uint64_t kiln_f64_bits(double d) { uint64_t b; memcpy(&b, &d, 8); return b; }
-                static inline double kiln_f64_from_bits(uint64_t b) { double d; memcpy(&d, &b, 8); return d; }
+                static inline uint32_t kiln_f32_bits(float f) { uint32_t b; __builtin_memcpy(&b, &f, 4); return b; }
+                static inline float kiln_f32_from_bits(uint32_t b) { float f; __builtin_memcpy(&f, &b, 4); return f; }
+                static inline uint64_t kiln_f64_bits(double d) { uint64_t b; __builtin_memcpy(&b, &d, 8); return b; }
+                static inline double kiln_f64_from_bits(uint64_t b) { double d; __builtin_memcpy(&d, &b, 8); return d; }
 
                 /* Java's Float.float16ToFloat */
                 static inline float kiln_f16_to_f32(uint16_t h) {
@@ -97,7 +113,7 @@ final class CPrelude {
                     if (f != f) {
                         return (uint16_t) (sign | 0x7c00u | (doppel & 0x007fe000u) >> 13 | (doppel & 0x00001ff0u) >> 4 | (doppel & 0x0000000fu));
                     }
-                    float a = fabsf(f);
+                    float a = __builtin_fabsf(f);
                     if (a >= 0x1.ffcp15f + 0x0.002p15f) return (uint16_t) (sign | 0x7c00u);
                     if (a <= 0x1.0p-24f * 0.5f) return (uint16_t) sign;
                     int exp = (int) ((doppel >> 23) & 0xffu) - 127;
@@ -133,8 +149,8 @@ final class CPrelude {
                 /* Alu.toFloatRoundOdd: exact values stay, inexact ones get an odd last bit */
                 static inline float kiln_round_odd(double v) {
                     float f = (float) v;
-                    if ((double) f == v || !isfinite(f) || (kiln_f32_bits(f) & 1u) != 0) return f;
-                    return v > (double) f ? nextafterf(f, INFINITY) : nextafterf(f, -INFINITY);
+                    if ((double) f == v || !__builtin_isfinite(f) || (kiln_f32_bits(f) & 1u) != 0) return f;
+                    return v > (double) f ? __builtin_nextafterf(f, INFINITY) : __builtin_nextafterf(f, -INFINITY);
                 }
 
                 /* an unsigned 64-bit magnitude as a double rounded to odd (the sticky bit survives) */
@@ -143,7 +159,7 @@ final class CPrelude {
                     if (drop < 0) drop = 0;
                     uint64_t kept = m >> drop;
                     if ((m & ((UINT64_C(1) << drop) - 1)) != 0) kept |= 1;
-                    return ldexp((double) kept, drop);
+                    return __builtin_ldexp((double) kept, drop);
                 }
 
                 static inline double kiln_s64_odd(int64_t v) { return v < 0 ? -kiln_u64_odd(0 - (uint64_t) v) : kiln_u64_odd((uint64_t) v); }
@@ -164,36 +180,42 @@ final class CPrelude {
                 /* Alu's float floor division (NumPy's divmod): exact quotients stay exact, inf // x is NaN */
                 static inline double kiln_floordiv(double a, double b) {
                     if (b == 0) return a / b;
-                    double mod = fmod(a, b);
+                    double mod = __builtin_fmod(a, b);
                     double div = (a - mod) / b;
                     if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;
-                    if (div == 0) return copysign(0.0, a / b);
-                    double fl = floor(div);
+                    if (div == 0) return __builtin_copysign(0.0, a / b);
+                    double fl = __builtin_floor(div);
                     return div - fl > 0.5 ? fl + 1 : fl;
                 }
 
                 /* float remainder with the divisor's sign; a zero result takes the divisor's sign too */
                 static inline double kiln_floormod(double a, double b) {
-                    double r = fmod(a, b);
+                    double r = __builtin_fmod(a, b);
                     if (r != 0 && (r < 0) != (b < 0)) r += b;
-                    return r == 0 ? copysign(0.0, b) : r;
+                    return r == 0 ? __builtin_copysign(0.0, b) : r;
                 }
 
                 /* Alu.log2: log(x) / log(2), exact for powers of two */
                 static inline double kiln_log2(double x) {
-                    double r = log(x) / 0x1.62e42fefa39efp-1;
-                    double n = rint(r);
+                    double r = __builtin_log(x) / 0x1.62e42fefa39efp-1;
+                    double n = __builtin_rint(r);
                     if (r != r) return r;
-                    return n == r || fabs(n - r) > 1e-9 || ldexp(1.0, (int) n) != x ? r : n;
+                    return n == r || __builtin_fabs(n - r) > 1e-9 || __builtin_ldexp(1.0, (int) n) != x ? r : n;
                 }
 
-                static inline double kiln_exp2(double x) { return exp2(x); }
+                /* the C library's functions (Alu's exp2 is Math.pow(2, x); glibc's exp2 agrees more often than its pow) */
+                static inline double kiln_exp2(double x) { return __builtin_exp2(x); }
+                static inline double kiln_sin(double x) { return __builtin_sin(x); }
+                static inline double kiln_sqrt(double x) { return __builtin_sqrt(x); }
+                static inline double kiln_trunc(double x) { return __builtin_trunc(x); }
+                static inline double kiln_fmod(double a, double b) { return __builtin_fmod(a, b); }
+                static inline float kiln_fmodf(float a, float b) { return __builtin_fmodf(a, b); }
 
                 /* Java's Math.max and Math.min: NaN wins, +0 > -0 */
-                static inline float kiln_max_f32(float a, float b) { return a != a ? a : a == 0 && b == 0 && signbit(a) ? b : a >= b ? a : b; }
-                static inline double kiln_max_f64(double a, double b) { return a != a ? a : a == 0 && b == 0 && signbit(a) ? b : a >= b ? a : b; }
-                static inline float kiln_min_f32(float a, float b) { return a != a ? a : a == 0 && b == 0 && signbit(b) ? b : a <= b ? a : b; }
-                static inline double kiln_min_f64(double a, double b) { return a != a ? a : a == 0 && b == 0 && signbit(b) ? b : a <= b ? a : b; }
+                static inline float kiln_max_f32(float a, float b) { return a != a ? a : a == 0 && b == 0 && __builtin_signbit(a) ? b : a >= b ? a : b; }
+                static inline double kiln_max_f64(double a, double b) { return a != a ? a : a == 0 && b == 0 && __builtin_signbit(a) ? b : a >= b ? a : b; }
+                static inline float kiln_min_f32(float a, float b) { return a != a ? a : a == 0 && b == 0 && __builtin_signbit(b) ? b : a <= b ? a : b; }
+                static inline double kiln_min_f64(double a, double b) { return a != a ? a : a == 0 && b == 0 && __builtin_signbit(b) ? b : a <= b ? a : b; }
 
                 /* Alu.threefry2x32: Threefry-2x32, 20 rounds; the low 32 bits of counter and key are word 0 */
                 static inline uint64_t kiln_threefry(uint64_t counter, uint64_t key) {

@@ -70,8 +70,7 @@ public final class CRenderer {
             "double", "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict",
             "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
             "volatile", "while", "bool", "true", "false", "asm", "typeof",
-            // the function's parameters and the library functions kernels call directly
-            "bufs", "vars", "start", "end", "sin", "sqrt", "trunc", "fmod", "fmodf");
+            "bufs", "vars", "start", "end"); // the function's parameters
 
     private final KernelProgram program;
     private final StringBuilder out = new StringBuilder();
@@ -567,12 +566,12 @@ public final class CRenderer {
         return switch (op) {
             case EXP2 -> fromDouble(dt, call("kiln_exp2", a));
             case LOG2 -> fromDouble(dt, call("kiln_log2", a));
-            case SIN -> fromDouble(dt, call("sin", a));
-            case SQRT -> fromDouble(dt, call("sqrt", a));
+            case SIN -> fromDouble(dt, call("kiln_sin", a));
+            case SQRT -> fromDouble(dt, call("kiln_sqrt", a));
             // 1/x in float equals 1.0/x in double rounded to float (division rounds innocuously twice)
             case RECIP -> round(dt, bin(dt == DType.F64 ? new Expr("1.0", ATOM) : new Expr("1.0f", ATOM), "/", a, MUL));
             case NEG -> new Expr("-" + paren(a, UNARY), UNARY);
-            case TRUNC -> fromDouble(dt, call("trunc", a));
+            case TRUNC -> fromDouble(dt, call("kiln_trunc", a));
             default -> throw notDefined(op, dt);
         };
     }
@@ -665,7 +664,7 @@ public final class CRenderer {
             case ADD -> round(dt, bin(a, "+", b, ADD));
             case MUL -> round(dt, bin(a, "*", b, MUL));
             case DIV -> round(dt, bin(a, "/", b, MUL));
-            case MOD -> round(dt, call(f64 ? "fmod" : "fmodf", a, b)); // fmod is exact
+            case MOD -> round(dt, call(f64 ? "kiln_fmod" : "kiln_fmodf", a, b)); // fmod is exact
             case FLOORDIV -> fromDouble(dt, call("kiln_floordiv", a, b));
             case FLOORMOD -> fromDouble(dt, call("kiln_floormod", a, b));
             case MAX -> call(f64 ? "kiln_max_f64" : "kiln_max_f32", a, b); // NaN wins, +0 > -0

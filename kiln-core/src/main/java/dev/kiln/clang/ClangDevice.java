@@ -37,17 +37,17 @@ import java.util.stream.Collectors;
  * floats), where the C library and Java's {@code Math} may differ by an ulp in double.
  *
  * <p>Tensor buffers on this device are off-heap, owned by the tensor that holds them (an automatic
- * arena). Kernels only accept off-heap buffers: a Java heap buffer (INTERP's storage) reaches them
- * through a copy ({@code tensor.to("CLANG")}).
+ * arena). Native code cannot point into the Java heap, so kernels write off-heap memory only, and
+ * inputs on the heap (INTERP buffers read by a mixed-device graph) are copied off-heap for each call.
  *
- * <p>The kernel cache stores one entry per kernel; a batch's kernels share one shared object, so each of
- * their entries holds the whole object (loaded once per process however many entries name it).
+ * <p>The kernel cache has one entry per kernel; a batch's kernels share one shared object, which their
+ * entries name by hash ({@link SharedObjects}): stored once, loaded once per process.
  */
 public final class ClangDevice implements Device {
     /** Renderer output format: bump when generated code changes meaning, so stale disk entries miss. */
     private static final String RENDER_FORMAT = "1";
 
-    private static final KernelCache<NativeLibrary> CACHE = new KernelCache<>(NativeLibrary::load);
+    private static final KernelCache<NativeLibrary> CACHE = new KernelCache<>(SharedObjects::resolve);
 
     // per kernel structure (programs without their names): the heuristic's choice and the rendered function
     private static final BoundedCache<KernelProgram, KernelProgram> OPTIMIZED = new BoundedCache<>(4096);
@@ -111,10 +111,8 @@ public final class ClangDevice implements Device {
             // one translation unit; kernels with equal sources (programs differing only in their opts) appear once
             Map<String, String> unique = new LinkedHashMap<>();
             for (var m : misses) unique.putIfAbsent(m.source(), m.source());
-            byte[] so = compiler.compileShared(CRenderer.translationUnit(List.copyOf(unique.values())));
-            List<byte[]> binaries = new ArrayList<>();
-            for (int i = 0; i < misses.size(); i++) binaries.add(so);
-            return binaries;
+            byte[] reference = SharedObjects.publish(compiler.compileShared(CRenderer.translationUnit(List.copyOf(unique.values()))));
+            return java.util.Collections.nCopies(misses.size(), reference);
         });
         List<CompiledKernel> out = new ArrayList<>();
         for (int i = 0; i < programs.size(); i++) {

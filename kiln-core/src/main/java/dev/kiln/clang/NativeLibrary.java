@@ -12,6 +12,7 @@ import java.lang.invoke.MethodHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -65,6 +66,9 @@ final class NativeLibrary {
             }
         });
     }
+
+    /** The library with these bytes' SHA-256 if this process has loaded it. */
+    static Optional<NativeLibrary> loaded(String sha256) { return Optional.ofNullable(LOADED.get(sha256)); }
 
     private static Path folder() {
         Path f = folder;

@@ -5,12 +5,14 @@ import dev.kiln.Variable;
 import dev.kiln.codegen.KernelEvaluator;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Lowerer;
+import dev.kiln.codegen.Opt;
 import dev.kiln.codegen.Stmt;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.ReduceArg;
 import dev.kiln.ir.Slot;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
+import dev.kiln.runtime.CompiledKernel;
 import dev.kiln.runtime.DeviceRegistry;
 import dev.kiln.runtime.Elements;
 import dev.kiln.schedule.Schedule;
@@ -18,6 +20,7 @@ import dev.kiln.schedule.ScheduleItem;
 import dev.kiln.schedule.Scheduler;
 import dev.kiln.testing.TestGraphs;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -35,14 +38,15 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Renders every kernel of the test graphs to C, compiles each graph's kernels into one shared object and
- * runs them: every kernel must match the {@link KernelEvaluator} and the graph must match the INTERP
+ * Renders every kernel of the test graphs to C, compiles them through the CLANG device (shared objects
+ * of many kernels, the kernel cache) and runs them: every kernel must match the {@link KernelEvaluator} and the graph must match the INTERP
  * device bit for bit (NaN payloads aside), also when the kernel runs as 2 or 3 separate ranges, as THREAD
  * will run it, and also as the CLANG device's heuristic optimises it (tiles, upcast lanes, grouped
  * reductions, threads).
@@ -66,30 +70,56 @@ class CKernelTest {
         if (!INEXACT.isEmpty()) System.out.println("CKernelTest: elements within tolerance but not bit-exact (exp2/log2/sin): " + INEXACT);
     }
 
+    /** The programs of a graph's kernels, lowered and then as {@code optimize} leaves them. */
+    private static List<KernelProgram> programsOf(Schedule schedule, Function<KernelProgram, KernelProgram> optimize) {
+        List<KernelProgram> programs = new ArrayList<>();
+        for (ScheduleItem item : schedule.items()) {
+            if (item instanceof ScheduleItem.Kernel k) programs.add(optimize.apply(Lowerer.lower(k, "k" + programs.size())));
+        }
+        return programs;
+    }
+
+    /**
+     * Compiles every graph's kernels, as lowered and as optimised, in a few large batches through the
+     * device (and its kernel cache): a compiler run costs a process, so one per graph would dominate the test.
+     */
+    @BeforeAll
+    static void compileEveryGraphInBatches() {
+        if (DeviceRegistry.providers().get("CLANG").unavailableReason().isPresent()) return; // each test skips, with the reason
+        ClangDevice device = (ClangDevice) DeviceRegistry.get("CLANG");
+        List<KernelProgram> all = new ArrayList<>();
+        graphs().forEach(args -> {
+            @SuppressWarnings("unchecked") Supplier<UOp> graph = (Supplier<UOp>) args.get()[1];
+            Schedule s = Scheduler.schedule(List.of(graph.get()));
+            all.addAll(programsOf(s, Function.identity()));
+            all.addAll(programsOf(s, device::optimize));
+        });
+        int batch = 64;
+        IntStream.range(0, (all.size() + batch - 1) / batch).parallel()
+                .forEach(i -> device.compile(all.subList(i * batch, Math.min(all.size(), (i + 1) * batch))));
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("graphs")
     void compiledKernelsMatchTheInterpreterBitForBit(String name, Supplier<UOp> graph) {
-        CCompiler cc = ClangAvailability.compiler();
-        runGraph(name, graph.get(), cc, Function.identity(), true);
+        ClangAvailability.compiler();
+        runGraph(name, graph.get(), Function.identity(), true);
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("graphs")
     void optimisedKernelsMatchTheEvaluatorOfTheSameProgram(String name, Supplier<UOp> graph) {
-        CCompiler cc = ClangAvailability.compiler();
+        ClangAvailability.compiler();
         ClangDevice device = (ClangDevice) DeviceRegistry.get("CLANG");
         // GROUP reorders float sums, so the graph is compared with INTERP only when no kernel was grouped
-        runGraph(name + " (optimised)", graph.get(), cc, device::optimize, false);
+        runGraph(name + " (optimised)", graph.get(), device::optimize, false);
     }
 
-    private static void runGraph(String name, UOp root, CCompiler cc, Function<KernelProgram, KernelProgram> optimize, boolean exactGraph) {
+    private static void runGraph(String name, UOp root, Function<KernelProgram, KernelProgram> optimize, boolean exactGraph) {
         Buffer expected = TestGraphs.interpret(root);
         Schedule schedule = Scheduler.schedule(List.of(root));
-        List<KernelProgram> programs = new ArrayList<>();
-        for (ScheduleItem item : schedule.items()) {
-            if (item instanceof ScheduleItem.Kernel k) programs.add(optimize.apply(Lowerer.lower(k, "k" + programs.size())));
-        }
-        List<CKernel> kernels = CKernel.compile(programs, cc);
+        List<KernelProgram> programs = programsOf(schedule, optimize);
+        List<CompiledKernel> kernels = DeviceRegistry.get("CLANG").compile(programs);
         boolean transcendental = false, grouped = false;
 
         Map<UOp, Buffer> buffers = new IdentityHashMap<>();
@@ -102,22 +132,24 @@ class CKernelTest {
             switch (item) {
                 case ScheduleItem.Kernel k -> {
                     KernelProgram p = programs.get(next);
-                    CKernel kernel = kernels.get(next++);
+                    CompiledKernel kernel = kernels.get(next++);
+                    long extent = CRenderer.outerExtent(p);
+                    String what = name + " / " + p.name();
                     boolean inexact = usesTranscendentals(p);
                     transcendental |= inexact;
-                    grouped |= p.opts().stream().anyMatch(opt -> opt instanceof dev.kiln.codegen.Opt.Group);
+                    grouped |= p.opts().stream().anyMatch(opt -> opt instanceof Opt.Group);
                     List<MemorySegment> inputs = new ArrayList<>();
                     for (UOp in : k.inputs()) inputs.add(buffers.get(in).segment());
                     Buffer reference = allocate(o);
                     KernelEvaluator.run(p, withOutput(reference, inputs), Map.of());
                     Buffer whole = allocate(o);
-                    kernel.run(withOutput(whole, inputs).toArray(MemorySegment[]::new), new long[0], 0, kernel.extent());
-                    check(name + " / " + kernel.name(), kernel, o, reference, whole, inexact);
+                    kernel.runner().run(withOutput(whole, inputs).toArray(MemorySegment[]::new), new long[0], 0, extent);
+                    check(what, kernel, o, reference, whole, inexact);
                     for (int parts : new int[] {2, 3}) {
                         Buffer split = allocate(o);
                         MemorySegment[] bufs = withOutput(split, inputs).toArray(MemorySegment[]::new);
-                        for (int i = 0; i < parts; i++) kernel.run(bufs, new long[0], kernel.extent() * i / parts, kernel.extent() * (i + 1) / parts);
-                        check(name + " / " + kernel.name() + " in " + parts + " ranges", kernel, o, reference, split, inexact);
+                        for (int i = 0; i < parts; i++) kernel.runner().run(bufs, new long[0], extent * i / parts, extent * (i + 1) / parts);
+                        check(what + " in " + parts + " ranges", kernel, o, reference, split, inexact);
                     }
                     buffers.put(o, whole);
                 }
@@ -156,7 +188,7 @@ class CKernelTest {
         return all;
     }
 
-    private static void check(String what, CKernel kernel, UOp node, Buffer expected, Buffer actual, boolean transcendental) {
+    private static void check(String what, CompiledKernel kernel, UOp node, Buffer expected, Buffer actual, boolean transcendental) {
         try {
             compare(what, node.dtype(), node.shape().numel(), expected.segment(), actual.segment(), transcendental);
         } catch (AssertionError e) {
@@ -260,9 +292,12 @@ class CKernelTest {
         assertThatThrownBy(() -> k.run(f32Buffers(4, 4), new long[] {1})).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("takes 0 variable values, got 1");
 
-        MemorySegment[] heap = {MemorySegment.ofArray(new float[4]), f32Buffers(4)[0]};
-        assertThatThrownBy(() -> k.run(heap, new long[0])).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("buffer 0").hasMessageContaining("Java heap");
+        MemorySegment[] heapOutput = {MemorySegment.ofArray(new float[4]), f32Buffers(4)[0]};
+        assertThatThrownBy(() -> k.run(heapOutput, new long[0])).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("buffer 0").hasMessageContaining("Java heap").hasMessageContaining("writes");
+        MemorySegment[] heapInput = {f32Buffers(4)[0], MemorySegment.ofArray(new float[] {1, 2, 3, 4})};
+        k.run(heapInput, new long[0]); // inputs on the heap are copied off-heap for the call
+        assertThat(heapInput[0].toArray(ValueLayout.JAVA_FLOAT)).containsExactly(1, 2, 3, 4);
         MemorySegment[] misaligned = {f32Buffers(5)[0].asSlice(2, 16), f32Buffers(4)[0]};
         assertThatThrownBy(() -> k.run(misaligned, new long[0])).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("not aligned");

@@ -19,6 +19,9 @@ final class TestDevices {
 
     static final List<String> ALL = List.of("INTERP", "CPU", "CLANG");
 
+    /** Devices whose kernels are compiled up front in large batches (a C compiler run costs a process). */
+    static final Set<String> PRECOMPILED = Set.of("CLANG");
+
     private static final Set<String> REPORTED = ConcurrentHashMap.newKeySet();
 
     /** Skips the calling test, never silently, when {@code device} is unavailable here. */

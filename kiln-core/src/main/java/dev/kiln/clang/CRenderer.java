@@ -189,9 +189,18 @@ public final class CRenderer {
         switch (s) {
             case Stmt.Block b -> b.body().forEach(this::stmt);
             case Stmt.Loop l when l.kind() == Stmt.LoopKind.UPCAST && distributable(l) -> {
+                boolean outermost = lanes.isEmpty();
+                if (outermost) { // a block of its own: its lane registers cannot clash with a sibling's
+                    line("{");
+                    indent++;
+                }
                 lanes.add(l);
                 stmt(l.body());
                 lanes.removeLast();
+                if (outermost) {
+                    indent--;
+                    line("}");
+                }
             }
             case Stmt.Loop l -> {
                 String i = name(l.index());

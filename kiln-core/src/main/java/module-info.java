@@ -1,7 +1,7 @@
 /**
  * Kiln core: the IR, the lazy {@link dev.kiln.Tensor} front end, the scheduler, the loop IR and its
- * optimiser, the runtime ({@link dev.kiln.runtime.ExecutionPlan}), the INTERP reference device and the CPU
- * device.
+ * optimiser, the runtime ({@link dev.kiln.runtime.ExecutionPlan}), the INTERP reference device, the CPU
+ * device and the CLANG (native C) device.
  */
 module dev.kiln.core {
     requires transitive jdk.incubator.vector;
@@ -15,5 +15,6 @@ module dev.kiln.core {
     exports dev.kiln.schedule;
 
     uses dev.kiln.runtime.DeviceProvider;
-    provides dev.kiln.runtime.DeviceProvider with dev.kiln.interp.InterpDeviceProvider, dev.kiln.cpu.CpuDeviceProvider;
+    provides dev.kiln.runtime.DeviceProvider with dev.kiln.interp.InterpDeviceProvider, dev.kiln.cpu.CpuDeviceProvider,
+            dev.kiln.clang.ClangDeviceProvider;
 }

@@ -20,14 +20,21 @@ import java.util.Map;
  * lowered program; only its name differs. Bounded (least recently used entries leave first).
  */
 public final class LoweringCache {
-    private static final BoundedCache<UOp, KernelProgram> LOWERED = new BoundedCache<>(4096);
+    private static final BoundedCache<Key, KernelProgram> LOWERED = new BoundedCache<>(4096);
+
+    /**
+     * A canonical kernel: its output and its placeholders. The placeholders are part of the key because
+     * the output alone is ambiguous: a scalar input broadcast inside the kernel and an input of the full
+     * shape can give the same output graph, but they are buffers of different sizes.
+     */
+    private record Key(UOp output, List<UOp> inputs) {}
 
     private LoweringCache() {}
 
     /** The program of {@code kernel}, lowered now or taken from an identical earlier kernel, named {@code name}. */
     public static KernelProgram lower(ScheduleItem.Kernel kernel, String name) {
         ScheduleItem.Kernel canonical = canonical(kernel);
-        KernelProgram p = LOWERED.get(canonical.output(), root -> Lowerer.lower(canonical, "kernel"));
+        KernelProgram p = LOWERED.get(new Key(canonical.output(), canonical.inputs()), key -> Lowerer.lower(canonical, "kernel"));
         return new KernelProgram(name, p.params(), p.sizes(), p.variables(), p.body(), p.opts());
     }
 

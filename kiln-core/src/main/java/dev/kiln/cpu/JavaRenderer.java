@@ -1320,8 +1320,9 @@ public final class JavaRenderer {
         if (from.isBool()) return cond(a, t == JType.DOUBLE ? new Expr("1.0", t, ATOM) : new Expr("1f", t, ATOM), zero(t), t);
         if (!from.isFloat()) {
             if (to == DType.F16 || to == DType.BF16) {
-                if (a.type == JType.INT) return round(to, cast("float", a)); // exact in float: one rounding
-                // long magnitudes: to double and float rounding to odd, then the one real rounding (as Alu)
+                // up to 16 bits the value is exact in float, so rounding it to f16/bf16 is the only rounding
+                if (a.type == JType.INT && from.bits() <= 16) return round(to, cast("float", a));
+                // wider magnitudes: to double and float rounding to odd, then the one real rounding (as Alu)
                 Expr odd = helperCall(from == DType.U64 ? Helper.U64_ODD : Helper.S64_ODD, JType.DOUBLE, a);
                 return round(to, helperCall(Helper.ROUND_ODD, JType.FLOAT, odd));
             }

@@ -2,6 +2,13 @@ package dev.kiln.golden;
 
 import dev.kiln.DType;
 import dev.kiln.Tensor;
+import dev.kiln.codegen.KernelProgram;
+import dev.kiln.codegen.LoweringCache;
+import dev.kiln.ir.UOp;
+import dev.kiln.runtime.Device;
+import dev.kiln.runtime.DeviceRegistry;
+import dev.kiln.schedule.ScheduleItem;
+import dev.kiln.schedule.Scheduler;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
@@ -12,14 +19,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Runs every case of one golden group on every device of {@link TestDevices} and compares shape, dtype
- * and values with the independently computed expectation. Subclasses name the group and map each op
- * of the group to Tensor API calls.
+ * Runs every case of one golden group on every device of {@link TestDevices} (skipping, with the reason,
+ * devices this machine lacks) and compares shape, dtype and values with the independently computed
+ * expectation. Subclasses name the group and map each op of the group to Tensor API calls.
  */
 abstract class GoldenTestBase {
     /** f32 tolerances of the issue: rtol 1e-4, atol 1e-5. */
@@ -36,8 +44,17 @@ abstract class GoldenTestBase {
         Map<String, GoldenOp> ops = ops();
         List<DynamicTest> tests = new ArrayList<>();
         for (String device : TestDevices.ALL) {
+            if (TestDevices.PRECOMPILED.contains(device)) {
+                tests.add(DynamicTest.dynamicTest(device + " compiles every case's kernels in batches", () -> {
+                    TestDevices.assumeAvailable(device);
+                    precompile(device, cases, ops);
+                }));
+            }
             for (GoldenCase c : cases) {
-                tests.add(DynamicTest.dynamicTest(device + " " + c.name(), () -> run(c, ops, device)));
+                tests.add(DynamicTest.dynamicTest(device + " " + c.name(), () -> {
+                    TestDevices.assumeAvailable(device);
+                    run(c, ops, device);
+                }));
             }
         }
         return tests.stream();
@@ -49,6 +66,31 @@ abstract class GoldenTestBase {
         Set<String> caseOps = new TreeSet<>();
         GoldenCase.load(group()).forEach(c -> caseOps.add(c.op()));
         assertThat(ops().keySet()).as("ops with a Tensor mapping in " + group()).containsExactlyInAnyOrderElementsOf(caseOps);
+    }
+
+    /**
+     * Compiles the kernels of every case in a few large batches, so that the cases find them compiled: a
+     * device that runs the system compiler pays a process per batch, far more than per kernel. Cases that
+     * cannot be built here fail in their own tests.
+     */
+    static void precompile(String device, List<GoldenCase> cases, Map<String, GoldenOp> ops) {
+        Device d = DeviceRegistry.get(device);
+        List<KernelProgram> programs = new ArrayList<>();
+        for (GoldenCase c : cases) {
+            try {
+                List<Tensor> inputs = new ArrayList<>();
+                for (GoldenArray a : c.inputs()) inputs.add(a.toTensor().to(device));
+                List<UOp> roots = ops.get(c.op()).apply(inputs, c.args()).stream().map(Tensor::uop).toList();
+                for (ScheduleItem item : Scheduler.schedule(roots).items()) {
+                    if (item instanceof ScheduleItem.Kernel k) programs.add(d.optimize(LoweringCache.lower(k, "k" + programs.size())));
+                }
+            } catch (RuntimeException e) {
+                // reported by the case's own test
+            }
+        }
+        int batch = 64;
+        IntStream.range(0, (programs.size() + batch - 1) / batch).parallel()
+                .forEach(i -> d.compile(programs.subList(i * batch, Math.min(programs.size(), (i + 1) * batch))));
     }
 
     static void run(GoldenCase c, Map<String, GoldenOp> ops, String device) {

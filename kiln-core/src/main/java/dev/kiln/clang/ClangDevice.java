@@ -1,0 +1,145 @@
+package dev.kiln.clang;
+
+import dev.kiln.DType;
+import dev.kiln.DeviceSpec;
+import dev.kiln.Variable;
+import dev.kiln.codegen.CpuInfo;
+import dev.kiln.codegen.Heuristics;
+import dev.kiln.codegen.KernelProgram;
+import dev.kiln.codegen.Optimizer;
+import dev.kiln.ir.BoundedCache;
+import dev.kiln.ir.UOp;
+import dev.kiln.runtime.Buffer;
+import dev.kiln.runtime.CompiledKernel;
+import dev.kiln.runtime.CompilerIdentity;
+import dev.kiln.runtime.Device;
+import dev.kiln.runtime.ExecutionPlan;
+import dev.kiln.runtime.KernelCache;
+import dev.kiln.runtime.PlanBuilder;
+import dev.kiln.runtime.WorkerPool;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * The native CPU device: kernels rendered as C ({@link CRenderer}), compiled by the system C compiler
+ * ({@link CCompiler}) in one shared object per plan, loaded through the foreign function API
+ * ({@link NativeLibrary}), cached in memory and on disk ({@link KernelCache}), and run on the
+ * {@link WorkerPool}, split across workers where the heuristic marks a kernel THREAD — the CPU device's
+ * pipeline with C in place of Java.
+ *
+ * <p>Results equal INTERP's bit for bit, except exp2, log2 and sin on f64 (and, rarely, on narrower
+ * floats), where the C library and Java's {@code Math} may differ by an ulp in double.
+ *
+ * <p>Tensor buffers on this device are off-heap, owned by the tensor that holds them (an automatic
+ * arena). Native code cannot point into the Java heap, so kernels write off-heap memory only, and
+ * inputs on the heap (INTERP buffers read by a mixed-device graph) are copied off-heap for each call.
+ *
+ * <p>The kernel cache has one entry per kernel; a batch's kernels share one shared object, which their
+ * entries name by hash ({@link SharedObjects}): stored once, loaded once per process.
+ */
+public final class ClangDevice implements Device {
+    /** Renderer output format: bump when generated code changes meaning, so stale disk entries miss. */
+    private static final String RENDER_FORMAT = "1";
+
+    private static final KernelCache<NativeLibrary> CACHE = new KernelCache<>(SharedObjects::resolve);
+
+    // per kernel structure (programs without their names): the heuristic's choice and the rendered function
+    private static final BoundedCache<KernelProgram, KernelProgram> OPTIMIZED = new BoundedCache<>(4096);
+    private static final BoundedCache<KernelProgram, Function> FUNCTIONS = new BoundedCache<>(4096);
+
+    /** A rendered kernel: its exported name (a hash of its source) and its C source. */
+    private record Function(String symbol, String source) {}
+
+    private final DeviceSpec spec;
+    private final CCompiler compiler;
+    private final CompilerIdentity identity;
+    private final CpuInfo cpu;
+
+    ClangDevice(DeviceSpec spec, CCompiler compiler) {
+        this.spec = spec;
+        this.compiler = compiler;
+        this.identity = compiler.identity().with("render.format", RENDER_FORMAT);
+        this.cpu = new CpuInfo(WorkerPool.size(), compiler.vectorBytes());
+    }
+
+    @Override
+    public DeviceSpec spec() { return spec; }
+
+    /** The C compiler this device uses. */
+    public CCompiler compiler() { return compiler; }
+
+    @Override
+    public Buffer allocate(DType dtype, long count) {
+        MemorySegment s = Arena.ofAuto().allocate(Math.max(1, dtype.byteSize(count)), 64);
+        return new Buffer(spec.toString(), dtype, count, s);
+    }
+
+    @Override
+    public Buffer realize(UOp root, Map<Variable, Long> bindings) {
+        try (ExecutionPlan plan = PlanBuilder.build(this, List.of(root))) {
+            plan.executeWithVars(bindings.entrySet().stream().collect(Collectors.toMap(e -> e.getKey().name(), Map.Entry::getValue)));
+            Buffer out = plan.outputBuffer();
+            Buffer copy = allocate(out.dtype(), out.count());
+            MemorySegment.copy(out.segment(), 0, copy.segment(), 0, out.dtype().byteSize(out.count()));
+            return copy;
+        }
+    }
+
+    /** The default CPU heuristic's actions (threads, tiles, upcasts, grouped reductions) for this CPU's vectors. */
+    @Override
+    public KernelProgram optimize(KernelProgram program) {
+        KernelProgram best = OPTIMIZED.get(anonymous(program), p -> Optimizer.apply(p, Heuristics.defaultOpts(p, cpu)));
+        return new KernelProgram(program.name(), best.params(), best.sizes(), best.variables(), best.body(), best.opts());
+    }
+
+    @Override
+    public List<CompiledKernel> compile(List<KernelProgram> programs) {
+        List<KernelCache.Request<KernelProgram>> requests = new ArrayList<>();
+        List<Function> functions = new ArrayList<>();
+        for (KernelProgram p : programs) {
+            Function f = functionOf(p);
+            functions.add(f);
+            requests.add(new KernelCache.Request<>(anonymous(p), f.source(), identity));
+        }
+        Map<KernelProgram, NativeLibrary> loaded = CACHE.getOrCompileAll(requests, misses -> {
+            // one translation unit; kernels with equal sources (programs differing only in their opts) appear once
+            Map<String, String> unique = new LinkedHashMap<>();
+            for (var m : misses) unique.putIfAbsent(m.source(), m.source());
+            byte[] reference = SharedObjects.publish(compiler.compileShared(CRenderer.translationUnit(List.copyOf(unique.values()))));
+            return java.util.Collections.nCopies(misses.size(), reference);
+        });
+        List<CompiledKernel> out = new ArrayList<>();
+        for (int i = 0; i < programs.size(); i++) {
+            KernelProgram p = programs.get(i);
+            Function f = functions.get(i);
+            CKernel k = new CKernel(p, f.symbol(), f.source(), loaded.get(anonymous(p)).function(f.symbol()));
+            out.add(new CompiledKernel(p, k.source(), k::run));
+        }
+        return out;
+    }
+
+    /** The program without its plan-specific name: equal computations share one compiled function. */
+    private static KernelProgram anonymous(KernelProgram p) {
+        return new KernelProgram("kernel", p.params(), p.sizes(), p.variables(), p.body(), p.opts());
+    }
+
+    /** The function whose name is a hash of the computation, so it is the same in every plan and JVM. */
+    private static Function functionOf(KernelProgram p) {
+        return FUNCTIONS.get(anonymous(p), anon -> {
+            String symbol = "kiln_" + CCompiler.sha256(CRenderer.render(anon, "kernel")).substring(0, 24);
+            return new Function(symbol, CRenderer.render(anon, symbol));
+        });
+    }
+
+    /** Statistics of the process-wide kernel cache (memory and disk hits, compiles). */
+    public static KernelCache.Stats cacheStats() { return CACHE.stats(); }
+
+    @Override
+    public String toString() { return spec.toString(); }
+}

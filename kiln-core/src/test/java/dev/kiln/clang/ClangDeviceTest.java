@@ -1,0 +1,180 @@
+package dev.kiln.clang;
+
+import dev.kiln.DType;
+import dev.kiln.DeviceSpec;
+import dev.kiln.Tensor;
+import dev.kiln.Variable;
+import dev.kiln.codegen.KernelProgram;
+import dev.kiln.codegen.Opt;
+import dev.kiln.models.SmallModels;
+import dev.kiln.runtime.DeviceRegistry;
+import dev.kiln.runtime.ExecutionPlan;
+import dev.kiln.runtime.PreparedKernel;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The CLANG device end to end: threaded kernels, plans, sources, mixed devices, and machines without a compiler. */
+class ClangDeviceTest {
+    private static float[] floats(ExecutionPlan plan) {
+        return plan.outputBuffer().segment().asSlice(0, 4L * plan.outputBuffer().count()).toArray(ValueLayout.JAVA_FLOAT);
+    }
+
+    @Test
+    void threadedKernelsGiveTheInterpretersValuesBitForBit() {
+        ClangAvailability.compiler();
+        Tensor x = Tensor.rand(3, 256, 512).to("CLANG").realize();
+        Tensor y = x.mul(3).add(x.sqrt()).maximum(x.neg().add(0.5)).floorDiv(0.3); // elementwise: threaded, upcast, exact
+        try (ExecutionPlan plan = y.prepare()) {
+            PreparedKernel k = plan.kernels().getLast(); // the others make the constants
+            assertThat(k.program().opts()).anySatisfy(o -> assertThat(o).isInstanceOf(Opt.Thread.class))
+                    .anySatisfy(o -> assertThat(o).isInstanceOf(Opt.Upcast.class));
+            plan.execute();
+            assertThat(floats(plan)).containsExactly(y.to("INTERP").toFloatArray());
+        }
+    }
+
+    @Test
+    void matmulChoosesTheCpuDevicesLoopsAndGivesItsBits() {
+        ClangAvailability.compiler();
+        Tensor a = Tensor.rand(4, 64, 256).realize(), b = Tensor.rand(5, 256, 48).realize();
+        Tensor onClang = a.to("CLANG").matmul(b.to("CLANG")), onCpu = a.to("CPU").matmul(b.to("CPU"));
+        List<Opt> clangOpts, cpuOpts;
+        try (ExecutionPlan p = onClang.prepare(); ExecutionPlan q = onCpu.prepare()) {
+            clangOpts = p.kernels().getLast().program().opts();
+            cpuOpts = q.kernels().getLast().program().opts();
+        }
+        assertThat(clangOpts).anySatisfy(o -> assertThat(o).isInstanceOf(Opt.Upcast.class));
+        float[] got = onClang.toFloatArray(), want = onClang.to("INTERP").toFloatArray();
+        for (int i = 0; i < got.length; i++) assertThat(got[i]).as("element " + i).isCloseTo(want[i], org.assertj.core.data.Percentage.withPercentage(1e-3));
+        // with the same vector width the heuristic makes the same choices, and C rounds like Java
+        Assumptions.assumeTrue(clangOpts.equals(cpuOpts), "the C compiler targets other vectors than the JVM: " + clangOpts + " vs " + cpuOpts);
+        assertThat(got).containsExactly(onCpu.toFloatArray());
+    }
+
+    @Test
+    void aTransformerBlockMatchesTheCpuDeviceAndCompilesAsOneSharedObject() {
+        CCompiler cc = ClangAvailability.compiler();
+        Tensor x = Tensor.randn(5, 2, 16, 64).realize();
+        Tensor y = SmallModels.transformerBlock(x.to("CLANG"), 4);
+        try (ExecutionPlan plan = y.prepare()) {
+            plan.execute();
+            float[] got = floats(plan), want = SmallModels.transformerBlock(x.to("CPU"), 4).toFloatArray();
+            for (int i = 0; i < got.length; i++) assertThat(got[i]).as("element " + i).isCloseTo(want[i], org.assertj.core.data.Offset.offset(1e-5f));
+
+            // the cost of one plan's batch, without the cache: render, compile, load
+            List<String> functions = new ArrayList<>();
+            List<KernelProgram> programs = plan.kernels().stream().map(PreparedKernel::program).toList();
+            for (int i = 0; i < programs.size(); i++) functions.add(CRenderer.render(programs.get(i), "kiln_timing_" + i));
+            long t0 = System.nanoTime();
+            byte[] so = cc.compileShared(CRenderer.translationUnit(functions));
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            System.out.println("CLANG: the " + programs.size() + " kernels of a transformer block plan compiled into one shared object ("
+                    + so.length / 1024 + " KiB) in " + ms + " ms by " + cc.version());
+            assertThat(so.length).isPositive();
+        }
+    }
+
+    @Test
+    void planVariablesReachTheKernels() {
+        ClangAvailability.compiler();
+        Variable n = new Variable("n", 1, 8);
+        Tensor len = Tensor.variable(n);
+        Tensor masked = Tensor.where(Tensor.arange(8).lt(len), Tensor.ones(8), Tensor.zeros(8)).sum().mul(len.cast(DType.F32)).to("CLANG");
+        try (ExecutionPlan plan = masked.prepare()) {
+            for (long v = n.min(); v <= n.max(); v++) {
+                plan.executeWithVars(Map.of("n", v));
+                assertThat(floats(plan)[0]).as("n = " + v).isEqualTo((float) (v * v));
+            }
+            assertThatThrownBy(() -> plan.executeWithVars(Map.of("n", 9L))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'n'");
+        }
+    }
+
+    @Test
+    void kernelsShowTheirCSource() {
+        ClangAvailability.compiler();
+        try (ExecutionPlan plan = Tensor.rand(1, 4, 4).to("CLANG").exp().sum(1).prepare()) {
+            assertThat(plan.kernels()).allSatisfy(k -> assertThat(k.source()).contains("KILN_EXPORT void kiln_")
+                    .contains("(void** bufs, const int64_t* vars, int64_t start, int64_t end)"));
+        }
+    }
+
+    @Test
+    void aMixedDeviceGraphReadsHeapBuffersThroughCopies() {
+        ClangAvailability.compiler();
+        Tensor onInterp = Tensor.of(DType.F32, new double[] {1, 2, 3, 4}, 4).to("INTERP").realize();
+        Tensor onClang = Tensor.of(DType.F32, new double[] {10, 20, 30, 40}, 4).to("CLANG").realize();
+        assertThat(onClang.add(onInterp.mul(2)).toFloatArray()).containsExactly(12, 24, 36, 48);
+    }
+
+    @Test
+    void theRegistryKnowsTheDevice() {
+        ClangAvailability.compiler();
+        assertThat(DeviceRegistry.providers()).containsKey("CLANG");
+        assertThat(DeviceRegistry.get("clang")).isSameAs(DeviceRegistry.get("CLANG:0")).isInstanceOf(ClangDevice.class);
+        assertThat(Tensor.arange(10).to("CLANG").mul(3).cast(DType.I64).toLongArray()).containsExactly(0, 3, 6, 9, 12, 15, 18, 21, 24, 27);
+    }
+
+    // ---------------------------------------------------------------- machines without a usable compiler
+
+    @Test
+    void withoutACompilerOnThePathTheDeviceIsUnavailableWithTheReason() {
+        for (String path : new String[] {"", "/nonexistent/kiln" + File.pathSeparator + "/also/missing"}) {
+            ClangDeviceProvider p = new ClangDeviceProvider(path);
+            assertThat(p.unavailableReason()).get().asString().contains("no C compiler found").contains("clang, gcc, cc");
+            assertThat(p.compiler()).isEmpty();
+            assertThatThrownBy(() -> p.create(DeviceSpec.parse("CLANG"))).isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining("CLANG is not available").hasMessageContaining("no C compiler found");
+        }
+    }
+
+    @Test
+    void aCompilerThatCannotBuildKernelsMakesTheDeviceUnavailable(@TempDir Path dir) throws Exception {
+        Assumptions.assumeTrue(File.separatorChar == '/' && Files.isExecutable(Path.of("/bin/sh")), "needs a POSIX shell");
+        Path cc = dir.resolve("cc");
+        // answers the questions, fails every compilation
+        Files.writeString(cc, """
+                #!/bin/sh
+                case "$1" in
+                  --version) echo "fakecc 1.0"; exit 0;;
+                  -dumpmachine) echo "fake-machine"; exit 0;;
+                  -dM) exit 0;;
+                esac
+                echo "fakecc: cannot compile" >&2
+                exit 1
+                """, StandardCharsets.UTF_8);
+        Files.setPosixFilePermissions(cc, Set.of(java.nio.file.attribute.PosixFilePermission.OWNER_READ,
+                java.nio.file.attribute.PosixFilePermission.OWNER_EXECUTE));
+        ClangDeviceProvider p = new ClangDeviceProvider(dir.toString());
+        assertThat(p.unavailableReason()).get().asString().contains(cc.toString()).contains("not usable").contains("fakecc: cannot compile");
+    }
+
+    @Test
+    void aCacheEntryNamesItsSharedObjectAndABadNameIsRejected() {
+        CCompiler cc = ClangAvailability.compiler();
+        String f = "KILN_EXPORT void kiln_ref_test(void** bufs, const int64_t* vars, int64_t start, int64_t end) { }\n";
+        byte[] so = cc.compileShared(CRenderer.translationUnit(List.of(f)));
+        byte[] reference = SharedObjects.publish(so);
+        assertThat(new String(reference, StandardCharsets.US_ASCII)).endsWith(CCompiler.sha256(so));
+        assertThat(SharedObjects.resolve(reference)).isSameAs(NativeLibrary.load(so));
+        assertThatThrownBy(() -> SharedObjects.resolve("garbage".getBytes(StandardCharsets.US_ASCII)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not a shared object reference");
+        byte[] unknown = ("kiln-c-shared-object:" + "0".repeat(64)).getBytes(StandardCharsets.US_ASCII);
+        assertThatThrownBy(() -> SharedObjects.resolve(unknown)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("0000");
+        assertThatThrownBy(() -> NativeLibrary.load(so).function("missing_kernel")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("missing_kernel");
+    }
+}

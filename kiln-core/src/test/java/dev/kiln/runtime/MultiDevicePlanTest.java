@@ -18,15 +18,28 @@ class MultiDevicePlanTest {
 
     @Test
     void aModelSplitAcrossDevicesEqualsOneDevice() {
+        splitAcross("INTERP:1");
+    }
+
+    /** The split: CPU:0, CPU:1 and the native C device (skipped, with the reason, without a C compiler). */
+    @Test
+    void aModelSplitAcrossCpuAndClangEqualsOneDevice() {
+        var clang = DeviceRegistry.providers().get("CLANG");
+        org.junit.jupiter.api.Assumptions.assumeTrue(clang != null && clang.unavailableReason().isEmpty(),
+                () -> "CLANG unavailable: " + (clang == null ? "not registered" : clang.unavailableReason().orElse("")));
+        splitAcross("CLANG");
+    }
+
+    private static void splitAcross(String third) {
         Tensor x = Tensor.randn(7, 1, 8, 32).realize();
-        // layers alternate between two CPU devices and the interpreter's second instance
+        // layers alternate between two CPU devices and a third device
         Tensor split = SmallModels.transformerBlock(x, 4, 10).to("CPU:1");
-        split = SmallModels.transformerBlock(split, 4, 20).to("INTERP:1");
+        split = SmallModels.transformerBlock(split, 4, 20).to(third);
         split = SmallModels.transformerBlock(split, 4, 30).to("CPU");
         Tensor single = SmallModels.transformerBlock(SmallModels.transformerBlock(SmallModels.transformerBlock(x, 4, 10), 4, 20), 4, 30);
         try (ExecutionPlan multi = split.prepare(); ExecutionPlan one = single.prepare()) {
             assertThat(java.util.stream.IntStream.range(0, multi.preparedOps().size()).mapToObj(i -> multi.deviceOf(i).spec().toString()).distinct())
-                    .contains("CPU", "CPU:1", "INTERP:1");
+                    .contains("CPU", "CPU:1", third);
             assertThat(multi.preparedOps()).anySatisfy(op -> assertThat(op).isInstanceOf(PreparedCopy.class));
             for (int run = 0; run < 3; run++) {
                 multi.execute();

@@ -6,25 +6,20 @@ import dev.kiln.Variable;
 import dev.kiln.codegen.CpuInfo;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
-import dev.kiln.codegen.Optimizer;
 import dev.kiln.ir.BoundedCache;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.CompiledKernel;
 import dev.kiln.runtime.CompilerIdentity;
 import dev.kiln.runtime.Device;
-import dev.kiln.runtime.ExecutionPlan;
 import dev.kiln.runtime.KernelCache;
 import dev.kiln.runtime.PlanBuilder;
 import dev.kiln.runtime.WorkerPool;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Collectors;
 
 /**
  * The native CPU device: kernels rendered as C ({@link CRenderer}), compiled by the system C compiler
@@ -50,7 +45,6 @@ public final class ClangDevice implements Device {
     private static final KernelCache<NativeLibrary> CACHE = new KernelCache<>(SharedObjects::resolve);
 
     // per kernel structure (programs without their names): the heuristic's choice and the rendered function
-    private static final BoundedCache<KernelProgram, KernelProgram> OPTIMIZED = new BoundedCache<>(4096);
     private static final BoundedCache<KernelProgram, Function> FUNCTIONS = new BoundedCache<>(4096);
 
     /** A rendered kernel: its exported name (a hash of its source) and its C source. */
@@ -75,27 +69,15 @@ public final class ClangDevice implements Device {
     public CCompiler compiler() { return compiler; }
 
     @Override
-    public Buffer allocate(DType dtype, long count) {
-        MemorySegment s = Arena.ofAuto().allocate(Math.max(1, dtype.byteSize(count)), 64);
-        return new Buffer(spec.toString(), dtype, count, s);
-    }
+    public Buffer allocate(DType dtype, long count) { return Buffer.allocateOffHeap(spec.toString(), dtype, count); }
 
     @Override
-    public Buffer realize(UOp root, Map<Variable, Long> bindings) {
-        try (ExecutionPlan plan = PlanBuilder.build(this, List.of(root))) {
-            plan.executeWithVars(bindings.entrySet().stream().collect(Collectors.toMap(e -> e.getKey().name(), Map.Entry::getValue)));
-            Buffer out = plan.outputBuffer();
-            Buffer copy = allocate(out.dtype(), out.count());
-            MemorySegment.copy(out.segment(), 0, copy.segment(), 0, out.dtype().byteSize(out.count()));
-            return copy;
-        }
-    }
+    public Buffer realize(UOp root, Map<Variable, Long> bindings) { return PlanBuilder.realize(this, root, bindings); }
 
     /** The default CPU heuristic's actions (threads, tiles, upcasts, grouped reductions) for this CPU's vectors. */
     @Override
     public KernelProgram optimize(KernelProgram program) {
-        KernelProgram best = OPTIMIZED.get(anonymous(program), p -> Optimizer.apply(p, Heuristics.defaultOpts(p, cpu)));
-        return new KernelProgram(program.name(), best.params(), best.sizes(), best.variables(), best.body(), best.opts());
+        return Heuristics.optimize(program, cpu);
     }
 
     @Override
@@ -105,7 +87,7 @@ public final class ClangDevice implements Device {
         for (KernelProgram p : programs) {
             Function f = functionOf(p);
             functions.add(f);
-            requests.add(new KernelCache.Request<>(anonymous(p), f.source(), identity));
+            requests.add(new KernelCache.Request<>(p.anonymous(), f.source(), identity));
         }
         Map<KernelProgram, NativeLibrary> loaded = CACHE.getOrCompileAll(requests, misses -> {
             // one translation unit; kernels with equal sources (programs differing only in their opts) appear once
@@ -118,20 +100,15 @@ public final class ClangDevice implements Device {
         for (int i = 0; i < programs.size(); i++) {
             KernelProgram p = programs.get(i);
             Function f = functions.get(i);
-            CKernel k = new CKernel(p, f.symbol(), f.source(), loaded.get(anonymous(p)).function(f.symbol()));
+            CKernel k = new CKernel(p, f.symbol(), f.source(), loaded.get(p.anonymous()).function(f.symbol()));
             out.add(new CompiledKernel(p, k.source(), k::run));
         }
         return out;
     }
 
-    /** The program without its plan-specific name: equal computations share one compiled function. */
-    private static KernelProgram anonymous(KernelProgram p) {
-        return new KernelProgram("kernel", p.params(), p.sizes(), p.variables(), p.body(), p.opts());
-    }
-
     /** The function whose name is a hash of the computation, so it is the same in every plan and JVM. */
     private static Function functionOf(KernelProgram p) {
-        return FUNCTIONS.get(anonymous(p), anon -> {
+        return FUNCTIONS.get(p.anonymous(), anon -> {
             String symbol = "kiln_" + CCompiler.sha256(CRenderer.render(anon, "kernel")).substring(0, 24);
             return new Function(symbol, CRenderer.render(anon, symbol));
         });

@@ -32,6 +32,15 @@ public record KernelProgram(String name, List<Slot> params, List<Long> sizes, Li
         this(name, params, sizes, variables, body, List.of());
     }
 
+    /** The same program under another name. */
+    public KernelProgram withName(String newName) { return new KernelProgram(newName, params, sizes, variables, body, opts); }
+
+    /**
+     * The program without its plan-specific name: the key of every per-structure cache (equal
+     * computations share one optimisation, one source and one compiled binary).
+     */
+    public KernelProgram anonymous() { return withName("kernel"); }
+
     /** The output's element type. */
     public DType outputDType() { return params.getFirst().dtype(); }
 

@@ -6,21 +6,17 @@ import dev.kiln.Variable;
 import dev.kiln.codegen.CpuInfo;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
-import dev.kiln.codegen.Optimizer;
 import dev.kiln.ir.BoundedCache;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.CompiledKernel;
 import dev.kiln.runtime.CompilerIdentity;
 import dev.kiln.runtime.Device;
-import dev.kiln.runtime.ExecutionPlan;
 import dev.kiln.runtime.KernelCache;
 import dev.kiln.runtime.PlanBuilder;
 import dev.kiln.runtime.WorkerPool;
 import jdk.incubator.vector.FloatVector;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -29,7 +25,6 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Collectors;
 
 /**
  * The default device: kernels rendered as Java ({@link JavaRenderer}), compiled in process in one batch
@@ -56,7 +51,6 @@ public final class CpuDevice implements Device {
             "render.format", RENDER_FORMAT);
 
     // per kernel structure (programs without their names): the heuristic's choice and the rendered source
-    private static final BoundedCache<KernelProgram, KernelProgram> OPTIMIZED = new BoundedCache<>(4096);
     private static final BoundedCache<KernelProgram, String> SOURCES = new BoundedCache<>(4096);
 
     private final DeviceSpec spec;
@@ -67,27 +61,15 @@ public final class CpuDevice implements Device {
     public DeviceSpec spec() { return spec; }
 
     @Override
-    public Buffer allocate(DType dtype, long count) {
-        MemorySegment s = Arena.ofAuto().allocate(Math.max(1, dtype.byteSize(count)), 64);
-        return new Buffer(spec.toString(), dtype, count, s);
-    }
+    public Buffer allocate(DType dtype, long count) { return Buffer.allocateOffHeap(spec.toString(), dtype, count); }
 
     @Override
-    public Buffer realize(UOp root, Map<Variable, Long> bindings) {
-        try (ExecutionPlan plan = PlanBuilder.build(this, List.of(root))) {
-            plan.executeWithVars(bindings.entrySet().stream().collect(Collectors.toMap(e -> e.getKey().name(), Map.Entry::getValue)));
-            Buffer out = plan.outputBuffer();
-            Buffer copy = allocate(out.dtype(), out.count());
-            MemorySegment.copy(out.segment(), 0, copy.segment(), 0, out.dtype().byteSize(out.count()));
-            return copy;
-        }
-    }
+    public Buffer realize(UOp root, Map<Variable, Long> bindings) { return PlanBuilder.realize(this, root, bindings); }
 
     /** The default heuristic's actions (threads, tiles, unrolls, grouped reductions). */
     @Override
     public KernelProgram optimize(KernelProgram program) {
-        KernelProgram best = OPTIMIZED.get(anonymous(program), p -> Optimizer.apply(p, Heuristics.defaultOpts(p, CPU)));
-        return new KernelProgram(program.name(), best.params(), best.sizes(), best.variables(), best.body(), best.opts());
+        return Heuristics.optimize(program, CPU);
     }
 
     @Override
@@ -97,7 +79,7 @@ public final class CpuDevice implements Device {
         for (KernelProgram p : programs) {
             String source = sourceOf(p);
             sources.add(source);
-            requests.add(new KernelCache.Request<>(anonymous(p), source, IDENTITY));
+            requests.add(new KernelCache.Request<>(p.anonymous(), source, IDENTITY));
         }
         Map<KernelProgram, Loaded> loaded = CACHE.getOrCompileAll(requests, misses -> {
             List<JavaKernelCompiler.Source> batch = new ArrayList<>();
@@ -107,21 +89,16 @@ public final class CpuDevice implements Device {
         List<CompiledKernel> out = new ArrayList<>();
         for (int i = 0; i < programs.size(); i++) {
             KernelProgram p = programs.get(i);
-            Loaded l = loaded.get(anonymous(p));
+            Loaded l = loaded.get(p.anonymous());
             CpuKernel k = new CpuKernel(p.name(), sources.get(i), l.classBytes(), l.run(), JavaRenderer.outerExtent(p));
             out.add(new CompiledKernel(p, k.source(), k::run));
         }
         return out;
     }
 
-    /** The program without its plan-specific name: equal computations share one compiled class. */
-    private static KernelProgram anonymous(KernelProgram p) {
-        return new KernelProgram("kernel", p.params(), p.sizes(), p.variables(), p.body(), p.opts());
-    }
-
     /** Source whose class name is a hash of the computation, so it is the same in every plan and JVM. */
     private static String sourceOf(KernelProgram p) {
-        return SOURCES.get(anonymous(p), anon -> {
+        return SOURCES.get(p.anonymous(), anon -> {
             String draft = JavaRenderer.render(anon, "Kernel", CPU.vectorBytes());
             return JavaRenderer.render(anon, "K" + sha256(draft).substring(0, 20), CPU.vectorBytes());
         });

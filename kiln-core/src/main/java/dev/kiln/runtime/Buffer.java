@@ -38,6 +38,15 @@ public final class Buffer {
         return new Buffer(device, dtype, count, MemorySegment.ofArray(new long[(int) ((bytes + 7) / 8)]));
     }
 
+    /**
+     * A zero-filled off-heap buffer, 64-byte aligned, owned by the garbage collector through this
+     * {@code Buffer} (an automatic arena): the storage of the host devices' tensors.
+     */
+    public static Buffer allocateOffHeap(String device, DType dtype, long count) {
+        MemorySegment s = java.lang.foreign.Arena.ofAuto().allocate(Math.max(1, dtype.byteSize(count)), 64);
+        return new Buffer(device, dtype, count, s);
+    }
+
     public String device() { return device; }
 
     public DType dtype() { return dtype; }

@@ -13,6 +13,7 @@ import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.ScheduleItem;
 import dev.kiln.schedule.Scheduler;
 
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
@@ -28,6 +29,22 @@ import java.util.Set;
  */
 public final class PlanBuilder {
     private PlanBuilder() {}
+
+    /**
+     * {@code root} computed once on a compiling device: a plan is built, run with the bindings and closed,
+     * and the output copied into a buffer the caller owns ({@link Device#allocate}).
+     */
+    public static Buffer realize(Device device, UOp root, Map<Variable, Long> bindings) {
+        try (ExecutionPlan plan = build(device, List.of(root))) {
+            Map<String, Long> byName = new HashMap<>();
+            bindings.forEach((v, value) -> byName.put(v.name(), value));
+            plan.executeWithVars(byName);
+            Buffer out = plan.outputBuffer();
+            Buffer copy = device.allocate(out.dtype(), out.count());
+            MemorySegment.copy(out.segment(), 0, copy.segment(), 0, out.dtype().byteSize(out.count()));
+            return copy;
+        }
+    }
 
     /** A plan computing {@code roots} on {@code device}. */
     public static ExecutionPlan build(Device device, List<UOp> roots) {

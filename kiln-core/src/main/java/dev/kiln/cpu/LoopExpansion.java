@@ -127,7 +127,8 @@ final class LoopExpansion {
         for (Stmt.Loop l : nest) copies *= l.extent();
         int saved = registers;
         for (Stmt.Loop lanes : candidates) {
-            if (size + bytes * (copies / lanes.extent() - 1) > MAX_BYTES) continue; // the copies alone are too many
+            // vector code is smaller than scalar code per node; only copies far beyond the budget are not worth measuring
+            if (bytes * (copies / lanes.extent()) > 4 * MAX_BYTES) continue;
             registers = saved;
             Stmt.Block body = expanded;
             for (Stmt.Loop l : nest) if (l != lanes) body = interleave(body, l.index(), (int) l.extent());

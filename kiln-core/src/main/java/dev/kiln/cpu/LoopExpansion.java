@@ -109,9 +109,9 @@ final class LoopExpansion {
 
     /**
      * An UPCAST nest (the loop and the UPCAST loops that are, one inside the other, its whole body)
-     * keeps as vector lanes the first loop {@code vectorise} accepts with the others interleaved in its
-     * body: loops whose stores are all contiguous in them first, innermost first. If none is accepted,
-     * every loop is interleaved.
+     * keeps as vector lanes the first loop that has a vector form with the others interleaved in its
+     * body and fits the code budget, trying loops whose stores are all contiguous in them first,
+     * innermost first. Else every loop is interleaved, or, if that does not fit, left a plain loop.
      */
     private List<Stmt> upcast(Stmt.Loop outer) {
         List<Stmt.Loop> nest = new ArrayList<>(List.of(outer));

@@ -109,9 +109,9 @@ final class LoopExpansion {
 
     /**
      * An UPCAST nest (the loop and the UPCAST loops that are, one inside the other, its whole body)
-     * keeps as vector lanes the first loop {@code vectorise} accepts with the others interleaved in its
-     * body: loops whose stores are all contiguous in them first, innermost first. If none is accepted,
-     * every loop is interleaved.
+     * keeps as vector lanes the first loop that has a vector form with the others interleaved in its
+     * body and fits the code budget, trying loops whose stores are all contiguous in them first,
+     * innermost first. Else every loop is interleaved, or, if that does not fit, left a plain loop.
      */
     private List<Stmt> upcast(Stmt.Loop outer) {
         List<Stmt.Loop> nest = new ArrayList<>(List.of(outer));
@@ -127,7 +127,8 @@ final class LoopExpansion {
         for (Stmt.Loop l : nest) copies *= l.extent();
         int saved = registers;
         for (Stmt.Loop lanes : candidates) {
-            if (size + bytes * (copies / lanes.extent() - 1) > MAX_BYTES) continue; // the copies alone are too many
+            // vector code is smaller than scalar code per node; only copies far beyond the budget are not worth measuring
+            if (bytes * (copies / lanes.extent()) > 4 * MAX_BYTES) continue;
             registers = saved;
             Stmt.Block body = expanded;
             for (Stmt.Loop l : nest) if (l != lanes) body = interleave(body, l.index(), (int) l.extent());

@@ -84,7 +84,6 @@ class VectorKernelTest {
             }
         }
         TestGraphs.assertSameBits(name, root.dtype(), root.shape().numel(), expected.segment(), buffers.get(root).segment());
-        System.out.println("VECTORISED " + vectorised + " " + name);
         if (vectorGraphs().anyMatch(a -> a.get()[0].equals(name)) && !name.contains("no vector form")) {
             assertThat(vectorised).as(name + ": variants rendered with vector lanes").isPositive();
         }
@@ -161,6 +160,19 @@ class VectorKernelTest {
                 out.add(new Variant("UNROLL " + r + " by " + unroll + ", lanes", List.of(new Opt.Unroll(r, unroll), new Opt.Upcast(j, 8)), 32));
             } else if (unroll > 0) {
                 out.add(new Variant("UNROLL " + r + " by " + unroll, List.of(new Opt.Unroll(r, unroll)), 32));
+            }
+        }
+        if (!reduces.isEmpty() && !outputs.isEmpty()) { // partial sums of a grouped reduction, each in vector lanes
+            int r = reduces.getLast(), j = outputs.getLast();
+            if (axes.get(r).extent() % 2 == 0 && axes.get(j).extent() % 8 == 0) {
+                out.add(new Variant("GROUP " + r + " by 2, lanes", List.of(new Opt.Group(r, 2), new Opt.Upcast(j, 8)), 32));
+            }
+        }
+        if (outputs.size() >= 2) { // cache tiles around the lanes
+            int i = outputs.get(outputs.size() - 2), j = outputs.getLast();
+            long ei = axes.get(i).extent(), ej = axes.get(j).extent();
+            if (ei % 2 == 0 && ej % 16 == 0) {
+                out.add(new Variant("TILE and lanes", List.of(new Opt.Tile(i, 2), new Opt.Tile(j, 16), new Opt.Upcast(j + 2, 8)), 32));
             }
         }
         for (CpuInfo cpu : List.of(new CpuInfo(2, 32), new CpuInfo(4, 64), new CpuInfo(1, 16))) {

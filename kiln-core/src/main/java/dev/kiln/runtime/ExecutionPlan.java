@@ -214,7 +214,7 @@ public final class ExecutionPlan implements AutoCloseable {
             value[i] = switch (op) {
                 case PreparedBufferView v -> 0; // no data moves
                 case PreparedCopy c -> {
-                    DeviceSpec from = deviceOfBuffer(c.inputs().getFirst());
+                    DeviceSpec from = DeviceSpec.parse(c.fromDevice());
                     executor.addDevice(from);
                     yield executor.executeTransfer(asBuffer(c.inputs().getFirst(), from), asBuffer(c.output(), at), from, at, deps);
                 }
@@ -222,14 +222,6 @@ public final class ExecutionPlan implements AutoCloseable {
             };
         }
         executor.synchronizeAll();
-    }
-
-    /** The device buffer {@code id} lives on: an input's own device, else the device of the step producing it. */
-    private DeviceSpec deviceOfBuffer(int id) {
-        UOp n = nodes.get(id);
-        if (n.op() == Op.BUFFER) return DeviceSpec.parse(((Buffer) n.arg()).device());
-        for (int i = 0; i < ops.size(); i++) if (ops.get(i).output() == id) return opDevices.get(i).spec();
-        return device.spec();
     }
 
     private Buffer asBuffer(int id, DeviceSpec on) {

@@ -120,7 +120,8 @@ public final class PlanBuilder {
                 }
                 case ScheduleItem.Copy cp -> {
                     UOp src = cp.inputs().getFirst();
-                    ops.add(new PreparedCopy("copy_" + i, out, ins, String.valueOf(deviceOf(src, device)), (String) cp.output().arg(),
+                    Device from = deviceOfNode.computeIfAbsent(src, PlanBuilder::bufferDevice); // an input's own, or its producer's
+                    ops.add(new PreparedCopy("copy_" + i, out, ins, from.spec().toString(), (String) cp.output().arg(),
                             src.dtype().byteSize(src.shape().numel())));
                     runners.add(null);
                 }
@@ -143,10 +144,6 @@ public final class PlanBuilder {
     private static Device bufferDevice(UOp node) {
         if (node.op() != Op.BUFFER) throw new IllegalStateException("no device known for " + node.op() + node.shape());
         return DeviceRegistry.get(((Buffer) node.arg()).device());
-    }
-
-    private static String deviceOf(UOp node, Device fallback) {
-        return node.op() == Op.BUFFER ? ((Buffer) node.arg()).device() : fallback.spec().toString();
     }
 
     /** {@code E_4x8_0} for elementwise kernels, {@code r_4x8_1} for kernels with a reduction. */

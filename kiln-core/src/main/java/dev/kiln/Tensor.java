@@ -1881,4 +1881,14 @@ public final class Tensor {
     }
 
     // end of normalisation and attention section
+
+    // =====================================================================================================
+    // ONNX-driven operators (OnnxOps.java)
+
+    // end of ONNX-driven operators section
+
+    // =====================================================================================================
+    // mixture of experts (MixtureOfExperts.java)
+
+    // end of mixture of experts section
 }

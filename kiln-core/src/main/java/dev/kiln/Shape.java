@@ -4,45 +4,108 @@ import java.util.Arrays;
 
 /**
  * An immutable tensor shape. Rank 0 is a scalar. Dimensions may be 0.
+ *
+ * <h2>Symbolic dimensions</h2>
+ * A dimension may be symbolic: its size is a {@link Variable} known only when a plan runs (a sequence
+ * length, a batch size). {@link #dim(int)} is then the variable's maximum, and every buffer is laid out
+ * for the maximum (so memory is planned once and strides never change); kernels loop only over the
+ * variable's current value along that axis, and never read the rows past it. Two shapes are equal when
+ * their sizes and their variables are.
  */
 public final class Shape {
     /** The scalar shape (rank 0). */
-    public static final Shape SCALAR = new Shape(new int[0]);
+    public static final Shape SCALAR = new Shape(new int[0], null);
 
     private final int[] dims;
+    /** Per axis the variable of a symbolic dimension, or null; the array itself is null when no axis is symbolic. */
+    private final Variable[] vars;
     private final int hash;
 
-    private Shape(int[] dims) {
+    private Shape(int[] dims, Variable[] vars) {
         this.dims = dims;
-        this.hash = Arrays.hashCode(dims);
+        this.vars = vars;
+        this.hash = 31 * Arrays.hashCode(dims) + Arrays.hashCode(vars);
     }
 
     /** A shape of the given dimensions; each must be {@code >= 0}. */
     public static Shape of(int... dims) {
+        check(dims);
+        return dims.length == 0 ? SCALAR : new Shape(dims.clone(), null);
+    }
+
+    /**
+     * A shape whose dimensions are each an {@link Integer} (a fixed size) or a {@link Variable} (a
+     * symbolic size, at most the variable's maximum), e.g. {@code Shape.symbolic(seq, 64)}.
+     *
+     * @throws IllegalArgumentException if a dimension is neither, or a variable's range is not within
+     *     {@code [0, Integer.MAX_VALUE]}
+     */
+    public static Shape symbolic(Object... dims) {
+        int[] d = new int[dims.length];
+        Variable[] v = new Variable[dims.length];
+        for (int i = 0; i < dims.length; i++) {
+            switch (dims[i]) {
+                case Integer n -> d[i] = n;
+                case Variable var -> {
+                    checkVariable(var, i);
+                    d[i] = (int) var.max();
+                    v[i] = var;
+                }
+                case null, default -> throw new IllegalArgumentException("shape dimension " + i + " must be an Integer or a Variable, got "
+                        + (dims[i] == null ? "null" : dims[i].getClass().getSimpleName() + " " + dims[i]));
+            }
+        }
+        check(d);
+        return make(d, v);
+    }
+
+    private static Shape make(int[] dims, Variable[] vars) {
+        boolean any = false;
+        for (Variable v : vars) any |= v != null;
+        return dims.length == 0 ? SCALAR : new Shape(dims, any ? vars : null);
+    }
+
+    private static void check(int[] dims) {
         for (int i = 0; i < dims.length; i++) {
             if (dims[i] < 0) {
                 throw new IllegalArgumentException("shape " + Arrays.toString(dims) + " has negative dimension "
                         + dims[i] + " at axis " + i);
             }
         }
-        return dims.length == 0 ? SCALAR : new Shape(dims.clone());
+    }
+
+    private static void checkVariable(Variable v, int axis) {
+        if (v.min() < 0 || v.max() > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("symbolic dimension " + axis + ": variable '" + v.name() + "' has range ["
+                    + v.min() + ", " + v.max() + "]; a size must lie in [0, " + Integer.MAX_VALUE + "]");
+        }
     }
 
     public int rank() { return dims.length; }
 
+    /** The size of {@code axis}: for a symbolic dimension, its maximum. */
     public int dim(int axis) { return dims[axis]; }
 
-    /** A copy of the dimensions. */
+    /** The variable of a symbolic dimension, or null if {@code axis} has a fixed size. */
+    public Variable variable(int axis) { return vars == null ? null : vars[axis]; }
+
+    /** Whether any dimension is symbolic. */
+    public boolean isSymbolic() { return vars != null; }
+
+    /** A copy of the dimensions (maximum sizes for symbolic ones). */
     public int[] toArray() { return dims.clone(); }
 
-    /** Number of elements (1 for a scalar). */
+    /** This shape with every dimension fixed at its maximum. */
+    public Shape maxShape() { return vars == null ? this : of(dims); }
+
+    /** Number of elements (1 for a scalar); with symbolic dimensions, at their maximum. */
     public long numel() {
         long n = 1;
         for (int d : dims) n = Math.multiplyExact(n, d);
         return n;
     }
 
-    /** Row-major (C order) strides in elements. */
+    /** Row-major (C order) strides in elements, for the maximum sizes. */
     public long[] strides() {
         long[] s = new long[dims.length];
         long acc = 1;
@@ -53,21 +116,97 @@ public final class Shape {
         return s;
     }
 
-    /** This shape with {@code axis} replaced by {@code size}. */
+    /** This shape with {@code axis} replaced by the fixed size {@code size}. */
     public Shape with(int axis, int size) {
         int[] d = dims.clone();
         d[axis] = size;
-        return of(d);
+        check(d);
+        Variable[] v = vars == null ? new Variable[d.length] : vars.clone();
+        v[axis] = null;
+        return make(d, v);
+    }
+
+    /**
+     * This shape with {@code axis} made symbolic: its size becomes {@code v}, whose maximum must equal
+     * the axis's size (null makes the axis fixed again).
+     */
+    public Shape withVariable(int axis, Variable v) {
+        Variable[] vs = vars == null ? new Variable[dims.length] : vars.clone();
+        if (v != null) {
+            checkVariable(v, axis);
+            if (v.max() != dims[axis]) {
+                throw new IllegalArgumentException("shape " + this + ": axis " + axis + " has size " + dims[axis]
+                        + ", but variable '" + v.name() + "' has maximum " + v.max());
+            }
+        }
+        vs[axis] = v;
+        return make(dims.clone(), vs);
+    }
+
+    /** This shape's axes in the order {@code perm} (axis {@code i} of the result is axis {@code perm[i]}). */
+    public Shape permute(int... perm) {
+        int[] d = new int[perm.length];
+        Variable[] v = new Variable[perm.length];
+        for (int i = 0; i < perm.length; i++) {
+            d[i] = dims[perm[i]];
+            v[i] = variable(perm[i]);
+        }
+        return make(d, v);
     }
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof Shape s && Arrays.equals(dims, s.dims);
+        return o instanceof Shape s && Arrays.equals(dims, s.dims) && Arrays.equals(vars, s.vars);
     }
 
     @Override
     public int hashCode() { return hash; }
 
+    /** {@code [2, 3]}; a symbolic dimension prints as its variable and maximum, {@code [seq<=256, 64]}. */
     @Override
-    public String toString() { return Arrays.toString(dims); }
+    public String toString() {
+        if (vars == null) return Arrays.toString(dims);
+        StringBuilder sb = new StringBuilder("[");
+        for (int i = 0; i < dims.length; i++) {
+            if (i > 0) sb.append(", ");
+            if (vars[i] != null) sb.append(vars[i].name()).append("<=").append(dims[i]);
+            else sb.append(dims[i]);
+        }
+        return sb.append(']').toString();
+    }
+
+    /**
+     * The shape {@code dims} (same number of elements) with this shape's symbolic axes carried over: a
+     * reshape keeps a symbolic axis where an axis of the same size starts at the same element offset
+     * (the product of the sizes before it is the same), which leaves the layout of every active row as it
+     * was.
+     *
+     * @throws IllegalArgumentException if a symbolic axis would be merged with or split into others
+     */
+    public Shape reshaped(int... dims) {
+        Shape out = of(dims);
+        if (vars == null) return out;
+        for (int k = 0; k < this.dims.length; k++) {
+            if (vars[k] == null) continue;
+            int m = matchingAxis(this, k, out);
+            if (m < 0) {
+                throw new IllegalArgumentException("reshape from " + this + " to " + Arrays.toString(dims) + " would merge or split the symbolic axis "
+                        + k + " (" + vars[k].name() + "); keep it as an axis of its own");
+            }
+            out = out.withVariable(m, vars[k]);
+        }
+        return out;
+    }
+
+    /** The axis of {@code to} with the size of {@code from}'s axis {@code k} and the same product of sizes before it, or -1. */
+    public static int matchingAxis(Shape from, int k, Shape to) {
+        long before = 1;
+        for (int i = 0; i < k; i++) before *= from.dims[i];
+        long at = 1;
+        for (int m = 0; m < to.dims.length; m++) {
+            if (at == before && to.dims[m] == from.dims[k] && (to.dims[m] != 1 || from.vars != null && from.vars[k] != null)) return m;
+            at *= to.dims[m];
+        }
+        return -1;
+    }
 }

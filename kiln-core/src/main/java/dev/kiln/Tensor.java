@@ -415,34 +415,64 @@ public final class Tensor {
         return out;
     }
 
-    /** The NumPy broadcast of two shapes. */
+    /**
+     * The NumPy broadcast of two shapes. A symbolic axis stays symbolic; a fixed axis of the same size
+     * as a symbolic one takes its variable (a table laid out for the maximum, read up to the size), and
+     * two different variables on one axis do not broadcast.
+     */
     static Shape broadcastShape(String op, Shape a, Shape b) {
         int r = Math.max(a.rank(), b.rank());
-        int[] out = new int[r];
+        Object[] out = new Object[r];
         for (int i = 0; i < r; i++) {
-            int da = i < r - a.rank() ? 1 : a.dim(i - (r - a.rank()));
-            int db = i < r - b.rank() ? 1 : b.dim(i - (r - b.rank()));
+            int ia = i - (r - a.rank()), ib = i - (r - b.rank());
+            int da = ia < 0 ? 1 : a.dim(ia), db = ib < 0 ? 1 : b.dim(ib);
+            Variable va = ia < 0 ? null : a.variable(ia), vb = ib < 0 ? null : b.variable(ib);
             if (da != db && da != 1 && db != 1) {
                 throw new IllegalArgumentException(op + ": shapes " + a + " and " + b + " cannot broadcast (axis " + (i - r)
                         + ": " + da + " vs " + db + ")");
             }
-            out[i] = da == 1 ? db : da;
+            if (da == db && va != null && vb != null && !va.equals(vb)) {
+                throw new IllegalArgumentException(op + ": shapes " + a + " and " + b + " cannot broadcast (axis " + (i - r)
+                        + ": symbolic sizes " + va.name() + " and " + vb.name() + ")");
+            }
+            Variable v = da == 1 && db != 1 ? vb : db == 1 && da != 1 ? va : va != null ? va : vb;
+            out[i] = v != null ? v : (Object) (da == 1 ? db : da);
         }
-        return Shape.of(out);
+        return Shape.symbolic(out);
     }
 
-    /** This tensor broadcast to {@code target} (NumPy rules). */
+    /** This tensor broadcast to {@code target} (NumPy rules); symbolic axes of this tensor stay symbolic. */
     public Tensor broadcastTo(int... target) {
         Shape t = Shape.of(target);
+        for (int i = 0; i < ndim(); i++) {
+            int j = t.rank() - ndim() + i;
+            if (shape().variable(i) != null && j >= 0 && t.dim(j) == dim(i)) t = t.withVariable(j, shape().variable(i));
+        }
+        return broadcastTo(t, "broadcastTo");
+    }
+
+    /** This tensor broadcast to {@code t}; a fixed axis of this tensor may become symbolic, a symbolic one stays. */
+    Tensor broadcastTo(Shape t, String op) {
         Shape s = shape();
         if (s.equals(t)) return this;
-        Shape b = broadcastShape("broadcastTo", s, t);
-        if (!b.equals(t)) throw new IllegalArgumentException("broadcastTo: shape " + s + " cannot broadcast to " + t);
-        int[] padded = new int[t.rank()];
-        Arrays.fill(padded, 1);
-        for (int i = 0; i < s.rank(); i++) padded[t.rank() - s.rank() + i] = s.dim(i);
-        Tensor x = reshapeTo(Shape.of(padded));
+        Shape b = broadcastShape(op, s, t);
+        if (!b.equals(t)) throw new IllegalArgumentException(op + ": shape " + s + " cannot broadcast to " + t);
+        Shape padded = Shape.of(t.rank() == s.rank() ? s.toArray() : ones(t.rank() - s.rank(), s.toArray()));
+        for (int i = 0; i < s.rank(); i++) {
+            int j = t.rank() - s.rank() + i;
+            Variable v = s.variable(i) != null ? s.variable(i) : s.dim(i) != 1 ? t.variable(j) : null;
+            if (v != null) padded = padded.withVariable(j, v);
+        }
+        Tensor x = reshapeTo(padded);
         return x.shape().equals(t) ? x : make(UOp.of(Op.EXPAND, dtype(), t, x.node()));
+    }
+
+    /** {@code dims} after {@code lead} leading ones. */
+    private static int[] ones(int lead, int[] dims) {
+        int[] out = new int[lead + dims.length];
+        Arrays.fill(out, 0, lead, 1);
+        System.arraycopy(dims, 0, out, lead, dims.length);
+        return out;
     }
 
     /** A 0-d tensor for a Java scalar operand ({@link Number} or {@link Boolean}) of this tensor. */
@@ -464,7 +494,7 @@ public final class Tensor {
     /** Broadcasts and promotes two operands; the result holds the two converted tensors. */
     private static Tensor[] align(String op, Tensor a, Tensor b, DType dtype) {
         Shape s = broadcastShape(op, a.shape(), b.shape());
-        Tensor x = a.cast(dtype).broadcastTo(s.toArray()), y = b.to(a.device).cast(dtype).broadcastTo(s.toArray());
+        Tensor x = a.cast(dtype).broadcastTo(s, op), y = b.to(a.device).cast(dtype).broadcastTo(s, op);
         return new Tensor[] {x, y};
     }
 
@@ -786,9 +816,8 @@ public final class Tensor {
         Tensor tbb = b instanceof Tensor t ? t : ta.scalarLike(b, "where");
         DType dt = DType.promote(ta.dtype(), tbb.dtype());
         Shape s = broadcastShape("where", broadcastShape("where", cond.shape(), ta.shape()), tbb.shape());
-        int[] d = s.toArray();
-        Tensor c = cond.cast(DType.BOOL).broadcastTo(d);
-        Tensor x = ta.to(cond.device).cast(dt).broadcastTo(d), y = tbb.to(cond.device).cast(dt).broadcastTo(d);
+        Tensor c = cond.cast(DType.BOOL).broadcastTo(s, "where");
+        Tensor x = ta.to(cond.device).cast(dt).broadcastTo(s, "where"), y = tbb.to(cond.device).cast(dt).broadcastTo(s, "where");
         return cond.make(UOp.of(Op.WHERE, dt, null, c.node(), x.node(), y.node()));
     }
 
@@ -950,14 +979,25 @@ public final class Tensor {
     public Tensor mean(int... axes) { return mean(axes, false); }
 
     public Tensor mean(int[] axes, boolean keepdim) {
-        long n = countOver(axes, "mean");
-        return toFloat().sum(axes, keepdim).div((double) n);
+        Tensor x = toFloat();
+        Object count = countOver(axes, "mean", x.dtype(), 0); // checks the axes first, in the caller's terms
+        return x.sum(axes, keepdim).div(count);
     }
 
-    private long countOver(int[] axes, String op) {
+    /**
+     * The number of elements over {@code axes} minus {@code correction} (at least 0): a Java number, or a
+     * 0-d tensor of {@code dtype} when an axis is symbolic (its size is known only when the plan runs).
+     */
+    private Object countOver(int[] axes, String op, DType dtype, double correction) {
         long n = 1;
-        for (int a : axes(axes, op)) n *= dim(a);
-        return n;
+        Tensor symbolic = null;
+        for (int a : axes(axes, op)) {
+            Variable v = shape().variable(a);
+            if (v == null) n *= dim(a);
+            else symbolic = symbolic == null ? variable(v) : symbolic.mul(variable(v));
+        }
+        if (symbolic == null) return Math.max(0, n - correction);
+        return symbolic.cast(dtype).mul((double) n).sub(correction).maximum(0.0).to(device);
     }
 
     /** Variance with Bessel's correction (as {@code torch.var}). */
@@ -966,9 +1006,9 @@ public final class Tensor {
     /** Variance dividing by {@code N - correction}. */
     public Tensor var(int[] axes, boolean keepdim, double correction) {
         Tensor x = toFloat();
-        long n = countOver(axes, "var");
+        Object count = countOver(axes, "var", x.dtype(), correction);
         Tensor d = x.sub(x.mean(axes, true));
-        return d.square().sum(axes, keepdim).div(Math.max(0, n - correction));
+        return d.square().sum(axes, keepdim).div(count);
     }
 
     public Tensor std(int... axes) { return var(axes).sqrt(); }
@@ -1070,7 +1110,23 @@ public final class Tensor {
             throw new IllegalArgumentException("reshape: cannot reshape " + shape() + " (" + numel() + " elements) to " + target
                     + " (" + target.numel() + " elements)");
         }
-        return reshapeTo(target);
+        return reshapeTo(shape().reshaped(s));
+    }
+
+    /**
+     * This tensor with {@code axis} made symbolic: its size is {@code size}'s value when a plan runs (at
+     * most {@code size.max()}, which must equal the axis's size). The buffer keeps its layout; kernels
+     * compute only the rows below the size, and never read the rows past it. Use it for inputs padded
+     * to a maximum (a sequence of up to N tokens) and for tables laid out for the maximum.
+     */
+    public Tensor withSymbolicDim(int axis, Variable size) {
+        int a = axis(axis, "withSymbolicDim");
+        Variable had = shape().variable(a);
+        if (had != null && !had.equals(size)) {
+            throw new IllegalArgumentException("withSymbolicDim: axis " + axis + " of " + shape() + " is already symbolic ("
+                    + had.name() + ")");
+        }
+        return reshapeTo(shape().withVariable(a, size));
     }
 
     /** Axes reordered: output axis i is input axis {@code order[i]}. */

@@ -137,7 +137,8 @@ public final class CRenderer {
         if (split != null) {
             String i = name(split.index());
             line("KILN_INDEPENDENT");
-            line("for (int64_t " + i + " = start; " + i + " < end; " + i + "++) {");
+            String stop = split.limit() == null ? "end" : "(end < " + name(split.limit()) + " ? end : " + name(split.limit()) + ")"; // a symbolic axis stops at its size
+            line("for (int64_t " + i + " = start; " + i + " < " + stop + "; " + i + "++) {");
             block(split.body());
             line("}");
         } else if (!program.body().body().isEmpty()) {
@@ -209,7 +210,7 @@ public final class CRenderer {
                     case UNROLL -> line("#pragma GCC unroll " + Math.min(l.extent(), 64));
                     case REDUCE -> { }
                 }
-                line("for (int64_t " + i + " = 0; " + i + " < " + l.extent() + "; " + i + "++) {");
+                line("for (int64_t " + i + " = 0; " + i + " < " + (l.limit() != null ? name(l.limit()) : l.extent()) + "; " + i + "++) {");
                 block(l.body());
                 line("}");
             }

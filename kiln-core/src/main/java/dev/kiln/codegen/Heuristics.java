@@ -139,12 +139,12 @@ public final class Heuristics {
         if (globals.size() < 2 || !VECTOR_DTYPES.contains(plan.program.outputDType())) return false;
         Stmt.Loop i = globals.get(globals.size() - 2), j = globals.getLast();
         int lanes = cpu.lanes(plan.program.outputDType().itemSize());
-        if (lanes < 2 || j.extent() % lanes != 0 || !matmulLike(j.body(), i.index(), j.index()) || !vectorLanes(j)) return false;
+        if (lanes < 2 || j.limit() != null || j.extent() % lanes != 0 || !matmulLike(j.body(), i.index(), j.index()) || !vectorLanes(j)) return false;
         plan.add(new Opt.Upcast(plan.axis(j.index()), lanes));
         Stmt.Loop columns = plan.outputLoops().getLast();
         int vectors = largestDivisor(columns.extent(), TILE_VECTORS);
         if (vectors > 1) plan.add(new Opt.Upcast(plan.axis(columns.index()), vectors));
-        int rows = largestDivisor(i.extent(), TILE_ROWS);
+        int rows = i.limit() != null ? 1 : largestDivisor(i.extent(), TILE_ROWS); // a symbolic row loop cannot be split
         if (rows > 1) plan.add(new Opt.Upcast(plan.axis(i.index()), rows));
         return true;
     }
@@ -163,7 +163,7 @@ public final class Heuristics {
         Stmt.Loop i = globals.get(globals.size() - 2), j = globals.getLast();
         // the outermost loop is the one THREAD splits: leave it a tile per worker where a tile size allows
         int ti = tileSize(i.extent(), globals.size() == 2 ? workers : 1), tj = tileSize(j.extent(), 1);
-        if (ti == 0 || tj == 0 || !matmulLike(j.body(), i.index(), j.index())) return;
+        if (ti == 0 || tj == 0 || i.limit() != null || j.limit() != null || !matmulLike(j.body(), i.index(), j.index())) return;
         plan.add(new Opt.Tile(plan.axis(i.index()), ti));
         plan.add(new Opt.Tile(plan.axis(j.index()), tj));
     }
@@ -205,7 +205,7 @@ public final class Heuristics {
         if (globals.isEmpty() || !VECTOR_DTYPES.contains(plan.program.outputDType())) return false;
         Stmt.Loop v = globals.getLast();
         int lanes = cpu.lanes(plan.program.outputDType().itemSize());
-        if (lanes < 2 || v.extent() % lanes != 0 || !vectorLanes(v)) return false;
+        if (lanes < 2 || v.limit() != null || v.extent() % lanes != 0 || !vectorLanes(v)) return false;
         plan.add(new Opt.Upcast(plan.axis(v.index()), lanes));
         return true;
     }
@@ -231,7 +231,7 @@ public final class Heuristics {
         List<Opt> todo = new ArrayList<>();
         for (int k = 0; k < axes.size(); k++) {
             Stmt.Loop r = axes.get(k);
-            if (r.kind() != Stmt.LoopKind.REDUCE || containsReduce(r.body())) continue;
+            if (r.kind() != Stmt.LoopKind.REDUCE || r.limit() != null || containsReduce(r.body())) continue;
             Slot acc = accumulated(r.body());
             if (acc == null) continue;
             int lanes = cpu.lanes(acc.dtype().itemSize());

@@ -55,7 +55,8 @@ public final class KernelEvaluator {
             case Stmt.Block b -> b.body().forEach(this::exec);
             case Stmt.Loop l -> {
                 // every kind runs in order here: THREAD, UPCAST and UNROLL only tell renderers how they may run
-                for (long i = 0; i < l.extent(); i++) {
+                long stop = l.limit() == null ? l.extent() : Math.min(l.extent(), vars.get(l.limit()));
+                for (long i = 0; i < stop; i++) {
                     vars.put(l.index(), i);
                     exec(l.body());
                 }

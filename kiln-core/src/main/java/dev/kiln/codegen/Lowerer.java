@@ -77,13 +77,15 @@ public final class Lowerer {
         Shape shape = root.shape();
         UOp[] idx = new UOp[shape.rank()];
         List<Variable> outer = new ArrayList<>();
+        List<Variable> outerLimits = new ArrayList<>();
         boolean empty = shape.numel() == 0;
         for (int k = 0; k < idx.length; k++) {
-            if (shape.dim(k) == 1 || empty) {
+            if (shape.dim(k) == 1 && shape.variable(k) == null || empty) {
                 idx[k] = UOp.index(0);
             } else {
                 Variable v = new Variable("i" + k, 0, shape.dim(k) - 1);
                 outer.add(v);
+                outerLimits.add(limit(shape, k));
                 idx[k] = v.uop();
             }
         }
@@ -96,11 +98,20 @@ public final class Lowerer {
             body = top.stmts();
         }
         Stmt.Block block = new Stmt.Block(body);
-        for (Variable v : outer.reversed()) block = new Stmt.Block(List.of(new Stmt.Loop(v, Stmt.LoopKind.GLOBAL, block)));
+        for (int k = outer.size() - 1; k >= 0; k--) {
+            block = new Stmt.Block(List.of(new Stmt.Loop(outer.get(k), Stmt.LoopKind.GLOBAL, block, outerLimits.get(k))));
+        }
         return new KernelProgram(name, params, sizes, List.copyOf(variables), block);
     }
 
     private static UOp simplify(UOp u) { return Symbolic.simplify(u); }
+
+    /** The variable a loop over {@code shape}'s axis {@code k} stops at (a parameter of the kernel), or null for a fixed axis. */
+    private Variable limit(Shape shape, int k) {
+        Variable v = shape.variable(k);
+        if (v != null) variables.add(v);
+        return v;
+    }
 
     // ---------------------------------------------------------------- nodes
 
@@ -192,15 +203,17 @@ public final class Lowerer {
         }
         UOp[] j = idx.clone();
         List<Variable> loops = new ArrayList<>();
+        List<Variable> limits = new ArrayList<>();
         for (int k = 0; k < in.length; k++) {
             if (!arg.axes().contains(k)) continue;
             if (in[k] == 0) return emptyResult(arg.kind(), u.dtype()); // a reduction over nothing
-            if (in[k] == 1) {
+            if (in[k] == 1 && src.shape().variable(k) == null) {
                 j[k] = UOp.index(0);
                 continue;
             }
             Variable r = new Variable("r" + loopVars++, 0, in[k] - 1);
             loops.add(r);
+            limits.add(limit(src.shape(), k));
             j[k] = r.uop();
         }
         Slot acc = new Slot(Slot.Kind.REGISTER, registers++, u.dtype());
@@ -212,7 +225,9 @@ public final class Lowerer {
         inner.stmts().add(new Stmt.Accumulate(acc, arg.kind(), simplify(value)));
         frames.pop();
         Stmt.Block body = new Stmt.Block(inner.stmts());
-        for (Variable r : loops.reversed()) body = new Stmt.Block(List.of(new Stmt.Loop(r, Stmt.LoopKind.REDUCE, body)));
+        for (int k = loops.size() - 1; k >= 0; k--) {
+            body = new Stmt.Block(List.of(new Stmt.Loop(loops.get(k), Stmt.LoopKind.REDUCE, body, limits.get(k))));
+        }
         outer.stmts().addAll(body.body());
         outer.reduces().put(key, acc.uop());
         return acc.uop();

@@ -48,7 +48,8 @@ import static dev.kiln.ir.PatternMatcher.rule;
  * (its variable, extent and kind) and why: an unknown axis, an amount below 2 or not dividing the
  * extent, UPCAST, UNROLL or GROUP above {@link #MAX_EXPANSION}, UPCAST or TILE of a reduce loop,
  * UNROLL or GROUP of an output loop, THREAD twice or on a loop that is not the kernel's outermost
- * statement. THREAD's worker count is a hint: a later split may leave the threaded loop fewer
+ * statement, or any action but THREAD on a loop with a symbolic limit (remainders are not guarded).
+ * THREAD's worker count is a hint: a later split may leave the threaded loop fewer
  * iterations than workers, and the runtime then uses one worker per iteration.
  */
 public final class Optimizer {
@@ -141,6 +142,9 @@ public final class Optimizer {
         Stmt.LoopKind kind = loop.kind();
         boolean output = kind == Stmt.LoopKind.GLOBAL || kind == Stmt.LoopKind.THREAD;
         if (opt.amount() < 2) throw fail(loop, "the amount must be at least 2, got " + opt.amount());
+        if (loop.limit() != null && !(opt instanceof Opt.Thread)) {
+            throw fail(loop, "the loop runs to the symbolic size " + loop.limit().name() + ", so it cannot be split; only THREAD applies");
+        }
         Stmt.Block body = switch (opt) {
             case Opt.Upcast u -> {
                 if (!output) throw fail(loop, "UPCAST needs an output loop with independent iterations; use UNROLL or GROUP on a reduce loop");
@@ -189,7 +193,7 @@ public final class Optimizer {
     /** The loop headers of the output nest: the chain of single GLOBAL, THREAD or UPCAST loops from the top. */
     private record Nest(List<Header> headers, Stmt.Block inner) {}
 
-    private record Header(Variable index, Stmt.LoopKind kind) {}
+    private record Header(Variable index, Stmt.LoopKind kind, Variable limit) {}
 
     private static boolean isNestLoop(Stmt.Block b) {
         return b.body().size() == 1 && b.body().getFirst() instanceof Stmt.Loop l
@@ -201,7 +205,7 @@ public final class Optimizer {
         Stmt.Block b = program.body();
         while (isNestLoop(b)) {
             Stmt.Loop l = (Stmt.Loop) b.body().getFirst();
-            headers.add(new Header(l.index(), l.kind()));
+            headers.add(new Header(l.index(), l.kind(), l.limit()));
             b = l.body();
         }
         return new Nest(headers, b);
@@ -209,7 +213,7 @@ public final class Optimizer {
 
     private static Stmt.Block build(List<Header> headers, Stmt.Block inner) {
         Stmt.Block b = inner;
-        for (Header h : headers.reversed()) b = new Stmt.Block(List.of(new Stmt.Loop(h.index(), h.kind(), b)));
+        for (Header h : headers.reversed()) b = new Stmt.Block(List.of(new Stmt.Loop(h.index(), h.kind(), b, h.limit())));
         return b;
     }
 
@@ -229,12 +233,12 @@ public final class Optimizer {
         int at = position(headers, loop);
         Variable outer = fresh(loop.index().name() + "_o", loop.extent() / amount);
         Variable inner = fresh(loop.index().name() + suffix, amount);
-        headers.set(at, new Header(outer, loop.kind()));
+        headers.set(at, new Header(outer, loop.kind(), null));
         int insert = headers.size();
         if (innerKind != Stmt.LoopKind.UPCAST) {
             while (insert > 0 && headers.get(insert - 1).kind() == Stmt.LoopKind.UPCAST) insert--;
         }
-        headers.add(insert, new Header(inner, innerKind));
+        headers.add(insert, new Header(inner, innerKind, null));
         UOp replacement = outer.uop().mul(amount).add(inner.uop());
         return build(headers, substitute(nest.inner(), Map.of(loop.index(), replacement)));
     }
@@ -248,7 +252,7 @@ public final class Optimizer {
             throw fail(loop, "THREAD applies to the kernel's outermost loop (axis 0, its only top-level statement)");
         }
         if (loop.kind() != Stmt.LoopKind.GLOBAL) throw fail(loop, "THREAD needs an output loop with independent iterations");
-        return new Stmt.Block(List.of(new Stmt.Loop(loop.index(), Stmt.LoopKind.THREAD, loop.body())));
+        return new Stmt.Block(List.of(loop.with(Stmt.LoopKind.THREAD, loop.body())));
     }
 
     // ---------------------------------------------------------------- reduce loops
@@ -335,7 +339,7 @@ public final class Optimizer {
         List<Stmt> out = new ArrayList<>();
         for (Stmt s : b.body()) {
             if (s == target) out.addAll(with);
-            else if (s instanceof Stmt.Loop l) out.add(new Stmt.Loop(l.index(), l.kind(), replace(l.body(), target, with)));
+            else if (s instanceof Stmt.Loop l) out.add(l.with(l.kind(), replace(l.body(), target, with)));
             else out.add(s);
         }
         return new Stmt.Block(out);
@@ -383,7 +387,8 @@ public final class Optimizer {
         Stmt stmt(Stmt s) {
             return switch (s) {
                 case Stmt.Block b -> block(b);
-                case Stmt.Loop l -> new Stmt.Loop(map.containsKey(l.index()) ? (Variable) map.get(l.index()).arg() : l.index(), l.kind(), block(l.body()));
+                case Stmt.Loop l -> new Stmt.Loop(map.containsKey(l.index()) ? (Variable) map.get(l.index()).arg() : l.index(), l.kind(),
+                        block(l.body()), l.limit());
                 case Stmt.Define d -> new Stmt.Define(slot(d.register()), expr.apply(d.init()));
                 case Stmt.Accumulate a -> new Stmt.Accumulate(slot(a.register()), a.kind(), expr.apply(a.value()));
                 case Stmt.Store st -> new Stmt.Store(st.param(), expr.apply(st.index()), expr.apply(st.value()));

@@ -21,10 +21,27 @@ public sealed interface Stmt {
     /**
      * {@code for (index = 0; index <= index.max(); index++) body}. {@code kind} says how a backend may run
      * the iterations (they are independent unless the kind is {@link LoopKind#REDUCE}).
+     *
+     * <p>A loop over a symbolic axis has a {@code limit}: a variable of the kernel (at most the extent) at
+     * whose value the loop stops, {@code for (index = 0; index < min(limit, extent); index++)}. Null for
+     * a loop that always runs its whole extent.
      */
-    record Loop(Variable index, LoopKind kind, Block body) implements Stmt {
-        /** Iteration count. */
+    record Loop(Variable index, LoopKind kind, Block body, Variable limit) implements Stmt {
+        public Loop {
+            if (limit != null && limit.max() > index.max() + 1) {
+                throw new IllegalArgumentException("loop " + index.name() + " of extent " + (index.max() + 1) + " has limit "
+                        + limit.name() + " up to " + limit.max());
+            }
+        }
+
+        /** A loop over its whole extent. */
+        public Loop(Variable index, LoopKind kind, Block body) { this(index, kind, body, null); }
+
+        /** Iteration count (the most iterations, for a loop with a limit). */
         public long extent() { return index.max() + 1; }
+
+        /** This loop with another kind and body, keeping its index and limit. */
+        public Loop with(LoopKind kind, Block body) { return new Loop(index, kind, body, limit); }
     }
 
     /** Declares {@code register} with an initial value. */

@@ -240,7 +240,8 @@ public final class JavaRenderer {
         if (split != null) {
             String i = name(split.index());
             String t = varType(split.index()).name;
-            line("for (" + t + " " + i + " = (" + t + ") start; " + i + " < (" + t + ") end; " + i + "++) {");
+            String stop = split.limit() == null ? "end" : "Math.min(end, " + name(split.limit()) + ")"; // a symbolic axis stops at its size
+            line("for (" + t + " " + i + " = (" + t + ") start; " + i + " < (" + t + ") " + stop + "; " + i + "++) {");
             block(LoopExpansion.expand(split.body(), registerCount, this::vectorCost));
             line("}");
         } else if (!program.body().body().isEmpty()) {
@@ -286,8 +287,8 @@ public final class JavaRenderer {
             case Stmt.Loop l when l.kind() == Stmt.LoopKind.UPCAST -> vectorLoop(l); // the expansion left only vector loops
             case Stmt.Loop l -> {
                 String i = name(l.index());
-                line("for (" + varType(l.index()).name + " " + i + " = 0; " + i + " < " + l.extent()
-                        + (varType(l.index()) == JType.LONG ? "L" : "") + "; " + i + "++) {");
+                String stop = l.limit() != null ? name(l.limit()) : l.extent() + (varType(l.index()) == JType.LONG ? "L" : "");
+                line("for (" + varType(l.index()).name + " " + i + " = 0; " + i + " < " + stop + "; " + i + "++) {");
                 block(l.body());
                 line("}");
             }

@@ -91,7 +91,7 @@ final class LoopExpansion {
         List<Stmt> out = new ArrayList<>();
         for (Stmt s : b.body()) {
             switch (s) {
-                case Stmt.Loop l when l.extent() == 1 -> out.addAll(block(Optimizer.substitute(l.body(), Map.of(l.index(), UOp.index(0)))).body());
+                case Stmt.Loop l when l.extent() == 1 && l.limit() == null -> out.addAll(block(Optimizer.substitute(l.body(), Map.of(l.index(), UOp.index(0)))).body());
                 case Stmt.Loop l when l.kind() == Stmt.LoopKind.UNROLL -> {
                     if (!grow((l.extent() - 1) * bytes(l.body()))) {
                         out.add(new Stmt.Loop(l.index(), Stmt.LoopKind.REDUCE, block(l.body())));
@@ -100,7 +100,7 @@ final class LoopExpansion {
                     }
                 }
                 case Stmt.Loop l when l.kind() == Stmt.LoopKind.UPCAST -> out.addAll(upcast(l));
-                case Stmt.Loop l -> out.add(new Stmt.Loop(l.index(), l.kind(), block(l.body())));
+                case Stmt.Loop l -> out.add(l.with(l.kind(), block(l.body())));
                 default -> out.add(s);
             }
         }
@@ -203,7 +203,7 @@ final class LoopExpansion {
             if (first.body().get(k) instanceof Stmt.Loop l) {
                 List<Stmt.Block> bodies = new ArrayList<>();
                 for (Stmt.Block c : copies) bodies.add(((Stmt.Loop) c.body().get(k)).body());
-                out.add(new Stmt.Loop(l.index(), l.kind(), merge(bodies)));
+                out.add(l.with(l.kind(), merge(bodies)));
             } else {
                 for (Stmt.Block c : copies) out.add(c.body().get(k));
             }

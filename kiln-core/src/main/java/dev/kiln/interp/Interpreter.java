@@ -63,10 +63,8 @@ final class Interpreter {
                     if (!(u.arg() instanceof Variable v)) {
                         throw new UnsupportedOperationException("DEFINE_VAR of " + u.arg() + " is kernel-level; tensor graphs contain only Variables");
                     }
-                    Long val = bindings.get(v);
-                    if (val == null) throw new IllegalArgumentException("variable '" + v.name() + "' is not bound");
                     Value out = Value.allocate(u.dtype(), Shape.SCALAR);
-                    out.ints[0] = Alu.wrap(u.dtype(), v.bind(val).value());
+                    out.ints[0] = Alu.wrap(u.dtype(), bound(v));
                     yield out;
                 }
                 case BUFFER -> Value.read((Buffer) u.arg(), u.shape());
@@ -151,16 +149,25 @@ final class Interpreter {
 
     // ---------------------------------------------------------------- reduce
 
-    private static Value reduce(UOp u, Value x) {
+    private Value reduce(UOp u, Value x) {
         ReduceArg arg = (ReduceArg) u.arg();
         DType dt = u.dtype();
         Value out = Value.allocate(dt, u.shape());
         boolean[] seen = new boolean[out.size()];
         int[] dims = x.shape.toArray();
         long[] outStrides = u.shape().strides();
+        long[] active = new long[dims.length]; // a symbolic axis is reduced only up to its size
+        for (int k = 0; k < dims.length; k++) {
+            Variable v = u.src(0).shape().variable(k);
+            active[k] = v == null || !arg.axes().contains(k) ? dims[k] : bound(v);
+        }
         int[] idx = new int[dims.length];
         int n = x.size();
         for (int i = 0; i < n; i++) {
+            if (outside(idx, active)) {
+                increment(idx, dims);
+                continue;
+            }
             int o = 0;
             for (int k = 0; k < dims.length; k++) if (!arg.axes().contains(k)) o += (int) (idx[k] * outStrides[k]);
             if (!seen[o]) {
@@ -183,6 +190,18 @@ final class Interpreter {
             }
         }
         return out;
+    }
+
+    private static boolean outside(int[] idx, long[] active) {
+        for (int k = 0; k < idx.length; k++) if (idx[k] >= active[k]) return true;
+        return false;
+    }
+
+    /** The value of a bound variable, checked against its range. */
+    private long bound(Variable v) {
+        Long val = bindings.get(v);
+        if (val == null) throw new IllegalArgumentException("variable '" + v.name() + "' is not bound");
+        return v.bind(val).value();
     }
 
     private static double combine(ReduceArg.Kind k, DType dt, double acc, double v) {

@@ -84,15 +84,15 @@ final class ShapeInference {
         }
         UOp x = src.getFirst();
         if (x.dtype() != dtype) throw new IllegalArgumentException("REDUCE of " + x.dtype() + " cannot produce " + dtype);
-        int[] dims = x.shape().toArray();
+        Shape out = x.shape();
         for (int i = 0; i < axes.size(); i++) {
             int a = axes.get(i);
-            if (a < 0 || a >= dims.length) {
+            if (a < 0 || a >= out.rank()) {
                 throw new IllegalArgumentException("REDUCE axis " + a + " out of range for shape " + x.shape());
             }
-            dims[a] = 1;
+            out = out.with(a, 1);
         }
-        return Shape.of(dims);
+        return out;
     }
 
     private static Shape movement(Op op, Object arg, List<UOp> src) {
@@ -106,6 +106,7 @@ final class ShapeInference {
                     throw new IllegalArgumentException("RESHAPE from " + in + " (" + in.numel() + " elements) to " + out
                             + " (" + out.numel() + " elements)");
                 }
+                checkSymbolicReshape(in, out);
                 return out;
             }
             case EXPAND -> {
@@ -114,6 +115,10 @@ final class ShapeInference {
                 for (int i = 0; i < d.length; i++) {
                     if (d[i] != out.dim(i) && d[i] != 1) {
                         throw new IllegalArgumentException("EXPAND from " + in + " to " + out + ": axis " + i + " has size " + d[i]);
+                    }
+                    if (d[i] != 1 && !java.util.Objects.equals(in.variable(i), out.variable(i))) {
+                        throw new IllegalArgumentException("EXPAND from " + in + " to " + out + ": axis " + i
+                                + " would change its symbolic size; only an axis of size 1 expands");
                     }
                 }
                 return out;
@@ -127,17 +132,24 @@ final class ShapeInference {
                         throw new IllegalArgumentException("PERMUTE " + p + " is not a permutation of the axes of " + in);
                     }
                 }
-                int[] out = new int[d.length];
-                for (int i = 0; i < d.length; i++) out[i] = d[p.get(i)];
-                return Shape.of(out);
+                return in.permute(p.toArray());
             }
             case PAD, SHRINK -> {
                 Ints b = (Ints) arg; // before0, after0, before1, after1, ... (SHRINK: start0, end0, ...)
                 if (b.size() != 2 * d.length) {
                     throw new IllegalArgumentException(op + " needs 2 bounds per axis of " + in + ", got " + b);
                 }
+                Shape out = in;
                 for (int i = 0; i < d.length; i++) {
                     int lo = b.get(2 * i), hi = b.get(2 * i + 1);
+                    boolean identity = op == Op.PAD ? lo == 0 && hi == 0 : lo == 0 && hi == d[i];
+                    if (in.variable(i) != null) {
+                        if (!identity) {
+                            throw new IllegalArgumentException(op + " " + b + " of " + in + " changes the symbolic axis " + i
+                                    + " (" + in.variable(i).name() + "); a symbolic axis cannot be padded or sliced");
+                        }
+                        continue;
+                    }
                     if (op == Op.PAD) {
                         if (lo < 0 || hi < 0) throw new IllegalArgumentException("PAD " + b + " has a negative amount");
                         d[i] += lo + hi;
@@ -147,8 +159,9 @@ final class ShapeInference {
                         }
                         d[i] = hi - lo;
                     }
+                    out = out.with(i, d[i]);
                 }
-                return Shape.of(d);
+                return out;
             }
             case FLIP -> {
                 Ints axes = (Ints) arg;
@@ -156,10 +169,38 @@ final class ShapeInference {
                     if (axes.get(i) < 0 || axes.get(i) >= d.length) {
                         throw new IllegalArgumentException("FLIP axis " + axes.get(i) + " out of range for shape " + in);
                     }
+                    if (in.variable(axes.get(i)) != null) {
+                        throw new IllegalArgumentException("FLIP of the symbolic axis " + axes.get(i) + " of " + in
+                                + " would read rows past its size");
+                    }
                 }
                 return in;
             }
             default -> throw new AssertionError(op);
+        }
+    }
+
+    /**
+     * A reshape keeps every symbolic axis of its source as an axis of the result (same variable, size and
+     * element offset), and may make fixed sizes symbolic (a table laid out for the maximum, read only up to
+     * the variable), but never drops or moves a variable: rows past the size are not data.
+     */
+    private static void checkSymbolicReshape(Shape in, Shape out) {
+        for (int k = 0; k < in.rank(); k++) {
+            if (in.variable(k) == null) continue;
+            int m = Shape.matchingAxis(in, k, out);
+            if (m < 0 || !in.variable(k).equals(out.variable(m))) {
+                throw new IllegalArgumentException("RESHAPE from " + in + " to " + out + " does not keep the symbolic axis " + k
+                        + " (" + in.variable(k).name() + ") as an axis of its own");
+            }
+        }
+        for (int m = 0; m < out.rank(); m++) {
+            if (out.variable(m) == null) continue;
+            int k = Shape.matchingAxis(out, m, in);
+            if (k >= 0 && in.variable(k) != null && !in.variable(k).equals(out.variable(m))) {
+                throw new IllegalArgumentException("RESHAPE from " + in + " to " + out + ": the symbolic axis " + m
+                        + " (" + out.variable(m).name() + ") meets the other symbolic axis " + k + " of the source");
+            }
         }
     }
 

@@ -301,7 +301,7 @@ public final class ExecutionPlan implements AutoCloseable {
 
     private void runKernel(int i, PreparedKernel k) {
         KernelRunner r = runners.get(i);
-        long extent = outerExtent(k.program());
+        long extent = activeExtent(k.program(), opVars[i]);
         int workers = threadWorkers(k.program(), extent);
         if (workers <= 1) {
             r.run(opBuffers[i], opVars[i], 0, extent);
@@ -326,6 +326,15 @@ public final class ExecutionPlan implements AutoCloseable {
     /** Iterations of the outermost loop (1 if the body does not start with a loop). */
     static long outerExtent(KernelProgram p) {
         return p.body().body().size() == 1 && p.body().body().getFirst() instanceof Stmt.Loop l ? l.extent() : 1;
+    }
+
+    /** Iterations of the outermost loop at the current variable values: a symbolic axis runs only to its size. */
+    static long activeExtent(KernelProgram p, long[] vars) {
+        long extent = outerExtent(p);
+        if (p.body().body().size() == 1 && p.body().body().getFirst() instanceof Stmt.Loop l && l.limit() != null) {
+            extent = Math.min(extent, vars[p.variables().indexOf(l.limit())]);
+        }
+        return extent;
     }
 
     private static int threadWorkers(KernelProgram p, long extent) {

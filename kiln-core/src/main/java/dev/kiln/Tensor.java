@@ -297,10 +297,21 @@ public final class Tensor {
     /** This tensor on another device (a {@link Op#COPY}); the same tensor if it is already there. */
     public Tensor to(String deviceName) { return to(DeviceRegistry.get(deviceName)); }
 
-    /** This tensor on another device. */
+    /**
+     * This tensor on another device. A tensor computed from constants and variables alone (no buffer)
+     * is not copied but computed where it is used: the same graph, placed on {@code target}.
+     */
     public Tensor to(Device target) {
         if (target == device) return this;
+        if (realized == null && bufferFree(node())) return new Tensor(node(), target);
         return new Tensor(UOp.of(Op.COPY, dtype(), target.spec().toString(), node()), target);
+    }
+
+    private static boolean bufferFree(UOp root) {
+        for (UOp u : root.toposort()) {
+            if (u.op() == Op.BUFFER || u.op() == Op.COPY || u.op() == Op.CUSTOM || u.op() == Op.ASSIGN) return false;
+        }
+        return true;
     }
 
     /** Forces materialisation when scheduled; the value is unchanged. */

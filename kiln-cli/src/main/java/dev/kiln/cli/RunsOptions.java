@@ -4,16 +4,23 @@ import picocli.CommandLine.Option;
 
 /** {@code --runs N} and {@code --warmup N}: how often to execute a prepared model when timing it. */
 final class RunsOptions {
-    /** Bounds of the automatic warm-up: the JIT compiles a kernel after some thousand calls. */
+    /**
+     * The automatic warm-up runs for at least this long (the JIT compiles a kernel after some thousand
+     * calls), then until the fastest run has not become {@link #IMPROVEMENT} faster during the latter
+     * half of the warm-up (compilation has settled), at most {@link #AUTO_WARMUP_MAX_NANOS} or
+     * {@link #AUTO_WARMUP_MAX_RUNS} runs.
+     */
     static final long AUTO_WARMUP_NANOS = 1_500_000_000L;
+    static final long AUTO_WARMUP_MAX_NANOS = 20_000_000_000L;
     static final int AUTO_WARMUP_MAX_RUNS = 5000;
+    static final double IMPROVEMENT = 0.2;
 
     @Option(names = "--runs", paramLabel = "N", defaultValue = "20", description = "Timed runs (default: ${DEFAULT-VALUE}).")
     int runs;
 
     @Option(names = "--warmup", paramLabel = "N",
-            description = "Untimed runs first, so the kernels reach their steady state (default: as many as fit in 1.5 s, at least 1,"
-                    + " at most " + AUTO_WARMUP_MAX_RUNS + ").")
+            description = "Untimed runs first, so the kernels reach their steady state (default: at least 1.5 s, and until the fastest"
+                    + " run stopped improving by 20% for half the warm-up; at most 20 s or " + AUTO_WARMUP_MAX_RUNS + " runs).")
     Integer warmup;
 
     /**
@@ -33,12 +40,15 @@ final class RunsOptions {
             for (int i = 0; i < warmup; i++) work.run();
             return warmup;
         }
-        long start = System.nanoTime();
-        int n = 0;
-        do {
+        long start = System.nanoTime(), fastest = Long.MAX_VALUE, improvedAt = start;
+        for (int n = 1; ; n++) {
+            long s = System.nanoTime();
             work.run();
-            n++;
-        } while (n < AUTO_WARMUP_MAX_RUNS && System.nanoTime() - start < AUTO_WARMUP_NANOS);
-        return n;
+            long now = System.nanoTime(), last = now - s, elapsed = now - start;
+            if (last < (1 - IMPROVEMENT) * fastest) improvedAt = now;
+            fastest = Math.min(fastest, last);
+            boolean settled = elapsed >= AUTO_WARMUP_NANOS && 2 * (now - improvedAt) >= elapsed;
+            if (settled || n >= AUTO_WARMUP_MAX_RUNS || elapsed >= AUTO_WARMUP_MAX_NANOS) return n;
+        }
     }
 }

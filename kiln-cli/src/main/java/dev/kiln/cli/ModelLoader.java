@@ -25,8 +25,10 @@ final class ModelLoader {
 
     /**
      * The model in {@code file}. Extension point for the ONNX importer: load the file and adapt it to
-     * {@link Model} (name: the file name without extension; inputs and outputs from its signature with
-     * symbolic dimensions as {@link TensorSpec#ANY}; apply: its run function).
+     * {@link Model} (name: the file name without extension; inputs from its signature with symbolic
+     * dimensions as {@link TensorSpec#ANY}; output names from its signature; apply: its run function).
+     * The importer's format errors reach the user as one line with exit code 2 when they extend
+     * {@link IllegalArgumentException}.
      */
     private static Model loadFile(Path file) {
         throw new UnsupportedOperationException("cannot load " + file + ": this build has no ONNX importer (kiln-onnx) yet");

@@ -13,7 +13,7 @@ import picocli.CommandLine.Option;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.Callable;
+import java.io.PrintWriter;
 
 /**
  * {@code kiln demo}: prepares the demo MLP and transformer block as execution plans on the default
@@ -21,24 +21,24 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = "Compile and run a small MLP and a transformer block with seeded weights on the default device, with a per-kernel profile.")
-public final class DemoCommand implements Callable<Integer> {
+final class DemoCommand extends KilnCommand {
 
     @Option(names = "--seq", description = "Sequence length of the transformer input (default: ${DEFAULT-VALUE}).")
     int seq = 8;
 
     @Override
-    public Integer call() {
-        System.out.println("Kiln demo on " + Tensor.defaultDevice());
+    int execute() {
+        out().println("Kiln demo on " + Tensor.defaultDevice());
 
         Tensor x = Tensor.randn(100, 4, 16).realize();
-        run("MLP 16-32-32-10 + softmax", x, SmallModels.mlp(x));
+        run(out(), "MLP 16-32-32-10 + softmax", x, SmallModels.mlp(x));
 
         Tensor tokens = Tensor.randn(200, 1, seq, 32).realize();
-        run("transformer block (d=32, 4 heads, causal)", tokens, SmallModels.transformerBlock(tokens, 4));
+        run(out(), "transformer block (d=32, 4 heads, causal)", tokens, SmallModels.transformerBlock(tokens, 4));
         return 0;
     }
 
-    private static void run(String name, Tensor input, Tensor output) {
+    private static void run(PrintWriter w, String name, Tensor input, Tensor output) {
         long start = System.nanoTime();
         try (ExecutionPlan plan = output.prepare()) {
             double prepareMs = (System.nanoTime() - start) / 1e6;
@@ -50,11 +50,11 @@ public final class DemoCommand implements Callable<Integer> {
             double[] v = new double[(int) out.count()];
             for (int i = 0; i < v.length; i++) v[i] = Elements.getAsDouble(out.segment(), out.dtype(), i);
             double sum = Arrays.stream(v).sum();
-            System.out.printf(Locale.ROOT, "%n%s%n  input  %s %s%n  output %s %s   (prepared in %.1f ms: %d kernels)%n  first  %s%n  sum    %.6f%n",
+            w.printf(Locale.ROOT, "%n%s%n  input  %s %s%n  output %s %s   (prepared in %.1f ms: %d kernels)%n  first  %s%n  sum    %.6f%n",
                     name, Arrays.toString(input.dims()), input.dtype(), Arrays.toString(output.dims()), output.dtype(), prepareMs,
                     plan.kernels().size(), Arrays.stream(Arrays.copyOf(v, Math.min(6, v.length)))
                             .mapToObj(d -> String.format(Locale.ROOT, "%.5f", d)).toList(), sum);
-            System.out.print(ProfileReport.table(profile));
+            w.print(ProfileReport.table(profile));
         }
     }
 }

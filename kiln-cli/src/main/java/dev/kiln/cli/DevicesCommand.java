@@ -7,19 +7,28 @@ import dev.kiln.runtime.KernelCache;
 import picocli.CommandLine.Command;
 
 import java.util.Map;
-import java.util.concurrent.Callable;
+import java.util.TreeMap;
 
 /** {@code kiln devices}: the device kinds Kiln knows, whether each is available here, and why not. */
-@Command(name = "devices", mixinStandardHelpOptions = true, description = "List the devices found and why any is unavailable.")
-public final class DevicesCommand implements Callable<Integer> {
+@Command(name = "devices", mixinStandardHelpOptions = true,
+        description = "List the device kinds found, whether each is available here and why not, the default device and the kernel cache.")
+final class DevicesCommand extends KilnCommand {
     @Override
-    public Integer call() {
-        String dflt = Tensor.defaultDevice().spec().kind();
-        for (Map.Entry<String, DeviceProvider> e : DeviceRegistry.providers().entrySet()) {
-            String status = e.getValue().unavailableReason().map(r -> "unavailable: " + r).orElse("available");
-            System.out.printf("%-8s %s%s%n", e.getKey(), status, e.getKey().equals(dflt) ? " (default)" : "");
+    int execute() {
+        String dflt;
+        String dfltProblem = null;
+        try {
+            dflt = Tensor.defaultDevice().spec().kind();
+        } catch (RuntimeException e) { // a KILN_DEVICE naming an unknown or unavailable device: still list what there is
+            dflt = null;
+            dfltProblem = e.getMessage();
         }
-        System.out.println("kernel cache: " + KernelCache.cacheRoot().map(Object::toString).orElse("off"));
+        for (Map.Entry<String, DeviceProvider> e : new TreeMap<>(DeviceRegistry.providers()).entrySet()) {
+            String status = e.getValue().unavailableReason().map(r -> "unavailable: " + r).orElse("available");
+            out().printf("%-8s %s%s%n", e.getKey(), status, e.getKey().equals(dflt) ? " (default)" : "");
+        }
+        if (dfltProblem != null) out().println("default device: " + ErrorHandler.oneLine(dfltProblem));
+        out().println("kernel cache: " + KernelCache.cacheRoot().map(Object::toString).orElse("off"));
         return 0;
     }
 }

@@ -1,0 +1,81 @@
+package dev.kiln.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParseResult;
+
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+
+/**
+ * Turns every failure into one line on the error stream, {@code kiln COMMAND: MESSAGE}:
+ * <ul>
+ *   <li>bad input — an {@link IllegalArgumentException} of any kind (this includes
+ *       {@link dev.kiln.io.NpyFormatException}, and any importer's format exception that extends it), a
+ *       missing or unreadable file, or a command-line syntax error — exits with {@value #BAD_INPUT};</li>
+ *   <li>anything else (a device failure, a bug) exits with {@value #FAILURE}.</li>
+ * </ul>
+ * The stack trace follows only when {@code --verbose} was given.
+ */
+final class ErrorHandler implements CommandLine.IExecutionExceptionHandler, CommandLine.IParameterExceptionHandler {
+    static final int BAD_INPUT = 2;
+    static final int FAILURE = 1;
+
+    @Override
+    public int handleParseException(ParameterException ex, String[] args) {
+        CommandLine cmd = ex.getCommandLine();
+        cmd.getErr().println(prefix(cmd) + oneLine(ex.getMessage()) + " (see '" + cmd.getCommandSpec().qualifiedName() + " --help')");
+        cmd.getErr().flush();
+        return BAD_INPUT;
+    }
+
+    @Override
+    public int handleExecutionException(Exception ex, CommandLine cmd, ParseResult parseResult) {
+        PrintWriter err = cmd.getErr();
+        boolean bad = isBadInput(ex);
+        String message = bad ? badInputMessage(ex) : ex.getClass().getSimpleName() + ": " + oneLine(String.valueOf(ex.getMessage()));
+        boolean verbose = verbose(parseResult);
+        err.println(prefix(cmd) + message + (bad || verbose ? "" : " (run with --verbose for the stack trace)"));
+        if (verbose) ex.printStackTrace(err);
+        err.flush();
+        return bad ? BAD_INPUT : FAILURE;
+    }
+
+    /** Whether {@code t} reports bad input rather than a failure of Kiln or the machine. */
+    static boolean isBadInput(Throwable t) {
+        return t instanceof IllegalArgumentException || fileProblem(t) != null;
+    }
+
+    private static Throwable fileProblem(Throwable t) {
+        Throwable c = t instanceof UncheckedIOException u ? u.getCause() : t;
+        return c instanceof NoSuchFileException || c instanceof AccessDeniedException || c instanceof NotDirectoryException
+                || c instanceof FileAlreadyExistsException ? c : null;
+    }
+
+    private static String badInputMessage(Throwable t) {
+        Throwable f = fileProblem(t);
+        return switch (f) {
+            case NoSuchFileException e -> "no such file: " + e.getFile();
+            case AccessDeniedException e -> "permission denied: " + e.getFile();
+            case NotDirectoryException e -> "not a directory: " + e.getFile();
+            case FileAlreadyExistsException e -> "a file is in the way: " + e.getFile();
+            case null, default -> oneLine(t.getMessage());
+        };
+    }
+
+    private static boolean verbose(ParseResult pr) {
+        for (ParseResult p = pr; p != null; p = p.subcommand()) {
+            if (p.hasMatchedOption(VerboseOption.NAME)) return true;
+        }
+        return false;
+    }
+
+    private static String prefix(CommandLine cmd) { return cmd.getCommandSpec().qualifiedName() + ": "; }
+
+    /** Multi-line messages (e.g. a compiler's output) folded onto one line. */
+    static String oneLine(String s) { return s == null ? "" : s.strip().replaceAll("\\s*\\R\\s*", " | "); }
+}

@@ -1,0 +1,41 @@
+package dev.kiln.cli;
+
+import dev.kiln.Tensor;
+import dev.kiln.runtime.Device;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Parameters;
+
+import java.util.Map;
+
+/**
+ * The base of the commands that run a model (run, profile, bench): the MODEL argument, {@code --device}
+ * and the input options, and {@link #prepare()}, which checks all of them before anything runs.
+ */
+abstract class ModelCommand extends KilnCommand {
+    @Parameters(index = "0", paramLabel = "MODEL",
+            description = "A built-in model (mlp, transformer) or the path of an .onnx file.")
+    String model;
+
+    @Mixin
+    DeviceOption device;
+
+    @Mixin
+    InputOptions inputs;
+
+    /**
+     * Resolves the device, loads the model, reads or generates its inputs and prepares the plan, showing
+     * progress while that takes long; fails with bad input before any execution.
+     */
+    PreparedModel prepare() {
+        Device d = device.resolve();
+        Model m;
+        Map<String, Tensor> in;
+        try (Progress p = progress("loading " + model)) {
+            m = ModelLoader.loadModel(model);
+            in = inputs.resolve(m.inputs(), d);
+        }
+        try (Progress p = progress("compiling " + m.name() + " for " + d.spec())) {
+            return PreparedModel.prepare(m, in, d);
+        }
+    }
+}

@@ -1,0 +1,42 @@
+package dev.kiln.cli;
+
+import dev.kiln.DType;
+
+import java.util.Arrays;
+import java.util.Objects;
+import java.util.stream.Collectors;
+
+/**
+ * A named model input or output: its dtype and dimensions, where a negative dimension is one the
+ * model leaves open (an ONNX symbolic dimension) and any size matches it.
+ */
+record TensorSpec(String name, DType dtype, int[] dims) {
+    /** An open dimension. */
+    static final int ANY = -1;
+
+    TensorSpec {
+        Objects.requireNonNull(name);
+        Objects.requireNonNull(dtype);
+        dims = dims.clone();
+    }
+
+    @Override public int[] dims() { return dims.clone(); }
+
+    /** Whether a tensor of {@code dtype} and {@code shape} fits this spec. */
+    boolean accepts(DType dtype, int[] shape) {
+        if (dtype != this.dtype || shape.length != dims.length) return false;
+        for (int i = 0; i < dims.length; i++) if (dims[i] >= 0 && dims[i] != shape[i]) return false;
+        return true;
+    }
+
+    /** The dims with open dimensions set to 1 (the shape of a generated input). */
+    int[] concreteDims() { return Arrays.stream(dims).map(d -> d < 0 ? 1 : d).toArray(); }
+
+    /** E.g. {@code f32 [?, 16]}. */
+    String describe() {
+        return dtype + " " + Arrays.stream(dims).mapToObj(d -> d < 0 ? "?" : Integer.toString(d)).collect(Collectors.joining(", ", "[", "]"));
+    }
+
+    @Override
+    public String toString() { return name + " " + describe(); }
+}

@@ -7,6 +7,7 @@ import jdk.incubator.vector.VectorSpecies;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -263,20 +264,19 @@ final class MixtureOfExperts {
             int n = to - from;
             float[] xe = new float[n * d];
             for (int i = 0; i < n; i++) MemorySegment.copy(x, F, (long) (order[from + i] / topK) * d * 4, xe, i * d, d);
-            float[] row = new float[Math.max(d, ff)];
             float[] h = new float[n * ff];
             int m = 0;
             if (kind == Kind.SWIGLU) {
                 float[] g = new float[n * ff];
-                project(src, m++, ff, d, xe, n, row, g);
-                project(src, m++, ff, d, xe, n, row, h);
+                project(src, m++, ff, d, xe, n, g);
+                project(src, m++, ff, d, xe, n, h);
                 for (int q = 0; q < h.length; q++) h[q] *= silu(g[q]);
             } else {
-                project(src, m++, ff, d, xe, n, row, h);
+                project(src, m++, ff, d, xe, n, h);
                 for (int q = 0; q < h.length; q++) h[q] = activate(h[q]);
             }
             float[] ye = new float[n * d];
-            project(src, m, d, ff, h, n, row, ye);
+            project(src, m, d, ff, h, n, ye);
             for (int i = 0; i < n; i++) System.arraycopy(ye, i * d, y, order[from + i] * d, d);
         }
 
@@ -299,34 +299,96 @@ final class MixtureOfExperts {
     record ExpertWeights(MemorySegment[] segments, long[] offsets) {}
 
     /**
-     * {@code out[i][j] = dot(a[i], W[j])} for the {@code rows} x {@code cols} matrix {@code m} of {@code w}
-     * and the {@code n} rows of {@code a} (length {@code cols} each): one weight row is loaded once and used
-     * for all n rows.
+     * {@code out[i * rows + j] = dot(a[i], W[j])} for the {@code rows} x {@code cols} matrix {@code m} of
+     * {@code w} (read where it lies) and the {@code n} rows of {@code a} (length {@code cols} each). Register
+     * blocks of 2 weight rows x 4 tokens, and 4 weight rows x 1 token for the tokens left over, reuse each
+     * load several times; every output goes through {@link #finish}, so its value does not depend on the
+     * block it was computed in.
      */
-    static void project(ExpertWeights w, int m, int rows, int cols, float[] a, int n, float[] row, float[] out) {
+    static void project(ExpertWeights w, int m, int rows, int cols, float[] a, int n, float[] out) {
+        MemorySegment seg = w.segments()[m];
+        long base = w.offsets()[m], rowBytes = 4L * cols;
+        int bound = S.loopBound(cols);
         float[] lanes = new float[S.length()];
-        for (int j = 0; j < rows; j++) {
-            MemorySegment.copy(w.segments()[m], F, w.offsets()[m] + (long) j * cols * 4, row, 0, cols);
-            for (int i = 0; i < n; i++) out[i * rows + j] = dot(a, i * cols, row, cols, lanes);
+        int j = 0;
+        for (; j + 4 <= rows; j += 4) {
+            int i = 0;
+            for (; i + 4 <= n; i += 4) {
+                for (int r = j; r < j + 4; r += 2) block2x4(seg, base + r * rowBytes, rowBytes, a, i, cols, bound, lanes, out, i * rows + r, rows);
+            }
+            for (; i < n; i++) block4x1(seg, base + j * rowBytes, rowBytes, a, i * cols, cols, bound, lanes, out, i * rows + j);
+        }
+        for (; j < rows; j++) {
+            for (int i = 0; i < n; i++) {
+                FloatVector acc = FloatVector.zero(S);
+                long wj = base + j * rowBytes;
+                for (int p = 0; p < bound; p += S.length()) acc = fromArray(a, i * cols + p).fma(load(seg, wj + 4L * p), acc);
+                out[i * rows + j] = finish(acc, a, i * cols, seg, wj, bound, cols, lanes);
+            }
         }
     }
 
-    /**
-     * A dot product whose rounding never varies: vector lanes accumulate with fused multiply-adds, are
-     * summed in lane order, then the tail is added with {@link Math#fma}; the JIT's intrinsic and the
-     * interpreted fallback of the vector API compute the same values.
-     */
-    static float dot(float[] a, int off, float[] b, int n, float[] lanes) {
-        int i = 0;
-        float s = 0f;
-        int bound = S.loopBound(n);
-        if (bound > 0) {
-            FloatVector acc = FloatVector.zero(S);
-            for (; i < bound; i += S.length()) acc = FloatVector.fromArray(S, a, off + i).fma(FloatVector.fromArray(S, b, i), acc);
-            acc.intoArray(lanes, 0);
-            for (float l : lanes) s += l;
+    /** Weight rows r, r + 1 (at {@code w0}, {@code w0 + rowBytes}) against tokens i..i+3. */
+    private static void block2x4(MemorySegment seg, long w0, long rowBytes, float[] a, int i, int cols, int bound, float[] lanes,
+                                 float[] out, int o, int rows) {
+        long w1 = w0 + rowBytes;
+        int a0 = i * cols, a1 = a0 + cols, a2 = a1 + cols, a3 = a2 + cols;
+        FloatVector c00 = FloatVector.zero(S), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+        for (int p = 0; p < bound; p += S.length()) {
+            FloatVector x0 = fromArray(a, a0 + p), x1 = fromArray(a, a1 + p), x2 = fromArray(a, a2 + p), x3 = fromArray(a, a3 + p);
+            FloatVector v = load(seg, w0 + 4L * p);
+            c00 = x0.fma(v, c00);
+            c01 = x1.fma(v, c01);
+            c02 = x2.fma(v, c02);
+            c03 = x3.fma(v, c03);
+            v = load(seg, w1 + 4L * p);
+            c10 = x0.fma(v, c10);
+            c11 = x1.fma(v, c11);
+            c12 = x2.fma(v, c12);
+            c13 = x3.fma(v, c13);
         }
-        for (; i < n; i++) s = Math.fma(a[off + i], b[i], s);
+        out[o] = finish(c00, a, a0, seg, w0, bound, cols, lanes);
+        out[o + rows] = finish(c01, a, a1, seg, w0, bound, cols, lanes);
+        out[o + 2 * rows] = finish(c02, a, a2, seg, w0, bound, cols, lanes);
+        out[o + 3 * rows] = finish(c03, a, a3, seg, w0, bound, cols, lanes);
+        out[o + 1] = finish(c10, a, a0, seg, w1, bound, cols, lanes);
+        out[o + 1 + rows] = finish(c11, a, a1, seg, w1, bound, cols, lanes);
+        out[o + 1 + 2 * rows] = finish(c12, a, a2, seg, w1, bound, cols, lanes);
+        out[o + 1 + 3 * rows] = finish(c13, a, a3, seg, w1, bound, cols, lanes);
+    }
+
+    /** Weight rows j..j+3 (from {@code w0}) against the token at {@code a0}. */
+    private static void block4x1(MemorySegment seg, long w0, long rowBytes, float[] a, int a0, int cols, int bound, float[] lanes,
+                                 float[] out, int o) {
+        long w1 = w0 + rowBytes, w2 = w1 + rowBytes, w3 = w2 + rowBytes;
+        FloatVector c0 = FloatVector.zero(S), c1 = c0, c2 = c0, c3 = c0;
+        for (int p = 0; p < bound; p += S.length()) {
+            FloatVector x = fromArray(a, a0 + p);
+            c0 = x.fma(load(seg, w0 + 4L * p), c0);
+            c1 = x.fma(load(seg, w1 + 4L * p), c1);
+            c2 = x.fma(load(seg, w2 + 4L * p), c2);
+            c3 = x.fma(load(seg, w3 + 4L * p), c3);
+        }
+        out[o] = finish(c0, a, a0, seg, w0, bound, cols, lanes);
+        out[o + 1] = finish(c1, a, a0, seg, w1, bound, cols, lanes);
+        out[o + 2] = finish(c2, a, a0, seg, w2, bound, cols, lanes);
+        out[o + 3] = finish(c3, a, a0, seg, w3, bound, cols, lanes);
+    }
+
+    /**
+     * The end of one dot product, so that its rounding never varies: the vector lanes (fused multiply-adds,
+     * the same in the JIT's intrinsic and the interpreted fallback) are summed in lane order, then the tail
+     * past {@code bound} is added with {@link Math#fma}.
+     */
+    private static float finish(FloatVector acc, float[] a, int a0, MemorySegment seg, long w0, int bound, int cols, float[] lanes) {
+        acc.intoArray(lanes, 0);
+        float s = 0f;
+        for (float l : lanes) s += l;
+        for (int p = bound; p < cols; p++) s = Math.fma(a[a0 + p], seg.get(F, w0 + 4L * p), s);
         return s;
     }
+
+    private static FloatVector fromArray(float[] a, int at) { return FloatVector.fromArray(S, a, at); }
+
+    private static FloatVector load(MemorySegment seg, long at) { return FloatVector.fromMemorySegment(S, seg, at, ByteOrder.nativeOrder()); }
 }

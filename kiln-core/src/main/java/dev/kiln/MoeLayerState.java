@@ -1,5 +1,6 @@
 package dev.kiln;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
@@ -30,7 +31,9 @@ public final class MoeLayerState {
     private final boolean[] resident;
     private final float[][] backing;      // per non-resident expert once evicted: its matrices, one after another
     private final long[] backingEpoch;    // the layer's weight epoch when backing[e] was copied
-    private float[] staging = new float[0];
+    // off the Java heap like the weight buffers it stands in for, so the expert step reads one kind of
+    // segment; an automatic arena, since its owner is this state and the state has no close (the GC frees it)
+    private MemorySegment staging = MemorySegment.NULL;
     private float[] scratch = new float[0];
     private boolean capture;
     private int[] captured;               // the last forward's top-k indices since the last take
@@ -144,22 +147,20 @@ public final class MoeLayerState {
 
     /** Makes the staging buffer hold {@code slots} experts' weights. */
     void reserveStaging(int slots) {
-        long n = slots * layer.expertFloats();
-        if (staging.length < n) staging = new float[Math.toIntExact(n)];
+        long bytes = slots * layer.expertFloats() * 4;
+        if (staging.byteSize() < bytes) staging = Arena.ofAuto().allocate(bytes, 64);
     }
 
     /** Copies non-resident expert {@code e}'s weights into staging slot {@code slot} and returns the staged copy. */
     MixtureOfExperts.ExpertWeights stage(int e, int slot) {
-        int size = Math.toIntExact(layer.expertFloats());
-        int at = Math.toIntExact((long) slot * size);
-        System.arraycopy(backing[e], 0, staging, at, size);
+        long at = 4L * slot * layer.expertFloats();
+        MemorySegment.copy(backing[e], 0, staging, F, at, backing[e].length);
         int matrices = layer.matrices();
-        MemorySegment seg = MemorySegment.ofArray(staging);
         MemorySegment[] segments = new MemorySegment[matrices];
         long[] offsets = new long[matrices];
         for (int m = 0; m < matrices; m++) {
-            segments[m] = seg;
-            offsets[m] = 4L * (at + (long) m * layer.ff * layer.d);
+            segments[m] = staging;
+            offsets[m] = at + 4L * m * layer.ff * layer.d;
         }
         return new MixtureOfExperts.ExpertWeights(segments, offsets);
     }

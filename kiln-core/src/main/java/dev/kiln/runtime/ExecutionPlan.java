@@ -51,9 +51,6 @@ public final class ExecutionPlan implements AutoCloseable {
     private final List<Device> opDevices;   // the device each step runs on
     private final boolean multiDevice;
     private UnifiedExecutor executor;       // created on the first multi-device execution; closed with the plan
-    // per step, the state of a stateful custom function; a field initialiser, so every constructor (a replica's
-    // too) starts with none and creates its own on first use
-    private final Map<Integer, Object> customStates = new java.util.concurrent.ConcurrentHashMap<>();
 
     private Arena arena;                // outputs and owned buffers; freed by close()
     private Arena intermediates;        // the intermediate arena; freed by releaseIntermediateBuffers()
@@ -62,6 +59,9 @@ public final class ExecutionPlan implements AutoCloseable {
     private long allocatedBytes;
     private long intermediateBytes;
     private boolean closed;
+    // per step, the state of a stateful custom function; a field initialiser, so every constructor (a replica's
+    // too) starts with none and creates its own on first use
+    private final Map<Integer, Object> customStates = new java.util.concurrent.ConcurrentHashMap<>();
 
     ExecutionPlan(Device device, Schedule schedule, MemoryPlan memory, List<UOp> nodes, List<PreparedOp> ops,
                   List<KernelRunner> runners, List<Integer> outputs, List<Variable> variables, List<Device> opDevices) {

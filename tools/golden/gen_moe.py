@@ -111,6 +111,7 @@ swiglu("moe_single_token", (1, 8), 6, 6, 2)
 swiglu("moe_transposed_input", (7, 8), 4, 8, 2, pre="transpose")
 # longer rows than a vector register, with a tail; more experts than routed ones
 swiglu("moe_wide", (6, 20), 3, 10, 2)
+swiglu("moe_no_tokens", (0, 8), 4, 6, 2)
 swiglu("moe_f16", (5, 8), 4, 8, 2, dtype=np.float16)
 
 

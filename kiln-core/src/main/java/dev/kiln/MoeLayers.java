@@ -109,6 +109,16 @@ public final class MoeLayers {
     }
 
     /**
+     * Declares that the plan's parameters were overwritten in place (as setting a parameter does): the
+     * backing store of every layer, in this plan and in every plan and replica sharing its layers, is
+     * refreshed from the weight buffers at its next forward. Without it, non-resident experts would keep
+     * computing with the weights they were evicted with.
+     */
+    public static void weightsChanged(ExecutionPlan plan) {
+        for (MoeLayerState s : of(plan)) s.weightsChanged();
+    }
+
+    /**
      * The residency counters of every layer since the last take, and resets them; empty if the plan has no
      * MoE layer.
      */

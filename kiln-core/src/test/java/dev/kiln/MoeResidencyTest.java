@@ -234,6 +234,21 @@ class MoeResidencyTest {
     }
 
     @Test
+    void aWeightChangeDeclaredOnOnePlanRefreshesTheBackingStoreOfEveryPlanSharingTheLayer() {
+        Model m = Model.build("CPU", 8);
+        try (ExecutionPlan a = m.prepare(); ExecutionPlan b = m.prepare()) {
+            MoeLayers.setResidentExperts(b, all(E, false));
+            b.execute(); // evicts every routed expert of b with the old weights
+            float[] newGate = randn(new Random(9), E * FF * D, 0.5);
+            MemorySegment.copy(newGate, 0, gateBuffer(m), ValueLayout.JAVA_FLOAT, 0, newGate.length);
+            MoeLayers.weightsChanged(a);
+            a.execute();
+            b.execute();
+            assertThat(floats(b, 1)).containsExactly(floats(a, 1));
+        }
+    }
+
+    @Test
     void aPlanWithoutMoeLayersHasNothingToReport() {
         try (ExecutionPlan plan = Tensor.of(1f, 2f).add(1).prepare()) {
             assertThat(MoeLayers.of(plan)).isEmpty();

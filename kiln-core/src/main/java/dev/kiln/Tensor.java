@@ -1957,5 +1957,49 @@ public final class Tensor {
     // =====================================================================================================
     // mixture of experts (MixtureOfExperts.java)
 
+    /**
+     * A mixture-of-experts layer with SwiGLU experts (Mixtral style) over this tensor's last axis,
+     * {@code (..., d)}: router probabilities {@code softmax(x · router)} over the experts, the {@code topK}
+     * most probable experts per token (ties go to the lower expert index), their probabilities
+     * renormalised to sum to 1, and the output {@code sum_k w_k * down_e(silu(gate_e(x)) * up_e(x))} for
+     * each chosen expert {@code e}. Same shape and dtype as this tensor.
+     *
+     * <p>The experts compute sparsely: each routed expert runs once over just the tokens routed to it.
+     * In an execution plan each such layer has a {@link MoeLayerState} (expert residency, counters, top-k
+     * capture), found with {@link MoeLayers#of}.
+     *
+     * @param router (d, experts)
+     * @param gate (experts, ff, d), as {@code nn.Linear} weights stacked over experts
+     * @param up (experts, ff, d)
+     * @param down (experts, d, ff)
+     * @param topK experts per token, 1..experts
+     * @throws IllegalArgumentException on shapes that do not fit together, non-float dtypes or a bad topK
+     */
+    public Tensor mixtureOfExperts(Tensor router, Tensor gate, Tensor up, Tensor down, int topK) {
+        return MixtureOfExperts.swiglu(this, router, gate, up, down, topK, true);
+    }
+
+    /**
+     * {@link #mixtureOfExperts(Tensor, Tensor, Tensor, Tensor, int)} choosing whether the top-k
+     * probabilities are renormalised to sum to 1 (Mixtral) or used as they are (Qwen-MoE's default).
+     */
+    public Tensor mixtureOfExperts(Tensor router, Tensor gate, Tensor up, Tensor down, int topK, boolean renormalize) {
+        return MixtureOfExperts.swiglu(this, router, gate, up, down, topK, renormalize);
+    }
+
+    /**
+     * A mixture-of-experts layer whose experts are plain two-layer MLPs {@code down_e(act(up_e(x)))}, routed
+     * as {@link #mixtureOfExperts(Tensor, Tensor, Tensor, Tensor, int, boolean)}.
+     *
+     * @param router (d, experts)
+     * @param up (experts, ff, d)
+     * @param down (experts, d, ff)
+     * @param activation {@code "relu"}, {@code "silu"} or {@code "gelu_tanh"}
+     * @throws IllegalArgumentException on bad shapes, dtypes, topK or activation
+     */
+    public Tensor mixtureOfExpertsMlp(Tensor router, Tensor up, Tensor down, int topK, boolean renormalize, String activation) {
+        return MixtureOfExperts.mlp(this, router, up, down, topK, renormalize, activation);
+    }
+
     // end of mixture of experts section
 }

@@ -18,6 +18,24 @@ public record CustomFunction(String name, dev.kiln.Shape shape, Body body) {
         void apply(List<MemorySegment> inputs, MemorySegment output);
     }
 
+    /**
+     * A body that keeps state between executions. An {@code ExecutionPlan} creates one state per stateful
+     * step with {@link #newState()} (so a replica of a plan gets its own) and passes it to every call; the
+     * plan runs one execution at a time, so a state is never used by two calls at once.
+     *
+     * @param <S> the state's type
+     */
+    public interface Stateful<S> extends Body {
+        /** A fresh state, as a new plan starts with it. */
+        S newState();
+
+        void apply(List<MemorySegment> inputs, MemorySegment output, S state);
+
+        /** A call outside a plan (e.g. interpreted evaluation) has no state to keep: it gets a fresh one. */
+        @Override
+        default void apply(List<MemorySegment> inputs, MemorySegment output) { apply(inputs, output, newState()); }
+    }
+
     @Override
     public boolean equals(Object o) { return this == o; }
 

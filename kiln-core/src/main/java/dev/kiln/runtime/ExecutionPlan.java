@@ -59,6 +59,9 @@ public final class ExecutionPlan implements AutoCloseable {
     private long allocatedBytes;
     private long intermediateBytes;
     private boolean closed;
+    // per step, the state of a stateful custom function; a field initialiser, so every constructor (a replica's
+    // too) starts with none and creates its own on first use
+    private final Map<Integer, Object> customStates = new java.util.concurrent.ConcurrentHashMap<>();
 
     ExecutionPlan(Device device, Schedule schedule, MemoryPlan memory, List<UOp> nodes, List<PreparedOp> ops,
                   List<KernelRunner> runners, List<Integer> outputs, List<Variable> variables, List<Device> opDevices) {
@@ -294,9 +297,30 @@ public final class ExecutionPlan implements AutoCloseable {
             case PreparedCustomFunction f -> {
                 List<MemorySegment> ins = new ArrayList<>();
                 for (int j = 1; j < b.length; j++) ins.add(b[j].asReadOnly());
-                f.function().body().apply(List.copyOf(ins), b[0]);
+                if (f.function().body() instanceof dev.kiln.ir.CustomFunction.Stateful<?> s) applyStateful(s, List.copyOf(ins), b[0], customState(i));
+                else f.function().body().apply(List.copyOf(ins), b[0]);
             }
         }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <S> void applyStateful(dev.kiln.ir.CustomFunction.Stateful<S> body, List<MemorySegment> ins, MemorySegment out, Object state) {
+        body.apply(ins, out, (S) state);
+    }
+
+    /**
+     * The state this plan keeps for step {@code step} of {@link #preparedOps()}, a stateful custom function
+     * ({@link dev.kiln.ir.CustomFunction.Stateful}); created on first use, never shared with another plan.
+     *
+     * @throws IllegalArgumentException if that step is not a stateful custom function
+     */
+    public Object customState(int step) {
+        checkOpen();
+        if (step < 0 || step >= ops.size() || !(ops.get(step) instanceof PreparedCustomFunction f)
+                || !(f.function().body() instanceof dev.kiln.ir.CustomFunction.Stateful<?> s)) {
+            throw new IllegalArgumentException("customState: step " + step + " of " + ops.size() + " is not a stateful custom function");
+        }
+        return customStates.computeIfAbsent(step, k -> s.newState());
     }
 
     private void runKernel(int i, PreparedKernel k) {

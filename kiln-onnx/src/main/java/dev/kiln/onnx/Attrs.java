@@ -82,6 +82,15 @@ final class Attrs {
         return out;
     }
 
+    /** The STRINGS attribute, or null when absent. */
+    String[] strings(String name) {
+        AttributeProto a = get(name, AttributeType.STRINGS);
+        if (a == null) return null;
+        String[] out = new String[a.getStringsCount()];
+        for (int k = 0; k < out.length; k++) out[k] = a.getStrings(k).toString(StandardCharsets.UTF_8);
+        return out;
+    }
+
     /** The TENSOR attribute as a realised tensor, or null when absent. */
     Tensor tensor(String name) {
         AttributeProto a = get(name, AttributeType.TENSOR);

@@ -40,6 +40,14 @@ public final class ConformanceRunner {
     /** Operators whose outputs are random: a case using one runs but cannot be compared with the reference. */
     private static final Set<String> RANDOM_OPS = Set.of("Bernoulli", "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial");
 
+    /**
+     * Cases whose reference data Kiln deliberately does not reproduce, with the reason. The ONNX 1.12 generator
+     * converted f32 to bf16 by truncating the low 16 bits; Kiln rounds to nearest even, as IEEE and later ONNX
+     * releases do.
+     */
+    private static final Map<String, String> KNOWN_DIFFERENCES = Map.of("test_cast_FLOAT_to_BFLOAT16",
+            "the reference truncates f32 to bf16 (ONNX 1.12 generator); Kiln rounds to nearest even");
+
     /** Case-name spellings that do not match their operator's name. */
     private static final Map<String, String> ALIASES = Map.of("sce", "SoftmaxCrossEntropyLoss", "nllloss", "NegativeLogLikelihoodLoss",
             "greaterequal", "GreaterOrEqual", "lessequal", "LessOrEqual", "mvn", "MeanVarianceNormalization", "topk", "TopK",
@@ -128,6 +136,7 @@ public final class ConformanceRunner {
     private static CaseResult runCase(String suite, Path dir, Device device) {
         String name = dir.getFileName().toString();
         List<String> ops = opTypes(dir.resolve("model.onnx"));
+        if (KNOWN_DIFFERENCES.containsKey(name)) return new CaseResult(suite, name, Status.SKIP, KNOWN_DIFFERENCES.get(name), ops);
         try {
             OnnxModel model = OnnxModel.load(dir.resolve("model.onnx"));
             for (String op : model.opTypes()) {
@@ -159,7 +168,10 @@ public final class ConformanceRunner {
         for (int k = 0; k < declared.size(); k++) {
             Path f = set.resolve("input_" + k + ".pb");
             if (!Files.isRegularFile(f)) return "missing " + f.getFileName() + " for input '" + declared.get(k).name() + "'";
-            inputs.put(declared.get(k).name(), asDeclared(TensorProtos.read(f), declared.get(k).dtype()).to(device).realize());
+            Tensor t = asDeclared(TensorProtos.read(f), declared.get(k).dtype());
+            String clash = contradiction(declared.get(k), t);
+            if (clash != null) throw new UnsupportedOnnxOpException("'" + declared.get(k).name() + "'", "the test data contradicts the model: " + clash);
+            inputs.put(declared.get(k).name(), t.to(device).realize());
         }
         List<Tensor> outs = model.run(inputs);
         List<Tensor> expected = new ArrayList<>();
@@ -177,6 +189,14 @@ public final class ConformanceRunner {
             }
         }
         return null;
+    }
+
+    /** How a test input contradicts its declared fixed shape, or null. */
+    private static String contradiction(ValueInfo v, Tensor t) {
+        if (v.dims() == null) return null;
+        boolean ok = v.dims().size() == t.ndim();
+        for (int k = 0; ok && k < t.ndim(); k++) ok = !v.dims().get(k).isFixed() || v.dims().get(k).size() == t.dim(k);
+        return ok ? null : "input of shape " + t.shape() + ", declared " + v.dims();
     }
 
     /**

@@ -171,8 +171,10 @@ final class NnOps {
 
     private static int[] spatial(Tensor x) { return Arrays.copyOfRange(x.dims(), 2, x.ndim()); }
 
-    private static List<Tensor> conv(OpContext c) {
-        Tensor x = c.in(0), w = c.in(1), b = c.opt(2);
+    private static List<Tensor> conv(OpContext c) { return convOn(c, c.in(0), c.in(1), c.opt(2)); }
+
+    /** Conv's arithmetic with the node's attributes on the given operands (also for the integer convolutions). */
+    static List<Tensor> convOn(OpContext c, Tensor x, Tensor w, Tensor b) {
         int n = x.ndim() - 2;
         int[] kernel = c.a.has("kernel_shape") ? c.a.ints("kernel_shape") : Arrays.copyOfRange(w.dims(), 2, w.ndim());
         int[] strides = perAxis(c, "strides", n, 1), dil = perAxis(c, "dilations", n, 1);

@@ -1,0 +1,90 @@
+package dev.kiln.onnx;
+
+import dev.kiln.Tensor;
+import dev.kiln.runtime.Device;
+import dev.kiln.runtime.DeviceRegistry;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Builds one run of a model: walks the nodes in order and applies each operator to the tensors of its inputs.
+ * A node whose inputs are all constants (initializers, Constant nodes, shapes, earlier folded nodes) and small
+ * is folded: computed at once on the INTERP device, so that shape computations feed the operators that need
+ * values at build time (Reshape, Slice, Expand, ...). Everything else stays lazy on the run device.
+ */
+final class GraphBuilder {
+    /** Inputs larger than this are not folded: the work is left to the run device. */
+    private static final long FOLD_LIMIT = 1 << 16;
+
+    private final OnnxModel model;
+    private final Device device;
+    private final Map<String, Tensor> values = new HashMap<>();
+    private final Set<String> constants = new HashSet<>();
+
+    GraphBuilder(OnnxModel model, Device device) {
+        this.model = model;
+        this.device = device;
+    }
+
+    List<Tensor> build(Map<String, Tensor> inputs) {
+        model.initializers().forEach((name, t) -> {
+            values.put(name, t);
+            constants.add(name);
+        });
+        inputs.forEach((name, t) -> {
+            values.put(name, t);
+            constants.remove(name); // a graph input overrides an initializer of the same name
+        });
+        for (Node n : model.nodes()) evaluate(n);
+        List<Tensor> out = new ArrayList<>();
+        for (ValueInfo o : model.outputs()) out.add(values.get(o.name()).to(device));
+        return out;
+    }
+
+    private void evaluate(Node n) {
+        OnnxOps.Spec spec = OnnxOps.spec(n);
+        boolean fold = spec.kind() != OnnxOps.Kind.NO_FOLD;
+        for (String i : n.inputs()) {
+            if (i.isEmpty()) continue;
+            if (spec.kind() == OnnxOps.Kind.SHAPE_ONLY) break;
+            if (!constants.contains(i) || values.get(i).numel() > FOLD_LIMIT) fold = false;
+        }
+        Device d = fold ? DeviceRegistry.get("INTERP") : device;
+        List<Tensor> ins = new ArrayList<>();
+        for (String i : n.inputs()) ins.add(i.isEmpty() ? null : values.get(i).to(d));
+        long opset = model.opsetFor(n.domain());
+        List<Tensor> outs;
+        try {
+            outs = spec.impl().apply(new OpContext(n, opset, d, ins, this));
+        } catch (IllegalArgumentException e) {
+            if (e.getMessage() != null && e.getMessage().startsWith(n.opType() + " node '")) throw e;
+            throw new IllegalArgumentException(n.opType() + " node '" + n.label() + "': " + e.getMessage(), e);
+        }
+        for (int k = 0; k < n.outputs().size(); k++) {
+            String name = n.outputs().get(k);
+            if (name.isEmpty()) continue;
+            if (k >= outs.size() || outs.get(k) == null) {
+                throw new UnsupportedOnnxOpException(n.opType(), n.domainName(), opset, n.label(), "output " + k + " ('" + name + "') is not supported");
+            }
+            Tensor t = outs.get(k);
+            if (fold) {
+                t.realize();
+                constants.add(name);
+            }
+            values.put(name, t);
+        }
+    }
+
+    /**
+     * A value whose elements an operator needs at build time: a constant as it is, otherwise the tensor
+     * computed now (a graph input, or a value computed from one: its elements decide a shape).
+     */
+    Tensor valuesOf(String name, Tensor onDevice) {
+        return constants.contains(name) ? values.get(name) : onDevice.realize();
+    }
+}

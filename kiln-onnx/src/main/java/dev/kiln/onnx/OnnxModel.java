@@ -1,0 +1,244 @@
+package dev.kiln.onnx;
+
+import com.google.protobuf.CodedInputStream;
+import com.google.protobuf.InvalidProtocolBufferException;
+import dev.kiln.DType;
+import dev.kiln.Tensor;
+import dev.kiln.runtime.Device;
+import onnx.Onnx.GraphProto;
+import onnx.Onnx.ModelProto;
+import onnx.Onnx.NodeProto;
+import onnx.Onnx.OperatorSetIdProto;
+import onnx.Onnx.TensorProto;
+import onnx.Onnx.TensorShapeProto;
+import onnx.Onnx.TypeProto;
+import onnx.Onnx.ValueInfoProto;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * An ONNX model loaded for Kiln: {@link #run} builds its graph as lazy {@link Tensor} operations on the
+ * inputs' device. Loading parses the file, converts the initializers to realised tensors and checks that
+ * every node's operator is supported at the model's opset (ai.onnx opsets 7 to 17), so an unsupported model
+ * fails before anything runs.
+ */
+public final class OnnxModel {
+    /**
+     * The ai.onnx opsets Kiln accepts. Operators are implemented as their versions up to opset 17 define them;
+     * an operator whose older version behaves differently handles it (legacy broadcasting, attributes that
+     * later became inputs) or is reported unsupported at that opset.
+     */
+    public static final int MIN_OPSET = 1, MAX_OPSET = 17;
+
+    private final String source;
+    private final int opset;
+    private final Map<String, Long> opsetImports;
+    private final List<ValueInfo> inputs, outputs;
+    private final Map<String, Tensor> initializers;
+    private final List<Node> nodes;
+
+    private OnnxModel(String source, int opset, Map<String, Long> opsetImports, List<ValueInfo> inputs, List<ValueInfo> outputs,
+                      Map<String, Tensor> initializers, List<Node> nodes) {
+        this.source = source;
+        this.opset = opset;
+        this.opsetImports = opsetImports;
+        this.inputs = inputs;
+        this.outputs = outputs;
+        this.initializers = initializers;
+        this.nodes = nodes;
+    }
+
+    /**
+     * Loads and checks an ONNX model file.
+     *
+     * @throws OnnxFormatException if the file cannot be read, is not a valid ModelProto, or breaks the format's rules
+     * @throws UnsupportedOnnxOpException if a node's operator, an attribute or a value type is not supported
+     */
+    public static OnnxModel load(Path file) {
+        String src = file.toString();
+        byte[] bytes;
+        try {
+            bytes = Files.readAllBytes(file);
+        } catch (IOException e) {
+            throw new OnnxFormatException(src, "cannot read the file (" + e + ")", e);
+        }
+        ModelProto m;
+        try {
+            CodedInputStream in = CodedInputStream.newInstance(bytes);
+            in.setRecursionLimit(256);
+            m = ModelProto.parseFrom(in);
+        } catch (InvalidProtocolBufferException e) {
+            throw new OnnxFormatException(src, "not a valid ONNX ModelProto (" + e.getMessage() + ")", e);
+        } catch (IOException e) {
+            throw new OnnxFormatException(src, "cannot parse (" + e + ")", e);
+        }
+        return fromProto(m, src);
+    }
+
+    static OnnxModel fromProto(ModelProto m, String src) {
+        if (!m.hasGraph()) throw new OnnxFormatException(src, "the model has no graph (empty or not an ONNX model)");
+        Map<String, Long> imports = new LinkedHashMap<>();
+        for (OperatorSetIdProto o : m.getOpsetImportList()) imports.put(domainName(o.getDomain()), o.getVersion());
+        // IR versions before 3 had no opset imports: their operators are opset 1's
+        if (imports.isEmpty() && m.getIrVersion() < 3) imports.put("ai.onnx", 1L);
+        long onnxOpset = imports.getOrDefault("ai.onnx", -1L);
+        if (imports.containsKey("ai.onnx") && (onnxOpset < MIN_OPSET || onnxOpset > MAX_OPSET)) {
+            throw new UnsupportedOnnxOpException("ai.onnx opset " + onnxOpset, "Kiln maps ai.onnx opsets " + MIN_OPSET + " to " + MAX_OPSET + " only");
+        }
+        GraphProto g = m.getGraph();
+        if (g.getSparseInitializerCount() > 0) throw new UnsupportedOnnxOpException("'" + g.getSparseInitializer(0).getValues().getName() + "'", "sparse initializers are not supported");
+
+        Map<String, Tensor> inits = new LinkedHashMap<>();
+        for (TensorProto t : g.getInitializerList()) {
+            if (t.getName().isEmpty()) throw new OnnxFormatException(src, "an initializer has no name");
+            inits.put(t.getName(), TensorProtos.toTensor(t, src + " initializer " + t.getName()));
+        }
+        List<ValueInfo> ins = new ArrayList<>();
+        for (ValueInfoProto v : g.getInputList()) if (!inits.containsKey(v.getName())) ins.add(valueInfo(v, src));
+        List<ValueInfo> outs = new ArrayList<>();
+        for (ValueInfoProto v : g.getOutputList()) outs.add(valueInfo(v, src));
+
+        List<Node> nodes = new ArrayList<>();
+        Set<String> defined = new HashSet<>(inits.keySet());
+        for (ValueInfo v : ins) defined.add(v.name());
+        for (int k = 0; k < g.getNodeCount(); k++) {
+            NodeProto p = g.getNode(k);
+            Node n = Node.of(p, k, src);
+            for (String i : n.inputs()) {
+                if (!i.isEmpty() && !defined.contains(i)) {
+                    throw new OnnxFormatException(src, "node '" + n.label() + "' (" + n.opType() + ") reads '" + i + "', which no earlier node, input or initializer defines");
+                }
+            }
+            for (String o : n.outputs()) if (!o.isEmpty()) defined.add(o);
+            nodes.add(n);
+        }
+        for (ValueInfo o : outs) {
+            if (!defined.contains(o.name())) throw new OnnxFormatException(src, "graph output '" + o.name() + "' is never defined");
+        }
+        OnnxModel model = new OnnxModel(src, Math.toIntExact(onnxOpset), Collections.unmodifiableMap(imports), List.copyOf(ins), List.copyOf(outs),
+                Collections.unmodifiableMap(inits), List.copyOf(nodes));
+        for (Node n : nodes) OnnxOps.check(n, model.opsetFor(n.domain()));
+        return model;
+    }
+
+    private static String domainName(String d) { return d.isEmpty() ? "ai.onnx" : d; }
+
+    /** The model's opset for a node domain ({@code ""} is ai.onnx), or -1 if it imports none. */
+    long opsetFor(String domain) { return opsetImports.getOrDefault(domainName(domain), -1L); }
+
+    private static ValueInfo valueInfo(ValueInfoProto v, String src) {
+        TypeProto t = v.getType();
+        String name = v.getName();
+        switch (t.getValueCase()) {
+            case TENSOR_TYPE -> { }
+            case SEQUENCE_TYPE -> throw new UnsupportedOnnxOpException("'" + name + "'", "sequence values are not supported");
+            case OPTIONAL_TYPE -> throw new UnsupportedOnnxOpException("'" + name + "'", "optional values are not supported");
+            case MAP_TYPE -> throw new UnsupportedOnnxOpException("'" + name + "'", "map values are not supported");
+            case SPARSE_TENSOR_TYPE -> throw new UnsupportedOnnxOpException("'" + name + "'", "sparse tensors are not supported");
+            default -> throw new OnnxFormatException(src, "value '" + name + "' has no type");
+        }
+        TypeProto.Tensor tt = t.getTensorType();
+        DType dt = TensorProtos.dtype(tt.getElemType(), "'" + name + "'");
+        List<ValueInfo.Dim> dims = null;
+        if (tt.hasShape()) {
+            dims = new ArrayList<>();
+            for (TensorShapeProto.Dimension d : tt.getShape().getDimList()) {
+                dims.add(switch (d.getValueCase()) {
+                    case DIM_VALUE -> new ValueInfo.Dim(d.getDimValue(), null);
+                    case DIM_PARAM -> new ValueInfo.Dim(-1, d.getDimParam());
+                    default -> new ValueInfo.Dim(-1, null);
+                });
+            }
+        }
+        return new ValueInfo(name, dt, dims);
+    }
+
+    /** The graph inputs the caller supplies (initializers excluded), in graph order. */
+    public List<ValueInfo> inputs() { return inputs; }
+
+    /** The graph outputs, in graph order. */
+    public List<ValueInfo> outputs() { return outputs; }
+
+    /** The model's ai.onnx opset version, or -1 if it imports none (then only other domains' operators appear). */
+    public int opset() { return opset; }
+
+    /** The operator types of the graph's nodes, in node order (with repeats). */
+    public List<String> opTypes() { return nodes.stream().map(Node::opType).toList(); }
+
+    List<Node> nodes() { return nodes; }
+
+    Map<String, Tensor> initializers() { return initializers; }
+
+    String source() { return source; }
+
+    /**
+     * Builds the model's graph on the given inputs and returns its outputs, in graph order, as lazy tensors on
+     * the inputs' device (the default device when the model has no inputs). Symbolic dimensions take the sizes
+     * of the given tensors ({@link #bindDims}).
+     *
+     * @param inputs a tensor for every input of {@link #inputs()}, by name
+     * @throws IllegalArgumentException if an input is missing or unknown, or its dtype or shape does not match the model
+     */
+    public List<Tensor> run(Map<String, Tensor> inputs) {
+        bindDims(inputs);
+        Device device = inputs.isEmpty() ? Tensor.defaultDevice() : inputs.get(this.inputs.getFirst().name()).device();
+        return new GraphBuilder(this, device).build(inputs);
+    }
+
+    /**
+     * Checks the given inputs against the declared ones and decides the size of every dimension: fixed sizes
+     * must match, and each symbolic name takes one size throughout. This is the one place where dimension
+     * sizes are decided; today they are the sizes of the given tensors, so a model is built for the concrete
+     * shapes the caller supplies.
+     *
+     * @return the size chosen for each symbolic dimension name
+     */
+    Map<String, Long> bindDims(Map<String, Tensor> given) {
+        for (String name : given.keySet()) {
+            if (inputs.stream().noneMatch(v -> v.name().equals(name))) {
+                throw new IllegalArgumentException("run: " + source + " has no input '" + name + "'; its inputs are "
+                        + inputs.stream().map(ValueInfo::name).toList());
+            }
+        }
+        Map<String, Long> symbols = new LinkedHashMap<>();
+        for (ValueInfo v : inputs) {
+            Tensor t = given.get(v.name());
+            if (t == null) throw new IllegalArgumentException("run: input '" + v.name() + "' (" + v + ") of " + source + " is missing");
+            if (t.dtype() != v.dtype()) {
+                throw new IllegalArgumentException("run: input '" + v.name() + "' must be " + v.dtype() + ", got " + t.dtype());
+            }
+            if (v.dims() == null) continue;
+            int[] d = t.dims();
+            if (d.length != v.dims().size()) {
+                throw new IllegalArgumentException("run: input '" + v.name() + "' must have shape " + v.dims() + ", got " + t.shape());
+            }
+            for (int k = 0; k < d.length; k++) {
+                ValueInfo.Dim want = v.dims().get(k);
+                if (want.isFixed() && want.size() != d[k]) {
+                    throw new IllegalArgumentException("run: input '" + v.name() + "' must have shape " + v.dims() + ", got " + t.shape()
+                            + " (axis " + k + ")");
+                }
+                if (want.isSymbolic()) {
+                    Long prev = symbols.putIfAbsent(want.symbol(), (long) d[k]);
+                    if (prev != null && prev != d[k]) {
+                        throw new IllegalArgumentException("run: dimension '" + want.symbol() + "' is " + prev + " in one input and " + d[k]
+                                + " in input '" + v.name() + "' (axis " + k + ")");
+                    }
+                }
+            }
+        }
+        return symbols;
+    }
+
+    @Override
+    public String toString() { return "OnnxModel[" + source + ", opset " + opset + ", " + nodes.size() + " nodes]"; }
+}

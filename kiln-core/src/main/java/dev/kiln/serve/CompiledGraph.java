@@ -342,8 +342,9 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public List<float[]> run(Map<String, float[]> in) {
-        beginRun("run");
+        prepareAccess();
         checkFloatInputs("run", in);
+        checkRunnable("run");
         for (var e : in.entrySet()) {
             int i = shared.inputIndex.get(e.getKey());
             DTypeCodec.writeFloats(e.getValue(), inputs[i], shared.inputs.get(i).dtype());
@@ -357,8 +358,9 @@ public final class CompiledGraph implements ExecutableGraph {
     @Override
     public List<MemorySegment> runRaw(Map<String, float[]> in) {
         shared.capabilities.require(Capability.HOST_READABLE_OUTPUTS, "runRaw");
-        beginRun("runRaw");
+        prepareAccess();
         checkFloatInputs("runRaw", in);
+        checkRunnable("runRaw");
         for (var e : in.entrySet()) {
             int i = shared.inputIndex.get(e.getKey());
             DTypeCodec.writeFloats(e.getValue(), inputs[i], shared.inputs.get(i).dtype());
@@ -377,7 +379,7 @@ public final class CompiledGraph implements ExecutableGraph {
     @Override
     public OutputSlots runSlots(float[]... in) {
         shared.capabilities.require(Capability.HOST_READABLE_OUTPUTS, "runSlots");
-        beginRun("runSlots");
+        prepareAccess();
         if (in.length != inputs.length) {
             throw new IllegalArgumentException("runSlots: expects " + inputs.length + " inputs in declaration order " + shared.inputs
                     + " (null for a handle), got " + in.length);
@@ -392,6 +394,7 @@ public final class CompiledGraph implements ExecutableGraph {
                 checkLength("runSlots", "input", s, in[i].length);
             }
         }
+        checkRunnable("runSlots");
         for (int i = 0; i < in.length; i++) if (!handle[i]) DTypeCodec.writeFloats(in[i], inputs[i], shared.inputs.get(i).dtype());
         execute();
         return slots;
@@ -407,7 +410,7 @@ public final class CompiledGraph implements ExecutableGraph {
     @Override
     public List<TypedValues> runTyped(Map<String, TypedValues> in) {
         shared.capabilities.require(Capability.TYPED_IO, "runTyped");
-        beginRun("runTyped");
+        prepareAccess();
         for (var e : in.entrySet()) {
             TensorSpec s = inputToFeed("runTyped", e.getKey());
             TypedValues v = e.getValue();
@@ -418,6 +421,7 @@ public final class CompiledGraph implements ExecutableGraph {
             checkTypedBytes("runTyped", "input", s, v.dtype(), v.bytes().length);
         }
         checkAllGiven("runTyped", in.keySet());
+        checkRunnable("runTyped");
         for (var e : in.entrySet()) {
             int i = shared.inputIndex.get(e.getKey());
             TensorSpec s = shared.inputs.get(i);
@@ -430,12 +434,6 @@ public final class CompiledGraph implements ExecutableGraph {
             out.add(new TypedValues(s.dtype(), DTypeCodec.bufferToTyped(outputs[i], s.dtype(), s.numel())));
         }
         return out;
-    }
-
-    /** Everything a synchronous run does before it writes inputs. */
-    private void beginRun(String op) {
-        prepareAccess();
-        checkRunnable(op);
     }
 
     /** Waits for committed runs and invalidates the last raw views: any access to buffers starts here. */
@@ -526,6 +524,10 @@ public final class CompiledGraph implements ExecutableGraph {
     }
 
     private static void checkTypedBytes(String op, String what, TensorSpec s, DType given, long bytes) {
+        if (given.isPacked() && s.numel() % DType.QUANT_BLOCK != 0) {
+            throw new IllegalArgumentException(op + ": " + what + " '" + s.name() + "' (" + s.dtype() + s.shape() + ") has " + s.numel()
+                    + " values, not a whole number of " + given + " blocks of " + DType.QUANT_BLOCK);
+        }
         long expected = given.byteSize(s.numel());
         if (bytes != expected) {
             throw new IllegalArgumentException(op + ": " + what + " '" + s.name() + "' (" + s.dtype() + s.shape() + ") expects " + expected + " bytes of "
@@ -613,10 +615,11 @@ public final class CompiledGraph implements ExecutableGraph {
     @Override
     public float[] runFeedHandle(Map<String, float[]> in, String name, int outputIndex) {
         shared.capabilities.require(Capability.DEVICE_RESIDENT_HANDLES, "runFeedHandle");
-        beginRun("runFeedHandle");
+        prepareAccess();
         int h = boundHandle("runFeedHandle", name);
         checkFeed("runFeedHandle", h, outputIndex);
         checkFloatInputs("runFeedHandle", in);
+        checkRunnable("runFeedHandle");
         for (var e : in.entrySet()) {
             int i = shared.inputIndex.get(e.getKey());
             DTypeCodec.writeFloats(e.getValue(), inputs[i], shared.inputs.get(i).dtype());
@@ -661,7 +664,6 @@ public final class CompiledGraph implements ExecutableGraph {
     public List<List<float[]>> runPipelined(List<Map<String, float[]>> inputSets) {
         shared.capabilities.require(Capability.ASYNC_COMMIT, "runPipelined");
         checkOpen();
-        checkRunnable("runPipelined");
         for (int k = 0; k < inputSets.size(); k++) {
             try {
                 checkFloatInputs("runPipelined", inputSets.get(k));
@@ -669,6 +671,7 @@ public final class CompiledGraph implements ExecutableGraph {
                 throw new IllegalArgumentException("runPipelined: input set " + k + ": " + e.getMessage(), e);
             }
         }
+        checkRunnable("runPipelined");
         float[][][] results = new float[inputSets.size()][][];
         for (int k = 0; k < inputSets.size(); k++) commit("runPipelined", inputSets.get(k), results, k);
         syncPending();
@@ -684,8 +687,8 @@ public final class CompiledGraph implements ExecutableGraph {
     private void commit(String op, Map<String, float[]> in, float[][][] results, int index) {
         checkOpen();
         invalidateRaw();
-        checkRunnable(op);
         checkFloatInputs(op, in);
+        checkRunnable(op);
         if (asyncFailure != null) syncPending(); // report a failed earlier run before queueing more
         int slot = takeSlot();
         MemorySegment stage = staging[slot];

@@ -65,7 +65,7 @@ public final class CompiledGraph implements ExecutableGraph {
         final MemorySegment[] paramSegments;
         final boolean[] paramSet;
         final Arena arena;               // params and constants
-        int unsetParams;
+        volatile int unsetParams;     // read by replicas on other threads before every run
         int references = 1;
 
         Shared(DeviceSpec device, CompileOptions options, List<TensorSpec> inputs, List<TensorSpec> params, List<TensorSpec> outputs,

@@ -36,8 +36,10 @@ public final class CKernel {
     private final List<Variable> variables;
     private final boolean[] written;
 
-    // per thread: the native array of buffer addresses followed by the variables' values
-    private static final ThreadLocal<MemorySegment> SCRATCH = new ThreadLocal<>();
+    /** Per thread: the native array of buffer addresses, the status block and the variables' values. */
+    private record Scratch(MemorySegment pointers, MemorySegment status, MemorySegment values) {}
+
+    private static final ThreadLocal<Scratch> SCRATCH = new ThreadLocal<>();
 
     /**
      * Binds {@code program}'s compiled function.
@@ -156,10 +158,8 @@ public final class CKernel {
 
     private void call(MemorySegment[] bufs, long[] vars, long start, long end) {
         // bufs, then the status block the kernel reports an index out of range in, then the variables
-        long pointers = ValueLayout.ADDRESS.byteSize() * (bufs.length + 1);
-        MemorySegment scratch = scratch(pointers + 8L * (3 + vars.length));
-        MemorySegment status = scratch.asSlice(pointers, 24);
-        MemorySegment values = scratch.asSlice(pointers + 24);
+        Scratch s = scratch(ValueLayout.ADDRESS.byteSize() * (bufs.length + 1), 8L * vars.length);
+        MemorySegment scratch = s.pointers(), status = s.status(), values = s.values(); // whole segments: no slice per call
         for (int i = 0; i < bufs.length; i++) scratch.setAtIndex(ValueLayout.ADDRESS, i, bufs[i]);
         scratch.setAtIndex(ValueLayout.ADDRESS, bufs.length, status);
         status.fill((byte) 0);
@@ -183,35 +183,41 @@ public final class CKernel {
 
     /** Checks buffer {@code i}; returns whether it is on the Java heap (an input the call must copy off-heap). */
     private boolean check(int i, MemorySegment s) {
-        Slot p = params.get(i);
-        String what = "kernel " + name + ": buffer " + i + " (" + p.name() + ", " + p.dtype() + ", " + bytes[i] + " bytes)";
-        if (s == null) throw new IllegalArgumentException(what + " is null");
-        if (!s.scope().isAlive()) throw new IllegalStateException(what + " has been freed");
+        // the description is built only on failure: this runs for every buffer of every call
+        if (s == null) throw new IllegalArgumentException(describe(i) + " is null");
+        if (!s.scope().isAlive()) throw new IllegalStateException(describe(i) + " has been freed");
         if (!s.isAccessibleBy(Thread.currentThread())) {
-            throw new IllegalArgumentException(what + " belongs to a confined arena of another thread");
+            throw new IllegalArgumentException(describe(i) + " belongs to a confined arena of another thread");
         }
-        if (s.byteSize() < bytes[i]) throw new IllegalArgumentException(what + " has only " + s.byteSize() + " bytes");
-        if (written[i] && s.isReadOnly()) throw new IllegalArgumentException(what + " is read-only, but the kernel writes it");
+        if (s.byteSize() < bytes[i]) throw new IllegalArgumentException(describe(i) + " has only " + s.byteSize() + " bytes");
+        if (written[i] && s.isReadOnly()) throw new IllegalArgumentException(describe(i) + " is read-only, but the kernel writes it");
         if (!s.isNative()) {
             if (written[i]) {
-                throw new IllegalArgumentException(what + " is on the Java heap, but the kernel writes it and native code writes off-heap memory only"
+                throw new IllegalArgumentException(describe(i) + " is on the Java heap, but the kernel writes it and native code writes off-heap memory only"
                         + " (allocate it on this device, e.g. with tensor.to(\"CLANG\"))");
             }
             return true;
         }
+        Slot p = params.get(i);
         int item = p.dtype().isPacked() ? 1 : p.dtype().itemSize();
         if (s.address() % item != 0) {
-            throw new IllegalArgumentException(what + " at address 0x" + Long.toHexString(s.address()) + " is not aligned to its "
+            throw new IllegalArgumentException(describe(i) + " at address 0x" + Long.toHexString(s.address()) + " is not aligned to its "
                     + item + "-byte elements");
         }
         return false;
     }
 
-    private static MemorySegment scratch(long bytes) {
-        MemorySegment s = SCRATCH.get();
-        if (s == null || s.byteSize() < bytes) {
+    private String describe(int i) {
+        Slot p = params.get(i);
+        return "kernel " + name + ": buffer " + i + " (" + p.name() + ", " + p.dtype() + ", " + bytes[i] + " bytes)";
+    }
+
+    private static Scratch scratch(long pointerBytes, long valueBytes) {
+        Scratch s = SCRATCH.get();
+        if (s == null || s.pointers().byteSize() < pointerBytes || s.values().byteSize() < valueBytes) {
             // the arena is reachable from this thread's entry only: freed with the thread
-            s = Arena.ofAuto().allocate(Math.max(bytes, 512), 8);
+            Arena a = Arena.ofAuto();
+            s = new Scratch(a.allocate(Math.max(pointerBytes, 512), 8), a.allocate(24, 8), a.allocate(Math.max(valueBytes, 256), 8));
             SCRATCH.set(s);
         }
         return s;

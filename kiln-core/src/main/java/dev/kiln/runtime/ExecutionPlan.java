@@ -51,6 +51,7 @@ public final class ExecutionPlan implements AutoCloseable {
     private final List<Device> opDevices;   // the device each step runs on
     private final boolean multiDevice;
     private UnifiedExecutor executor;       // created on the first multi-device execution; closed with the plan
+    private final Map<UOp, MemorySegment> rebound; // external input buffers replaced in a replica (identity keys)
 
     private Arena arena;                // outputs and owned buffers; freed by close()
     private Arena intermediates;        // the intermediate arena; freed by releaseIntermediateBuffers()
@@ -95,9 +96,62 @@ public final class ExecutionPlan implements AutoCloseable {
         this.parallel = independent && WorkerPool.size() > 1;
         this.opDevices = List.copyOf(opDevices);
         this.multiDevice = opDevices.stream().distinct().count() > 1;
+        this.rebound = Map.of();
         this.arena = Arena.ofShared();
         allocateOwned();
         allocateIntermediates();
+    }
+
+    /** A replica of {@code source}: its steps and compiled kernels, fresh memory, some inputs rebound. */
+    private ExecutionPlan(ExecutionPlan source, Map<UOp, MemorySegment> rebound) {
+        this.device = source.device;
+        this.schedule = source.schedule;
+        this.memory = source.memory;
+        this.nodes = source.nodes;
+        this.ops = source.ops;
+        this.runners = source.runners;
+        this.outputs = source.outputs;
+        this.variables = source.variables;
+        this.values = source.values.clone();
+        this.varSlots = source.varSlots;
+        this.opVars = new long[ops.size()][];
+        for (int i = 0; i < ops.size(); i++) if (source.opVars[i] != null) opVars[i] = new long[source.opVars[i].length];
+        this.predecessors = source.predecessors;
+        this.parallel = source.parallel;
+        this.opDevices = source.opDevices;
+        this.multiDevice = source.multiDevice;
+        this.rebound = rebound;
+        this.arena = Arena.ofShared();
+        allocateOwned();
+        allocateIntermediates();
+    }
+
+    /**
+     * A replica for another thread: the same steps and the same compiled kernels (nothing is scheduled or
+     * compiled again), with its own intermediate arena and outputs. Each external input buffer that is a
+     * key of {@code rebind} is replaced by its value; every other input (weights, constants) is shared
+     * with this plan, so the two must not write those while either runs. Keys the plan does not read are
+     * ignored (a graph may declare an input it never uses).
+     *
+     * @throws IllegalArgumentException if a replacement's dtype or element count differs from its key's
+     */
+    public ExecutionPlan replicate(Map<Buffer, Buffer> rebind) {
+        checkOpen();
+        Map<UOp, MemorySegment> segs = new IdentityHashMap<>(rebound);
+        for (var e : rebind.entrySet()) {
+            Buffer from = e.getKey(), to = e.getValue();
+            if (from.dtype() != to.dtype() || from.count() != to.count()) {
+                throw new IllegalArgumentException("replicate: " + from + " cannot be replaced by " + to + " (dtype and count must match)");
+            }
+            segs.put(UOp.buffer(from), to.segment());
+        }
+        return new ExecutionPlan(this, segs);
+    }
+
+    /** The storage of an external input: its buffer's, or its replacement in a replica. */
+    private MemorySegment inputSegment(UOp buffer) {
+        MemorySegment s = rebound.get(buffer);
+        return s != null ? s : ((Buffer) buffer.arg()).segment();
     }
 
     // ---------------------------------------------------------------- memory
@@ -108,14 +162,14 @@ public final class ExecutionPlan implements AutoCloseable {
         for (int i = 0; i < nodes.size(); i++) {
             UOp n = nodes.get(i);
             if (n.op() == Op.BUFFER) {
-                segments[i] = ((Buffer) n.arg()).segment();
+                segments[i] = inputSegment(n);
                 continue;
             }
             MemoryPlan.ByteRange r = memory.rangeOf(n);
             if (r.storage() instanceof MemoryPlan.Storage.Owned(UOp owner)) {
                 MemorySegment base = owned.get(owner);
                 if (base == null) {
-                    base = owner.op() == Op.BUFFER ? ((Buffer) owner.arg()).segment() : allocate(arena, bytesOf(owner));
+                    base = owner.op() == Op.BUFFER ? inputSegment(owner) : allocate(arena, bytesOf(owner));
                     owned.put(owner, base);
                 }
                 segments[i] = base.asSlice(r.offset(), r.length());

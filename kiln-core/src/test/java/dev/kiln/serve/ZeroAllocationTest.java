@@ -1,0 +1,84 @@
+package dev.kiln.serve;
+
+import dev.kiln.DType;
+import dev.kiln.Tensor;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+
+import static dev.kiln.serve.ServeFixtures.data;
+import static dev.kiln.serve.ServeFixtures.session;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code runSlots} allocates nothing per call once warm, measured by the JVM's per-thread allocation counter
+ * ({@code com.sun.management.ThreadMXBean#getCurrentThreadAllocatedBytes}). The bean is reached through a
+ * method handle: the test classes compile inside module dev.kiln.core, which does not read
+ * jdk.management, and an exact method handle call boxes nothing.
+ */
+class ZeroAllocationTest {
+    private static final MethodHandle ALLOCATED_BYTES;
+
+    static {
+        try {
+            Object bean = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean").invoke(null);
+            Class<?> type = Class.forName("com.sun.management.ThreadMXBean");
+            type.getMethod("setThreadAllocatedMemoryEnabled", boolean.class).invoke(bean, true);
+            ALLOCATED_BYTES = MethodHandles.publicLookup().findVirtual(type, "getCurrentThreadAllocatedBytes", MethodType.methodType(long.class))
+                    .bindTo(bean);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private static long allocatedBytes() {
+        try {
+            return (long) ALLOCATED_BYTES.invokeExact();
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    /** x[4, 32] -> relu(x w1 + b1) w2: a chain of kernels, so the plan runs them in order on the caller. */
+    private static Graph chain() {
+        Graph g = new Graph();
+        Tensor x = g.input("x", DType.F32, 4, 32);
+        Tensor w1 = g.param("w1", DType.F32, 32, 64);
+        Tensor b1 = g.param("b1", DType.F32, 64);
+        Tensor w2 = g.param("w2", DType.F32, 64, 10);
+        return g.outputs(x.matmul(w1).add(b1).relu().matmul(w2));
+    }
+
+    /**
+     * The serving layer adds no allocation to a run: runSlots allocates exactly what ExecutionPlan.execute()
+     * does, which is nothing on CLANG. CPU kernels still allocate a few segment slices per call (the
+     * {@code bufs[i].asSlice(0, n)} prologue of generated Java kernels that escape analysis does not always
+     * remove), so there the equality is the check.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"CPU", "CLANG"})
+    void runSlotsAllocatesNothingBeyondThePlan(String device) {
+        assertThat(allocatedBytes()).as("the JVM counts allocated bytes per thread").isPositive();
+        try (CompiledGraph c = session(device).compile(chain())) {
+            c.setParam("w1", data(32 * 64, 1));
+            c.setParam("b1", data(64, 2));
+            c.setParam("w2", data(64 * 10, 3));
+            float[][] in = {data(128, 4)};
+            long sink = 0;
+            for (int i = 0; i < 20_000; i++) sink += c.runSlots(in).offset(0); // warm-up: let the JIT compile the run path
+            for (int i = 0; i < 20_000; i++) c.plan().execute();
+            for (int i = 0; i < 1000; i++) sink += allocatedBytes(); // and the counter's own call path
+            long before = allocatedBytes();
+            for (int i = 0; i < 1000; i++) sink += c.runSlots(in).offset(0);
+            long slots = allocatedBytes() - before;
+            before = allocatedBytes();
+            for (int i = 0; i < 1000; i++) c.plan().execute();
+            long plan = allocatedBytes() - before;
+            assertThat(slots).as("bytes allocated by 1000 warm runSlots calls, beyond the plan's own execute() (sink %d)", sink).isEqualTo(plan);
+            if (device.equals("CLANG")) assertThat(slots).as("native kernels allocate nothing either").isZero();
+        }
+    }
+}

@@ -304,6 +304,19 @@ public final class ExecutionPlan implements AutoCloseable {
         execute();
     }
 
+    /**
+     * Sets variable {@code index} (in {@link #variables()} order) for the following {@link #execute()}s,
+     * checked against its bounds; allocates nothing, for callers that run at a steady rate.
+     *
+     * @throws IllegalArgumentException naming the variable, the value and its range
+     */
+    public void setVariable(int index, long value) {
+        checkOpen();
+        Variable v = variables.get(index);
+        if (value < v.min() || value > v.max()) v.bind(value); // throws with the variable's name and range
+        values[index] = value;
+    }
+
     private int indexOfVariable(String name) {
         for (int i = 0; i < variables.size(); i++) if (variables.get(i).name().equals(name)) return i;
         throw new IllegalArgumentException("executeWithVars: the plan has no variable '" + name + "'; its variables are "

@@ -10,8 +10,8 @@ import java.util.Set;
  *
  * <p>The host devices (INTERP, CPU, CLANG) keep every buffer in host memory: their handles are
  * device-resident by construction and their outputs are host-readable. INTERP evaluates kernels whole,
- * so it has no {@link Capability#THREADED_KERNELS}. No device offers {@link Capability#ACTIVE_EXTENT} or
- * {@link Capability#MOE_RESIDENCY} yet.
+ * so it has no {@link Capability#THREADED_KERNELS}. All three honour an active extent (their kernels loop
+ * only to a symbolic axis's value) and keep mixture-of-experts residency on the host.
  *
  * @param device    the device
  * @param supported the capabilities it offers
@@ -24,7 +24,8 @@ public record Capabilities(DeviceSpec device, Set<Capability> supported) {
     /** The capabilities of a device kind the serving API runs on. */
     static Capabilities of(DeviceSpec device) {
         EnumSet<Capability> s = EnumSet.of(Capability.REPLICAS, Capability.ASYNC_COMMIT, Capability.HANDLES,
-                Capability.DEVICE_RESIDENT_HANDLES, Capability.HOST_READABLE_OUTPUTS, Capability.TYPED_IO, Capability.PACKED_WEIGHTS);
+                Capability.DEVICE_RESIDENT_HANDLES, Capability.HOST_READABLE_OUTPUTS, Capability.TYPED_IO, Capability.PACKED_WEIGHTS,
+                Capability.ACTIVE_EXTENT, Capability.MOE_RESIDENCY);
         if (!device.kind().equals("INTERP")) s.add(Capability.THREADED_KERNELS);
         return new Capabilities(device, s);
     }

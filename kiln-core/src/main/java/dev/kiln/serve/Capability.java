@@ -18,8 +18,8 @@ public enum Capability {
     PACKED_WEIGHTS,
     /** A kernel split across worker threads (a THREAD loop) inside one run. */
     THREADED_KERNELS,
-    /** Runs that process only an active extent of a bucketed axis. Not offered yet by any device. */
+    /** {@link ExecutableGraph#setActiveExtent}: runs whose kernels process only the active rows of a symbolic axis. */
     ACTIVE_EXTENT,
-    /** Mixture-of-experts residency masks, top-k capture and residency statistics. Not offered yet by any device. */
+    /** Mixture-of-experts residency masks, top-k capture and residency statistics ({@link ExecutableGraph#setMoeResidentExperts}). */
     MOE_RESIDENCY
 }

@@ -2,6 +2,7 @@ package dev.kiln.serve;
 
 import dev.kiln.DType;
 import dev.kiln.DeviceSpec;
+import dev.kiln.Shape;
 import dev.kiln.Variable;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.UOp;
@@ -16,7 +17,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -61,6 +61,7 @@ public final class CompiledGraph implements ExecutableGraph {
         final CompileOptions options;
         final List<TensorSpec> inputs, params, outputs;
         final Map<String, Integer> inputIndex = new HashMap<>(), paramIndex = new HashMap<>();
+        final List<Variable> extentVariables;  // the variables of the inputs' symbolic axes, in order of first use
         final Buffer[] templateInputs;   // the input buffers the original plan was built on (replicas rebind these)
         final MemorySegment[] paramSegments;
         final boolean[] paramSet;
@@ -77,6 +78,9 @@ public final class CompiledGraph implements ExecutableGraph {
             this.params = params;
             this.outputs = outputs;
             for (int i = 0; i < inputs.size(); i++) inputIndex.put(inputs.get(i).name(), i);
+            java.util.LinkedHashSet<Variable> vars = new java.util.LinkedHashSet<>();
+            for (TensorSpec in : inputs) for (int a = 0; a < in.shape().rank(); a++) if (in.shape().variable(a) != null) vars.add(in.shape().variable(a));
+            this.extentVariables = List.copyOf(vars);
             for (int i = 0; i < params.size(); i++) paramIndex.put(params.get(i).name(), i);
             this.templateInputs = templateInputs;
             this.paramSegments = paramSegments;
@@ -104,7 +108,8 @@ public final class CompiledGraph implements ExecutableGraph {
     private final OutputSlots slots;
     private final boolean[] handle;            // per input
     private final int[] feed;                  // per input: the output copied into it after each run, or -1
-    private final Map<String, Long> variables = new LinkedHashMap<>();
+    private final long[] varValues;            // per plan variable, its value for the next runs
+    private final boolean[] varSet;            // per plan variable, whether it has one
     private Arena rawArena;
     private boolean closed;
 
@@ -137,6 +142,15 @@ public final class CompiledGraph implements ExecutableGraph {
         for (int i = 0; i < n; i++) outputs[i] = outputBlock.asSlice(offsets[i], shared.outputs.get(i).byteSize());
         this.arenaView = outputBlock.asReadOnly();
         this.slots = new OutputSlots(offsets, lengths, shared.outputs.stream().map(TensorSpec::dtype).toList());
+        this.varValues = new long[plan.variables().size()];
+        this.varSet = new boolean[varValues.length];
+        for (int v = 0; v < varValues.length; v++) { // a symbolic axis of an input runs at its whole extent until told otherwise
+            Variable var = plan.variables().get(v);
+            if (shared.extentVariables.contains(var)) {
+                varValues[v] = var.max();
+                varSet[v] = true;
+            }
+        }
         this.handle = new boolean[shared.inputs.size()];
         this.feed = new int[shared.inputs.size()];
         Arrays.fill(feed, -1);
@@ -172,7 +186,8 @@ public final class CompiledGraph implements ExecutableGraph {
                 if (p.param()) paramSegments[pa++] = b.segment();
                 else inputBuffers[in++] = b;
                 UOp node = UOp.buffer(b);
-                replacement.put(p, node.shape().equals(s.shape()) ? node : UOp.of(Op.RESHAPE, s.dtype(), s.shape(), node));
+                Shape laid = s.shape().maxShape(); // the placeholder node has the maximum shape; the graph made its symbolic axes
+                replacement.put(p, node.shape().equals(laid) ? node : UOp.of(Op.RESHAPE, s.dtype(), laid, node));
             }
             List<UOp> rewritten = rewrite(roots, graph, replacement, where, weights);
             ExecutionPlan plan = PlanBuilder.build(device, rewritten);
@@ -317,6 +332,7 @@ public final class CompiledGraph implements ExecutableGraph {
     }
 
     private void markSet(int p) {
+        dev.kiln.MoeLayers.weightsChanged(plan); // staged copies of non-resident experts are stale now
         synchronized (shared) {
             if (!shared.paramSet[p]) {
                 shared.paramSet[p] = true;
@@ -328,14 +344,48 @@ public final class CompiledGraph implements ExecutableGraph {
     @Override
     public void setVariable(String name, long value) {
         prepareAccess();
-        for (Variable v : plan.variables()) {
+        for (int i = 0; i < varValues.length; i++) {
+            Variable v = plan.variables().get(i);
             if (v.name().equals(name)) {
-                variables.put(name, v.bind(value).value());
+                varValues[i] = v.bind(value).value();
+                varSet[i] = true;
                 return;
             }
         }
         throw new IllegalArgumentException("setVariable: the graph has no variable '" + name + "'; its variables are "
                 + plan.variables().stream().map(v -> v.name() + "[" + v.min() + ", " + v.max() + "]").toList());
+    }
+
+    @Override
+    public void setActiveExtent(int actual, int upper) {
+        shared.capabilities.require(Capability.ACTIVE_EXTENT, "setActiveExtent");
+        Variable v = extentVariable("setActiveExtent");
+        if (upper != v.max()) {
+            throw new IllegalArgumentException("setActiveExtent: the graph was compiled at extent " + v.max() + " of '" + v.name()
+                    + "', given upper " + upper);
+        }
+        if (actual < v.min() || actual > upper) {
+            throw new IllegalArgumentException("setActiveExtent: actual " + actual + " is outside [" + v.min() + ", " + upper + "] of '"
+                    + v.name() + "'");
+        }
+        setVariable(v.name(), actual);
+    }
+
+    @Override
+    public void clearActiveExtent() {
+        Variable v = extentVariable("clearActiveExtent");
+        setVariable(v.name(), v.max());
+    }
+
+    /** The one variable of the inputs' symbolic axes: the axis an active extent applies to. */
+    Variable extentVariable(String op) {
+        if (shared.extentVariables.size() != 1) {
+            throw new IllegalStateException(op + ": " + (shared.extentVariables.isEmpty()
+                    ? "the graph's inputs have no symbolic axis; declare the bucketed axis with a Variable (Shape.symbolic) so kernels can stop at the active extent"
+                    : "the graph's inputs have several symbolic axes " + shared.extentVariables.stream().map(Variable::name).toList()
+                            + "; give each its value with setVariable"));
+        }
+        return shared.extentVariables.getFirst();
     }
 
     // ---------------------------------------------------------------- synchronous runs
@@ -458,16 +508,18 @@ public final class CompiledGraph implements ExecutableGraph {
             }
             if (!unset.isEmpty()) throw new IllegalStateException(op + ": params never set: " + unset + " (setParam before running)");
         }
-        if (variables.size() != plan.variables().size()) {
-            List<String> missing = plan.variables().stream().map(Variable::name).filter(v -> !variables.containsKey(v)).toList();
+        for (boolean set : varSet) {
+            if (set) continue;
+            List<String> missing = new ArrayList<>();
+            for (int i = 0; i < varSet.length; i++) if (!varSet[i]) missing.add(plan.variables().get(i).name());
             throw new IllegalStateException(op + ": variables without a value: " + missing + " (setVariable before running)");
         }
     }
 
     /** Runs the plan on the current input buffers, then applies handle feeds and fills the output block. */
     private void execute() {
-        if (variables.isEmpty()) plan.execute();
-        else plan.executeWithVars(variables);
+        for (int i = 0; i < varValues.length; i++) plan.setVariable(i, varValues[i]);
+        plan.execute();
         for (int i = 0; i < feed.length; i++) {
             if (feed[i] >= 0) MemorySegment.copy(planOutputs[feed[i]], 0, inputs[i], 0, planOutputs[feed[i]].byteSize());
         }
@@ -535,6 +587,43 @@ public final class CompiledGraph implements ExecutableGraph {
         }
     }
 
+    // ---------------------------------------------------------------- mixture of experts
+
+    @Override
+    public void setMoeResidentExperts(boolean[] mask) {
+        shared.capabilities.require(Capability.MOE_RESIDENCY, "setMoeResidentExperts");
+        prepareAccess();
+        dev.kiln.MoeLayers.setResidentExperts(plan, mask);
+    }
+
+    @Override
+    public void setMoeResidentExpertsPerLayer(boolean[][] masks) {
+        shared.capabilities.require(Capability.MOE_RESIDENCY, "setMoeResidentExpertsPerLayer");
+        prepareAccess();
+        dev.kiln.MoeLayers.setResidentExpertsPerLayer(plan, masks);
+    }
+
+    @Override
+    public boolean enableMoeTopkCapture(int numExperts) {
+        shared.capabilities.require(Capability.MOE_RESIDENCY, "enableMoeTopkCapture");
+        prepareAccess();
+        return dev.kiln.MoeLayers.enableTopkCapture(plan, numExperts);
+    }
+
+    @Override
+    public java.util.Optional<List<int[]>> takeMoeTopkCapture() {
+        shared.capabilities.require(Capability.MOE_RESIDENCY, "takeMoeTopkCapture");
+        prepareAccess();
+        return dev.kiln.MoeLayers.takeTopkCapture(plan);
+    }
+
+    @Override
+    public java.util.Optional<dev.kiln.MoeResidencyStats> takeMoeResidencyStats() {
+        shared.capabilities.require(Capability.MOE_RESIDENCY, "takeMoeResidencyStats");
+        prepareAccess();
+        return dev.kiln.MoeLayers.takeResidencyStats(plan);
+    }
+
     // ---------------------------------------------------------------- replicas
 
     @Override
@@ -556,7 +645,8 @@ public final class CompiledGraph implements ExecutableGraph {
             CompiledGraph c = new CompiledGraph(shared, true, replicaPlan, own, mine);
             System.arraycopy(handle, 0, c.handle, 0, handle.length);
             System.arraycopy(feed, 0, c.feed, 0, feed.length);
-            c.variables.putAll(variables);
+            System.arraycopy(varValues, 0, c.varValues, 0, varValues.length);
+            System.arraycopy(varSet, 0, c.varSet, 0, varSet.length);
             return c;
         } catch (RuntimeException | Error e) {
             own.close();

@@ -79,6 +79,23 @@ public interface ExecutableGraph extends AutoCloseable {
      */
     void setVariable(String name, long value);
 
+    /**
+     * Makes the following runs process only the first {@code actual} rows of the graph's symbolic axis,
+     * which was compiled at {@code upper} rows (the maximum of its {@link dev.kiln.Variable}): every kernel
+     * loops only over the active rows, so the work shrinks with {@code actual}, and rows past it are never
+     * read. Outputs past {@code actual} rows hold stale values. Sticky until changed or
+     * {@link #clearActiveExtent() cleared}; {@link BucketedCompileCache#runPadded} is the usual caller.
+     *
+     * @throws IllegalArgumentException if {@code upper} is not the extent the graph was compiled at, or
+     *     {@code actual} is outside the variable's range
+     * @throws IllegalStateException    if the graph's inputs have no symbolic axis, or several variables
+     *     (give each its value with {@link #setVariable})
+     */
+    void setActiveExtent(int actual, int upper);
+
+    /** Runs process the whole compiled extent again (the symbolic axis at its maximum). */
+    void clearActiveExtent();
+
     // ---------------------------------------------------------------- runs
 
     /**
@@ -181,4 +198,32 @@ public interface ExecutableGraph extends AutoCloseable {
     /** Waits for pending runs and frees the graph's memory (weights once no replica uses them). */
     @Override
     void close();
+
+    // ---------------------------------------------------------------- mixture of experts
+
+    /**
+     * The same residency mask for every mixture-of-experts layer of the graph: a resident expert's weights
+     * are read in place; a token routed to a non-resident one stages its weights first (a miss). Results
+     * do not depend on the masks.
+     *
+     * @throws IllegalArgumentException if the graph has no MoE layer or the mask's length is not the
+     *     layers' expert count
+     */
+    void setMoeResidentExperts(boolean[] mask);
+
+    /** One residency mask per MoE layer, in graph order (see {@link #setMoeResidentExperts}). */
+    void setMoeResidentExpertsPerLayer(boolean[][] masks);
+
+    /**
+     * Records the router's chosen experts of every MoE layer on each following run.
+     *
+     * @return false if the graph has no MoE layer
+     */
+    boolean enableMoeTopkCapture(int numExperts);
+
+    /** Per MoE layer in graph order, the experts chosen in the last run (tokens x k), then cleared; empty if none was captured. */
+    java.util.Optional<List<int[]>> takeMoeTopkCapture();
+
+    /** Expert hits, misses and bytes staged since the last call, per layer; empty if the graph has no MoE layer. */
+    java.util.Optional<dev.kiln.MoeResidencyStats> takeMoeResidencyStats();
 }

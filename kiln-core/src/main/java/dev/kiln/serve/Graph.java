@@ -88,6 +88,7 @@ public final class Graph {
         }
         Placeholder p = new Placeholder(this, new TensorSpec(name, dtype, shape), param);
         Tensor t = Tensor.custom(what + ":" + name, dtype, shape.toArray(), p);
+        for (int a = 0; a < shape.rank(); a++) if (shape.variable(a) != null) t = t.withSymbolicDim(a, shape.variable(a));
         declared.put(name, p);
         tensors.put(name, t);
         return t;

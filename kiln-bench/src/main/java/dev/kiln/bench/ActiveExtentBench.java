@@ -1,9 +1,14 @@
 package dev.kiln.bench;
 
+import dev.kiln.DType;
+import dev.kiln.Shape;
 import dev.kiln.Tensor;
 import dev.kiln.Variable;
 import dev.kiln.models.SmallModels;
 import dev.kiln.runtime.ExecutionPlan;
+import dev.kiln.serve.BucketedCompileCache;
+import dev.kiln.serve.Graph;
+import dev.kiln.serve.Session;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -21,8 +26,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * A transformer block (d=64, 4 heads, causal) compiled once for sequences of up to {@code MAX} tokens
  * with a symbolic sequence axis, run at {@code seq} tokens ({@code symbolic}), against a plan compiled
- * for exactly {@code seq} tokens ({@code exact}). The symbolic plan's time should follow {@code seq},
- * not {@code MAX}.
+ * for exactly {@code seq} tokens ({@code exact}), and through the serving API's bucket ladder 8..MAX with
+ * padding ({@code padded}: {@link BucketedCompileCache#runPadded}, the graph of the bucket of {@code seq}).
+ * The symbolic plan's time should follow {@code seq}, not {@code MAX}.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SampleTime)
@@ -38,6 +44,8 @@ public class ActiveExtentBench {
 
     private ExecutionPlan symbolic, exact;
     private Map<String, Long> vars;
+    private BucketedCompileCache ladder;
+    private Map<String, float[]> tokens;
 
     @Setup(Level.Trial)
     public void prepare() {
@@ -46,7 +54,19 @@ public class ActiveExtentBench {
         symbolic = SmallModels.transformerBlock(padded.withSymbolicDim(1, len), HEADS).prepare();
         exact = SmallModels.transformerBlock(Tensor.randn(7, 1, seq, DIM).to(device).realize(), HEADS).prepare();
         vars = Map.of("seq", (long) seq);
+        ladder = BucketedCompileCache.powerOfTwoLadder(Session.on(device), 8, MAX);
+        tokens = Map.of("x", Tensor.randn(8, 1, seq, DIM).toFloatArray());
+        ladder.runPadded(seq, tokens, ActiveExtentBench::graph);
     }
+
+    private static Graph graph(int upper) {
+        Graph g = new Graph();
+        Tensor x = g.input("x", DType.F32, Shape.symbolic(1, new Variable("seq", 1, upper), DIM));
+        return g.outputs(SmallModels.transformerBlock(x, HEADS));
+    }
+
+    @Benchmark
+    public Object padded() { return ladder.runPadded(seq, tokens, ActiveExtentBench::graph); }
 
     @Benchmark
     public void symbolic() { symbolic.executeWithVars(vars); }
@@ -58,5 +78,6 @@ public class ActiveExtentBench {
     public void close() {
         symbolic.close();
         exact.close();
+        ladder.close();
     }
 }

@@ -226,8 +226,10 @@ public final class JavaRenderer {
         for (int i = 0; i < program.params().size(); i++) {
             Slot p = program.params().get(i);
             long size = program.sizes().get(i);
-            line("MemorySegment " + p.name() + " = bufs[" + i + "].asSlice(0, " + p.dtype().byteSize(size) + "L); // "
-                    + p.dtype() + "[" + size + "]" + (i == 0 ? ", output" : ""));
+            // bounded to the parameter's size; a buffer of exactly that size is used as it is, so a plan's call allocates no slice
+            long bytes = p.dtype().byteSize(size);
+            line("MemorySegment " + p.name() + " = bufs[" + i + "].byteSize() == " + bytes + "L ? bufs[" + i + "] : bufs[" + i + "].asSlice(0, "
+                    + bytes + "L); // " + p.dtype() + "[" + size + "]" + (i == 0 ? ", output" : ""));
         }
         for (int i = 0; i < program.variables().size(); i++) {
             Variable v = program.variables().get(i);

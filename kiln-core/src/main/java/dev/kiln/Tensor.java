@@ -1884,6 +1884,192 @@ public final class Tensor {
 
     // =====================================================================================================
     // ONNX-driven operators (OnnxOps.java)
+    //
+    // General operators with the semantics of their ONNX namesakes (attributes become parameters); see
+    // OnnxOps for the shared conventions. Indices follow the indexing section's rule: lazy, not checked,
+    // an out-of-range index selects nothing.
+
+    /**
+     * ONNX GatherElements: {@link #gather} along {@code axis}, with negative indices counting from the end
+     * of the axis. {@code indices} has this tensor's rank and is no larger in the other axes; the result
+     * has the indices' shape.
+     */
+    public Tensor gatherElements(int axis, Tensor indices) { return OnnxOps.gatherElements(this, axis, indices.to(device)); }
+
+    /**
+     * ONNX GatherND: the last axis of {@code indices} (size k) holds coordinates (negative ones wrap) into
+     * the k axes that follow the first {@code batchDims} axes, which this tensor and the indices share;
+     * the result has shape {@code indices.shape[:-1] + shape[batchDims + k:]}.
+     */
+    public Tensor gatherND(Tensor indices, int batchDims) { return OnnxOps.gatherND(this, indices.to(device), batchDims); }
+
+    /**
+     * ONNX ScatterElements (and the older Scatter): a copy of this tensor with {@code updates} (the shape
+     * of {@code indices}, which has this tensor's rank) written along {@code axis} at the indices
+     * (negative ones wrap). {@code reduction} is {@code "none"} (replace; of duplicate writes the last in
+     * C order wins), {@code "add"}, {@code "mul"}, {@code "max"} or {@code "min"} (combined with the
+     * existing element and every update that names it).
+     */
+    public Tensor scatterElements(int axis, Tensor indices, Tensor updates, String reduction) {
+        return OnnxOps.scatterElements(this, axis, indices.to(device), updates.to(device), reduction);
+    }
+
+    /**
+     * ONNX ScatterND: the last axis of {@code indices} (size k) addresses slices of the first k axes,
+     * which take the matching slices of {@code updates} (shape {@code indices.shape[:-1] + shape[k:]}),
+     * combined per {@code reduction} as in {@link #scatterElements}.
+     */
+    public Tensor scatterND(Tensor indices, Tensor updates, String reduction) {
+        return OnnxOps.scatterND(this, indices.to(device), updates.to(device), reduction);
+    }
+
+    /**
+     * ONNX OneHot of this index tensor: a new axis at {@code axis} (in {@code [-rank-1, rank]}) of size
+     * {@code depth} holding {@code values[1]} at the index and {@code values[0]} elsewhere, in the dtype of
+     * {@code values} (2 elements). Indices in {@code [-depth, depth)} count, negative ones from the end;
+     * float indices are truncated; others give an all-off row.
+     */
+    public Tensor oneHot(int depth, int axis, Tensor values) { return OnnxOps.oneHot(this, depth, axis, values.to(device)); }
+
+    /** ONNX Hardmax: 1 at the first maximum along {@code axis} and 0 elsewhere, in this tensor's dtype. */
+    public Tensor hardmax(int axis) { return OnnxOps.hardmax(this, axis); }
+
+    /** {@link #argmax(int, boolean)} returning the last index of equal maxima when {@code selectLastIndex} (ONNX ArgMax). */
+    public Tensor argmax(int axis, boolean keepdim, boolean selectLastIndex) { return OnnxOps.argExtreme(this, axis, keepdim, true, selectLastIndex); }
+
+    /** {@link #argmin(int, boolean)} returning the last index of equal minima when {@code selectLastIndex} (ONNX ArgMin). */
+    public Tensor argmin(int axis, boolean keepdim, boolean selectLastIndex) { return OnnxOps.argExtreme(this, axis, keepdim, false, selectLastIndex); }
+
+    /**
+     * ONNX CumSum: the running sum along {@code axis} in this tensor's dtype; {@code exclusive} leaves each
+     * element out of its own sum, {@code reverse} sums from the end of the axis.
+     */
+    public Tensor cumsum(int axis, boolean exclusive, boolean reverse) { return OnnxOps.cumsum(this, axis, exclusive, reverse); }
+
+    /** ONNX HardSigmoid: {@code max(0, min(1, alpha * x + beta))} (ONNX defaults alpha 0.2, beta 0.5). */
+    public Tensor hardSigmoid(double alpha, double beta) { return OnnxOps.hardSigmoid(this, alpha, beta); }
+
+    /** ONNX Shrink: {@code x + bias} where {@code x < -lambd}, {@code x - bias} where {@code x > lambd}, else 0; dtype kept. */
+    public Tensor shrink(double lambd, double bias) { return OnnxOps.shrink(this, lambd, bias); }
+
+    /** ONNX ThresholdedRelu: {@code x > alpha ? x : 0}. */
+    public Tensor thresholdedRelu(double alpha) { return OnnxOps.thresholdedRelu(this, alpha); }
+
+    /** ONNX IsInf: true at +inf when {@code detectPositive} and at -inf when {@code detectNegative}. */
+    public Tensor isinf(boolean detectPositive, boolean detectNegative) { return OnnxOps.isinf(this, detectPositive, detectNegative); }
+
+    /**
+     * ONNX DepthToSpace of (N, C, H, W) to (N, C/b^2, H*b, W*b); {@code mode} {@code "DCR"} takes the block
+     * offsets from the leading channel bits, {@code "CRD"} from the trailing ones.
+     */
+    public Tensor depthToSpace(int blockSize, String mode) { return OnnxOps.depthToSpace(this, blockSize, mode); }
+
+    /** ONNX SpaceToDepth of (N, C, H, W) to (N, C*b^2, H/b, W/b), the inverse of DCR {@link #depthToSpace}. */
+    public Tensor spaceToDepth(int blockSize) { return OnnxOps.spaceToDepth(this, blockSize); }
+
+    /**
+     * ONNX ReverseSequence: for each index b of {@code batchAxis}, the first {@code sequenceLens[b]}
+     * elements along {@code timeAxis} in reverse order, the rest unchanged.
+     */
+    public Tensor reverseSequence(Tensor sequenceLens, int batchAxis, int timeAxis) {
+        return OnnxOps.reverseSequence(this, sequenceLens.to(device), batchAxis, timeAxis);
+    }
+
+    /**
+     * ONNX LRN (local response normalisation across channels) of (N, C, ...):
+     * {@code x / (bias + alpha / size * sum(x^2))^beta}, summing channels {@code c - (size-1)/2} to
+     * {@code c + ceil((size-1)/2)} (ONNX defaults alpha 1e-4, beta 0.75, bias 1).
+     */
+    public Tensor lrn(int size, double alpha, double beta, double bias) { return OnnxOps.lrn(this, size, alpha, beta, bias); }
+
+    /** ONNX LpNormalization: this tensor divided by its L1 ({@code p = 1}) or L2 ({@code p = 2}) norm along {@code axis}. */
+    public Tensor lpNormalization(int axis, int p) { return OnnxOps.lpNormalization(this, axis, p); }
+
+    /** ONNX MeanVarianceNormalization: {@code (x - mean) / (std + 1e-9)} with mean and biased std over {@code axes} (ONNX default {0, 2, 3}). */
+    public Tensor meanVarianceNormalization(int... axes) { return OnnxOps.meanVarianceNormalization(this, axes); }
+
+    /**
+     * ONNX NegativeLogLikelihoodLoss of this (N, C, d...) tensor of log-probabilities and {@code target}
+     * (N, d...) of class indices: {@code -x[n, target, d...] * weight[target]}, 0 where the target is
+     * {@code ignoreIndex} (nullable). {@code weight} (C) may be null (all 1). {@code reduction}:
+     * {@code "none"} gives (N, d...), {@code "sum"} the sum, {@code "mean"} the sum over the total weight
+     * of the counted targets.
+     */
+    public Tensor nllLoss(Tensor target, Tensor weight, String reduction, Integer ignoreIndex) {
+        return OnnxOps.nllLoss(this, target.to(device), weight == null ? null : weight.to(device), reduction, ignoreIndex);
+    }
+
+    /**
+     * ONNX SoftmaxCrossEntropyLoss of these (N, C, d...) scores: {@link #nllLoss} of {@code logSoftmax(1)}
+     * (ONNX's optional second output is {@code logSoftmax(1)} itself).
+     */
+    public Tensor softmaxCrossEntropyLoss(Tensor labels, Tensor weight, String reduction, Integer ignoreIndex) {
+        return OnnxOps.softmaxCrossEntropyLoss(this, labels.to(device), weight == null ? null : weight.to(device), reduction, ignoreIndex);
+    }
+
+    /**
+     * ONNX QuantizeLinear: {@code saturate(round_half_even(x / scale) + zeroPoint)} in the dtype of
+     * {@code zeroPoint}, u8 when it is null. A scalar scale (and zero point) applies to all elements, a
+     * 1-D one of size {@code dim(axis)} per index of {@code axis} (ONNX default axis 1).
+     */
+    public Tensor quantizeLinear(Tensor scale, Tensor zeroPoint, int axis) {
+        return OnnxOps.quantizeLinear(this, scale.to(device), zeroPoint == null ? null : zeroPoint.to(device), axis);
+    }
+
+    /**
+     * ONNX DequantizeLinear of this integer tensor: {@code (x - zeroPoint) * scale} in the scale's dtype;
+     * {@code zeroPoint} (this tensor's dtype) may be null; scale and zero point per-axis as in
+     * {@link #quantizeLinear}.
+     */
+    public Tensor dequantizeLinear(Tensor scale, Tensor zeroPoint, int axis) {
+        return OnnxOps.dequantizeLinear(this, scale.to(device), zeroPoint == null ? null : zeroPoint.to(device), axis);
+    }
+
+    /** The outputs of {@link #dynamicQuantizeLinear()}: u8 values, the f32 scale and the u8 zero point (both 0-d). */
+    public record Quantized(Tensor values, Tensor scale, Tensor zeroPoint) {}
+
+    /**
+     * ONNX DynamicQuantizeLinear of this float tensor: u8 quantisation of the range of the values extended
+     * to include 0, {@code scale = (max - min) / 255}, {@code zeroPoint = round(clip(-min / scale, 0, 255))}.
+     */
+    public Quantized dynamicQuantizeLinear() { return OnnxOps.dynamicQuantizeLinear(this); }
+
+    /**
+     * Determinants of the square matrices on the last two axes (ONNX Det), by Gaussian elimination with
+     * partial pivoting unrolled over the static size (meant for small matrices); integer inputs give f32.
+     */
+    public Tensor det() { return OnnxOps.det(this); }
+
+    /**
+     * ONNX MaxUnpool: this (N, C, spatial...) tensor's values placed at {@code indices} (their positions in
+     * the flattened output, as MaxPool's Indices output gives them, each inside its own (n, c) plane) of a
+     * zero tensor of {@code outputShape} (N, C, spatial...).
+     */
+    public Tensor maxUnpool(Tensor indices, int[] outputShape) { return OnnxOps.maxUnpool(this, indices.to(device), outputShape); }
+
+    /** ONNX EyeLike: a tensor shaped like this 2-D one with ones on diagonal {@code k} (above the main one if positive), in {@code dtype} (this tensor's if null). */
+    public Tensor eyeLike(int k, DType dtype) { return OnnxOps.eyeLike(this, k, dtype); }
+
+    /**
+     * ONNX Range: {@code start + i * delta} for {@code 0 <= i < max(ceil((limit - start) / delta), 0)} in
+     * {@code dtype}; integer dtypes compute exactly in 64 bits, float ones in double precision.
+     */
+    public static Tensor range(Number start, Number limit, Number delta, DType dtype) { return OnnxOps.range(start, limit, delta, dtype); }
+
+    /** ONNX HannWindow: {@code 0.5 - 0.5 cos(2 pi n / N)} with N = size (periodic) or size - 1 (symmetric). */
+    public static Tensor hannWindow(int size, boolean periodic, DType dtype) {
+        return OnnxOps.window("hannWindow", OnnxOps.Window.HANN, size, periodic, dtype);
+    }
+
+    /** ONNX HammingWindow: {@code 25/46 - 21/46 cos(2 pi n / N)}, N as in {@link #hannWindow}. */
+    public static Tensor hammingWindow(int size, boolean periodic, DType dtype) {
+        return OnnxOps.window("hammingWindow", OnnxOps.Window.HAMMING, size, periodic, dtype);
+    }
+
+    /** ONNX BlackmanWindow: {@code 0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N)}, N as in {@link #hannWindow}. */
+    public static Tensor blackmanWindow(int size, boolean periodic, DType dtype) {
+        return OnnxOps.window("blackmanWindow", OnnxOps.Window.BLACKMAN, size, periodic, dtype);
+    }
 
     // end of ONNX-driven operators section
 

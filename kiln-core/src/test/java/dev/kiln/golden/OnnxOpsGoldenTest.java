@@ -1,0 +1,67 @@
+package dev.kiln.golden;
+
+import dev.kiln.DType;
+import dev.kiln.Tensor;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** Golden cases of the ONNX-driven operators (OnnxOps and its companions). */
+class OnnxOpsGoldenTest extends GoldenTestBase {
+    @Override
+    String group() { return "onnx_ops"; }
+
+    /** Input 0 as the op sees it: with "pre": "transpose", its last two axes swapped (non-contiguous). */
+    private static Tensor x(List<Tensor> in, GoldenArgs a) {
+        Tensor x = in.get(0);
+        return a.s("pre", "").equals("transpose") ? x.mT() : x;
+    }
+
+    /** Input {@code i}, or null when the flag argument {@code key} says it is absent. */
+    private static Tensor optional(List<Tensor> in, int i, GoldenArgs a, String key) { return a.b(key) ? in.get(i) : null; }
+
+    private static Integer ignoreIndex(GoldenArgs a) { return a.has("ignore_index") ? a.i("ignore_index") : null; }
+
+    private static List<Tensor> all(Tensor... ts) { return new ArrayList<>(List.of(ts)); }
+
+    @Override
+    Map<String, GoldenOp> ops() {
+        return Map.ofEntries(
+                Map.entry("onnx_gather_elements", GoldenOp.one((in, a) -> x(in, a).gatherElements(a.i("axis"), in.get(1)))),
+                Map.entry("onnx_gather_nd", GoldenOp.one((in, a) -> in.get(0).gatherND(in.get(1), a.i("batch_dims")))),
+                Map.entry("onnx_scatter_elements", GoldenOp.one((in, a) -> x(in, a).scatterElements(a.i("axis"), in.get(1), in.get(2), a.s("reduction")))),
+                Map.entry("onnx_scatter_nd", GoldenOp.one((in, a) -> in.get(0).scatterND(in.get(1), in.get(2), a.s("reduction")))),
+                Map.entry("onnx_one_hot", GoldenOp.one((in, a) -> in.get(0).oneHot(a.i("depth"), a.i("axis"), in.get(1)))),
+                Map.entry("onnx_hardmax", GoldenOp.one((in, a) -> x(in, a).hardmax(a.i("axis")))),
+                Map.entry("onnx_argmax_last", GoldenOp.one((in, a) -> in.get(0).argmax(a.i("axis"), a.b("keepdim"), true))),
+                Map.entry("onnx_argmin_last", GoldenOp.one((in, a) -> in.get(0).argmin(a.i("axis"), a.b("keepdim"), true))),
+                Map.entry("onnx_cumsum", GoldenOp.one((in, a) -> in.get(0).cumsum(a.i("axis"), a.b("exclusive"), a.b("reverse")))),
+                Map.entry("onnx_hard_sigmoid", GoldenOp.one((in, a) -> in.get(0).hardSigmoid(a.d("alpha"), a.d("beta")))),
+                Map.entry("onnx_shrink", GoldenOp.one((in, a) -> in.get(0).shrink(a.d("lambd"), a.d("bias")))),
+                Map.entry("onnx_thresholded_relu", GoldenOp.one((in, a) -> in.get(0).thresholdedRelu(a.d("alpha")))),
+                Map.entry("onnx_isinf", GoldenOp.one((in, a) -> in.get(0).isinf(a.b("detect_positive"), a.b("detect_negative")))),
+                Map.entry("onnx_depth_to_space", GoldenOp.one((in, a) -> in.get(0).depthToSpace(a.i("block_size"), a.s("mode")))),
+                Map.entry("onnx_space_to_depth", GoldenOp.one((in, a) -> in.get(0).spaceToDepth(a.i("block_size")))),
+                Map.entry("onnx_reverse_sequence", GoldenOp.one((in, a) -> in.get(0).reverseSequence(in.get(1), a.i("batch_axis"), a.i("time_axis")))),
+                Map.entry("onnx_lrn", GoldenOp.one((in, a) -> in.get(0).lrn(a.i("size"), a.d("alpha"), a.d("beta"), a.d("bias")))),
+                Map.entry("onnx_lp_normalization", GoldenOp.one((in, a) -> in.get(0).lpNormalization(a.i("axis"), a.i("p")))),
+                Map.entry("onnx_mvn", GoldenOp.one((in, a) -> in.get(0).meanVarianceNormalization(a.ints("axes")))),
+                Map.entry("onnx_nll_loss", GoldenOp.one((in, a) -> in.get(0).nllLoss(in.get(1), optional(in, 2, a, "weight"), a.s("reduction"), ignoreIndex(a)))),
+                Map.entry("onnx_softmax_cross_entropy_loss", GoldenOp.one((in, a) ->
+                        in.get(0).softmaxCrossEntropyLoss(in.get(1), optional(in, 2, a, "weight"), a.s("reduction"), ignoreIndex(a)))),
+                Map.entry("onnx_quantize_linear", GoldenOp.one((in, a) -> in.get(0).quantizeLinear(in.get(1), optional(in, 2, a, "zero_point"), a.i("axis")))),
+                Map.entry("onnx_dequantize_linear", GoldenOp.one((in, a) -> in.get(0).dequantizeLinear(in.get(1), optional(in, 2, a, "zero_point"), a.i("axis")))),
+                Map.entry("onnx_dynamic_quantize_linear", (in, a) -> {
+                    Tensor.Quantized q = in.get(0).dynamicQuantizeLinear();
+                    return all(q.values(), q.scale(), q.zeroPoint());
+                }),
+                Map.entry("onnx_det", GoldenOp.one((in, a) -> in.get(0).det())),
+                Map.entry("onnx_max_unpool", GoldenOp.one((in, a) -> in.get(0).maxUnpool(in.get(1), a.ints("output_shape")))),
+                Map.entry("onnx_eye_like", GoldenOp.one((in, a) -> in.get(0).eyeLike(a.i("k"), a.has("dtype") ? DType.parse(a.s("dtype")) : null))),
+                Map.entry("onnx_range", GoldenOp.one((in, a) -> Tensor.range(a.number("start"), a.number("limit"), a.number("delta"), DType.parse(a.s("dtype"))))),
+                Map.entry("onnx_hann_window", GoldenOp.one((in, a) -> Tensor.hannWindow(a.i("size"), a.b("periodic"), DType.parse(a.s("dtype"))))),
+                Map.entry("onnx_hamming_window", GoldenOp.one((in, a) -> Tensor.hammingWindow(a.i("size"), a.b("periodic"), DType.parse(a.s("dtype"))))),
+                Map.entry("onnx_blackman_window", GoldenOp.one((in, a) -> Tensor.blackmanWindow(a.i("size"), a.b("periodic"), DType.parse(a.s("dtype"))))));
+    }
+}

@@ -1,0 +1,540 @@
+"""Golden cases for the ONNX-driven operators (dev.kiln.OnnxOps and friends).
+
+Expected values come from NumPy ports, written here, of the semantics in the ONNX operator specification
+(opsets 13 to 18), mostly as plain loops over output elements so that they share nothing with Kiln's
+mask-and-reduce formulation; PyTorch checks a few where it has the same operator. Run with
+/usr/bin/python3 (NumPy 1.24 and PyTorch 1.13).
+
+Args: "pre": "transpose" swaps the last two axes of input 0 before the op (a non-contiguous input).
+"""
+import itertools
+import math
+
+import numpy as np
+import torch
+
+from golden import _NAMES, Cases, rng
+
+c = Cases("onnx_ops")
+r = rng(11)
+NAN, INF = float("nan"), float("inf")
+
+
+def pre(x, args):
+    return np.swapaxes(x, -1, -2) if args.get("pre") == "transpose" else x
+
+
+def short(dtype):
+    return _NAMES[np.dtype(dtype)]
+
+
+def f32(*shape):
+    return r.standard_normal(shape).astype(np.float32)
+
+
+def ints(lo, hi, shape, dtype=np.int64):
+    return r.integers(lo, hi, shape).astype(dtype)
+
+
+# ---------------------------------------------------------------------------------------------------
+# gathers
+
+
+def gather_elements(name, x, axis, indices, **args):
+    xx = pre(x, args)
+    ax = axis % xx.ndim
+    out = np.empty(indices.shape, xx.dtype)
+    for pos in np.ndindex(indices.shape):
+        i = int(indices[pos])
+        if i < 0:
+            i += xx.shape[ax]
+        src = list(pos)
+        src[ax] = i
+        out[pos] = xx[tuple(src)]
+    c.add(name, "onnx_gather_elements", [x, indices], [out], axis=axis, **args)
+
+
+gather_elements("gather_elements_axis0", f32(3, 4), 0, ints(0, 3, (2, 4)))
+gather_elements("gather_elements_axis1_negative_indices", f32(3, 3), 1, ints(-3, 3, (3, 2)))
+gather_elements("gather_elements_3d_neg_axis_smaller", f32(3, 4, 5), -1, ints(-5, 5, (2, 3, 7), np.int32))
+gather_elements("gather_elements_int_values", ints(-50, 50, (4, 3), np.int32), 0, ints(-4, 4, (4, 3)))
+gather_elements("gather_elements_transposed", f32(4, 3), 1, ints(-4, 4, (3, 4)), pre="transpose")
+gather_elements("gather_elements_size1", f32(1, 5), 1, ints(0, 5, (1, 1)))
+
+
+def gather_nd(name, x, indices, batch_dims=0):
+    b = batch_dims
+    k = indices.shape[-1]
+    out_shape = indices.shape[:-1] + x.shape[b + k:]
+    out = np.empty(out_shape, x.dtype)
+    for pos in np.ndindex(indices.shape[:-1]):
+        coord = [int(v) for v in indices[pos]]
+        coord = [v + x.shape[b + j] if v < 0 else v for j, v in enumerate(coord)]
+        out[pos] = x[tuple(pos[:b]) + tuple(coord)]
+    c.add(name, "onnx_gather_nd", [x, indices], [out], batch_dims=batch_dims)
+
+
+gather_nd("gather_nd_full_coords", ints(0, 100, (2, 2), np.int32), np.array([[0, 0], [1, 1]]))
+gather_nd("gather_nd_slices", f32(2, 3, 2), np.array([[1], [0]]))
+gather_nd("gather_nd_nested_indices", f32(2, 2, 2), np.array([[[0, 1]], [[1, 0]]]))
+gather_nd("gather_nd_batch_dims1", f32(2, 3, 4), np.array([[1], [2]]), batch_dims=1)
+gather_nd("gather_nd_batch_dims1_coords", f32(2, 3, 4), np.array([[[1, 3], [0, -1]], [[2, 0], [-3, 2]]]), batch_dims=1)
+gather_nd("gather_nd_negative", f32(3, 4), np.array([[-1, -2], [0, 3], [2, -4]], np.int32))
+
+
+# ---------------------------------------------------------------------------------------------------
+# scatters
+
+COMBINE = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "max": max, "min": min}
+
+
+def scatter_elements(name, x, axis, indices, updates, reduction="none", **args):
+    xx = pre(x, args)
+    out = xx.copy()
+    ax = axis % xx.ndim
+    for pos in np.ndindex(indices.shape):  # C order: of duplicate 'none' writes the last wins
+        i = int(indices[pos])
+        if i < 0:
+            i += xx.shape[ax]
+        dst = list(pos)
+        dst[ax] = i
+        dst = tuple(dst)
+        u = updates[pos]
+        out[dst] = u if reduction == "none" else COMBINE[reduction](out[dst], u)
+    c.add(name, "onnx_scatter_elements", [x, indices, updates], [out], axis=axis, reduction=reduction, **args)
+
+
+scatter_elements("scatter_elements_axis0", f32(3, 3), 0, np.array([[1, 0, 2], [0, 2, 1]]), f32(2, 3))
+scatter_elements("scatter_elements_axis1_negative", f32(1, 5), 1, np.array([[1, -2]]), f32(1, 2))
+scatter_elements("scatter_elements_duplicates_last_wins", f32(2, 4), 1, np.array([[1, 1, 3], [0, 0, 0]]), f32(2, 3))
+scatter_elements("scatter_elements_add_duplicates", f32(1, 5), 1, np.array([[1, 1]]), np.array([[1.5, 2.25]], np.float32), "add")
+scatter_elements("scatter_elements_mul", f32(3, 4), 0, np.array([[2, 1, 2, 0], [2, 0, 0, 0]]), f32(2, 4), "mul")
+scatter_elements("scatter_elements_max_int", ints(-9, 9, (4, 3), np.int32), 0, ints(0, 4, (5, 2)), ints(-9, 9, (5, 2), np.int32), "max")
+scatter_elements("scatter_elements_min_3d", f32(2, 3, 4), -1, ints(-4, 4, (2, 2, 3)), f32(2, 2, 3), "min")
+scatter_elements("scatter_elements_transposed", f32(4, 3), 0, np.array([[2, 0, 1, 1]]), f32(1, 4), pre="transpose")
+
+
+def scatter_nd(name, x, indices, updates, reduction="none"):
+    out = x.copy()
+    for pos in np.ndindex(indices.shape[:-1]):
+        coord = tuple(int(v) + (x.shape[j] if int(v) < 0 else 0) for j, v in enumerate(indices[pos]))
+        u = updates[pos]
+        out[coord] = u if reduction == "none" else np.vectorize(COMBINE[reduction])(out[coord], u)
+    c.add(name, "onnx_scatter_nd", [x, indices, updates], [out], reduction=reduction)
+
+
+scatter_nd("scatter_nd_elements", np.arange(1, 9, dtype=np.float32), np.array([[4], [3], [1], [7]]), np.array([9, 10, 11, 12], np.float32))
+scatter_nd("scatter_nd_slices", f32(4, 4, 4), np.array([[0], [2]]), f32(2, 4, 4))
+scatter_nd("scatter_nd_add_duplicates", f32(4, 3), np.array([[0], [0], [-1]]), f32(3, 3), "add")
+scatter_nd("scatter_nd_mul", f32(2, 3, 2), np.array([[0, 1], [1, 2], [0, 1]]), f32(3, 2), "mul")
+scatter_nd("scatter_nd_max_int", ints(-9, 9, (3, 3), np.int32), np.array([[[0, 0], [2, 1]], [[0, 0], [1, 1]]]), ints(-9, 9, (2, 2), np.int32), "max")
+scatter_nd("scatter_nd_min", f32(3, 2), np.array([[1], [1]]), f32(2, 2), "min")
+
+
+# ---------------------------------------------------------------------------------------------------
+# one-hot, hardmax, arg extremes, cumulative sums
+
+
+def one_hot(name, indices, depth, axis, values):
+    idx = np.asarray(indices).astype(np.int64)  # float indices truncate
+    rank = idx.ndim
+    ax = axis % (rank + 1)
+    out_shape = list(idx.shape)
+    out_shape.insert(ax, depth)
+    out = np.full(out_shape, values[0], values.dtype)
+    for pos in np.ndindex(idx.shape):
+        i = int(idx[pos])
+        if i < 0:
+            i += depth
+        if 0 <= i < depth:
+            dst = list(pos)
+            dst.insert(ax, i)
+            out[tuple(dst)] = values[1]
+    c.add(name, "onnx_one_hot", [indices, values], [out], depth=depth, axis=axis)
+
+
+one_hot("one_hot_last_axis", np.array([0, 7, 8]), 10, -1, np.array([1, 3], np.float32))
+one_hot("one_hot_axis1", np.array([[1, 9], [2, 4]], np.float32), 10, 1, np.array([1, 3], np.float32))
+one_hot("one_hot_negative_indices", np.array([0, -7, -8]), 10, -1, np.array([0, 1], np.int32))
+one_hot("one_hot_axis0_out_of_range", np.array([[3, 12], [-1, -11]], np.int32), 4, 0, np.array([-1, 5], np.int64))
+one_hot("one_hot_negative_axis", np.array([[1.7, 0.2]], np.float32), 3, -2, np.array([0.5, 2.5], np.float32))
+
+
+def hardmax(name, x, axis, **args):
+    xx = pre(x, args)
+    ax = axis % xx.ndim
+    first = np.argmax(xx, axis=ax)  # NumPy's argmax takes the first of equal maxima
+    out = (np.expand_dims(first, ax) == np.arange(xx.shape[ax]).reshape([-1 if d == ax else 1 for d in range(xx.ndim)])).astype(xx.dtype)
+    c.add(name, "onnx_hardmax", [x], [out], axis=axis, **args)
+
+
+hardmax("hardmax_last", f32(3, 4), -1)
+hardmax("hardmax_axis0_ties", np.array([[1, 2, 2], [2, 2, 0]], np.float32), 0)
+hardmax("hardmax_ties_first", np.array([[2, 2, 2, 2], [1, 3, 3, 0]], np.float32), 1)
+hardmax("hardmax_3d_int", ints(0, 3, (2, 3, 4), np.int32), 1)
+hardmax("hardmax_transposed", f32(3, 5), 1, pre="transpose")
+
+
+def arg_last(name, op, x, axis, keepdim):
+    f = np.flip(x, axis)
+    i = (np.argmax(f, axis) if op == "max" else np.argmin(f, axis))
+    out = (x.shape[axis] - 1 - i).astype(np.int64)
+    if keepdim:
+        out = np.expand_dims(out, axis)
+    c.add(name, "onnx_arg" + op + "_last", [x], [out], axis=axis, keepdim=keepdim)
+
+
+arg_last("argmax_last_ties", "max", np.array([[2, 2, 1], [3, 0, 3]], np.float32), 1, True)
+arg_last("argmax_last_axis0", "max", ints(0, 3, (4, 5), np.int32), 0, False)
+arg_last("argmin_last_ties", "min", np.array([[2, 1, 1], [0, 0, 3]], np.float32), -1, False)
+arg_last("argmin_last_3d", "min", ints(0, 3, (2, 3, 4), np.int32), 1, True)
+
+
+def cumsum(name, x, axis, exclusive, reverse):
+    y = np.flip(x, axis) if reverse else x
+    s = np.cumsum(y, axis=axis, dtype=x.dtype)
+    if exclusive:
+        s = np.concatenate([np.zeros_like(np.take(s, [0], axis)), np.take(s, range(s.shape[axis] - 1), axis)], axis)
+    if reverse:
+        s = np.flip(s, axis)
+    c.add(name, "onnx_cumsum", [x], [np.ascontiguousarray(s)], axis=axis, exclusive=exclusive, reverse=reverse)
+
+
+cumsum("cumsum_exclusive", np.arange(1, 6, dtype=np.float32), 0, True, False)
+cumsum("cumsum_reverse", np.arange(1, 6, dtype=np.float32), 0, False, True)
+cumsum("cumsum_reverse_exclusive", f32(2, 5), -1, True, True)
+cumsum("cumsum_int32_axis0", ints(-9, 9, (4, 3), np.int32), 0, False, False)
+cumsum("cumsum_int64_reverse_exclusive", ints(-9, 9, (3, 4)), 0, True, True)
+
+
+# ---------------------------------------------------------------------------------------------------
+# elementwise
+
+SPECIAL = np.array([-INF, -3.5, -1.0, -0.5, -0.0, 0.0, 0.25, 0.5, 1.0, 2.5, 4.0, INF, NAN], np.float32)
+
+
+def hard_sigmoid(name, x, alpha, beta):
+    out = np.maximum(0, np.minimum(1, alpha * x.astype(np.float64) + beta)).astype(np.float32)
+    c.add(name, "onnx_hard_sigmoid", [x], [out], alpha=alpha, beta=beta)
+
+
+hard_sigmoid("hard_sigmoid_default", SPECIAL, 0.2, 0.5)
+hard_sigmoid("hard_sigmoid_params", f32(3, 4) * 4, 0.5, 0.6)
+
+
+def shrink(name, x, lambd, bias):
+    xd = x.astype(np.float64)
+    out = np.where(xd < -lambd, xd + bias, np.where(xd > lambd, xd - bias, 0)).astype(x.dtype)
+    c.add(name, "onnx_shrink", [x], [out], lambd=lambd, bias=bias)
+
+
+shrink("shrink_hard", SPECIAL, 1.5, 0.0)
+shrink("shrink_soft", f32(3, 4) * 3, 1.5, 1.5)
+shrink("shrink_int", np.arange(-5, 6, dtype=np.int32), 2.0, 1.0)
+
+
+def thresholded_relu(name, x, alpha):
+    c.add(name, "onnx_thresholded_relu", [x], [np.where(x > alpha, x, 0).astype(x.dtype)], alpha=alpha)
+
+
+thresholded_relu("thresholded_relu_default", SPECIAL, 1.0)
+thresholded_relu("thresholded_relu_alpha", f32(3, 4) * 3, 2.0)
+
+
+def isinf(name, x, pos, neg):
+    out = (np.isposinf(x) & pos) | (np.isneginf(x) & neg)
+    c.add(name, "onnx_isinf", [x], [out], detect_positive=pos, detect_negative=neg)
+
+
+isinf("isinf_both", SPECIAL, True, True)
+isinf("isinf_positive_only", SPECIAL, True, False)
+isinf("isinf_negative_only", SPECIAL.astype(np.float64), False, True)
+
+
+# ---------------------------------------------------------------------------------------------------
+# rearrangements
+
+
+def depth_to_space(name, x, b, mode):
+    n, ch, h, w = x.shape
+    out = np.empty((n, ch // (b * b), h * b, w * b), x.dtype)
+    for (i, oc, y, xx) in np.ndindex(out.shape):
+        by, bx = y % b, xx % b
+        src_c = (by * b + bx) * (ch // (b * b)) + oc if mode == "DCR" else oc * b * b + by * b + bx
+        out[i, oc, y, xx] = x[i, src_c, y // b, xx // b]
+    c.add(name, "onnx_depth_to_space", [x], [out], block_size=b, mode=mode)
+
+
+depth_to_space("depth_to_space_dcr", f32(1, 8, 2, 3), 2, "DCR")
+depth_to_space("depth_to_space_crd", f32(2, 8, 2, 2), 2, "CRD")
+depth_to_space("depth_to_space_dcr_b3_int", ints(0, 99, (1, 9, 1, 2), np.int32), 3, "DCR")
+
+
+def space_to_depth(name, x, b):
+    n, ch, h, w = x.shape
+    out = np.empty((n, ch * b * b, h // b, w // b), x.dtype)
+    for (i, oc, y, xx) in np.ndindex(out.shape):
+        blk, cc = divmod(oc, ch)
+        by, bx = divmod(blk, b)
+        out[i, oc, y, xx] = x[i, cc, y * b + by, xx * b + bx]
+    c.add(name, "onnx_space_to_depth", [x], [out], block_size=b)
+
+
+space_to_depth("space_to_depth_b2", f32(1, 2, 4, 6), 2)
+space_to_depth("space_to_depth_b3", f32(2, 1, 3, 3), 3)
+
+
+def reverse_sequence(name, x, lens, batch_axis, time_axis):
+    out = x.copy()
+    for b in range(x.shape[batch_axis]):
+        for t in range(int(lens[b])):
+            src = [slice(None)] * x.ndim
+            dst = [slice(None)] * x.ndim
+            src[batch_axis] = dst[batch_axis] = b
+            src[time_axis] = int(lens[b]) - 1 - t
+            dst[time_axis] = t
+            out[tuple(dst)] = x[tuple(src)]
+    c.add(name, "onnx_reverse_sequence", [x, lens], [out], batch_axis=batch_axis, time_axis=time_axis)
+
+
+reverse_sequence("reverse_sequence_time_major", f32(4, 4), np.array([4, 3, 2, 1]), 1, 0)
+reverse_sequence("reverse_sequence_batch_major", f32(4, 4), np.array([1, 2, 3, 4]), 0, 1)
+reverse_sequence("reverse_sequence_3d_int", ints(0, 99, (3, 2, 2), np.int32), np.array([3, 0], np.int32), 1, 0)
+
+
+# ---------------------------------------------------------------------------------------------------
+# normalisation
+
+
+def lrn(name, x, size, alpha=1e-4, beta=0.75, bias=1.0):
+    ch = x.shape[1]
+    sq = np.zeros_like(x, dtype=np.float64)
+    for cc in range(ch):
+        lo = max(0, cc - (size - 1) // 2)
+        hi = min(ch - 1, cc + math.ceil((size - 1) / 2))
+        sq[:, cc] = (x[:, lo:hi + 1].astype(np.float64) ** 2).sum(axis=1)
+    out = (x / (bias + alpha / size * sq) ** beta).astype(np.float32)
+    c.add(name, "onnx_lrn", [x], [out], size=size, alpha=alpha, beta=beta, bias=bias)
+
+
+lrn("lrn_default", f32(2, 5, 3, 3), 3)
+lrn("lrn_even_size_params", f32(1, 6, 2, 2) * 3, 4, alpha=0.02, beta=0.5, bias=2.0)
+lrn("lrn_3d", f32(2, 4, 5), 5, alpha=0.1)
+
+
+def lp_normalization(name, x, axis, p):
+    xd = x.astype(np.float64)
+    norm = np.abs(xd).sum(axis=axis, keepdims=True) if p == 1 else np.sqrt((xd ** 2).sum(axis=axis, keepdims=True))
+    c.add(name, "onnx_lp_normalization", [x], [(xd / norm).astype(np.float32)], axis=axis, p=p)
+
+
+lp_normalization("lp_normalization_l2_last", f32(3, 4), -1, 2)
+lp_normalization("lp_normalization_l1_axis0", f32(3, 4), 0, 1)
+
+
+def mvn(name, x, axes):
+    xd = x.astype(np.float64)
+    mean = xd.mean(axis=tuple(axes), keepdims=True)
+    std = np.sqrt(((xd - mean) ** 2).mean(axis=tuple(axes), keepdims=True))
+    c.add(name, "onnx_mvn", [x], [((xd - mean) / (std + 1e-9)).astype(np.float32)], axes=axes)
+
+
+mvn("mvn_default_axes", f32(3, 3, 3, 1), [0, 2, 3])
+mvn("mvn_last_axis", f32(2, 5), [-1])
+
+
+# ---------------------------------------------------------------------------------------------------
+# losses
+
+
+def nll_ref(x, target, weight, reduction, ii):
+    loss = np.zeros(target.shape, np.float64)
+    wsum = np.zeros(target.shape, np.float64)
+    C = x.shape[1]
+    for pos in np.ndindex(target.shape):
+        t = int(target[pos])
+        if (ii is not None and t == ii) or not 0 <= t < C:
+            continue
+        w = 1.0 if weight is None else float(weight[t])
+        loss[pos] = -float(x[(pos[0], t) + pos[1:]]) * w
+        wsum[pos] = w
+    if reduction == "none":
+        return loss.astype(x.dtype)
+    if reduction == "sum":
+        return np.array(loss.sum(), x.dtype)
+    return np.array(loss.sum() / wsum.sum(), x.dtype)
+
+
+def nll(name, x, target, weight, reduction, ii=None):
+    inputs = [x, target] + ([weight] if weight is not None else [])
+    args = {"reduction": reduction, "weight": weight is not None}
+    if ii is not None:
+        args["ignore_index"] = ii
+    c.add(name, "onnx_nll_loss", inputs, [nll_ref(x, target, weight, reduction, ii)], **args)
+
+
+nll("nll_nc_mean", f32(3, 5), ints(0, 5, (3,)), None, "mean")
+nll("nll_nc_weight_sum", f32(3, 5), ints(0, 5, (3,)), np.abs(f32(5)), "sum")
+nll("nll_ncd1d2_none_ii", f32(2, 3, 2, 2), np.array([[[0, 2], [1, 1]], [[2, 0], [1, 2]]]), None, "none", ii=1)
+nll("nll_ncd1_weight_mean_negative_ii", f32(3, 5, 2), np.array([[0, -1], [4, 2], [-1, 3]]), np.abs(f32(5)), "mean", ii=-1)
+nll("nll_ncd1d2d3_int32_target", f32(2, 3, 2, 1, 2), ints(0, 3, (2, 2, 1, 2), np.int32), np.abs(f32(3)), "mean")
+
+
+def log_softmax(x, axis):
+    xd = x.astype(np.float64)
+    m = xd.max(axis=axis, keepdims=True)
+    return xd - m - np.log(np.exp(xd - m).sum(axis=axis, keepdims=True))
+
+
+def sce(name, x, labels, weight, reduction, ii=None):
+    inputs = [x, labels] + ([weight] if weight is not None else [])
+    args = {"reduction": reduction, "weight": weight is not None}
+    if ii is not None:
+        args["ignore_index"] = ii
+    out = nll_ref(log_softmax(x, 1), labels, weight, reduction, ii).astype(x.dtype)
+    c.add(name, "onnx_softmax_cross_entropy_loss", inputs, [out], **args)
+
+
+sce("sce_mean", f32(3, 5), ints(0, 5, (3,)), None, "mean")
+sce("sce_none_weights", f32(3, 5) * 3, ints(0, 5, (3,)), np.abs(f32(5)), "none")
+sce("sce_mean_weight_ii_3d", f32(3, 5, 2), np.array([[0, 2], [2, 4], [1, 2]]), np.abs(f32(5)), "mean", ii=2)
+sce("sce_sum_4d_ii", f32(2, 3, 2, 2), np.array([[[0, 2], [1, 1]], [[2, 0], [0, 2]]]), None, "sum", ii=0)
+
+
+# ---------------------------------------------------------------------------------------------------
+# quantisation
+
+
+def quantize(name, x, scale, zp, axis=1):
+    q = np.dtype(np.uint8) if zp is None else zp.dtype
+    info = np.iinfo(q)
+    s, z = scale, (np.zeros((), np.float32) if zp is None else zp)
+    if s.ndim == 1 and s.size > 1:
+        shape = [1] * x.ndim
+        shape[axis] = s.size
+        s = s.reshape(shape)
+        z = z.reshape(shape)
+    y = np.rint(x.astype(np.float32) / s.astype(np.float32)) + z.astype(np.float32)  # rint rounds half to even
+    out = np.clip(y, info.min, info.max).astype(q)
+    inputs = [x, scale] + ([zp] if zp is not None else [])
+    c.add(name, "onnx_quantize_linear", inputs, [out], axis=axis, zero_point=zp is not None)
+
+
+quantize("quantize_u8_ties_saturate", np.array([0, 2, 3, 1000, -254, -1000, 5, 7, -3, 1, -1], np.float32), np.array(2, np.float32), np.array(128, np.uint8))
+quantize("quantize_i8", f32(3, 4) * 50, np.array(0.5, np.float32), np.array(-3, np.int8))
+quantize("quantize_default_zero_point", np.abs(f32(2, 3)) * 10, np.array(0.1, np.float32), None)
+quantize("quantize_per_axis", f32(1, 3, 3, 2) * 100, np.array([1, 2, 4], np.float32), np.array([9, 0, 120], np.uint8), axis=1)
+quantize("quantize_int32_input", np.arange(-6, 6, dtype=np.int32).reshape(3, 4), np.array([2, 3, 4, 5], np.float32), np.array([0, 1, -1, 0], np.int8), axis=-1)
+
+
+def dequantize(name, x, scale, zp, axis=1):
+    s, z = scale, (np.zeros((), x.dtype) if zp is None else zp)
+    if s.ndim == 1 and s.size > 1:
+        shape = [1] * x.ndim
+        shape[axis] = s.size
+        s = s.reshape(shape)
+        z = z.reshape(shape)
+    out = ((x.astype(np.int64) - z.astype(np.int64)).astype(np.float32) * s).astype(np.float32)
+    inputs = [x, scale] + ([zp] if zp is not None else [])
+    c.add(name, "onnx_dequantize_linear", inputs, [out], axis=axis, zero_point=zp is not None)
+
+
+dequantize("dequantize_u8", np.array([0, 3, 128, 255], np.uint8), np.array(2, np.float32), np.array(128, np.uint8))
+dequantize("dequantize_per_axis_i8", ints(-128, 128, (1, 3, 2, 2), np.int8), np.array([1, 0.5, 0.25], np.float32), np.array([0, -2, 7], np.int8))
+dequantize("dequantize_int32_no_zero_point", ints(-100000, 100000, (5,), np.int32), np.array(0.01, np.float32), None)
+
+
+def dynamic_quantize(name, x):
+    maxx = np.float32(np.maximum(0, np.max(x)))
+    minx = np.float32(np.minimum(0, np.min(x)))
+    scale = np.float32((maxx - minx) / np.float32(255))
+    zp = np.round(np.clip(np.float32(0) - minx / scale, 0, 255)).astype(np.uint8)
+    y = np.clip(np.round(x / scale) + zp, 0, 255).astype(np.uint8)
+    c.add(name, "onnx_dynamic_quantize_linear", [x], [y, np.array(scale, np.float32), np.array(zp, np.uint8)])
+
+
+dynamic_quantize("dynamic_quantize_mixed", np.array([0, 2, -3, -2.5, 1.34, 0.5], np.float32))
+dynamic_quantize("dynamic_quantize_positive", np.array([1, 2.1, 1.3, 2.5, 3.34, 4.0, 1.5, 2.6, 3.9, 4.0, 3.0, 2.345], np.float32).reshape(3, 4))
+dynamic_quantize("dynamic_quantize_negative", -np.abs(f32(2, 5)))
+
+
+# ---------------------------------------------------------------------------------------------------
+# determinant, unpooling
+
+
+def det(name, x, rtol=None, atol=None):
+    out = np.linalg.det(x.astype(np.float64)).astype(np.float32)
+    c.add(name, "onnx_det", [x], [out], rtol=rtol, atol=atol)
+
+
+det("det_2x2", np.array([[1, 2], [3, 4]], np.float32))
+det("det_batch_3x3", f32(2, 3, 3))
+det("det_needs_pivot", np.array([[0, 2, 1], [1, 0, 3], [2, 1, 0]], np.float32))
+det("det_singular", np.array([[1, 2, 3], [2, 4, 6], [1, 0, 1]], np.float32), atol=1e-5)
+det("det_5x5_batch2x1", f32(2, 1, 5, 5))
+det("det_1x1", f32(3, 1, 1))
+
+
+def max_unpool(name, x_in, kernel, stride, out_spatial):
+    # MaxPool with Indices (row-major storage), then MaxUnpool; the pooled values and indices are the inputs
+    n, ch, h, w = x_in.shape
+    oh, ow = (h - kernel) // stride + 1, (w - kernel) // stride + 1
+    vals = np.empty((n, ch, oh, ow), x_in.dtype)
+    idx = np.empty((n, ch, oh, ow), np.int64)
+    for (i, cc, y, xx) in np.ndindex(vals.shape):
+        win = x_in[i, cc, y * stride:y * stride + kernel, xx * stride:xx * stride + kernel]
+        a = np.unravel_index(np.argmax(win), win.shape)
+        vals[i, cc, y, xx] = win[a]
+        idx[i, cc, y, xx] = ((i * ch + cc) * h + y * stride + a[0]) * w + xx * stride + a[1]
+    out_shape = [n, ch] + out_spatial
+    out = np.zeros(out_shape, x_in.dtype).reshape(-1)
+    out[idx.reshape(-1)] = vals.reshape(-1)
+    c.add(name, "onnx_max_unpool", [vals, idx], [out.reshape(out_shape)], output_shape=out_shape)
+
+
+max_unpool("max_unpool_2x2", f32(2, 2, 4, 4), 2, 2, [4, 4])
+max_unpool("max_unpool_overlapping_bigger_output", f32(1, 1, 4, 5), 3, 1, [5, 6])
+
+
+# ---------------------------------------------------------------------------------------------------
+# creation
+
+
+def eye_like(name, x, k, dtype):
+    out = np.eye(x.shape[0], x.shape[1], k=k, dtype=dtype or x.dtype)
+    c.add(name, "onnx_eye_like", [x], [out], k=k, **({"dtype": short(dtype)} if dtype else {}))
+
+
+eye_like("eye_like_default", np.zeros((3, 4), np.float32), 0, None)
+eye_like("eye_like_k_positive_int", np.zeros((4, 4), np.int32), 1, None)
+eye_like("eye_like_k_negative_dtype", np.zeros((4, 3), np.float32), -2, np.int64)
+
+
+def range_(name, start, limit, delta, dtype):
+    n = max(math.ceil((limit - start) / delta), 0)
+    out = np.array([start + i * delta for i in range(n)], dtype)
+    c.add(name, "onnx_range", [], [out], start=start, limit=limit, delta=delta, dtype=short(dtype))
+
+
+range_("range_float_positive", 1.0, 5.0, 0.5, np.float32)
+range_("range_int_negative_delta", 10, 6, -3, np.int32)
+range_("range_int64_empty", 5, 1, 2, np.int64)
+range_("range_f64", -1.5, 2.0, 0.75, np.float64)
+
+
+def window(name, kind, size, periodic, dtype):
+    nn = size if periodic else size - 1
+    i = np.arange(size, dtype=np.float64)
+    a0, a1, a2 = {"hann": (0.5, 0.5, 0), "hamming": (25 / 46, 21 / 46, 0), "blackman": (0.42, 0.5, 0.08)}[kind]
+    out = (a0 - a1 * np.cos(2 * np.pi * i / nn) + a2 * np.cos(4 * np.pi * i / nn)).astype(dtype)
+    c.add(name, "onnx_" + kind + "_window", [], [out], size=size, periodic=periodic, dtype=short(dtype))
+
+
+window("hann_periodic", "hann", 10, True, np.float32)
+window("hann_symmetric_f64", "hann", 7, False, np.float64)
+window("hamming_periodic", "hamming", 10, True, np.float32)
+window("hamming_symmetric", "hamming", 10, False, np.float32)
+window("blackman_periodic", "blackman", 10, True, np.float32)
+window("blackman_symmetric", "blackman", 5, False, np.float32)
+
+c.write()

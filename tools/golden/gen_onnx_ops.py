@@ -537,4 +537,155 @@ window("hamming_symmetric", "hamming", 10, False, np.float32)
 window("blackman_periodic", "blackman", 10, True, np.float32)
 window("blackman_symmetric", "blackman", 5, False, np.float32)
 
+
+# ---------------------------------------------------------------------------------------------------
+# Resize: a port of the ONNX reference's per-point algorithm (the k nearest integer neighbours of the
+# source coordinate, ratio in (0, 1], edge padding, coefficients renormalised with exclude_outside),
+# checked against the 19 resize cases of the ONNX conformance data while it was written.
+
+
+def _coeffs(mode, ratio, a, nearest_mode):
+    if mode == "nearest":
+        if nearest_mode == "round_prefer_floor":
+            return [ratio <= 0.5, ratio > 0.5]
+        if nearest_mode == "round_prefer_ceil":
+            return [ratio < 0.5, ratio >= 0.5]
+        if nearest_mode == "floor":
+            return [1.0, 0.0] if ratio < 1 else [0.0, 1.0]
+        return [0.0, 1.0]  # ceil
+    if mode == "linear":
+        return [1 - ratio, ratio]
+    s = ratio
+    return [((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a,
+            ((a + 2) * s - (a + 3)) * s * s + 1,
+            ((a + 2) * (1 - s) - (a + 3)) * (1 - s) * (1 - s) + 1,
+            ((a * (2 - s) - 5 * a) * (2 - s) + 8 * a) * (2 - s) - 4 * a]
+
+
+def _source(transform, j, n, m, scale, start, end):
+    mi = m
+    m = n * scale  # the reference's resized length: in * scale, not the (integral) output size
+    if transform == "half_pixel":
+        return (j + 0.5) / scale - 0.5
+    if transform == "half_pixel_symmetric":
+        adj = mi / (scale * n)
+        return n / 2 * (1 - adj) + (j + 0.5) / scale - 0.5
+    if transform == "pytorch_half_pixel":
+        return (j + 0.5) / scale - 0.5 if m > 1 else 0.0
+    if transform == "align_corners":
+        return 0.0 if m == 1 else j * (n - 1) / (m - 1)
+    if transform == "asymmetric":
+        return j / scale
+    if transform == "tf_half_pixel_for_nn":
+        return (j + 0.5) / scale
+    return start * (n - 1) + j * (end - start) * (n - 1) / (m - 1) if m > 1 else 0.5 * (start + end) * (n - 1)
+
+
+def axis_taps(transform, mode, j, n, m, scale, start, end, a, nearest_mode, exclude_outside):
+    """(positions, weights) of output index j, or None when it lies outside (tf_crop_and_resize)."""
+    x = _source(transform, j, n, m, scale, start, end)
+    if transform == "tf_crop_and_resize" and (x < 0 or x > n - 1):
+        return None
+    lo = math.floor(x)
+    ratio = x - lo
+    if ratio == 0:  # as the reference: ratio in (0, 1], the pixel left of x preferred
+        ratio = 1.0
+    cf = np.array(_coeffs(mode, ratio, a, nearest_mode), np.float64)
+    k = len(cf)
+    # the k integers nearest to x (ties to the lower), as the reference's neighbour search
+    cand = range(math.floor(x) - k, math.floor(x) + k + 2)
+    idx = sorted(sorted(cand, key=lambda i: (abs(x - i), i))[:k])
+    if exclude_outside:
+        cf = np.array([0.0 if (i < 0 or i >= n) else v for i, v in zip(idx, cf)])
+        cf = cf / cf.sum()
+    return [min(max(i, 0), n - 1) for i in idx], cf
+
+
+def resize_ref(x, sizes, scales, roi, mode, transform, nearest_mode="round_prefer_floor", a=-0.75, exclude_outside=False, extrapolation=0.0):
+    r = x.ndim
+    out = np.zeros(sizes, np.float64)
+    per_axis = []
+    for ax in range(r):
+        n, m = x.shape[ax], sizes[ax]
+        scale = scales[ax] if scales is not None else m / n
+        start, end = (roi[ax], roi[ax + r]) if roi is not None else (0.0, 1.0)
+        per_axis.append([axis_taps(transform, mode, j, n, m, scale, start, end, a, nearest_mode, exclude_outside) for j in range(m)])
+    xd = x.astype(np.float64)
+    for pos in np.ndindex(*sizes):
+        taps = [per_axis[ax][j] for ax, j in enumerate(pos)]
+        if any(t is None for t in taps):
+            out[pos] = extrapolation
+            continue
+        total = 0.0
+        for combo in itertools.product(*[range(len(t[0])) for t in taps]):
+            w = 1.0
+            src = []
+            for t, k in zip(taps, combo):
+                w *= t[1][k]
+                src.append(t[0][k])
+            if w != 0:
+                total += w * xd[tuple(src)]
+        out[pos] = total
+    return out.astype(x.dtype)
+
+
+def resize(name, x, sizes, scales, mode, transform, nearest_mode="round_prefer_floor", a=-0.75, exclude_outside=False, roi=None,
+           extrapolation=0.0, rtol=None, atol=None):
+    out = resize_ref(x, sizes, scales, roi, mode, transform, nearest_mode, a, exclude_outside, extrapolation)
+    args = {"sizes": list(sizes), "mode": mode, "transform": transform, "nearest_mode": nearest_mode, "cubic_coeff_a": a,
+            "exclude_outside": exclude_outside, "extrapolation_value": extrapolation}
+    if scales is not None:
+        args["scales"] = [float(v) for v in scales]
+    if roi is not None:
+        args["roi"] = [float(v) for v in roi]
+    c.add(name, "onnx_resize", [x], [out], rtol=rtol, atol=atol, **args)
+
+
+def sc(*v):
+    return [float(np.float32(s)) for s in v]  # ONNX scales are f32
+
+
+img = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
+resize("resize_nearest_up_sizes", f32(1, 2, 2, 3), [1, 2, 5, 7], None, "nearest", "half_pixel")
+resize("resize_nearest_down_scales", f32(1, 1, 2, 4), [1, 1, 1, 2], sc(1, 1, 0.6, 0.6), "nearest", "asymmetric")
+resize("resize_nearest_ceil_half_pixel_int", ints(0, 99, (1, 1, 4, 4), np.int32), [1, 1, 8, 8], None, "nearest", "half_pixel", "ceil")
+resize("resize_nearest_floor_align_corners", img, [1, 1, 8, 8], None, "nearest", "align_corners", "floor")
+resize("resize_nearest_prefer_ceil_asymmetric", img, [1, 1, 7, 8], None, "nearest", "asymmetric", "round_prefer_ceil")
+resize("resize_nearest_tf_half_pixel_for_nn", f32(2, 3, 5), [2, 3, 3], None, "nearest", "tf_half_pixel_for_nn")
+resize("resize_linear_up", f32(1, 1, 2, 2), [1, 1, 4, 4], sc(1, 1, 2, 2), "linear", "half_pixel")
+resize("resize_linear_down", f32(1, 2, 2, 4), [1, 2, 1, 2], sc(1, 1, 0.6, 0.6), "linear", "half_pixel")
+resize("resize_linear_align_corners_scales", f32(1, 1, 2, 4), [1, 1, 1, 2], sc(1, 1, 0.6, 0.6), "linear", "align_corners")
+resize("resize_linear_pytorch_half_pixel", f32(1, 1, 4, 4), [1, 1, 3, 1], None, "linear", "pytorch_half_pixel")
+resize("resize_linear_asymmetric_2d", f32(3, 4), [5, 6], None, "linear", "asymmetric")
+resize("resize_linear_half_pixel_symmetric", f32(1, 1, 2, 4), [1, 1, 5, 6], sc(1, 1, 2.94, 1.56), "linear", "half_pixel_symmetric")
+resize("resize_cubic_up", img, [1, 1, 8, 8], sc(1, 1, 2, 2), "cubic", "half_pixel")
+resize("resize_cubic_down_exclude_outside", img, [1, 1, 3, 3], sc(1, 1, 0.8, 0.8), "cubic", "half_pixel", a=-0.5, exclude_outside=True)
+resize("resize_cubic_align_corners", f32(1, 2, 4, 4), [1, 2, 3, 3], sc(1, 1, 0.8, 0.8), "cubic", "align_corners")
+resize("resize_cubic_asymmetric_sizes", f32(1, 1, 4, 4), [1, 1, 9, 10], None, "cubic", "asymmetric")
+resize("resize_linear_tf_crop_and_resize_extrapolation", img, [1, 1, 3, 3], None, "linear", "tf_crop_and_resize",
+       roi=[0, 0, 0.4, 0.6, 1, 1, 1.2, 1.7], extrapolation=10.0)
+resize("resize_nearest_tf_crop_and_resize", img, [1, 1, 3, 3], None, "nearest", "tf_crop_and_resize", roi=[0, 0, 0.4, 0.6, 1, 1, 0.6, 0.8])
+resize("resize_identity", f32(1, 2, 3, 3), [1, 2, 3, 3], None, "linear", "half_pixel")
+
+
+def grid_sample(name, x, grid, mode, padding, align):
+    out = torch.nn.functional.grid_sample(torch.from_numpy(x), torch.from_numpy(grid), mode=mode, padding_mode=padding,
+                                          align_corners=align).numpy()
+    c.add(name, "onnx_grid_sample", [x, grid], [out], mode=mode, padding_mode=padding, align_corners=align)
+
+
+def grid(n, h, w, spread=1.2):
+    return (r.uniform(-spread, spread, (n, h, w, 2))).astype(np.float32)
+
+
+grid_sample("grid_sample_bilinear_zeros", f32(1, 1, 3, 2), grid(1, 2, 4), "bilinear", "zeros", False)
+grid_sample("grid_sample_bilinear_border_align", f32(2, 2, 3, 4), grid(2, 3, 2), "bilinear", "border", True)
+grid_sample("grid_sample_bilinear_reflection", f32(1, 2, 4, 3), grid(1, 3, 3, 2.5), "bilinear", "reflection", False)
+grid_sample("grid_sample_bilinear_reflection_align", f32(1, 1, 3, 3), grid(1, 2, 3, 2.5), "bilinear", "reflection", True)
+grid_sample("grid_sample_nearest_zeros", f32(2, 1, 3, 4), grid(2, 2, 3), "nearest", "zeros", False)
+grid_sample("grid_sample_nearest_border_align", f32(1, 2, 3, 3), grid(1, 3, 3, 1.5), "nearest", "border", True)
+grid_sample("grid_sample_bicubic_zeros", f32(1, 1, 4, 4), grid(1, 3, 3), "bicubic", "zeros", False)
+grid_sample("grid_sample_bicubic_border", f32(1, 2, 3, 4), grid(1, 2, 3, 1.5), "bicubic", "border", False)
+grid_sample("grid_sample_bicubic_reflection_align", f32(1, 1, 4, 3), grid(1, 2, 2, 2.0), "bicubic", "reflection", True)
+
 c.write()

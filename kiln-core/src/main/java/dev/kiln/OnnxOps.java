@@ -544,7 +544,9 @@ final class OnnxOps {
     /**
      * ONNX MaxUnpool: the values of x (N, C, spatial...) placed at {@code indices} (positions in the
      * flattened (N, C, spatial...) output, as MaxPool's Indices output gives them) of a zero tensor of
-     * {@code outputShape}. Each index must lie in its own (n, c) plane; several values at one position
+     * {@code outputShape}. An index is read inside its own (n, c) plane (minus the plane's offset), which
+     * is ONNX's flat placement whenever the output planes have the pooled input's size or N*C = 1 (the
+     * other case scatters across planes and is not supported). Several values at one position
      * (overlapping pooling windows repeat an element) give that value once.
      */
     static Tensor maxUnpool(Tensor x, Tensor indices, int[] outputShape) {

@@ -2042,8 +2042,9 @@ public final class Tensor {
 
     /**
      * ONNX MaxUnpool: this (N, C, spatial...) tensor's values placed at {@code indices} (their positions in
-     * the flattened output, as MaxPool's Indices output gives them, each inside its own (n, c) plane) of a
-     * zero tensor of {@code outputShape} (N, C, spatial...).
+     * the flattened output, as MaxPool's Indices output gives them) of a zero tensor of {@code outputShape}
+     * (N, C, spatial...). Each index is read inside its own (n, c) plane, which is ONNX's flat placement
+     * when the output planes have the pooled input's size (the default output shape) or N*C = 1.
      */
     public Tensor maxUnpool(Tensor indices, int[] outputShape) { return OnnxOps.maxUnpool(this, indices.to(device), outputShape); }
 
@@ -2069,6 +2070,37 @@ public final class Tensor {
     /** ONNX BlackmanWindow: {@code 0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N)}, N as in {@link #hannWindow}. */
     public static Tensor blackmanWindow(int size, boolean periodic, DType dtype) {
         return OnnxOps.window("blackmanWindow", OnnxOps.Window.BLACKMAN, size, periodic, dtype);
+    }
+
+    /**
+     * ONNX Resize (opsets 11 to 19, without antialias) of every axis to {@code sizes}. The source
+     * coordinate of output index j on an axis follows {@code coordinateTransformationMode}
+     * ({@code half_pixel}, {@code half_pixel_symmetric}, {@code pytorch_half_pixel}, {@code align_corners},
+     * {@code asymmetric}, {@code tf_half_pixel_for_nn}, {@code tf_crop_and_resize}) with the axis' scale,
+     * {@code scales[a]} or, when {@code scales} is null, {@code sizes[a] / dim(a)} (as ONNX with the sizes
+     * input); {@code roi} (starts then ends, normalised) is read by {@code tf_crop_and_resize} only, whose
+     * positions outside the input take {@code extrapolationValue}. Modes: {@code nearest} (rounding per
+     * {@code nearestMode}: {@code round_prefer_floor}, {@code round_prefer_ceil}, {@code floor}, {@code ceil};
+     * any dtype, values exact), {@code linear} and {@code cubic} (coefficient {@code cubicCoeffA}, ONNX
+     * default -0.75). Taps outside the input read the edge, or with {@code excludeOutside} drop out and the
+     * remaining weights are renormalised. Integer inputs interpolate in f32 and are truncated back.
+     */
+    public Tensor resize(int[] sizes, double[] scales, double[] roi, String mode, String coordinateTransformationMode, String nearestMode,
+                         double cubicCoeffA, boolean excludeOutside, double extrapolationValue) {
+        return Resampling.resize(this, sizes, scales, roi, mode, coordinateTransformationMode, nearestMode, cubicCoeffA, excludeOutside,
+                extrapolationValue);
+    }
+
+    /**
+     * ONNX GridSample (opset 16; opset 20's mode names {@code linear} and {@code cubic} are accepted too),
+     * as {@code torch.nn.functional.grid_sample}: this (N, C, H, W) tensor sampled at {@code grid}
+     * (N, Ho, Wo, 2) of normalised (x, y) positions in [-1, 1], giving (N, C, Ho, Wo). {@code mode}
+     * {@code bilinear}, {@code nearest} (ties to even) or {@code bicubic} (A = -0.75); {@code paddingMode}
+     * {@code zeros}, {@code border} or {@code reflection}; {@code alignCorners} maps -1 and 1 to the centres
+     * (rather than the outer edges) of the corner pixels.
+     */
+    public Tensor gridSample(Tensor grid, String mode, String paddingMode, boolean alignCorners) {
+        return Resampling.gridSample(this, grid.to(device), mode, paddingMode, alignCorners);
     }
 
     // end of ONNX-driven operators section

@@ -23,6 +23,15 @@ class OnnxOpsGoldenTest extends GoldenTestBase {
 
     private static Integer ignoreIndex(GoldenArgs a) { return a.has("ignore_index") ? a.i("ignore_index") : null; }
 
+    /** A list-of-numbers argument as doubles, or null when absent. */
+    private static double[] doubles(GoldenArgs a, String key) {
+        if (!a.has(key)) return null;
+        var node = a.node().get(key);
+        double[] out = new double[node.size()];
+        for (int k = 0; k < out.length; k++) out[k] = node.get(k).asDouble();
+        return out;
+    }
+
     private static List<Tensor> all(Tensor... ts) { return new ArrayList<>(List.of(ts)); }
 
     @Override
@@ -62,6 +71,9 @@ class OnnxOpsGoldenTest extends GoldenTestBase {
                 Map.entry("onnx_range", GoldenOp.one((in, a) -> Tensor.range(a.number("start"), a.number("limit"), a.number("delta"), DType.parse(a.s("dtype"))))),
                 Map.entry("onnx_hann_window", GoldenOp.one((in, a) -> Tensor.hannWindow(a.i("size"), a.b("periodic"), DType.parse(a.s("dtype"))))),
                 Map.entry("onnx_hamming_window", GoldenOp.one((in, a) -> Tensor.hammingWindow(a.i("size"), a.b("periodic"), DType.parse(a.s("dtype"))))),
+                Map.entry("onnx_resize", GoldenOp.one((in, a) -> in.get(0).resize(a.ints("sizes"), doubles(a, "scales"), doubles(a, "roi"), a.s("mode"),
+                        a.s("transform"), a.s("nearest_mode"), a.d("cubic_coeff_a"), a.b("exclude_outside"), a.d("extrapolation_value")))),
+                Map.entry("onnx_grid_sample", GoldenOp.one((in, a) -> in.get(0).gridSample(in.get(1), a.s("mode"), a.s("padding_mode"), a.b("align_corners")))),
                 Map.entry("onnx_blackman_window", GoldenOp.one((in, a) -> Tensor.blackmanWindow(a.i("size"), a.b("periodic"), DType.parse(a.s("dtype"))))));
     }
 }

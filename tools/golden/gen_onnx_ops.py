@@ -688,4 +688,140 @@ grid_sample("grid_sample_bicubic_zeros", f32(1, 1, 4, 4), grid(1, 3, 3), "bicubi
 grid_sample("grid_sample_bicubic_border", f32(1, 2, 3, 4), grid(1, 2, 3, 1.5), "bicubic", "border", False)
 grid_sample("grid_sample_bicubic_reflection_align", f32(1, 1, 4, 3), grid(1, 2, 2, 2.0), "bicubic", "reflection", True)
 
+
+# ---------------------------------------------------------------------------------------------------
+# RNN, GRU, LSTM: the ONNX equations as a per-step, per-batch-entry loop in float64 (checked against
+# the 11 recurrent cases of the ONNX conformance data while it was written)
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+ACT = {
+    "relu": lambda x, a, b: np.maximum(x, 0), "tanh": lambda x, a, b: np.tanh(x), "sigmoid": lambda x, a, b: _sigmoid(x),
+    "affine": lambda x, a, b: a * x + b, "leakyrelu": lambda x, a, b: np.where(x >= 0, x, a * x),
+    "thresholdedrelu": lambda x, a, b: np.where(x > a, x, 0), "scaledtanh": lambda x, a, b: a * np.tanh(b * x),
+    "hardsigmoid": lambda x, a, b: np.clip(a * x + b, 0, 1), "elu": lambda x, a, b: np.where(x >= 0, x, a * (np.exp(x) - 1)),
+    "softsign": lambda x, a, b: x / (1 + np.abs(x)), "softplus": lambda x, a, b: np.log1p(np.exp(x)),
+}
+DEFAULTS = {"rnn": ["Tanh"], "gru": ["Sigmoid", "Tanh"], "lstm": ["Sigmoid", "Tanh", "Tanh"]}
+GATES = {"rnn": 1, "gru": 3, "lstm": 4}
+ALPHA_DEFAULT = {"leakyrelu": 0.01, "hardsigmoid": 0.2}
+BETA_DEFAULT = {"affine": 0.0, "hardsigmoid": 0.5}
+
+
+def _functions(cell, dirs, names, alpha, beta):
+    names = names or DEFAULTS[cell] * dirs
+    fs, ai, bi = [], 0, 0
+    for n in names:
+        k = n.lower()
+        a = ALPHA_DEFAULT.get(k, 1.0)
+        b = BETA_DEFAULT.get(k, 1.0)
+        if k in ("affine", "leakyrelu", "thresholdedrelu", "scaledtanh", "hardsigmoid", "elu") and alpha is not None and ai < len(alpha):
+            a = alpha[ai]
+            ai += 1
+        if k in ("affine", "scaledtanh", "hardsigmoid") and beta is not None and bi < len(beta):
+            b = beta[bi]
+            bi += 1
+        fs.append(lambda x, f=ACT[k], a=a, b=b: f(x, a, b))
+    return fs
+
+
+def recurrent(cell, x, w, r, b=None, lens=None, h0=None, c0=None, p=None, direction="forward", activations=None, alpha=None, beta=None,
+              clip=None, linear_before_reset=False, input_forget=False, layout=0):
+    """ONNX RNN / GRU / LSTM as a plain per-step, per-batch-entry loop in float64."""
+    x = x.astype(np.float64)
+    if layout == 1:
+        x = x.transpose(1, 0, 2)
+        h0 = None if h0 is None else h0.transpose(1, 0, 2)
+        c0 = None if c0 is None else c0.transpose(1, 0, 2)
+    T, B, _ = x.shape
+    dirs = 2 if direction == "bidirectional" else 1
+    H = r.shape[-1]
+    G = GATES[cell]
+    fs = _functions(cell, dirs, activations, alpha, beta)
+    per = len(DEFAULTS[cell])
+    cl = (lambda v: np.clip(v, -clip, clip)) if clip is not None else (lambda v: v)
+    Y = np.zeros((T, dirs, B, H))
+    YH = np.zeros((dirs, B, H))
+    YC = np.zeros((dirs, B, H))
+    for d in range(dirs):
+        f = fs[d * per:(d + 1) * per]
+        W, R = w[d].astype(np.float64), r[d].astype(np.float64)
+        Wb = np.zeros(G * H) if b is None else b[d][:G * H].astype(np.float64)
+        Rb = np.zeros(G * H) if b is None else b[d][G * H:].astype(np.float64)
+        P = np.zeros(3 * H) if p is None else p[d].astype(np.float64)
+        rev = direction == "reverse" or d == 1
+        for n in range(B):
+            L = T if lens is None else int(lens[n])
+            h = np.zeros(H) if h0 is None else h0[d, n].astype(np.float64)
+            cc = np.zeros(H) if c0 is None else c0[d, n].astype(np.float64)
+            for s in range(L):
+                t = L - 1 - s if rev else s
+                xt = x[t, n]
+                if cell == "rnn":
+                    h = f[0](cl(W @ xt + R @ h + Wb + Rb))
+                elif cell == "gru":
+                    g = lambda M, k, v: M[k * H:(k + 1) * H] @ v
+                    z = f[0](cl(g(W, 0, xt) + g(R, 0, h) + Wb[:H] + Rb[:H]))
+                    rr = f[0](cl(g(W, 1, xt) + g(R, 1, h) + Wb[H:2 * H] + Rb[H:2 * H]))
+                    if linear_before_reset:
+                        hh = f[1](cl(g(W, 2, xt) + rr * (g(R, 2, h) + Rb[2 * H:]) + Wb[2 * H:]))
+                    else:
+                        hh = f[1](cl(g(W, 2, xt) + g(R, 2, rr * h) + Rb[2 * H:] + Wb[2 * H:]))
+                    h = (1 - z) * hh + z * h
+                else:
+                    a = W @ xt + R @ h + Wb + Rb
+                    i = f[0](cl(a[:H] + P[:H] * cc))
+                    fg = 1 - i if input_forget else f[0](cl(a[2 * H:3 * H] + P[2 * H:] * cc))
+                    ct = f[1](cl(a[3 * H:]))
+                    cc = fg * cc + i * ct
+                    o = f[0](cl(a[H:2 * H] + P[H:2 * H] * cc))
+                    h = o * f[2](cc)
+                Y[t, d, n] = h
+            YH[d, n] = h
+            YC[d, n] = cc
+    if layout == 1:
+        Y = Y.transpose(2, 0, 1, 3)
+        YH = YH.transpose(1, 0, 2)
+        YC = YC.transpose(1, 0, 2)
+    dt = np.float32
+    return Y.astype(dt), YH.astype(dt), YC.astype(dt)
+
+
+def rec(name, cell, x, w, r, b=None, lens=None, h0=None, c0=None, p=None, rtol=None, atol=None, **attrs):
+    ys = recurrent(cell, x, w, r, b, lens, h0, c0, p, **attrs)
+    named = [("x", x), ("w", w), ("r", r), ("b", b), ("lens", lens), ("h0", h0), ("c0", c0), ("p", p)]
+    present = [k for k, v in named if v is not None]
+    outs = list(ys) if cell == "lstm" else list(ys[:2])
+    c.add(name, "onnx_" + cell, [v for k, v in named if v is not None], outs, rtol=rtol, atol=atol, present=present, **attrs)
+
+
+def wts(dirs, rows, cols, scale=0.5):
+    return (r.standard_normal((dirs, rows, cols)) * scale).astype(np.float32)
+
+
+H = 3
+rec("rnn_forward_default", "rnn", f32(4, 2, 3), wts(1, H, 3), wts(1, H, H))
+rec("rnn_reverse_lens_bias_h0", "rnn", f32(4, 3, 2), wts(1, H, 2), wts(1, H, H), b=wts(1, 1, 2 * H)[:, 0], lens=np.array([4, 2, 0], np.int32),
+    h0=f32(1, 3, H), direction="reverse")
+rec("rnn_bidirectional_activations", "rnn", f32(3, 2, 2), wts(2, H, 2), wts(2, H, H), b=wts(2, 1, 2 * H)[:, 0], direction="bidirectional",
+    activations=["LeakyRelu", "HardSigmoid"], alpha=[0.1, 0.3], beta=[0.4])
+rec("rnn_layout1_clip", "rnn", f32(2, 3, 2) * 3, wts(1, H, 2, 1.5), wts(1, H, H), h0=f32(2, 1, H), layout=1, clip=0.8)
+rec("gru_forward_default", "gru", f32(3, 2, 2), wts(1, 3 * H, 2), wts(1, 3 * H, H))
+rec("gru_linear_before_reset_bias_h0", "gru", f32(3, 2, 3), wts(1, 3 * H, 3), wts(1, 3 * H, H), b=wts(1, 1, 6 * H)[:, 0], h0=f32(1, 2, H),
+    linear_before_reset=True)
+rec("gru_bidirectional_lens", "gru", f32(4, 3, 2), wts(2, 3 * H, 2), wts(2, 3 * H, H), b=wts(2, 1, 6 * H)[:, 0], lens=np.array([2, 4, 1]),
+    direction="bidirectional")
+rec("gru_reverse_layout1_activations", "gru", f32(2, 3, 2), wts(1, 3 * H, 2), wts(1, 3 * H, H), direction="reverse", layout=1,
+    activations=["HardSigmoid", "Softsign"])
+rec("lstm_forward_default", "lstm", f32(3, 2, 2), wts(1, 4 * H, 2), wts(1, 4 * H, H))
+rec("lstm_peepholes_initial_states", "lstm", f32(3, 2, 3), wts(1, 4 * H, 3), wts(1, 4 * H, H), b=wts(1, 1, 8 * H)[:, 0], h0=f32(1, 2, H),
+    c0=f32(1, 2, H), p=wts(1, 1, 3 * H)[:, 0])
+rec("lstm_bidirectional_lens_clip", "lstm", f32(4, 2, 2) * 2, wts(2, 4 * H, 2, 1.0), wts(2, 4 * H, H), lens=np.array([3, 4]),
+    direction="bidirectional", clip=1.0)
+rec("lstm_reverse_input_forget_layout1", "lstm", f32(2, 3, 2), wts(1, 4 * H, 2), wts(1, 4 * H, H), b=wts(1, 1, 8 * H)[:, 0],
+    direction="reverse", input_forget=True, layout=1, activations=["Sigmoid", "Tanh", "Relu"])
+
 c.write()

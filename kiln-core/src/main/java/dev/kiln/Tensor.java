@@ -2103,6 +2103,62 @@ public final class Tensor {
         return Resampling.gridSample(this, grid.to(device), mode, paddingMode, alignCorners);
     }
 
+    /**
+     * The outputs of {@link #rnn}, {@link #gru} and {@link #lstm}: all hidden states {@code y}
+     * (seq, dirs, batch, hidden), the last hidden state {@code yH} (dirs, batch, hidden) and, for LSTM,
+     * the last cell state {@code yC} (same shape; null otherwise). With layout 1 they are
+     * (batch, seq, dirs, hidden) and (batch, dirs, hidden).
+     */
+    public record RecurrentOutputs(Tensor y, Tensor yH, Tensor yC) {}
+
+    /**
+     * ONNX RNN, unrolled over the static sequence length: {@code H_t = f(X_t W^T + H_{t-1} R^T + Wb + Rb)}.
+     *
+     * @param x (seq, batch, input), or (batch, seq, input) with layout 1
+     * @param w (dirs, hidden, input)
+     * @param r (dirs, hidden, hidden)
+     * @param b (dirs, 2*hidden): Wb then Rb; null for zeros
+     * @param sequenceLens (batch) integers, or null for all full length; steps past a length keep the state and output 0
+     * @param initialH (dirs, batch, hidden) ((batch, dirs, hidden) with layout 1), or null for zeros
+     * @param direction {@code "forward"}, {@code "reverse"} or {@code "bidirectional"} (dirs = 2)
+     * @param activations one per direction (null for ONNX's default Tanh): Relu, Tanh, Sigmoid, Affine, LeakyRelu,
+     *                    ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus (case-insensitive)
+     * @param activationAlpha alpha values, consumed in order by the activations that take one (null for defaults)
+     * @param activationBeta beta values, likewise
+     * @param clip bound of the activations' inputs ({@code [-clip, clip]}), or null for none
+     * @param layout 0 (sequence-major) or 1 (batch-major), for x, initialH and the outputs
+     */
+    public static RecurrentOutputs rnn(Tensor x, Tensor w, Tensor r, Tensor b, Tensor sequenceLens, Tensor initialH, String direction,
+                                       String[] activations, double[] activationAlpha, double[] activationBeta, Double clip, int layout) {
+        return Recurrent.run(Recurrent.Cell.RNN, x, w, r, b, sequenceLens, initialH, null, null, direction, activations, activationAlpha,
+                activationBeta, clip, false, false, layout);
+    }
+
+    /**
+     * ONNX GRU (gates z, r, h in the weights' order), unrolled; parameters as {@link #rnn} with 3*hidden gate
+     * rows in w and r and 6*hidden biases, and two activations per direction (default Sigmoid, Tanh).
+     * {@code linearBeforeReset} applies the reset gate after the recurrent projection of the candidate.
+     */
+    public static RecurrentOutputs gru(Tensor x, Tensor w, Tensor r, Tensor b, Tensor sequenceLens, Tensor initialH, String direction,
+                                       String[] activations, double[] activationAlpha, double[] activationBeta, Double clip,
+                                       boolean linearBeforeReset, int layout) {
+        return Recurrent.run(Recurrent.Cell.GRU, x, w, r, b, sequenceLens, initialH, null, null, direction, activations, activationAlpha,
+                activationBeta, clip, linearBeforeReset, false, layout);
+    }
+
+    /**
+     * ONNX LSTM (gates i, o, f, c in the weights' order), unrolled; parameters as {@link #rnn} with 4*hidden
+     * gate rows in w and r, 8*hidden biases and three activations per direction (default Sigmoid, Tanh,
+     * Tanh). {@code initialC} (like initialH) and the peepholes {@code p} (dirs, 3*hidden: i, o, f) may be
+     * null; {@code inputForget} couples the forget gate to {@code 1 - i}.
+     */
+    public static RecurrentOutputs lstm(Tensor x, Tensor w, Tensor r, Tensor b, Tensor sequenceLens, Tensor initialH, Tensor initialC, Tensor p,
+                                        String direction, String[] activations, double[] activationAlpha, double[] activationBeta, Double clip,
+                                        boolean inputForget, int layout) {
+        return Recurrent.run(Recurrent.Cell.LSTM, x, w, r, b, sequenceLens, initialH, initialC, p, direction, activations, activationAlpha,
+                activationBeta, clip, false, inputForget, layout);
+    }
+
     // end of ONNX-driven operators section
 
     // =====================================================================================================

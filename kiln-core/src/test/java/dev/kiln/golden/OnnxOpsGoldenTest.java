@@ -32,6 +32,29 @@ class OnnxOpsGoldenTest extends GoldenTestBase {
         return out;
     }
 
+    /** A list-of-strings argument, or null when absent. */
+    private static String[] strings(GoldenArgs a, String key) {
+        if (!a.has(key)) return null;
+        var node = a.node().get(key);
+        String[] out = new String[node.size()];
+        for (int k = 0; k < out.length; k++) out[k] = node.get(k).asText();
+        return out;
+    }
+
+    /** The recurrent layer's inputs by name ("x", "w", "r", "b", "lens", "h0", "c0", "p"), absent ones null. */
+    private static Map<String, Tensor> named(List<Tensor> in, GoldenArgs a) {
+        String[] present = strings(a, "present");
+        Map<String, Tensor> m = new java.util.HashMap<>();
+        for (int k = 0; k < present.length; k++) m.put(present[k], in.get(k));
+        return m;
+    }
+
+    private static List<Tensor> outputs(Tensor.RecurrentOutputs o) {
+        return o.yC() == null ? all(o.y(), o.yH()) : all(o.y(), o.yH(), o.yC());
+    }
+
+    private static Double clip(GoldenArgs a) { return a.has("clip") ? a.d("clip") : null; }
+
     private static List<Tensor> all(Tensor... ts) { return new ArrayList<>(List.of(ts)); }
 
     @Override
@@ -74,6 +97,22 @@ class OnnxOpsGoldenTest extends GoldenTestBase {
                 Map.entry("onnx_resize", GoldenOp.one((in, a) -> in.get(0).resize(a.ints("sizes"), doubles(a, "scales"), doubles(a, "roi"), a.s("mode"),
                         a.s("transform"), a.s("nearest_mode"), a.d("cubic_coeff_a"), a.b("exclude_outside"), a.d("extrapolation_value")))),
                 Map.entry("onnx_grid_sample", GoldenOp.one((in, a) -> in.get(0).gridSample(in.get(1), a.s("mode"), a.s("padding_mode"), a.b("align_corners")))),
+                Map.entry("onnx_rnn", (in, a) -> {
+                    Map<String, Tensor> t = named(in, a);
+                    return outputs(Tensor.rnn(t.get("x"), t.get("w"), t.get("r"), t.get("b"), t.get("lens"), t.get("h0"), a.s("direction", "forward"),
+                            strings(a, "activations"), doubles(a, "alpha"), doubles(a, "beta"), clip(a), a.i("layout", 0)));
+                }),
+                Map.entry("onnx_gru", (in, a) -> {
+                    Map<String, Tensor> t = named(in, a);
+                    return outputs(Tensor.gru(t.get("x"), t.get("w"), t.get("r"), t.get("b"), t.get("lens"), t.get("h0"), a.s("direction", "forward"),
+                            strings(a, "activations"), doubles(a, "alpha"), doubles(a, "beta"), clip(a), a.b("linear_before_reset", false), a.i("layout", 0)));
+                }),
+                Map.entry("onnx_lstm", (in, a) -> {
+                    Map<String, Tensor> t = named(in, a);
+                    return outputs(Tensor.lstm(t.get("x"), t.get("w"), t.get("r"), t.get("b"), t.get("lens"), t.get("h0"), t.get("c0"), t.get("p"),
+                            a.s("direction", "forward"), strings(a, "activations"), doubles(a, "alpha"), doubles(a, "beta"), clip(a),
+                            a.b("input_forget", false), a.i("layout", 0)));
+                }),
                 Map.entry("onnx_blackman_window", GoldenOp.one((in, a) -> Tensor.blackmanWindow(a.i("size"), a.b("periodic"), DType.parse(a.s("dtype"))))));
     }
 }

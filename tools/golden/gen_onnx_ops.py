@@ -824,4 +824,99 @@ rec("lstm_bidirectional_lens_clip", "lstm", f32(4, 2, 2) * 2, wts(2, 4 * H, 2, 1
 rec("lstm_reverse_input_forget_layout1", "lstm", f32(2, 3, 2), wts(1, 4 * H, 2), wts(1, 4 * H, H), b=wts(1, 1, 8 * H)[:, 0],
     direction="reverse", input_forget=True, layout=1, activations=["Sigmoid", "Tanh", "Relu"])
 
+
+# ---------------------------------------------------------------------------------------------------
+# DFT and STFT through numpy.fft; the mel filter bank as a port of ONNX's reference (all three checked
+# against the ONNX conformance data while they were written)
+
+
+def to_complex(x):
+    return x[..., 0].astype(np.complex128) + (1j * x[..., 1] if x.shape[-1] == 2 else 0)
+
+
+def from_complex(z, dtype):
+    return np.stack([z.real, z.imag], -1).astype(dtype)
+
+
+def dft_ref(x, axis, inverse, onesided, length):
+    z = to_complex(x)
+    ax = axis if axis >= 0 else axis + x.ndim  # an axis of x; z lacks only the trailing one
+    n = length or z.shape[ax]
+    y = np.fft.ifft(z, n=n, axis=ax) if inverse else np.fft.fft(z, n=n, axis=ax)
+    if onesided:
+        y = np.take(y, range(n // 2 + 1), axis=ax)
+    return from_complex(y, x.dtype)
+
+
+def stft_ref(signal, step, window, length, onesided):
+    z = to_complex(signal)
+    L = length if length is not None else len(window)
+    w = np.ones(L) if window is None else window.astype(np.float64)
+    frames = (z.shape[1] - L) // step + 1
+    out = np.stack([np.fft.fft(z[:, f * step:f * step + L] * w, axis=1) for f in range(frames)], 1)
+    if onesided:
+        out = out[:, :, :L // 2 + 1]
+    return from_complex(out, signal.dtype)
+
+
+def mel_weight_matrix(num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz):
+    bins = np.arange(0, num_mel_bins + 2)
+    low_mel = 2595 * np.log10(1 + lower_edge_hertz / 700)
+    high_mel = 2595 * np.log10(1 + upper_edge_hertz / 700)
+    step = (high_mel - low_mel) / bins.shape[0]
+    hz = 700 * (np.power(10, (bins * step + low_mel) / 2595) - 1)
+    points = (((dft_length + 1) * hz) // sample_rate).astype(int)
+    out = np.zeros((dft_length // 2 + 1, num_mel_bins))
+    for i in range(num_mel_bins):
+        lo, ce, hi = points[i], points[i + 1], points[i + 2]
+        if ce == lo:
+            out[ce, i] = 1
+        else:
+            for j in range(lo, ce + 1):
+                out[j, i] = (j - lo) / (ce - lo)
+        if hi > ce:
+            for j in range(ce, hi):
+                out[j, i] = (hi - j) / (hi - ce)
+    return out
+
+
+def dft(name, x, axis, inverse=False, onesided=False, length=None, rtol=None, atol=None):
+    args = {"axis": axis, "inverse": inverse, "onesided": onesided}
+    if length is not None:
+        args["dft_length"] = length
+    c.add(name, "onnx_dft", [x], [dft_ref(x, axis, inverse, onesided, length)], rtol=rtol, atol=atol, **args)
+
+
+# sums of n terms of magnitude ~1 cancel to near zero, so the absolute error scales with n * eps(f32)
+dft("dft_real_axis1", np.arange(100, dtype=np.float32).reshape(1, 10, 10, 1) / 10, 1, atol=1e-4)
+dft("dft_real_onesided_last_signal_axis", f32(2, 3, 8, 1), -2, onesided=True, atol=1e-5)
+dft("dft_complex_inverse", f32(1, 6, 2, 2), 1, inverse=True, atol=1e-5)
+dft("dft_complex_forward_axis2", f32(2, 3, 5, 2), 2, atol=1e-5)
+dft("dft_zero_padded_length", f32(2, 5, 1), 1, length=8, atol=1e-5)
+dft("dft_truncated_length_f64", r.standard_normal((3, 7, 2)), 1, length=4)
+
+
+def stft(name, signal, step, window, length, onesided=True):
+    args = {"frame_step": step, "onesided": onesided, "window": window is not None}
+    if length is not None:
+        args["frame_length"] = length
+    inputs = [signal] + ([window] if window is not None else [])
+    c.add(name, "onnx_stft", inputs, [stft_ref(signal, step, window, length, onesided)], atol=1e-5, **args)
+
+
+hann = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(8) / 8)).astype(np.float32)
+stft("stft_rectangular", f32(1, 32, 1), 4, None, 8)
+stft("stft_hann_window_batch2", f32(2, 30, 1), 5, hann, None)
+stft("stft_complex_two_sided", f32(1, 20, 2), 6, hann, 8, onesided=False)
+
+
+def mel(name, bins, length, rate, lo, hi, dtype=np.float32):
+    out = mel_weight_matrix(bins, length, rate, lo, hi).astype(dtype)
+    c.add(name, "onnx_mel_weight_matrix", [], [out], num_mel_bins=bins, dft_length=length, sample_rate=rate, lower_edge_hertz=lo,
+          upper_edge_hertz=hi, dtype=short(dtype))
+
+
+mel("mel_weight_matrix_onnx_example", 8, 16, 8192, 0.0, 4096.0)
+mel("mel_weight_matrix_speech_f64", 10, 64, 16000, 20.0, 7600.0, np.float64)
+
 c.write()

@@ -2159,6 +2159,37 @@ public final class Tensor {
                 activationBeta, clip, false, inputForget, layout);
     }
 
+    /**
+     * ONNX DFT (opset 17) of this signal, whose last axis holds (real) or (real, imaginary) values (size 1
+     * or 2), along {@code axis} (a signal axis; ONNX default 1); the result ends in a (real, imaginary) axis
+     * of size 2.
+     *
+     * @param inverse the inverse transform, scaled by {@code 1/n}
+     * @param onesided only frequencies {@code 0..n/2} (real forward transforms only)
+     * @param dftLength the transform length n (null: the axis size); longer zero-pads, shorter truncates
+     */
+    public Tensor dft(int axis, boolean inverse, boolean onesided, Integer dftLength) { return Signal.dft(this, axis, inverse, onesided, dftLength); }
+
+    /**
+     * ONNX STFT of this (batch, length, 1 or 2) signal: frames of {@code frameLength} samples every
+     * {@code frameStep}, each multiplied by {@code window} (1-D of the frame length; null: rectangular) and
+     * transformed, giving (batch, frames, bins, 2) with {@code frames = (length - frameLength) / frameStep + 1}
+     * and {@code bins = frameLength / 2 + 1} if {@code onesided} (ONNX default), else frameLength.
+     * {@code frameLength} may be null when a window is given.
+     */
+    public Tensor stft(int frameStep, Tensor window, Integer frameLength, boolean onesided) {
+        return Signal.stft(this, frameStep, window == null ? null : window.to(device), frameLength, onesided);
+    }
+
+    /**
+     * ONNX MelWeightMatrix: the (dftLength/2 + 1, numMelBins) matrix of triangular mel filters between
+     * {@code lowerEdgeHertz} and {@code upperEdgeHertz}, in {@code dtype} (ONNX default f32), computed on
+     * the host as ONNX's reference does.
+     */
+    public static Tensor melWeightMatrix(int numMelBins, int dftLength, int sampleRate, double lowerEdgeHertz, double upperEdgeHertz, DType dtype) {
+        return Signal.melWeightMatrix(numMelBins, dftLength, sampleRate, lowerEdgeHertz, upperEdgeHertz, dtype);
+    }
+
     // end of ONNX-driven operators section
 
     // =====================================================================================================

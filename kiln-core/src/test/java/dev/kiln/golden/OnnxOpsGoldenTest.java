@@ -113,6 +113,12 @@ class OnnxOpsGoldenTest extends GoldenTestBase {
                             a.s("direction", "forward"), strings(a, "activations"), doubles(a, "alpha"), doubles(a, "beta"), clip(a),
                             a.b("input_forget", false), a.i("layout", 0)));
                 }),
+                Map.entry("onnx_dft", GoldenOp.one((in, a) -> in.get(0).dft(a.i("axis"), a.b("inverse"), a.b("onesided"),
+                        a.has("dft_length") ? a.i("dft_length") : null))),
+                Map.entry("onnx_stft", GoldenOp.one((in, a) -> in.get(0).stft(a.i("frame_step"), optional(in, 1, a, "window"),
+                        a.has("frame_length") ? a.i("frame_length") : null, a.b("onesided")))),
+                Map.entry("onnx_mel_weight_matrix", GoldenOp.one((in, a) -> Tensor.melWeightMatrix(a.i("num_mel_bins"), a.i("dft_length"),
+                        a.i("sample_rate"), a.d("lower_edge_hertz"), a.d("upper_edge_hertz"), DType.parse(a.s("dtype"))))),
                 Map.entry("onnx_blackman_window", GoldenOp.one((in, a) -> Tensor.blackmanWindow(a.i("size"), a.b("periodic"), DType.parse(a.s("dtype"))))));
     }
 }

@@ -919,4 +919,100 @@ def mel(name, bins, length, rate, lo, hi, dtype=np.float32):
 mel("mel_weight_matrix_onnx_example", 8, 16, 8192, 0.0, 4096.0)
 mel("mel_weight_matrix_speech_f64", 10, 64, 16000, 20.0, 7600.0, np.float64)
 
+
+# ---------------------------------------------------------------------------------------------------
+# pooling with ONNX's geometry: a loop over windows (checked against the 25 max and average pooling
+# cases of the ONNX conformance data while it was written)
+
+
+def pool_ref(x, kind, kernel, strides=None, pads=None, dilations=None, ceil=False, count_include_pad=False, p=2.0, storage_order=0):
+    """ONNX pooling as a loop over windows; returns values (and, for 'max', the flat indices of the first maxima)."""
+    m = len(kernel)
+    sp = x.shape[2:]
+    s = strides or [1] * m
+    d = dilations or [1] * m
+    pd = pads or [0] * (2 * m)
+    out = []
+    for i in range(m):
+        eff = d[i] * (kernel[i] - 1) + 1
+        span = sp[i] + pd[i] + pd[m + i]
+        o = ((span - eff + (s[i] - 1 if ceil else 0)) // s[i]) + 1
+        if ceil and (o - 1) * s[i] >= sp[i] + pd[i]:
+            o -= 1
+        out.append(o)
+    vals = np.zeros(x.shape[:2] + tuple(out), np.float64 if kind != "max" else x.dtype)
+    idx = np.zeros(x.shape[:2] + tuple(out), np.int64)
+    for n, ch in itertools.product(range(x.shape[0]), range(x.shape[1])):
+        for o in itertools.product(*[range(v) for v in out]):
+            best, best_i, total, count = None, -1, 0.0, 0
+            for k in itertools.product(*[range(v) for v in kernel]):
+                coord = [o[i] * s[i] - pd[i] + k[i] * d[i] for i in range(m)]
+                inside = all(0 <= coord[i] < sp[i] for i in range(m))
+                in_pad = all(-pd[i] <= coord[i] < sp[i] + pd[m + i] for i in range(m))
+                if count_include_pad and in_pad or inside:
+                    count += 1
+                if not inside:
+                    continue
+                v = x[(n, ch) + tuple(coord)]
+                if kind == "max":
+                    if best is None or v > best:
+                        best = v
+                        if storage_order == 0:
+                            flat = int(np.ravel_multi_index(coord, sp))
+                        else:
+                            flat = int(np.ravel_multi_index(coord[::-1], sp[::-1]))
+                        best_i = (n * x.shape[1] + ch) * int(np.prod(sp)) + flat
+                elif kind == "avg":
+                    total += float(v)
+                else:
+                    total += abs(float(v)) ** p
+            if kind == "max":
+                vals[(n, ch) + o] = best
+                idx[(n, ch) + o] = best_i
+            elif kind == "avg":
+                vals[(n, ch) + o] = total / count
+            else:
+                vals[(n, ch) + o] = total ** (1 / p)
+    if kind == "max":
+        return vals, idx
+    return vals.astype(x.dtype if x.dtype.kind == "f" else np.float32)
+
+
+def pool(name, x, kind, kernel, strides=None, pads=None, dilations=None, ceil=False, count_include_pad=False, p=2.0, storage_order=0,
+         indices=False):
+    res = pool_ref(x, kind, kernel, strides, pads, dilations, ceil, count_include_pad, p, storage_order)
+    args = {"kernel": kernel, "ceil_mode": ceil}
+    for k, v in (("strides", strides), ("pads", pads), ("dilations", dilations)):
+        if v is not None:
+            args[k] = v
+    if kind == "max":
+        op, outs = ("onnx_max_pool_with_indices", list(res)) if indices else ("onnx_max_pool", [res[0]])
+        if indices:
+            args["storage_order"] = storage_order
+    elif kind == "avg":
+        op, outs = "onnx_avg_pool", [res]
+        args["count_include_pad"] = count_include_pad
+    else:
+        op, outs = "onnx_lp_pool", [res]
+        args["p"] = p
+    c.add(name, op, [x], outs, **args)
+
+
+pool("max_pool_asymmetric_pads", f32(1, 2, 5, 5), "max", [3, 3], [2, 2], [0, 1, 2, 1])
+pool("max_pool_pads_larger_than_half_kernel", f32(1, 1, 4, 4), "max", [3, 3], None, [2, 2, 2, 2])
+pool("max_pool_dilations_ceil", f32(2, 1, 7, 6), "max", [2, 3], [2, 2], None, [2, 1], ceil=True)
+pool("max_pool_1d_int8", ints(-100, 100, (1, 3, 9), np.int8), "max", [3], [2], [1, 2])
+pool("max_pool_3d", f32(1, 1, 4, 4, 3), "max", [2, 2, 2], [1, 2, 1], [0, 0, 1, 1, 1, 0])
+pool("max_pool_indices_row_major_ties", ints(0, 3, (2, 2, 4, 5), np.int32).astype(np.float32), "max", [2, 3], [2, 1], [1, 0, 0, 1],
+     indices=True)
+pool("max_pool_indices_column_major", f32(1, 2, 5, 5), "max", [2, 2], [2, 2], indices=True, storage_order=1)
+pool("max_pool_indices_3d_ceil", f32(1, 1, 3, 4, 5), "max", [2, 2, 2], [2, 2, 2], ceil=True, indices=True)
+pool("avg_pool_asymmetric_pads_exclude", f32(1, 2, 5, 5), "avg", [3, 3], [2, 2], [0, 1, 2, 1])
+pool("avg_pool_asymmetric_pads_include", f32(1, 2, 5, 5), "avg", [3, 3], [2, 2], [0, 1, 2, 1], count_include_pad=True)
+pool("avg_pool_ceil_pads_include", f32(1, 1, 6, 6), "avg", [3, 3], [2, 2], [1, 1, 1, 1], ceil=True, count_include_pad=True)
+pool("avg_pool_1d_dilations_int", ints(-9, 9, (2, 2, 8), np.int32), "avg", [3], [1], [2, 0], [2])
+pool("avg_pool_3d_same_upper", f32(1, 1, 3, 4, 4), "avg", [2, 2, 2], None, [0, 0, 0, 1, 1, 1])
+pool("lp_pool_p2_pads", f32(1, 2, 4, 5), "lp", [2, 2], [1, 2], [1, 0, 0, 1], p=2.0)
+pool("lp_pool_p3_1d", f32(1, 1, 7), "lp", [3], [2], p=3.0)
+
 c.write()

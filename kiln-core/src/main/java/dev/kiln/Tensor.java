@@ -2190,6 +2190,45 @@ public final class Tensor {
         return Signal.melWeightMatrix(numMelBins, dftLength, sampleRate, lowerEdgeHertz, upperEdgeHertz, dtype);
     }
 
+    /** The outputs of {@link #maxPoolWithIndices}: the pooled values and the i64 positions of the maxima. */
+    public record Pooled(Tensor values, Tensor indices) {}
+
+    /**
+     * ONNX MaxPool of (N, C, spatial...) with the kernel's number of spatial axes.
+     *
+     * @param kernel window size per spatial axis
+     * @param strides null for 1
+     * @param pads ONNX layout {@code [begin_1, ..., begin_m, end_1, ..., end_m]}, any sizes (auto_pad resolved by the caller); null for 0
+     * @param dilations null for 1
+     * @param ceilMode round the output size up; a window that would start in the end padding is dropped
+     */
+    public Tensor maxPool(int[] kernel, int[] strides, int[] pads, int[] dilations, boolean ceilMode) {
+        return OnnxPooling.maxPool(this, kernel, strides, pads, dilations, ceilMode);
+    }
+
+    /**
+     * {@link #maxPool(int[], int[], int[], int[], boolean)} with ONNX MaxPool's Indices output: the position
+     * of each window's first maximum in this tensor flattened, row-major over the spatial axes
+     * ({@code storageOrder} 0) or column-major ({@code storageOrder} 1), planes (n, c) in order.
+     */
+    public Pooled maxPoolWithIndices(int[] kernel, int[] strides, int[] pads, int[] dilations, boolean ceilMode, int storageOrder) {
+        return OnnxPooling.maxPoolWithIndices(this, kernel, strides, pads, dilations, ceilMode, storageOrder);
+    }
+
+    /**
+     * ONNX AveragePool; geometry as {@link #maxPool(int[], int[], int[], int[], boolean)}. Each window sum is
+     * divided by its number of elements inside the input, or with {@code countIncludePad} inside the padded
+     * input (the ceil-mode extra never counts); integer inputs give f32.
+     */
+    public Tensor avgPool(int[] kernel, int[] strides, int[] pads, int[] dilations, boolean ceilMode, boolean countIncludePad) {
+        return OnnxPooling.avgPool(this, kernel, strides, pads, dilations, ceilMode, countIncludePad);
+    }
+
+    /** ONNX LpPool: {@code (sum |x|^p)^(1/p)} over each window (padding counts as 0); geometry as {@link #maxPool(int[], int[], int[], int[], boolean)}. */
+    public Tensor lpPool(double p, int[] kernel, int[] strides, int[] pads, int[] dilations, boolean ceilMode) {
+        return OnnxPooling.lpPool(this, p, kernel, strides, pads, dilations, ceilMode);
+    }
+
     // end of ONNX-driven operators section
 
     // =====================================================================================================

@@ -119,6 +119,17 @@ class OnnxOpsGoldenTest extends GoldenTestBase {
                         a.has("frame_length") ? a.i("frame_length") : null, a.b("onesided")))),
                 Map.entry("onnx_mel_weight_matrix", GoldenOp.one((in, a) -> Tensor.melWeightMatrix(a.i("num_mel_bins"), a.i("dft_length"),
                         a.i("sample_rate"), a.d("lower_edge_hertz"), a.d("upper_edge_hertz"), DType.parse(a.s("dtype"))))),
+                Map.entry("onnx_max_pool", GoldenOp.one((in, a) -> in.get(0).maxPool(a.ints("kernel"), a.ints("strides", null), a.ints("pads", null),
+                        a.ints("dilations", null), a.b("ceil_mode")))),
+                Map.entry("onnx_max_pool_with_indices", (in, a) -> {
+                    Tensor.Pooled p = in.get(0).maxPoolWithIndices(a.ints("kernel"), a.ints("strides", null), a.ints("pads", null),
+                            a.ints("dilations", null), a.b("ceil_mode"), a.i("storage_order"));
+                    return all(p.values(), p.indices());
+                }),
+                Map.entry("onnx_avg_pool", GoldenOp.one((in, a) -> in.get(0).avgPool(a.ints("kernel"), a.ints("strides", null), a.ints("pads", null),
+                        a.ints("dilations", null), a.b("ceil_mode"), a.b("count_include_pad")))),
+                Map.entry("onnx_lp_pool", GoldenOp.one((in, a) -> in.get(0).lpPool(a.d("p"), a.ints("kernel"), a.ints("strides", null), a.ints("pads", null),
+                        a.ints("dilations", null), a.b("ceil_mode")))),
                 Map.entry("onnx_blackman_window", GoldenOp.one((in, a) -> Tensor.blackmanWindow(a.i("size"), a.b("periodic"), DType.parse(a.s("dtype"))))));
     }
 }

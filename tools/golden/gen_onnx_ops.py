@@ -1015,4 +1015,75 @@ pool("avg_pool_3d_same_upper", f32(1, 1, 3, 4, 4), "avg", [2, 2, 2], None, [0, 0
 pool("lp_pool_p2_pads", f32(1, 2, 4, 5), "lp", [2, 2], [1, 2], [1, 0, 0, 1], p=2.0)
 pool("lp_pool_p3_1d", f32(1, 1, 7), "lp", [3], [2], p=3.0)
 
+
+# ---------------------------------------------------------------------------------------------------
+# RoiAlign: ONNX Runtime's sampling as a loop (checked against the 2 conformance cases while written)
+
+
+def _bilinear(h, w, y, x):
+    """ONNX Runtime's RoiAlign taps: ((y, x, weight) x 4), all zero when the point is outside."""
+    if y < -1.0 or y > h or x < -1.0 or x > w:
+        return []
+    y, x = max(y, 0.0), max(x, 0.0)
+    yl, xl = int(y), int(x)
+    if yl >= h - 1:
+        yh = yl = h - 1
+        y = float(yl)
+    else:
+        yh = yl + 1
+    if xl >= w - 1:
+        xh = xl = w - 1
+        x = float(xl)
+    else:
+        xh = xl + 1
+    ly, lx = y - yl, x - xl
+    hy, hx = 1 - ly, 1 - lx
+    return [(yl, xl, hy * hx), (yl, xh, hy * lx), (yh, xl, ly * hx), (yh, xh, ly * lx)]
+
+
+def roi_align_ref(x, rois, batch, mode="avg", oh=1, ow=1, sr=0, scale=1.0, transform="half_pixel"):
+    R = rois.shape[0]
+    _, C, H, W = x.shape
+    out = np.zeros((R, C, oh, ow))
+    off = 0.5 if transform == "half_pixel" else 0.0
+    for r in range(R):
+        img = x[int(batch[r])].astype(np.float64)
+        x1, y1, x2, y2 = [float(v) * scale - off for v in rois[r]]
+        rw, rh = x2 - x1, y2 - y1
+        if transform == "output_half_pixel":
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bh, bw = rh / oh, rw / ow
+        gh = sr if sr > 0 else math.ceil(rh / oh)
+        gw = sr if sr > 0 else math.ceil(rw / ow)
+        for ph in range(oh):
+            for pw in range(ow):
+                acc = np.zeros(C)
+                best = None
+                for iy in range(gh):
+                    yy = y1 + ph * bh + (iy + 0.5) * bh / gh
+                    for ix in range(gw):
+                        xx = x1 + pw * bw + (ix + 0.5) * bw / gw
+                        taps = _bilinear(H, W, yy, xx)
+                        terms = [wt * img[:, a, b] for a, b, wt in taps] or [np.zeros(C)] * 4
+                        if mode == "avg":
+                            acc += sum(terms)
+                        else:
+                            v = np.max(np.stack(terms), axis=0)
+                            best = v if best is None else np.maximum(best, v)
+                out[r, :, ph, pw] = acc / max(gh * gw, 1) if mode == "avg" else best
+    return out.astype(x.dtype)
+
+
+def roi_align(name, x, rois, batch, mode, oh, ow, sr, scale, transform):
+    out = roi_align_ref(x, rois, batch, mode, oh, ow, sr, scale, transform)
+    c.add(name, "onnx_roi_align", [x, rois, batch], [out], mode=mode, output_height=oh, output_width=ow, sampling_ratio=sr,
+          spatial_scale=scale, transform=transform)
+
+
+boxes = np.array([[0, 0, 5, 5], [1.5, 0.5, 4.2, 6.3], [-2, 3, 9, 12], [5.5, 6.5, 6, 7]], np.float32)
+roi_align("roi_align_avg_half_pixel", f32(2, 2, 8, 7), boxes, np.array([0, 1, 1, 0]), "avg", 3, 2, 2, 1.0, "half_pixel")
+roi_align("roi_align_avg_output_half_pixel_scale", f32(1, 3, 6, 6), boxes * 2, np.array([0, 0, 0, 0], np.int32), "avg", 2, 2, 3, 0.5,
+          "output_half_pixel")
+roi_align("roi_align_max", f32(2, 1, 7, 8), boxes, np.array([1, 0, 1, 1]), "max", 2, 3, 2, 1.0, "half_pixel")
+
 c.write()

@@ -3,7 +3,7 @@ package dev.kiln;
 import java.util.Arrays;
 
 /**
- * ONNX Resize and GridSample. Resize's source positions are compile-time constants, so each resized
+ * ONNX Resize, GridSample and RoiAlign. Resize's source positions are compile-time constants, so each resized
  * axis becomes a host-built (out, in) weight matrix applied by a masked sum (exact selection for
  * nearest, which keeps any dtype). GridSample's positions come from the grid tensor, so its taps are
  * computed in the graph and gathered by comparing flattened positions.
@@ -267,6 +267,85 @@ final class Resampling {
             Tensor v = Tensor.where(hit, flat.unsqueeze(2), Tensor.scalar(dt.isFloat() ? -0.0 : 0, dt)).sum(new int[] {-1}, false).cast(dt);
             return v.dtype().isFloat() ? v : v.cast(DType.F32);
         }
+    }
+
+    // =====================================================================================================
+    // RoiAlign
+
+    /**
+     * ONNX RoiAlign (opset 16) with ONNX Runtime's sampling: per region of interest (x1, y1, x2, y2) of
+     * x's image {@code batchIndices[r]}, each of the (outH, outW) bins averages (or, mode max, takes the
+     * largest weighted corner of) {@code samplingRatio^2} bilinear samples. The bilinear weights are
+     * separable, so the samples are {@code Wy @ image @ Wx^T} with per-region weight matrices built in the
+     * graph from the region coordinates.
+     */
+    static Tensor roiAlign(Tensor x, Tensor rois, Tensor batchIndices, String mode, int outH, int outW, int samplingRatio, double spatialScale,
+                           String transform) {
+        String op = "roiAlign";
+        if (x.ndim() != 4) throw new IllegalArgumentException(op + ": input must be 4-D (N, C, H, W), got " + x.shape());
+        if (rois.ndim() != 2 || rois.dim(1) != 4) throw new IllegalArgumentException(op + ": rois must be (R, 4) of (x1, y1, x2, y2), got " + rois.shape());
+        if (!rois.dtype().isFloat()) throw new IllegalArgumentException(op + ": rois must be a float tensor, got " + rois.dtype());
+        if (!batchIndices.dtype().isInt() || batchIndices.ndim() != 1 || batchIndices.dim(0) != rois.dim(0)) {
+            throw new IllegalArgumentException(op + ": batchIndices " + batchIndices.dtype() + batchIndices.shape() + " must be 1-D integers, one per roi of "
+                    + rois.shape());
+        }
+        if (!"avg".equals(mode) && !"max".equals(mode)) throw new IllegalArgumentException(op + ": unknown mode " + quote(mode) + "; valid are 'avg', 'max'");
+        if (!"half_pixel".equals(transform) && !"output_half_pixel".equals(transform)) {
+            throw new IllegalArgumentException(op + ": unknown coordinate transformation mode " + quote(transform) + "; valid are 'half_pixel', 'output_half_pixel'");
+        }
+        if (outH <= 0 || outW <= 0) throw new IllegalArgumentException(op + ": output size " + outH + "x" + outW + " must be positive");
+        if (samplingRatio < 0) throw new IllegalArgumentException(op + ": samplingRatio must be >= 0, got " + samplingRatio);
+        if (samplingRatio == 0) {
+            throw new UnsupportedOperationException(op + ": samplingRatio 0 (adaptive) makes the number of samples depend on the roi values; "
+                    + "Kiln needs static shapes, give a positive samplingRatio");
+        }
+        int r = rois.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3), g = samplingRatio;
+        DType dt = x.dtype(), ct = Normalization.computeType(dt.isFloat() ? dt : DType.F32);
+        Tensor box = rois.to(x.device()).cast(ct).mul(spatialScale).sub(transform.equals("half_pixel") ? 0.5 : 0.0);
+        Tensor x1 = box.shrinkAxis(1, 0, 1), y1 = box.shrinkAxis(1, 1, 2), x2 = box.shrinkAxis(1, 2, 3), y2 = box.shrinkAxis(1, 3, 4); // (R, 1)
+        Tensor rw = x2.sub(x1), rh = y2.sub(y1);
+        if (transform.equals("output_half_pixel")) {
+            rw = rw.maximum(1.0);
+            rh = rh.maximum(1.0);
+        }
+        Tensor[] wy = axisWeights(y1, rh.div((double) outH), outH, g, h, ct), wx = axisWeights(x1, rw.div((double) outW), outW, g, w, ct);
+        Tensor img = Indexing.take(x.cast(ct), 0, batchIndices.to(x.device()).cast(DType.I64).reshape(r, 1, 1, 1)); // (R, C, H, W)
+        Tensor samples;
+        if (mode.equals("avg")) {
+            samples = wy[0].add(wy[1]).unsqueeze(1).matmul(img).matmul(wx[0].add(wx[1]).unsqueeze(1).mT());
+            return samples.reshape(r, c, outH, g, outW, g).mean(new int[] {3, 5}, false).cast(dt);
+        }
+        samples = null;
+        for (Tensor a : wy) {
+            for (Tensor b : wx) {
+                Tensor term = a.unsqueeze(1).matmul(img).matmul(b.unsqueeze(1).mT());
+                samples = samples == null ? term : samples.maximum(term);
+            }
+        }
+        return samples.reshape(r, c, outH, g, outW, g).max(new int[] {3, 5}, false).cast(dt);
+    }
+
+    /**
+     * The two weighted one-hot matrices (R, bins*g, size) of the low and high bilinear taps of the sample
+     * coordinates {@code start + bin * (p + (i + 0.5) / g)} on an axis of {@code size}; zero rows for
+     * samples outside {@code [-1, size]}.
+     */
+    private static Tensor[] axisWeights(Tensor start, Tensor bin, int bins, int g, int size, DType ct) {
+        double[] offsets = new double[bins * g];
+        for (int p = 0; p < bins; p++) for (int i = 0; i < g; i++) offsets[p * g + i] = p + (i + 0.5) / g;
+        Tensor coord = start.add(bin.mul(Tensor.of(ct, offsets, bins * g).to(start.device()))); // (R, bins*g)
+        Tensor valid = coord.ge(-1.0).logicalAnd(coord.le((double) size));
+        Tensor y = coord.maximum(0.0);
+        Tensor low = y.floor().minimum((double) (size - 1));
+        Tensor atEdge = low.ge((double) (size - 1));
+        Tensor high = Tensor.where(atEdge, low, low.add(1.0));
+        Tensor frac = Tensor.where(atEdge, y.zerosLike(), y.sub(low));
+        Tensor positions = OnnxOps.positions(size, 3, 2, start.device());
+        Tensor lowW = Tensor.where(valid, frac.rsub(1.0), 0.0).unsqueeze(-1), highW = Tensor.where(valid, frac, 0.0).unsqueeze(-1);
+        Tensor zero = Tensor.scalar(0.0, ct);
+        return new Tensor[] {
+                Tensor.where(low.cast(DType.I64).unsqueeze(-1).eq(positions), lowW, zero),
+                Tensor.where(high.cast(DType.I64).unsqueeze(-1).eq(positions), highW, zero)};
     }
 
     private static String quote(String s) { return s == null ? "null" : "'" + s + "'"; }

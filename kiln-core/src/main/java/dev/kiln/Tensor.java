@@ -2229,6 +2229,22 @@ public final class Tensor {
         return OnnxPooling.lpPool(this, p, kernel, strides, pads, dilations, ceilMode);
     }
 
+    /**
+     * ONNX RoiAlign (opset 16) of this (N, C, H, W) tensor, with ONNX Runtime's sampling: for each region
+     * {@code rois[r] = (x1, y1, x2, y2)} (scaled by {@code spatialScale}) of image {@code batchIndices[r]},
+     * an (outH, outW) grid of bins, each the average ({@code mode "avg"}) or maximum ({@code "max"}, of
+     * the weighted bilinear corners) of {@code samplingRatio^2} bilinear samples; result (R, C, outH, outW).
+     * {@code coordinateTransformationMode} {@code "half_pixel"} shifts the region by -0.5 pixel,
+     * {@code "output_half_pixel"} (the legacy form) does not and makes regions at least 1 pixel wide.
+     *
+     * @throws UnsupportedOperationException for samplingRatio 0 (ONNX's adaptive count depends on the roi values)
+     */
+    public Tensor roiAlign(Tensor rois, Tensor batchIndices, String mode, int outH, int outW, int samplingRatio, double spatialScale,
+                           String coordinateTransformationMode) {
+        return Resampling.roiAlign(this, rois.to(device), batchIndices.to(device), mode, outH, outW, samplingRatio, spatialScale,
+                coordinateTransformationMode);
+    }
+
     // end of ONNX-driven operators section
 
     // =====================================================================================================

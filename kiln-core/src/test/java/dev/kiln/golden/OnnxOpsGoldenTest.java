@@ -130,6 +130,8 @@ class OnnxOpsGoldenTest extends GoldenTestBase {
                         a.ints("dilations", null), a.b("ceil_mode"), a.b("count_include_pad")))),
                 Map.entry("onnx_lp_pool", GoldenOp.one((in, a) -> in.get(0).lpPool(a.d("p"), a.ints("kernel"), a.ints("strides", null), a.ints("pads", null),
                         a.ints("dilations", null), a.b("ceil_mode")))),
+                Map.entry("onnx_roi_align", GoldenOp.one((in, a) -> in.get(0).roiAlign(in.get(1), in.get(2), a.s("mode"), a.i("output_height"),
+                        a.i("output_width"), a.i("sampling_ratio"), a.d("spatial_scale"), a.s("transform")))),
                 Map.entry("onnx_blackman_window", GoldenOp.one((in, a) -> Tensor.blackmanWindow(a.i("size"), a.b("periodic"), DType.parse(a.s("dtype"))))));
     }
 }

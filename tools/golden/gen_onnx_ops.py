@@ -1086,4 +1086,54 @@ roi_align("roi_align_avg_output_half_pixel_scale", f32(1, 3, 6, 6), boxes * 2, n
           "output_half_pixel")
 roi_align("roi_align_max", f32(2, 1, 7, 8), boxes, np.array([1, 0, 1, 1]), "max", 2, 3, 2, 1.0, "half_pixel")
 
+
+# ---------------------------------------------------------------------------------------------------
+# TfIdfVectorizer: n-gram counting as a loop (checked against the 6 conformance cases while written)
+
+
+def tfidf_ref(x, min_gram, max_gram, max_skip, mode, pool, counts, indexes, weights=None):
+    levels = []
+    for n in range(1, len(counts) + 1):
+        end = counts[n] if n < len(counts) else len(pool)
+        levels.append([tuple(pool[i:i + n]) for i in range(counts[n - 1], end, n)])
+    flat = [g for lv in levels for g in lv]
+    rows = x.reshape(1, -1) if x.ndim == 1 else x
+    out = np.zeros((rows.shape[0], max(indexes) + 1), np.float32)
+    for r, seq in enumerate(rows):
+        seq = [int(v) for v in seq]
+        cnt = np.zeros(len(flat))
+        for k, g in enumerate(flat):
+            n = len(g)
+            if not min_gram <= n <= max_gram:
+                continue
+            for skip in range(0, (max_skip if n > 1 else 0) + 1):
+                step = skip + 1
+                for s in range(len(seq) - (n - 1) * step):
+                    if tuple(seq[s + j * step] for j in range(n)) == g:
+                        cnt[k] += 1
+        for k in range(len(flat)):
+            w = 1.0 if weights is None else weights[k]
+            v = cnt[k] if mode == "TF" else (w if cnt[k] > 0 else 0.0) if mode == "IDF" else cnt[k] * w
+            out[r, indexes[k]] += v
+    return out if x.ndim == 2 else out[0]
+
+
+def tfidf(name, x, min_gram, max_gram, max_skip, mode, pool, counts, indexes, weights=None):
+    out = tfidf_ref(x, min_gram, max_gram, max_skip, mode, pool, counts, indexes, weights)
+    args = dict(min_gram=min_gram, max_gram=max_gram, max_skip=max_skip, mode=mode, pool=pool, ngram_counts=counts, ngram_indexes=indexes)
+    if weights is not None:
+        args["weights"] = weights
+    c.add(name, "onnx_tfidf_vectorizer", [x], [out], **args)
+
+
+POOL = [2, 3, 5, 4, 5, 6, 7, 8, 6, 7]
+SEQ = np.array([1, 1, 3, 3, 3, 7, 8, 6, 7, 5, 6, 8])
+tfidf("tfidf_tf_uni_and_bigrams_skip5", SEQ, 1, 2, 5, "TF", POOL, [0, 4], list(range(7)))
+tfidf("tfidf_tf_batch_bigrams_skip0_i32", SEQ.reshape(2, 6).astype(np.int32), 2, 2, 0, "TF", POOL, [0, 4], list(range(7)))
+tfidf("tfidf_idf_weights_permuted_indexes", SEQ.reshape(2, 6), 1, 2, 2, "IDF", POOL, [0, 4], [6, 0, 5, 1, 4, 2, 3],
+      [0.5, 1.5, 2.0, 2.5, 3.0, 0.25, 4.0])
+tfidf("tfidf_tfidf_trigrams", np.array([[1, 2, 3, 1, 2, 3, 1, 9], [3, 1, 2, 2, 3, 1, 1, 2]]), 2, 3, 1, "TFIDF", [1, 2, 3, 1, 2, 3, 1, 3, 1, 2],
+      [0, 0, 4], [0, 1, 2, 3], [1.0, 2.0, 0.5, 3.0])
+tfidf("tfidf_idf_no_weights_empty_level", SEQ, 2, 2, 0, "IDF", [5, 6, 7, 8, 6, 7], [0, 0], [0, 1, 2])
+
 c.write()

@@ -2245,6 +2245,20 @@ public final class Tensor {
                 coordinateTransformationMode);
     }
 
+    /**
+     * ONNX TfIdfVectorizer of this integer tensor of sequences, (C) or (N, C), giving f32 (outSize) or
+     * (N, outSize) with {@code outSize = max(ngramIndexes) + 1}. The pool holds n-grams grouped by length:
+     * those of length n start at {@code pool[ngramCounts[n-1]]}; pool n-gram k is counted, for each
+     * length from {@code minGramLength} to {@code maxGramLength}, at every start with its items spaced
+     * {@code skip + 1} apart for each skip from 0 to {@code maxSkipCount} (unigrams once). {@code mode}
+     * {@code "TF"} writes the count to position {@code ngramIndexes[k]}, {@code "IDF"} the weight where the
+     * count is positive, {@code "TFIDF"} count times weight; {@code weights} may be null (all 1).
+     */
+    public Tensor tfIdfVectorizer(int minGramLength, int maxGramLength, int maxSkipCount, String mode, long[] pool, int[] ngramCounts,
+                                  int[] ngramIndexes, double[] weights) {
+        return OnnxOps.tfIdfVectorizer(this, minGramLength, maxGramLength, maxSkipCount, mode, pool, ngramCounts, ngramIndexes, weights);
+    }
+
     // end of ONNX-driven operators section
 
     // =====================================================================================================

@@ -126,6 +126,18 @@ class OnnxOpsErrorsTest {
     }
 
     @Test
+    void tfIdfVectorizer() {
+        Tensor seq = Tensor.of(new long[] {1, 2, 3}, 3);
+        fails(() -> Tensor.zeros(3).tfIdfVectorizer(1, 1, 0, "TF", new long[] {1}, new int[] {0}, new int[] {0}, null),
+                "tfIdfVectorizer: input must be 1-D or 2-D integers, got f32[3]");
+        fails(() -> seq.tfIdfVectorizer(1, 1, 0, "BM25", new long[] {1}, new int[] {0}, new int[] {0}, null), "tfIdfVectorizer: unknown mode 'BM25'");
+        fails(() -> seq.tfIdfVectorizer(1, 2, 0, "TF", new long[] {1, 2, 3}, new int[] {0, 1}, new int[] {0, 1}, null),
+                "tfIdfVectorizer: pool level 2 holds 2 items");
+        fails(() -> seq.tfIdfVectorizer(1, 1, 0, "TF", new long[] {1, 2}, new int[] {0}, new int[] {0}, null),
+                "tfIdfVectorizer: 2 pool n-grams need as many ngram_indexes (got 1)");
+    }
+
+    @Test
     void recurrentAndSignal() {
         Tensor seq = Tensor.zeros(3, 2, 4);
         fails(() -> Tensor.rnn(seq, Tensor.zeros(1, 5, 4), Tensor.zeros(1, 5, 4), null, null, null, "forward", null, null, null, null, 0),

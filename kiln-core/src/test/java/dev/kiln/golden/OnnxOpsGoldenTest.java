@@ -132,6 +132,9 @@ class OnnxOpsGoldenTest extends GoldenTestBase {
                         a.ints("dilations", null), a.b("ceil_mode")))),
                 Map.entry("onnx_roi_align", GoldenOp.one((in, a) -> in.get(0).roiAlign(in.get(1), in.get(2), a.s("mode"), a.i("output_height"),
                         a.i("output_width"), a.i("sampling_ratio"), a.d("spatial_scale"), a.s("transform")))),
+                Map.entry("onnx_tfidf_vectorizer", GoldenOp.one((in, a) -> in.get(0).tfIdfVectorizer(a.i("min_gram"), a.i("max_gram"), a.i("max_skip"),
+                        a.s("mode"), java.util.Arrays.stream(a.ints("pool")).asLongStream().toArray(), a.ints("ngram_counts"), a.ints("ngram_indexes"),
+                        doubles(a, "weights")))),
                 Map.entry("onnx_blackman_window", GoldenOp.one((in, a) -> Tensor.blackmanWindow(a.i("size"), a.b("periodic"), DType.parse(a.s("dtype"))))));
     }
 }

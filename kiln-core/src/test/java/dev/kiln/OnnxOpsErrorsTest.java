@@ -131,8 +131,8 @@ class OnnxOpsErrorsTest {
         fails(() -> Tensor.zeros(3).tfIdfVectorizer(1, 1, 0, "TF", new long[] {1}, new int[] {0}, new int[] {0}, null),
                 "tfIdfVectorizer: input must be 1-D or 2-D integers, got f32[3]");
         fails(() -> seq.tfIdfVectorizer(1, 1, 0, "BM25", new long[] {1}, new int[] {0}, new int[] {0}, null), "tfIdfVectorizer: unknown mode 'BM25'");
-        fails(() -> seq.tfIdfVectorizer(1, 2, 0, "TF", new long[] {1, 2, 3}, new int[] {0, 1}, new int[] {0, 1}, null),
-                "tfIdfVectorizer: pool level 2 holds 2 items");
+        fails(() -> seq.tfIdfVectorizer(1, 2, 0, "TF", new long[] {1, 2, 3, 4}, new int[] {0, 1}, new int[] {0, 1}, null),
+                "tfIdfVectorizer: pool level 2 holds 3 items, not a multiple of 2");
         fails(() -> seq.tfIdfVectorizer(1, 1, 0, "TF", new long[] {1, 2}, new int[] {0}, new int[] {0}, null),
                 "tfIdfVectorizer: 2 pool n-grams need as many ngram_indexes (got 1)");
     }

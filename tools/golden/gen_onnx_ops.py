@@ -193,7 +193,7 @@ arg_last("argmin_last_3d", "min", ints(0, 3, (2, 3, 4), np.int32), 1, True)
 def cumsum(name, x, axis, exclusive, reverse):
     y = np.flip(x, axis) if reverse else x
     s = np.cumsum(y, axis=axis, dtype=x.dtype)
-    if exclusive:
+    if exclusive and s.shape[axis] > 0:
         s = np.concatenate([np.zeros_like(np.take(s, [0], axis)), np.take(s, range(s.shape[axis] - 1), axis)], axis)
     if reverse:
         s = np.flip(s, axis)
@@ -313,7 +313,7 @@ def lrn(name, x, size, alpha=1e-4, beta=0.75, bias=1.0):
         lo = max(0, cc - (size - 1) // 2)
         hi = min(ch - 1, cc + math.ceil((size - 1) / 2))
         sq[:, cc] = (x[:, lo:hi + 1].astype(np.float64) ** 2).sum(axis=1)
-    out = (x / (bias + alpha / size * sq) ** beta).astype(np.float32)
+    out = (x / (bias + alpha / size * sq) ** beta).astype(x.dtype)
     c.add(name, "onnx_lrn", [x], [out], size=size, alpha=alpha, beta=beta, bias=bias)
 
 
@@ -607,7 +607,7 @@ def resize_ref(x, sizes, scales, roi, mode, transform, nearest_mode="round_prefe
     per_axis = []
     for ax in range(r):
         n, m = x.shape[ax], sizes[ax]
-        scale = scales[ax] if scales is not None else m / n
+        scale = scales[ax] if scales is not None else m / n if n else 1.0
         start, end = (roi[ax], roi[ax + r]) if roi is not None else (0.0, 1.0)
         per_axis.append([axis_taps(transform, mode, j, n, m, scale, start, end, a, nearest_mode, exclude_outside) for j in range(m)])
     xd = x.astype(np.float64)
@@ -1135,5 +1135,33 @@ tfidf("tfidf_idf_weights_permuted_indexes", SEQ.reshape(2, 6), 1, 2, 2, "IDF", P
 tfidf("tfidf_tfidf_trigrams", np.array([[1, 2, 3, 1, 2, 3, 1, 9], [3, 1, 2, 2, 3, 1, 1, 2]]), 2, 3, 1, "TFIDF", [1, 2, 3, 1, 2, 3, 1, 3, 1, 2],
       [0, 0, 4], [0, 1, 2, 3], [1.0, 2.0, 0.5, 3.0])
 tfidf("tfidf_idf_no_weights_empty_level", SEQ, 2, 2, 0, "IDF", [5, 6, 7, 8, 6, 7], [0, 0], [0, 1, 2])
+
+
+# ---------------------------------------------------------------------------------------------------
+# half precision, empty axes and non-contiguous inputs across the families above
+
+F16 = np.float16
+gather_elements("gather_elements_f16", f32(3, 4).astype(F16), 1, ints(-4, 4, (3, 2)))
+gather_elements("gather_elements_empty_indices", f32(3, 4), 0, np.zeros((0, 4), np.int64))
+gather_nd("gather_nd_empty_indices", f32(3, 4), np.zeros((0, 2), np.int64))
+scatter_elements("scatter_elements_empty_indices", f32(2, 3), 1, np.zeros((2, 0), np.int64), np.zeros((2, 0), np.float32), "add")
+scatter_elements("scatter_elements_f16_max", f32(3, 3).astype(F16), 1, np.array([[0, 0], [2, 1], [1, 1]]), f32(3, 2).astype(F16), "max")
+one_hot("one_hot_empty_indices", np.zeros((0, 2), np.int64), 3, -1, np.array([0, 1], np.float32))
+hardmax("hardmax_f16", f32(2, 5).astype(F16), -1)
+cumsum("cumsum_empty_axis", np.zeros((0, 3), np.float32), 0, True, False)
+cumsum("cumsum_f16", (f32(6) * 4).astype(F16), 0, False, False)
+lrn("lrn_f16", f32(1, 4, 2, 2).astype(F16), 3)
+resize("resize_linear_f16", f32(1, 1, 3, 3).astype(F16), [1, 1, 5, 4], None, "linear", "half_pixel")
+resize("resize_nearest_empty_batch", np.zeros((0, 2, 2, 2), np.float32), [0, 2, 4, 3], None, "nearest", "asymmetric", "floor")
+quantize("quantize_f16_input", (f32(2, 3) * 20).astype(F16), np.array(0.5, np.float32), np.array(10, np.uint8))
+sce("sce_f16", f32(3, 4).astype(F16), ints(0, 4, (3,)), None, "mean")
+
+
+def det_t(name, x):
+    out = np.linalg.det(np.swapaxes(x, -1, -2).astype(np.float64)).astype(np.float32)
+    c.add(name, "onnx_det", [x], [out], pre="transpose")
+
+
+det_t("det_transposed_input", f32(2, 4, 4))
 
 c.write()

@@ -88,7 +88,7 @@ class OnnxOpsGoldenTest extends GoldenTestBase {
                     Tensor.Quantized q = in.get(0).dynamicQuantizeLinear();
                     return all(q.values(), q.scale(), q.zeroPoint());
                 }),
-                Map.entry("onnx_det", GoldenOp.one((in, a) -> in.get(0).det())),
+                Map.entry("onnx_det", GoldenOp.one((in, a) -> x(in, a).det())),
                 Map.entry("onnx_max_unpool", GoldenOp.one((in, a) -> in.get(0).maxUnpool(in.get(1), a.ints("output_shape")))),
                 Map.entry("onnx_eye_like", GoldenOp.one((in, a) -> in.get(0).eyeLike(a.i("k"), a.has("dtype") ? DType.parse(a.s("dtype")) : null))),
                 Map.entry("onnx_range", GoldenOp.one((in, a) -> Tensor.range(a.number("start"), a.number("limit"), a.number("delta"), DType.parse(a.s("dtype"))))),

@@ -10,7 +10,7 @@ import java.util.Map;
 /** Golden cases of the ONNX-driven operators (OnnxOps and its companions). */
 class OnnxOpsGoldenTest extends GoldenTestBase {
     @Override
-    String group() { return "onnx_ops"; }
+    String group() { return "onnxOps"; }
 
     /** Input 0 as the op sees it: with "pre": "transpose", its last two axes swapped (non-contiguous). */
     private static Tensor x(List<Tensor> in, GoldenArgs a) {

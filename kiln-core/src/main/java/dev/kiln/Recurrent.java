@@ -31,7 +31,7 @@ final class Recurrent {
     }
 
     /** The inputs and attributes of one layer, after the checks, in sequence-major layout. */
-    private record Layer(Cell cell, Tensor x, Tensor w, Tensor r, Tensor b, Tensor lens, Tensor h0, Tensor c0, Tensor p, int dirs,
+    private record Layer(Cell cell, Tensor x, Tensor w, Tensor r, Tensor b, Tensor lens, Tensor h0, Tensor c0, Tensor p,
                          boolean reverseOnly, List<UnaryOperator<Tensor>> act, Double clip, boolean linearBeforeReset, boolean inputForget,
                          int hidden, DType ct) {}
 
@@ -74,7 +74,7 @@ final class Recurrent {
         DType ct = Normalization.computeType(x.dtype());
         Layer l = new Layer(cell, xs.cast(ct), w.to(x.device()).cast(ct), r.to(x.device()).cast(ct), b == null ? null : b.to(x.device()).cast(ct), lens,
                 h0 == null ? null : h0.to(x.device()).cast(ct), c0 == null ? null : c0.to(x.device()).cast(ct),
-                p == null ? null : p.to(x.device()).cast(ct), dirs, direction.equals("reverse"), act, clip, linearBeforeReset, inputForget, hidden, ct);
+                p == null ? null : p.to(x.device()).cast(ct), direction.equals("reverse"), act, clip, linearBeforeReset, inputForget, hidden, ct);
         Tensor[] ys = new Tensor[dirs], hs = new Tensor[dirs], cs = new Tensor[dirs];
         for (int d = 0; d < dirs; d++) {
             Tensor[] out = direction(l, d, d == 1 || l.reverseOnly, t, batch);

@@ -1951,6 +1951,380 @@ public final class Tensor {
 
     // =====================================================================================================
     // ONNX-driven operators (OnnxOps.java)
+    //
+    // General operators with the semantics of their ONNX namesakes (attributes become parameters); see
+    // OnnxOps for the shared conventions. Indices follow the indexing section's rule: lazy, not checked,
+    // an out-of-range index selects nothing.
+
+    /**
+     * ONNX GatherElements: {@link #gather} along {@code axis}, with negative indices counting from the end
+     * of the axis. {@code indices} has this tensor's rank and is no larger in the other axes; the result
+     * has the indices' shape.
+     */
+    public Tensor gatherElements(int axis, Tensor indices) { return OnnxOps.gatherElements(this, axis, indices.to(device)); }
+
+    /**
+     * ONNX GatherND: the last axis of {@code indices} (size k) holds coordinates (negative ones wrap) into
+     * the k axes that follow the first {@code batchDims} axes, which this tensor and the indices share;
+     * the result has shape {@code indices.shape[:-1] + shape[batchDims + k:]}.
+     */
+    public Tensor gatherND(Tensor indices, int batchDims) { return OnnxOps.gatherND(this, indices.to(device), batchDims); }
+
+    /**
+     * ONNX ScatterElements (and the older Scatter): a copy of this tensor with {@code updates} (the shape
+     * of {@code indices}, which has this tensor's rank) written along {@code axis} at the indices
+     * (negative ones wrap). {@code reduction} is {@code "none"} (replace; of duplicate writes the last in
+     * C order wins), {@code "add"}, {@code "mul"}, {@code "max"} or {@code "min"} (combined with the
+     * existing element and every update that names it).
+     */
+    public Tensor scatterElements(int axis, Tensor indices, Tensor updates, String reduction) {
+        return OnnxOps.scatterElements(this, axis, indices.to(device), updates.to(device), reduction);
+    }
+
+    /**
+     * ONNX ScatterND: the last axis of {@code indices} (size k) addresses slices of the first k axes,
+     * which take the matching slices of {@code updates} (shape {@code indices.shape[:-1] + shape[k:]}),
+     * combined per {@code reduction} as in {@link #scatterElements}.
+     */
+    public Tensor scatterND(Tensor indices, Tensor updates, String reduction) {
+        return OnnxOps.scatterND(this, indices.to(device), updates.to(device), reduction);
+    }
+
+    /**
+     * ONNX OneHot of this index tensor: a new axis at {@code axis} (in {@code [-rank-1, rank]}) of size
+     * {@code depth} holding {@code values[1]} at the index and {@code values[0]} elsewhere, in the dtype of
+     * {@code values} (2 elements). Indices in {@code [-depth, depth)} count, negative ones from the end;
+     * float indices are truncated; others give an all-off row.
+     */
+    public Tensor oneHot(int depth, int axis, Tensor values) { return OnnxOps.oneHot(this, depth, axis, values.to(device)); }
+
+    /** ONNX Hardmax: 1 at the first maximum along {@code axis} and 0 elsewhere, in this tensor's dtype. */
+    public Tensor hardmax(int axis) { return OnnxOps.hardmax(this, axis); }
+
+    /** {@link #argmax(int, boolean)} returning the last index of equal maxima when {@code selectLastIndex} (ONNX ArgMax). */
+    public Tensor argmax(int axis, boolean keepdim, boolean selectLastIndex) { return OnnxOps.argExtreme(this, axis, keepdim, true, selectLastIndex); }
+
+    /** {@link #argmin(int, boolean)} returning the last index of equal minima when {@code selectLastIndex} (ONNX ArgMin). */
+    public Tensor argmin(int axis, boolean keepdim, boolean selectLastIndex) { return OnnxOps.argExtreme(this, axis, keepdim, false, selectLastIndex); }
+
+    /**
+     * ONNX CumSum: the running sum along {@code axis} in this tensor's dtype; {@code exclusive} leaves each
+     * element out of its own sum, {@code reverse} sums from the end of the axis.
+     */
+    public Tensor cumsum(int axis, boolean exclusive, boolean reverse) { return OnnxOps.cumsum(this, axis, exclusive, reverse); }
+
+    /** ONNX HardSigmoid: {@code max(0, min(1, alpha * x + beta))} (ONNX defaults alpha 0.2, beta 0.5). */
+    public Tensor hardSigmoid(double alpha, double beta) { return OnnxOps.hardSigmoid(this, alpha, beta); }
+
+    /** ONNX Shrink: {@code x + bias} where {@code x < -lambd}, {@code x - bias} where {@code x > lambd}, else 0; dtype kept. */
+    public Tensor shrink(double lambd, double bias) { return OnnxOps.shrink(this, lambd, bias); }
+
+    /** ONNX ThresholdedRelu: {@code x > alpha ? x : 0}. */
+    public Tensor thresholdedRelu(double alpha) { return OnnxOps.thresholdedRelu(this, alpha); }
+
+    /** ONNX IsInf: true at +inf when {@code detectPositive} and at -inf when {@code detectNegative}. */
+    public Tensor isinf(boolean detectPositive, boolean detectNegative) { return OnnxOps.isinf(this, detectPositive, detectNegative); }
+
+    /**
+     * ONNX DepthToSpace of (N, C, H, W) to (N, C/b^2, H*b, W*b); {@code mode} {@code "DCR"} takes the block
+     * offsets from the leading channel bits, {@code "CRD"} from the trailing ones.
+     */
+    public Tensor depthToSpace(int blockSize, String mode) { return OnnxOps.depthToSpace(this, blockSize, mode); }
+
+    /** ONNX SpaceToDepth of (N, C, H, W) to (N, C*b^2, H/b, W/b), the inverse of DCR {@link #depthToSpace}. */
+    public Tensor spaceToDepth(int blockSize) { return OnnxOps.spaceToDepth(this, blockSize); }
+
+    /**
+     * ONNX ReverseSequence: for each index b of {@code batchAxis}, the first {@code sequenceLens[b]}
+     * elements along {@code timeAxis} in reverse order, the rest unchanged.
+     */
+    public Tensor reverseSequence(Tensor sequenceLens, int batchAxis, int timeAxis) {
+        return OnnxOps.reverseSequence(this, sequenceLens.to(device), batchAxis, timeAxis);
+    }
+
+    /**
+     * ONNX LRN (local response normalisation across channels) of (N, C, ...):
+     * {@code x / (bias + alpha / size * sum(x^2))^beta}, summing channels {@code c - (size-1)/2} to
+     * {@code c + ceil((size-1)/2)} (ONNX defaults alpha 1e-4, beta 0.75, bias 1).
+     */
+    public Tensor lrn(int size, double alpha, double beta, double bias) { return OnnxOps.lrn(this, size, alpha, beta, bias); }
+
+    /** ONNX LpNormalization: this tensor divided by its L1 ({@code p = 1}) or L2 ({@code p = 2}) norm along {@code axis}. */
+    public Tensor lpNormalization(int axis, int p) { return OnnxOps.lpNormalization(this, axis, p); }
+
+    /** ONNX MeanVarianceNormalization: {@code (x - mean) / (std + 1e-9)} with mean and biased std over {@code axes} (ONNX default {0, 2, 3}). */
+    public Tensor meanVarianceNormalization(int... axes) { return OnnxOps.meanVarianceNormalization(this, axes); }
+
+    /**
+     * ONNX NegativeLogLikelihoodLoss of this (N, C, d...) tensor of log-probabilities and {@code target}
+     * (N, d...) of class indices: {@code -x[n, target, d...] * weight[target]}, 0 where the target is
+     * {@code ignoreIndex} (nullable). {@code weight} (C) may be null (all 1). {@code reduction}:
+     * {@code "none"} gives (N, d...), {@code "sum"} the sum, {@code "mean"} the sum over the total weight
+     * of the counted targets.
+     */
+    public Tensor nllLoss(Tensor target, Tensor weight, String reduction, Integer ignoreIndex) {
+        return OnnxOps.nllLoss(this, target.to(device), weight == null ? null : weight.to(device), reduction, ignoreIndex);
+    }
+
+    /**
+     * ONNX SoftmaxCrossEntropyLoss of these (N, C, d...) scores: {@link #nllLoss} of {@code logSoftmax(1)}
+     * (ONNX's optional second output is {@code logSoftmax(1)} itself).
+     */
+    public Tensor softmaxCrossEntropyLoss(Tensor labels, Tensor weight, String reduction, Integer ignoreIndex) {
+        return OnnxOps.softmaxCrossEntropyLoss(this, labels.to(device), weight == null ? null : weight.to(device), reduction, ignoreIndex);
+    }
+
+    /**
+     * ONNX QuantizeLinear: {@code saturate(round_half_even(x / scale) + zeroPoint)} in the dtype of
+     * {@code zeroPoint}, u8 when it is null. A scalar scale (and zero point) applies to all elements, a
+     * 1-D one of size {@code dim(axis)} per index of {@code axis} (ONNX default axis 1).
+     */
+    public Tensor quantizeLinear(Tensor scale, Tensor zeroPoint, int axis) {
+        return OnnxOps.quantizeLinear(this, scale.to(device), zeroPoint == null ? null : zeroPoint.to(device), axis);
+    }
+
+    /**
+     * ONNX DequantizeLinear of this integer tensor: {@code (x - zeroPoint) * scale} in the scale's dtype;
+     * {@code zeroPoint} (this tensor's dtype) may be null; scale and zero point per-axis as in
+     * {@link #quantizeLinear}.
+     */
+    public Tensor dequantizeLinear(Tensor scale, Tensor zeroPoint, int axis) {
+        return OnnxOps.dequantizeLinear(this, scale.to(device), zeroPoint == null ? null : zeroPoint.to(device), axis);
+    }
+
+    /** The outputs of {@link #dynamicQuantizeLinear()}: u8 values, the f32 scale and the u8 zero point (both 0-d). */
+    public record Quantized(Tensor values, Tensor scale, Tensor zeroPoint) {}
+
+    /**
+     * ONNX DynamicQuantizeLinear of this float tensor: u8 quantisation of the range of the values extended
+     * to include 0, {@code scale = (max - min) / 255}, {@code zeroPoint = round(clip(-min / scale, 0, 255))}.
+     */
+    public Quantized dynamicQuantizeLinear() { return OnnxOps.dynamicQuantizeLinear(this); }
+
+    /**
+     * Determinants of the square matrices on the last two axes (ONNX Det), by Gaussian elimination with
+     * partial pivoting unrolled over the static size (meant for small matrices); integer inputs give f32.
+     */
+    public Tensor det() { return OnnxOps.det(this); }
+
+    /**
+     * ONNX MaxUnpool: this (N, C, spatial...) tensor's values placed at {@code indices} (their positions in
+     * the flattened output, as MaxPool's Indices output gives them) of a zero tensor of {@code outputShape}
+     * (N, C, spatial...). Each index is read inside its own (n, c) plane, which is ONNX's flat placement
+     * when the output planes have the pooled input's size (the default output shape) or N*C = 1.
+     */
+    public Tensor maxUnpool(Tensor indices, int[] outputShape) { return OnnxOps.maxUnpool(this, indices.to(device), outputShape); }
+
+    /** ONNX EyeLike: a tensor shaped like this 2-D one with ones on diagonal {@code k} (above the main one if positive), in {@code dtype} (this tensor's if null). */
+    public Tensor eyeLike(int k, DType dtype) { return OnnxOps.eyeLike(this, k, dtype); }
+
+    /**
+     * ONNX Range: {@code start + i * delta} for {@code 0 <= i < max(ceil((limit - start) / delta), 0)} in
+     * {@code dtype}; integer dtypes compute exactly in 64 bits, float ones in double precision.
+     */
+    public static Tensor range(Number start, Number limit, Number delta, DType dtype) { return OnnxOps.range(start, limit, delta, dtype); }
+
+    /** ONNX HannWindow: {@code 0.5 - 0.5 cos(2 pi n / N)} with N = size (periodic) or size - 1 (symmetric). */
+    public static Tensor hannWindow(int size, boolean periodic, DType dtype) {
+        return OnnxOps.window("hannWindow", OnnxOps.Window.HANN, size, periodic, dtype);
+    }
+
+    /** ONNX HammingWindow: {@code 25/46 - 21/46 cos(2 pi n / N)}, N as in {@link #hannWindow}. */
+    public static Tensor hammingWindow(int size, boolean periodic, DType dtype) {
+        return OnnxOps.window("hammingWindow", OnnxOps.Window.HAMMING, size, periodic, dtype);
+    }
+
+    /** ONNX BlackmanWindow: {@code 0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N)}, N as in {@link #hannWindow}. */
+    public static Tensor blackmanWindow(int size, boolean periodic, DType dtype) {
+        return OnnxOps.window("blackmanWindow", OnnxOps.Window.BLACKMAN, size, periodic, dtype);
+    }
+
+    /**
+     * ONNX Resize (opsets 11 to 19, without antialias) of every axis to {@code sizes}. The source
+     * coordinate of output index j on an axis follows {@code coordinateTransformationMode}
+     * ({@code half_pixel}, {@code half_pixel_symmetric}, {@code pytorch_half_pixel}, {@code align_corners},
+     * {@code asymmetric}, {@code tf_half_pixel_for_nn}, {@code tf_crop_and_resize}) with the axis' scale,
+     * {@code scales[a]} or, when {@code scales} is null, {@code sizes[a] / dim(a)} (as ONNX with the sizes
+     * input); {@code roi} (starts then ends, normalised) is read by {@code tf_crop_and_resize} only, whose
+     * positions outside the input take {@code extrapolationValue}. Modes: {@code nearest} (rounding per
+     * {@code nearestMode}: {@code round_prefer_floor}, {@code round_prefer_ceil}, {@code floor}, {@code ceil};
+     * any dtype, values exact), {@code linear} and {@code cubic} (coefficient {@code cubicCoeffA}, ONNX
+     * default -0.75). Taps outside the input read the edge, or with {@code excludeOutside} drop out and the
+     * remaining weights are renormalised. Integer inputs interpolate in f32 and are truncated back.
+     */
+    public Tensor resize(int[] sizes, double[] scales, double[] roi, String mode, String coordinateTransformationMode, String nearestMode,
+                         double cubicCoeffA, boolean excludeOutside, double extrapolationValue) {
+        return Resampling.resize(this, sizes, scales, roi, mode, coordinateTransformationMode, nearestMode, cubicCoeffA, excludeOutside,
+                extrapolationValue);
+    }
+
+    /**
+     * ONNX GridSample (opset 16; opset 20's mode names {@code linear} and {@code cubic} are accepted too),
+     * as {@code torch.nn.functional.grid_sample}: this (N, C, H, W) tensor sampled at {@code grid}
+     * (N, Ho, Wo, 2) of normalised (x, y) positions in [-1, 1], giving (N, C, Ho, Wo). {@code mode}
+     * {@code bilinear}, {@code nearest} (ties to even) or {@code bicubic} (A = -0.75); {@code paddingMode}
+     * {@code zeros}, {@code border} or {@code reflection}; {@code alignCorners} maps -1 and 1 to the centres
+     * (rather than the outer edges) of the corner pixels.
+     */
+    public Tensor gridSample(Tensor grid, String mode, String paddingMode, boolean alignCorners) {
+        return Resampling.gridSample(this, grid.to(device), mode, paddingMode, alignCorners);
+    }
+
+    /**
+     * The outputs of {@link #rnn}, {@link #gru} and {@link #lstm}: all hidden states {@code y}
+     * (seq, dirs, batch, hidden), the last hidden state {@code yH} (dirs, batch, hidden) and, for LSTM,
+     * the last cell state {@code yC} (same shape; null otherwise). With layout 1 they are
+     * (batch, seq, dirs, hidden) and (batch, dirs, hidden).
+     */
+    public record RecurrentOutputs(Tensor y, Tensor yH, Tensor yC) {}
+
+    /**
+     * ONNX RNN, unrolled over the static sequence length: {@code H_t = f(X_t W^T + H_{t-1} R^T + Wb + Rb)}.
+     *
+     * @param x (seq, batch, input), or (batch, seq, input) with layout 1
+     * @param w (dirs, hidden, input)
+     * @param r (dirs, hidden, hidden)
+     * @param b (dirs, 2*hidden): Wb then Rb; null for zeros
+     * @param sequenceLens (batch) integers, or null for all full length; steps past a length keep the state and output 0
+     * @param initialH (dirs, batch, hidden) ((batch, dirs, hidden) with layout 1), or null for zeros
+     * @param direction {@code "forward"}, {@code "reverse"} or {@code "bidirectional"} (dirs = 2)
+     * @param activations one per direction (null for ONNX's default Tanh): Relu, Tanh, Sigmoid, Affine, LeakyRelu,
+     *                    ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus (case-insensitive)
+     * @param activationAlpha alpha values, consumed in order by the activations that take one (null for defaults)
+     * @param activationBeta beta values, likewise
+     * @param clip bound of the activations' inputs ({@code [-clip, clip]}), or null for none
+     * @param layout 0 (sequence-major) or 1 (batch-major), for x, initialH and the outputs
+     */
+    public static RecurrentOutputs rnn(Tensor x, Tensor w, Tensor r, Tensor b, Tensor sequenceLens, Tensor initialH, String direction,
+                                       String[] activations, double[] activationAlpha, double[] activationBeta, Double clip, int layout) {
+        return Recurrent.run(Recurrent.Cell.RNN, x, w, r, b, sequenceLens, initialH, null, null, direction, activations, activationAlpha,
+                activationBeta, clip, false, false, layout);
+    }
+
+    /**
+     * ONNX GRU (gates z, r, h in the weights' order), unrolled; parameters as {@link #rnn} with 3*hidden gate
+     * rows in w and r and 6*hidden biases, and two activations per direction (default Sigmoid, Tanh).
+     * {@code linearBeforeReset} applies the reset gate after the recurrent projection of the candidate.
+     */
+    public static RecurrentOutputs gru(Tensor x, Tensor w, Tensor r, Tensor b, Tensor sequenceLens, Tensor initialH, String direction,
+                                       String[] activations, double[] activationAlpha, double[] activationBeta, Double clip,
+                                       boolean linearBeforeReset, int layout) {
+        return Recurrent.run(Recurrent.Cell.GRU, x, w, r, b, sequenceLens, initialH, null, null, direction, activations, activationAlpha,
+                activationBeta, clip, linearBeforeReset, false, layout);
+    }
+
+    /**
+     * ONNX LSTM (gates i, o, f, c in the weights' order), unrolled; parameters as {@link #rnn} with 4*hidden
+     * gate rows in w and r, 8*hidden biases and three activations per direction (default Sigmoid, Tanh,
+     * Tanh). {@code initialC} (like initialH) and the peepholes {@code p} (dirs, 3*hidden: i, o, f) may be
+     * null; {@code inputForget} couples the forget gate to {@code 1 - i}.
+     */
+    public static RecurrentOutputs lstm(Tensor x, Tensor w, Tensor r, Tensor b, Tensor sequenceLens, Tensor initialH, Tensor initialC, Tensor p,
+                                        String direction, String[] activations, double[] activationAlpha, double[] activationBeta, Double clip,
+                                        boolean inputForget, int layout) {
+        return Recurrent.run(Recurrent.Cell.LSTM, x, w, r, b, sequenceLens, initialH, initialC, p, direction, activations, activationAlpha,
+                activationBeta, clip, false, inputForget, layout);
+    }
+
+    /**
+     * ONNX DFT (opset 17) of this signal, whose last axis holds (real) or (real, imaginary) values (size 1
+     * or 2), along {@code axis} (a signal axis; ONNX default 1); the result ends in a (real, imaginary) axis
+     * of size 2.
+     *
+     * @param inverse the inverse transform, scaled by {@code 1/n}
+     * @param onesided only frequencies {@code 0..n/2} (real forward transforms only)
+     * @param dftLength the transform length n (null: the axis size); longer zero-pads, shorter truncates
+     */
+    public Tensor dft(int axis, boolean inverse, boolean onesided, Integer dftLength) { return Signal.dft(this, axis, inverse, onesided, dftLength); }
+
+    /**
+     * ONNX STFT of this (batch, length, 1 or 2) signal: frames of {@code frameLength} samples every
+     * {@code frameStep}, each multiplied by {@code window} (1-D of the frame length; null: rectangular) and
+     * transformed, giving (batch, frames, bins, 2) with {@code frames = (length - frameLength) / frameStep + 1}
+     * and {@code bins = frameLength / 2 + 1} if {@code onesided} (ONNX default), else frameLength.
+     * {@code frameLength} may be null when a window is given.
+     */
+    public Tensor stft(int frameStep, Tensor window, Integer frameLength, boolean onesided) {
+        return Signal.stft(this, frameStep, window == null ? null : window.to(device), frameLength, onesided);
+    }
+
+    /**
+     * ONNX MelWeightMatrix: the (dftLength/2 + 1, numMelBins) matrix of triangular mel filters between
+     * {@code lowerEdgeHertz} and {@code upperEdgeHertz}, in {@code dtype} (ONNX default f32), computed on
+     * the host as ONNX's reference does.
+     */
+    public static Tensor melWeightMatrix(int numMelBins, int dftLength, int sampleRate, double lowerEdgeHertz, double upperEdgeHertz, DType dtype) {
+        return Signal.melWeightMatrix(numMelBins, dftLength, sampleRate, lowerEdgeHertz, upperEdgeHertz, dtype);
+    }
+
+    /** The outputs of {@link #maxPoolWithIndices}: the pooled values and the i64 positions of the maxima. */
+    public record Pooled(Tensor values, Tensor indices) {}
+
+    /**
+     * ONNX MaxPool of (N, C, spatial...) with the kernel's number of spatial axes.
+     *
+     * @param kernel window size per spatial axis
+     * @param strides null for 1
+     * @param pads ONNX layout {@code [begin_1, ..., begin_m, end_1, ..., end_m]}, any sizes (auto_pad resolved by the caller); null for 0
+     * @param dilations null for 1
+     * @param ceilMode round the output size up; a window that would start in the end padding is dropped
+     */
+    public Tensor maxPool(int[] kernel, int[] strides, int[] pads, int[] dilations, boolean ceilMode) {
+        return OnnxPooling.maxPool(this, kernel, strides, pads, dilations, ceilMode);
+    }
+
+    /**
+     * {@link #maxPool(int[], int[], int[], int[], boolean)} with ONNX MaxPool's Indices output: the position
+     * of each window's first maximum in this tensor flattened, row-major over the spatial axes
+     * ({@code storageOrder} 0) or column-major ({@code storageOrder} 1), planes (n, c) in order.
+     */
+    public Pooled maxPoolWithIndices(int[] kernel, int[] strides, int[] pads, int[] dilations, boolean ceilMode, int storageOrder) {
+        return OnnxPooling.maxPoolWithIndices(this, kernel, strides, pads, dilations, ceilMode, storageOrder);
+    }
+
+    /**
+     * ONNX AveragePool; geometry as {@link #maxPool(int[], int[], int[], int[], boolean)}. Each window sum is
+     * divided by its number of elements inside the input, or with {@code countIncludePad} inside the padded
+     * input (the ceil-mode extra never counts); integer inputs give f32.
+     */
+    public Tensor avgPool(int[] kernel, int[] strides, int[] pads, int[] dilations, boolean ceilMode, boolean countIncludePad) {
+        return OnnxPooling.avgPool(this, kernel, strides, pads, dilations, ceilMode, countIncludePad);
+    }
+
+    /** ONNX LpPool: {@code (sum |x|^p)^(1/p)} over each window (padding counts as 0); geometry as {@link #maxPool(int[], int[], int[], int[], boolean)}. */
+    public Tensor lpPool(double p, int[] kernel, int[] strides, int[] pads, int[] dilations, boolean ceilMode) {
+        return OnnxPooling.lpPool(this, p, kernel, strides, pads, dilations, ceilMode);
+    }
+
+    /**
+     * ONNX RoiAlign (opset 16) of this (N, C, H, W) tensor, with ONNX Runtime's sampling: for each region
+     * {@code rois[r] = (x1, y1, x2, y2)} (scaled by {@code spatialScale}) of image {@code batchIndices[r]},
+     * an (outH, outW) grid of bins, each the average ({@code mode "avg"}) or maximum ({@code "max"}, of
+     * the weighted bilinear corners) of {@code samplingRatio^2} bilinear samples; result (R, C, outH, outW).
+     * {@code coordinateTransformationMode} {@code "half_pixel"} shifts the region by -0.5 pixel,
+     * {@code "output_half_pixel"} (the legacy form) does not and makes regions at least 1 pixel wide.
+     *
+     * @throws UnsupportedOperationException for samplingRatio 0 (ONNX's adaptive count depends on the roi values)
+     */
+    public Tensor roiAlign(Tensor rois, Tensor batchIndices, String mode, int outH, int outW, int samplingRatio, double spatialScale,
+                           String coordinateTransformationMode) {
+        return Resampling.roiAlign(this, rois.to(device), batchIndices.to(device), mode, outH, outW, samplingRatio, spatialScale,
+                coordinateTransformationMode);
+    }
+
+    /**
+     * ONNX TfIdfVectorizer of this integer tensor of sequences, (C) or (N, C), giving f32 (outSize) or
+     * (N, outSize) with {@code outSize = max(ngramIndexes) + 1}. The pool holds n-grams grouped by length:
+     * those of length n start at {@code pool[ngramCounts[n-1]]}; pool n-gram k is counted, for each
+     * length from {@code minGramLength} to {@code maxGramLength}, at every start with its items spaced
+     * {@code skip + 1} apart for each skip from 0 to {@code maxSkipCount} (unigrams once). {@code mode}
+     * {@code "TF"} writes the count to position {@code ngramIndexes[k]}, {@code "IDF"} the weight where the
+     * count is positive, {@code "TFIDF"} count times weight; {@code weights} may be null (all 1).
+     */
+    public Tensor tfIdfVectorizer(int minGramLength, int maxGramLength, int maxSkipCount, String mode, long[] pool, int[] ngramCounts,
+                                  int[] ngramIndexes, double[] weights) {
+        return OnnxOps.tfIdfVectorizer(this, minGramLength, maxGramLength, maxSkipCount, mode, pool, ngramCounts, ngramIndexes, weights);
+    }
 
     // end of ONNX-driven operators section
 

@@ -12,8 +12,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * An ONNX model prepared once as one {@link ExecutionPlan} that serves every size of its symbolic input
@@ -39,6 +41,14 @@ public final class OnnxPlan implements AutoCloseable {
 
     static OnnxPlan prepare(OnnxModel model, Device device, Map<String, Integer> maxDims) {
         String src = model.source();
+        Set<String> symbols = new LinkedHashSet<>();
+        for (ValueInfo v : model.inputs()) if (v.dims() != null) for (ValueInfo.Dim d : v.dims()) if (d.isSymbolic()) symbols.add(d.symbol());
+        for (String name : maxDims.keySet()) {
+            if (!symbols.contains(name)) {
+                throw new IllegalArgumentException("prepare: " + src + " has no symbolic input dimension '" + name + "'; its symbolic dimensions are "
+                        + symbols);
+            }
+        }
         Map<String, Variable> vars = new LinkedHashMap<>();
         for (ValueInfo v : model.inputs()) {
             if (v.dims() == null) throw new IllegalArgumentException("prepare: input '" + v.name() + "' of " + src + " declares no shape");
@@ -56,12 +66,6 @@ public final class OnnxPlan implements AutoCloseable {
                 }
                 if (max < 1) throw new IllegalArgumentException("prepare: the maximum of dimension '" + d.symbol() + "' must be at least 1, got " + max);
                 vars.putIfAbsent(d.symbol(), new Variable(d.symbol(), 1, max));
-            }
-        }
-        for (String name : maxDims.keySet()) {
-            if (!vars.containsKey(name)) {
-                throw new IllegalArgumentException("prepare: " + src + " has no symbolic input dimension '" + name + "'; its symbolic dimensions are "
-                        + vars.keySet());
             }
         }
         List<Tensor> buffers = new ArrayList<>();

@@ -3,8 +3,10 @@ package dev.kiln.cli;
 import dev.kiln.Tensor;
 import dev.kiln.runtime.Device;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -22,6 +24,11 @@ abstract class ModelCommand extends KilnCommand {
     @Mixin
     InputOptions inputs;
 
+    @Option(names = "--dim", paramLabel = "NAME=MAX",
+            description = "Maximum size of the ONNX model's symbolic input dimension NAME (repeatable): the model is prepared once for"
+                    + " every size up to MAX, and the inputs' shapes give the sizes. Without it, the plan is built for the inputs' sizes.")
+    Map<String, Integer> dims = new LinkedHashMap<>();
+
     /**
      * Resolves the device, loads the model, reads or generates its inputs and prepares the plan, showing
      * progress while that takes long; fails with bad input before any execution.
@@ -35,7 +42,9 @@ abstract class ModelCommand extends KilnCommand {
             in = inputs.resolve(m.inputs(), d);
         }
         try (Progress p = progress("compiling " + m.name() + " for " + d.spec())) {
-            return PreparedModel.prepare(m, in, d);
+            if (dims.isEmpty()) return PreparedModel.prepare(m, in, d);
+            if (!(m instanceof OnnxFileModel onnx)) throw new IllegalArgumentException("--dim: only an .onnx model has symbolic dimensions, " + model + " has none");
+            return PreparedModel.prepareSymbolic(onnx, in, d, dims);
         }
     }
 }

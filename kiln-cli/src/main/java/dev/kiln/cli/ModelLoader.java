@@ -24,13 +24,12 @@ final class ModelLoader {
     }
 
     /**
-     * The model in {@code file}. Extension point for the ONNX importer: load the file and adapt it to
-     * {@link Model} (name: the file name without extension; inputs from its signature with symbolic
-     * dimensions as {@link TensorSpec#ANY}; output names from its signature; apply: its run function).
-     * The importer's format errors reach the user as one line with exit code 2 when they extend
-     * {@link IllegalArgumentException}.
+     * The ONNX model in {@code file}: parsed and checked (every operator supported) before anything runs.
+     *
+     * @throws IllegalArgumentException (an {@link dev.kiln.onnx.OnnxFormatException} or
+     *                                  {@link dev.kiln.onnx.UnsupportedOnnxOpException}) naming the file and what is wrong
      */
     private static Model loadFile(Path file) {
-        throw new UnsupportedOperationException("cannot load " + file + ": this build has no ONNX importer (kiln-onnx) yet");
+        return OnnxFileModel.load(file);
     }
 }

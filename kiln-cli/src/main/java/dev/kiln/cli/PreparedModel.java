@@ -1,6 +1,7 @@
 package dev.kiln.cli;
 
 import dev.kiln.Tensor;
+import dev.kiln.onnx.OnnxPlan;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.Device;
 import dev.kiln.runtime.ExecutionPlan;
@@ -12,7 +13,8 @@ import java.util.Map;
 
 /**
  * A model applied to concrete inputs and prepared as one execution plan on one device; it owns the
- * plan and frees it on {@link #close()}.
+ * plan and frees it on {@link #close()}. An ONNX model with maxima for its symbolic dimensions is
+ * prepared once for every size up to them ({@link OnnxPlan}) and bound to the inputs' sizes.
  */
 final class PreparedModel implements AutoCloseable {
     /** One output after execution: its name, dims and the plan's buffer holding it. */
@@ -23,13 +25,38 @@ final class PreparedModel implements AutoCloseable {
     private final ExecutionPlan plan;
     private final List<int[]> dims;
     private final long compileNanos;
+    private final OnnxPlan symbolic; // null unless prepared for symbolic sizes
 
-    private PreparedModel(Model model, Device device, ExecutionPlan plan, List<int[]> dims, long compileNanos) {
+    private PreparedModel(Model model, Device device, ExecutionPlan plan, List<int[]> dims, long compileNanos, OnnxPlan symbolic) {
         this.model = model;
         this.device = device;
         this.plan = plan;
         this.dims = dims;
         this.compileNanos = compileNanos;
+        this.symbolic = symbolic;
+    }
+
+    /**
+     * Prepares an ONNX model once for every size of its symbolic dimensions up to {@code maxDims}, then binds
+     * the dimensions to the sizes of {@code inputs} (which runs the plan once); {@link #compileNanos()} is the
+     * preparation alone.
+     *
+     * @throws IllegalArgumentException if a maximum is missing or unknown, an input exceeds it, or an operator
+     *                                  cannot take symbolic sizes
+     */
+    static PreparedModel prepareSymbolic(OnnxFileModel model, Map<String, Tensor> inputs, Device device, Map<String, Integer> maxDims) {
+        long start = System.nanoTime();
+        OnnxPlan p = model.onnx().prepare(device, maxDims);
+        long compile = System.nanoTime() - start;
+        try {
+            p.bind(inputs);
+            List<int[]> dims = new ArrayList<>();
+            for (int k = 0; k < model.outputNames().size(); k++) dims.add(p.outputDims(k));
+            return new PreparedModel(model, device, p.plan(), dims, compile, p);
+        } catch (RuntimeException e) {
+            p.close();
+            throw e;
+        }
     }
 
     /**
@@ -50,7 +77,7 @@ final class PreparedModel implements AutoCloseable {
             dims.add(t.dims());
         }
         ExecutionPlan plan = Tensor.prepare(onDevice.toArray(Tensor[]::new));
-        return new PreparedModel(model, device, plan, dims, System.nanoTime() - start);
+        return new PreparedModel(model, device, plan, dims, System.nanoTime() - start, null);
     }
 
     Model model() { return model; }
@@ -63,14 +90,21 @@ final class PreparedModel implements AutoCloseable {
     /** Number of compiled kernels in the plan. */
     int kernelCount() { return plan.kernels().size(); }
 
-    void execute() { plan.execute(); }
+    void execute() {
+        if (symbolic != null) symbolic.execute();
+        else plan.execute();
+    }
 
     List<KernelProfile> executeProfiled() { return plan.executeProfiled(); }
 
     /** The outputs of the last execution, in the model's order; valid until {@link #close()}. */
     List<Output> outputs() {
         List<Output> out = new ArrayList<>();
-        for (int i = 0; i < dims.size(); i++) out.add(new Output(model.outputNames().get(i), dims.get(i), plan.outputBuffer(i)));
+        // a symbolic plan's buffers are laid out for the maximum sizes: copy the outputs out at their sizes
+        List<Tensor> compact = symbolic != null ? symbolic.outputs() : null;
+        for (int i = 0; i < dims.size(); i++) {
+            out.add(new Output(model.outputNames().get(i), dims.get(i), compact != null ? compact.get(i).buffer() : plan.outputBuffer(i)));
+        }
         return out;
     }
 

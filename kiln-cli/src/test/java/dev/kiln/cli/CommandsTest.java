@@ -83,7 +83,7 @@ class CommandsTest {
 
     @Test
     void everyCommandHasHelp() {
-        for (String cmd : List.of("run", "profile", "bench", "devices", "demo")) {
+        for (String cmd : List.of("run", "profile", "bench", "onnx-test", "devices", "demo")) {
             Result r = kiln(cmd, "--help").ok();
             assertThat(r.out()).contains("Usage: kiln " + cmd).contains("--help").contains("--verbose");
         }

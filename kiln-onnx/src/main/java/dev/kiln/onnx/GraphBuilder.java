@@ -61,6 +61,8 @@ final class GraphBuilder {
         List<Tensor> outs;
         try {
             outs = spec.impl().apply(new OpContext(n, opset, d, ins, this));
+        } catch (UnsupportedOnnxOpException | OnnxFormatException e) {
+            throw e; // already names what is wrong, and callers tell them apart by type
         } catch (IllegalArgumentException e) {
             if (e.getMessage() != null && e.getMessage().startsWith(n.opType() + " node '")) throw e;
             throw new IllegalArgumentException(n.opType() + " node '" + n.label() + "': " + e.getMessage(), e);
@@ -85,6 +87,10 @@ final class GraphBuilder {
      * computed now (a graph input, or a value computed from one: its elements decide a shape).
      */
     Tensor valuesOf(String name, Tensor onDevice) {
+        if (onDevice.shape().isSymbolic()) {
+            throw new IllegalArgumentException("'" + name + "' has symbolic shape " + onDevice.shape()
+                    + ", but this operator needs its values when the graph is built; prepare the model with concrete sizes");
+        }
         return constants.contains(name) ? values.get(name) : onDevice.realize();
     }
 }

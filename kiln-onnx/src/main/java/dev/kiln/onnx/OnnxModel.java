@@ -195,6 +195,21 @@ public final class OnnxModel {
     }
 
     /**
+     * Prepares the model once on {@code device} as a plan that serves every size of its symbolic input dimensions
+     * up to the given maxima: each dimension name becomes a {@link dev.kiln.Variable} in {@code [1, max]}, bound
+     * from the inputs' shapes by {@link OnnxPlan#bind}. Operators that need a value's elements or a symbolic
+     * size while the graph is built (Shape, Reshape from a computed shape, ...) reject symbolic inputs, naming
+     * the node.
+     *
+     * @param maxDims the maximum size of every symbolic dimension name of the inputs (none for a fixed-shape model)
+     * @throws IllegalArgumentException if a symbolic dimension has no maximum, a name is not one of the model's,
+     *                                  an input has an unnamed open dimension, or an operator cannot take symbolic sizes
+     */
+    public OnnxPlan prepare(Device device, Map<String, Integer> maxDims) {
+        return OnnxPlan.prepare(this, device, maxDims);
+    }
+
+    /**
      * Checks the given inputs against the declared ones and decides the size of every dimension: fixed sizes
      * must match, and each symbolic name takes one size throughout. This is the one place where dimension
      * sizes are decided; today they are the sizes of the given tensors, so a model is built for the concrete

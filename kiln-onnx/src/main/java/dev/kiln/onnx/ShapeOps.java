@@ -2,6 +2,7 @@ package dev.kiln.onnx;
 
 import dev.kiln.DType;
 import dev.kiln.Tensor;
+import dev.kiln.Variable;
 import onnx.Onnx.AttributeProto;
 
 import java.util.ArrayList;
@@ -33,10 +34,18 @@ final class ShapeOps {
             int start = c.opset >= 15 ? clampAxis(c.a.i("start", 0), r) : 0;
             int end = c.opset >= 15 && c.a.has("end") ? clampAxis(c.a.i("end", r), r) : r;
             long[] v = new long[Math.max(0, end - start)];
-            for (int k = 0; k < v.length; k++) v[k] = d[start + k];
+            for (int k = 0; k < v.length; k++) {
+                Variable sym = c.in(0).shape().variable(start + k);
+                if (sym != null) throw c.bad("axis " + (start + k) + " of input shape " + c.in(0).shape() + " is the symbolic dimension '"
+                        + sym.name() + "', whose size is known only when the plan runs; prepare the model with concrete sizes");
+                v[k] = d[start + k];
+            }
             return one(c.constant(DType.I64, v, v.length));
         }, null);
-        add("Size", 1, OnnxOps.Kind.SHAPE_ONLY, c -> one(c.scalarOf(c.in(0).numel(), DType.I64)), null);
+        add("Size", 1, OnnxOps.Kind.SHAPE_ONLY, c -> {
+            if (c.in(0).shape().isSymbolic()) throw c.bad("input shape " + c.in(0).shape() + " is symbolic; its size is known only when the plan runs");
+            return one(c.scalarOf(c.in(0).numel(), DType.I64));
+        }, null);
         add("EyeLike", 9, OnnxOps.Kind.SHAPE_ONLY, c -> {
             Tensor x = c.in(0);
             DType dt = c.a.has("dtype") ? TensorProtos.dtype((int) c.a.i("dtype", 1), "EyeLike dtype") : x.dtype();

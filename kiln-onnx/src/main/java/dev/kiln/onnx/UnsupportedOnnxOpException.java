@@ -3,9 +3,10 @@ package dev.kiln.onnx;
 /**
  * A model uses something Kiln cannot run: an operator (named with its domain, the model's opset for that
  * domain and the node), an attribute value or input of a supported operator, or a value type such as a
- * sequence, optional or string tensor. {@link OnnxModel#load} checks every node before anything runs.
+ * sequence, optional or string tensor. {@link OnnxModel#load} checks every node before anything runs. A model
+ * Kiln cannot run is bad input to the caller, hence an {@link IllegalArgumentException}.
  */
-public class UnsupportedOnnxOpException extends RuntimeException {
+public class UnsupportedOnnxOpException extends IllegalArgumentException {
     private static final long serialVersionUID = 1L;
 
     private final String opType;

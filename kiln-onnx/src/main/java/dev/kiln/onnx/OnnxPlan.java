@@ -1,0 +1,199 @@
+package dev.kiln.onnx;
+
+import dev.kiln.DType;
+import dev.kiln.Shape;
+import dev.kiln.Tensor;
+import dev.kiln.Variable;
+import dev.kiln.runtime.Device;
+import dev.kiln.runtime.ExecutionPlan;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * An ONNX model prepared once as one {@link ExecutionPlan} that serves every size of its symbolic input
+ * dimensions up to their maxima ({@link OnnxModel#prepare}). Each symbolic dimension name is a {@link Variable};
+ * the plan's input buffers are laid out at the maximum sizes, and {@link #bind} copies the given inputs into them
+ * and sets the variables from their shapes. The plan, and with it every buffer, is freed by {@link #close()}.
+ */
+public final class OnnxPlan implements AutoCloseable {
+    private final OnnxModel model;
+    private final Map<String, Variable> variables;
+    private final List<Tensor> inputBuffers; // realised at the maximum sizes, in model input order
+    private final List<Tensor> outputs; // the plan's outputs, with symbolic shapes
+    private final ExecutionPlan plan;
+    private Map<String, Long> bound;
+
+    private OnnxPlan(OnnxModel model, Map<String, Variable> variables, List<Tensor> inputBuffers, List<Tensor> outputs, ExecutionPlan plan) {
+        this.model = model;
+        this.variables = variables;
+        this.inputBuffers = inputBuffers;
+        this.outputs = outputs;
+        this.plan = plan;
+    }
+
+    static OnnxPlan prepare(OnnxModel model, Device device, Map<String, Integer> maxDims) {
+        String src = model.source();
+        Set<String> symbols = new LinkedHashSet<>();
+        for (ValueInfo v : model.inputs()) if (v.dims() != null) for (ValueInfo.Dim d : v.dims()) if (d.isSymbolic()) symbols.add(d.symbol());
+        for (String name : maxDims.keySet()) {
+            if (!symbols.contains(name)) {
+                throw new IllegalArgumentException("prepare: " + src + " has no symbolic input dimension '" + name + "'; its symbolic dimensions are "
+                        + symbols);
+            }
+        }
+        Map<String, Variable> vars = new LinkedHashMap<>();
+        for (ValueInfo v : model.inputs()) {
+            if (v.dims() == null) throw new IllegalArgumentException("prepare: input '" + v.name() + "' of " + src + " declares no shape");
+            for (int k = 0; k < v.dims().size(); k++) {
+                ValueInfo.Dim d = v.dims().get(k);
+                if (d.isFixed()) continue;
+                if (!d.isSymbolic()) {
+                    throw new IllegalArgumentException("prepare: axis " + k + " of input '" + v.name() + "' (" + v + ") of " + src
+                            + " has neither a size nor a name; only named symbolic dimensions can be given a maximum");
+                }
+                Integer max = maxDims.get(d.symbol());
+                if (max == null) {
+                    throw new IllegalArgumentException("prepare: input '" + v.name() + "' (" + v + ") of " + src + " has the symbolic dimension '"
+                            + d.symbol() + "'; give its maximum size");
+                }
+                if (max < 1) throw new IllegalArgumentException("prepare: the maximum of dimension '" + d.symbol() + "' must be at least 1, got " + max);
+                vars.putIfAbsent(d.symbol(), new Variable(d.symbol(), 1, max));
+            }
+        }
+        List<Tensor> buffers = new ArrayList<>();
+        Map<String, Tensor> symbolicInputs = new LinkedHashMap<>();
+        for (ValueInfo v : model.inputs()) {
+            int[] max = new int[v.dims().size()];
+            for (int k = 0; k < max.length; k++) {
+                ValueInfo.Dim d = v.dims().get(k);
+                max[k] = d.isFixed() ? Math.toIntExact(d.size()) : Math.toIntExact(vars.get(d.symbol()).max());
+            }
+            Tensor buffer = Tensor.zeros(v.dtype(), max).to(device).contiguous().realize();
+            buffers.add(buffer);
+            Tensor t = buffer;
+            for (int k = 0; k < max.length; k++) if (v.dims().get(k).isSymbolic()) t = t.withSymbolicDim(k, vars.get(v.dims().get(k).symbol()));
+            symbolicInputs.put(v.name(), t);
+        }
+        List<Tensor> outs = new GraphBuilder(model, device).build(symbolicInputs);
+        ExecutionPlan plan = Tensor.prepare(outs.toArray(Tensor[]::new));
+        return new OnnxPlan(model, Collections.unmodifiableMap(vars), List.copyOf(buffers), List.copyOf(outs), plan);
+    }
+
+    /** The variable of each symbolic dimension name, with its range {@code [1, max]}. */
+    public Map<String, Variable> variables() { return variables; }
+
+    /** The plan (for profiling or inspecting its kernels); it runs with the sizes of the last {@link #bind}. */
+    public ExecutionPlan plan() { return plan; }
+
+    /**
+     * Checks the inputs against the model and the maxima, copies them into the plan's input buffers, sets every
+     * symbolic dimension's variable from their shapes and runs the plan once (the plan keeps the sizes only by
+     * running with them); {@link #execute()} and the plan's own execute methods then run again with them.
+     *
+     * @param inputs a realised tensor for every model input, by name
+     * @return the size of each symbolic dimension
+     * @throws IllegalArgumentException if an input is missing or unknown, its dtype or rank differs, a fixed size
+     *                                  differs, a symbolic size exceeds its maximum or differs between inputs
+     */
+    public Map<String, Long> bind(Map<String, Tensor> inputs) {
+        Map<String, Long> sizes = model.bindDims(inputs);
+        for (var e : sizes.entrySet()) {
+            Variable v = variables.get(e.getKey());
+            if (e.getValue() < v.min() || e.getValue() > v.max()) {
+                throw new IllegalArgumentException("run: dimension '" + e.getKey() + "' is " + e.getValue() + ", the plan was prepared for "
+                        + v.min() + " to " + v.max());
+            }
+        }
+        for (int i = 0; i < inputBuffers.size(); i++) {
+            Tensor given = inputs.get(model.inputs().get(i).name()).contiguous().realize();
+            Tensor into = inputBuffers.get(i);
+            copyInto(given.buffer().segment(), given.dims(), into.buffer().segment(), into.dims(), into.dtype());
+        }
+        bound = Map.copyOf(sizes);
+        plan.executeWithVars(sizes);
+        return sizes;
+    }
+
+    /** Runs the plan again with the inputs and sizes of the last {@link #bind}. */
+    public void execute() {
+        if (bound == null) throw new IllegalStateException("execute: no inputs bound yet; call bind or run first");
+        plan.execute();
+    }
+
+    /** {@link #bind}; the outputs at their sizes, in graph order, as realised tensors on the default device. */
+    public List<Tensor> run(Map<String, Tensor> inputs) {
+        bind(inputs);
+        return outputs();
+    }
+
+    /** The dims of output {@code k} at the sizes of the last {@link #bind}. */
+    public int[] outputDims(int k) {
+        if (bound == null) throw new IllegalStateException("outputDims: no inputs bound yet");
+        Shape s = outputs.get(k).shape();
+        int[] d = s.toArray();
+        for (int a = 0; a < d.length; a++) if (s.variable(a) != null) d[a] = Math.toIntExact(bound.get(s.variable(a).name()));
+        return d;
+    }
+
+    /** The outputs of the last run at their sizes, copied out of the plan (rows past a size are left behind). */
+    public List<Tensor> outputs() {
+        List<Tensor> out = new ArrayList<>();
+        for (int k = 0; k < outputs.size(); k++) {
+            int[] dims = outputDims(k);
+            DType dt = outputs.get(k).dtype();
+            MemorySegment compact = MemorySegment.ofArray(new byte[Math.toIntExact(dt.byteSize(Shape.of(dims).numel()))]);
+            copyInto(plan.outputBuffer(k).segment(), outputs.get(k).shape().maxShape().toArray(), compact, dims, dims, dt);
+            out.add(Tensor.fromSegment(compact, dt, dims));
+        }
+        return out;
+    }
+
+    /** Copies a dense tensor of {@code dims} into the leading corner of a dense buffer laid out for {@code into}. */
+    private static void copyInto(MemorySegment from, int[] dims, MemorySegment to, int[] into, DType dt) {
+        copyInto(from, dims, to, into, dims, dt);
+    }
+
+    /**
+     * Copies the leading {@code region} corner from a dense buffer laid out for {@code fromDims} to one laid out
+     * for {@code toDims}, one innermost row at a time.
+     */
+    private static void copyInto(MemorySegment from, int[] fromDims, MemorySegment to, int[] toDims, int[] region, DType dt) {
+        int r = region.length;
+        if (Shape.of(region).numel() == 0) return;
+        if (r == 0) {
+            MemorySegment.copy(from, 0, to, 0, dt.byteSize(1));
+            return;
+        }
+        long[] fs = Shape.of(fromDims).strides(), ts = Shape.of(toDims).strides();
+        long rowBytes = dt.byteSize(region[r - 1]);
+        int[] idx = new int[r - 1];
+        while (true) {
+            long fo = 0, to_ = 0;
+            for (int a = 0; a < r - 1; a++) {
+                fo += idx[a] * fs[a];
+                to_ += idx[a] * ts[a];
+            }
+            MemorySegment.copy(from, dt.byteSize(fo), to, dt.byteSize(to_), rowBytes);
+            int a = r - 2;
+            while (a >= 0 && ++idx[a] == region[a]) idx[a--] = 0;
+            if (a < 0) return;
+        }
+    }
+
+    @Override
+    public void close() { plan.close(); }
+
+    @Override
+    public String toString() {
+        return "OnnxPlan[" + model + ", variables " + variables.values() + ", bound " + (bound == null ? "none" : bound) + ", outputs "
+                + Arrays.toString(outputs.stream().map(Tensor::shape).toArray()) + "]";
+    }
+}

@@ -1,0 +1,131 @@
+package dev.kiln.onnx;
+
+import dev.kiln.Tensor;
+import dev.kiln.runtime.DeviceRegistry;
+import onnx.Onnx.AttributeProto;
+import onnx.Onnx.GraphProto;
+import onnx.Onnx.ModelProto;
+import onnx.Onnx.NodeProto;
+import onnx.Onnx.OperatorSetIdProto;
+import onnx.Onnx.TensorProto;
+import onnx.Onnx.TensorShapeProto;
+import onnx.Onnx.TypeProto;
+import onnx.Onnx.ValueInfoProto;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+/** {@link OnnxModel#prepare}: one plan for every size of a symbolic input dimension. */
+class OnnxPlanTest {
+    static final int MAX = 6;
+
+    static ValueInfoProto value(String name, Object... dims) {
+        TensorShapeProto.Builder s = TensorShapeProto.newBuilder();
+        for (Object d : dims) {
+            if (d instanceof String p) s.addDim(TensorShapeProto.Dimension.newBuilder().setDimParam(p));
+            else s.addDim(TensorShapeProto.Dimension.newBuilder().setDimValue(((Number) d).longValue()));
+        }
+        return ValueInfoProto.newBuilder().setName(name)
+                .setType(TypeProto.newBuilder().setTensorType(TypeProto.Tensor.newBuilder().setElemType(1).setShape(s))).build();
+    }
+
+    static NodeProto node(String op, List<String> in, List<String> out, AttributeProto... attrs) {
+        return NodeProto.newBuilder().setOpType(op).setName(op.toLowerCase() + "_" + out.getFirst()).addAllInput(in).addAllOutput(out)
+                .addAllAttribute(Arrays.asList(attrs)).build();
+    }
+
+    static TensorProto floats(String name, int[] dims, float... v) {
+        TensorProto.Builder b = TensorProto.newBuilder().setName(name).setDataType(1);
+        for (int d : dims) b.addDims(d);
+        for (float f : v) b.addFloatData(f);
+        return b.build();
+    }
+
+    static ModelProto model(GraphProto.Builder g) {
+        return ModelProto.newBuilder().setIrVersion(8).addOpsetImport(OperatorSetIdProto.newBuilder().setDomain("").setVersion(13)).setGraph(g).build();
+    }
+
+    /**
+     * x [N, 4]: y = softmax(relu(x W + b)) [N, 3], and z = softmax(x x^T) [N, N], whose softmax reduces over
+     * the symbolic axis.
+     */
+    static ModelProto mlpAndAttention() {
+        float[] w = new float[12];
+        for (int i = 0; i < w.length; i++) w[i] = (float) Math.cos(i * 0.7);
+        return model(GraphProto.newBuilder().setName("g")
+                .addInitializer(floats("W", new int[] {4, 3}, w)).addInitializer(floats("B", new int[] {3}, 0.1f, -0.2f, 0.3f))
+                .addInput(value("x", "N", 4)).addOutput(value("y", "N", 3)).addOutput(value("z", "N", "N"))
+                .addNode(node("MatMul", List.of("x", "W"), List.of("m")))
+                .addNode(node("Add", List.of("m", "B"), List.of("a")))
+                .addNode(node("Relu", List.of("a"), List.of("r")))
+                .addNode(node("Softmax", List.of("r"), List.of("y")))
+                .addNode(node("Transpose", List.of("x"), List.of("xt")))
+                .addNode(node("MatMul", List.of("x", "xt"), List.of("s")))
+                .addNode(node("Softmax", List.of("s"), List.of("z"))));
+    }
+
+    static float[] data(int n, int seed) {
+        float[] out = new float[n];
+        for (int i = 0; i < n; i++) out[i] = (float) Math.sin(seed * 13 + i * 0.37);
+        return out;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void onePlanServesEverySizeAndEqualsExactRuns(String device) {
+        OnnxModel m = OnnxModel.fromProto(mlpAndAttention(), "test");
+        try (OnnxPlan plan = m.prepare(DeviceRegistry.get(device), Map.of("N", MAX))) {
+            assertThat(plan.variables()).containsOnlyKeys("N");
+            assertThat(plan.variables().get("N").max()).isEqualTo(MAX);
+            int kernels = plan.plan().kernels().size();
+            for (int n = 1; n <= MAX; n++) {
+                Tensor x = Tensor.of(data(n * 4, n), n, 4);
+                List<Tensor> got = plan.run(Map.of("x", x));
+                List<Tensor> want = m.run(Map.of("x", x.to("INTERP")));
+                assertThat(plan.plan().kernels()).hasSize(kernels); // the same plan, nothing recompiled
+                for (int k = 0; k < 2; k++) {
+                    assertThat(got.get(k).dims()).as("output %d at N=%d", k, n).containsExactly(want.get(k).dims());
+                    float[] g = got.get(k).toFloatArray(), e = want.get(k).toFloatArray();
+                    for (int i = 0; i < e.length; i++) assertThat(g[i]).as("%s output %d N=%d element %d", device, k, n, i).isCloseTo(e[i], within(1e-5f));
+                }
+            }
+            // running again with the bound inputs gives the same result
+            plan.execute();
+            assertThat(plan.outputs().getFirst().dims()).containsExactly(MAX, 3);
+        }
+    }
+
+    @Test
+    void sizesOutsideThePlanAndMissingMaximaAreNamed() {
+        OnnxModel m = OnnxModel.fromProto(mlpAndAttention(), "test");
+        assertThatThrownBy(() -> m.prepare(DeviceRegistry.get("INTERP"), Map.of())).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("symbolic dimension 'N'").hasMessageContaining("maximum");
+        assertThatThrownBy(() -> m.prepare(DeviceRegistry.get("INTERP"), Map.of("N", 4, "T", 2))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("no symbolic input dimension 'T'").hasMessageContaining("[N]");
+        try (OnnxPlan plan = m.prepare(DeviceRegistry.get("INTERP"), Map.of("N", 4))) {
+            assertThatThrownBy(() -> plan.bind(Map.of("x", Tensor.zeros(5, 4)))).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("dimension 'N' is 5, the plan was prepared for 1 to 4");
+            assertThatThrownBy(() -> plan.bind(Map.of("x", Tensor.zeros(2, 3)))).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("[N, 4]").hasMessageContaining("[2, 3]");
+            assertThatThrownBy(plan::execute).isInstanceOf(IllegalStateException.class);
+        }
+    }
+
+    @Test
+    void operatorsThatNeedASymbolicSizeAtBuildTimeNameTheNode() {
+        ModelProto p = model(GraphProto.newBuilder().addInput(value("x", "N", 4)).addOutput(value("y", "N", 4))
+                .addNode(node("Shape", List.of("x"), List.of("s")))
+                .addNode(node("Reshape", List.of("x", "s"), List.of("y"))));
+        OnnxModel m = OnnxModel.fromProto(p, "test");
+        assertThatThrownBy(() -> m.prepare(DeviceRegistry.get("INTERP"), Map.of("N", 4))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("Shape node 'shape_s'").hasMessageContaining("symbolic dimension 'N'");
+    }
+}

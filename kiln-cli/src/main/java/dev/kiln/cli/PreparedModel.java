@@ -38,7 +38,7 @@ final class PreparedModel implements AutoCloseable {
 
     /**
      * Prepares an ONNX model once for every size of its symbolic dimensions up to {@code maxDims}, then binds
-     * the dimensions to the sizes of {@code inputs} (which runs the plan once); {@link #compileNanos()} is the
+     * the dimensions to the sizes of {@code inputs}; {@link #compileNanos()} is the
      * preparation alone.
      *
      * @throws IllegalArgumentException if a maximum is missing or unknown, an input exceeds it, or an operator

@@ -94,9 +94,9 @@ public final class OnnxPlan implements AutoCloseable {
     public ExecutionPlan plan() { return plan; }
 
     /**
-     * Checks the inputs against the model and the maxima, copies them into the plan's input buffers, sets every
-     * symbolic dimension's variable from their shapes and runs the plan once (the plan keeps the sizes only by
-     * running with them); {@link #execute()} and the plan's own execute methods then run again with them.
+     * Checks the inputs against the model and the maxima, copies them into the plan's input buffers and sets every
+     * symbolic dimension's variable from their shapes, without running; {@link #execute()} and the plan's own
+     * execute methods then run with them.
      *
      * @param inputs a realised tensor for every model input, by name
      * @return the size of each symbolic dimension
@@ -118,19 +118,20 @@ public final class OnnxPlan implements AutoCloseable {
             copyInto(given.buffer().segment(), given.dims(), into.buffer().segment(), into.dims(), into.dtype());
         }
         bound = Map.copyOf(sizes);
-        plan.executeWithVars(sizes);
+        for (var e : sizes.entrySet()) plan.setVariable(plan.variables().indexOf(variables.get(e.getKey())), e.getValue());
         return sizes;
     }
 
-    /** Runs the plan again with the inputs and sizes of the last {@link #bind}. */
+    /** Runs the plan with the inputs and sizes of the last {@link #bind}. */
     public void execute() {
         if (bound == null) throw new IllegalStateException("execute: no inputs bound yet; call bind or run first");
         plan.execute();
     }
 
-    /** {@link #bind}; the outputs at their sizes, in graph order, as realised tensors on the default device. */
+    /** {@link #bind}, one run; the outputs at their sizes, in graph order, as realised tensors on the default device. */
     public List<Tensor> run(Map<String, Tensor> inputs) {
         bind(inputs);
+        plan.execute();
         return outputs();
     }
 

@@ -2,11 +2,8 @@ package dev.kiln;
 
 import dev.kiln.codegen.Stmt;
 import dev.kiln.models.SmallModels;
-import dev.kiln.runtime.DeviceProvider;
-import dev.kiln.runtime.DeviceRegistry;
 import dev.kiln.runtime.ExecutionPlan;
 import dev.kiln.runtime.PreparedKernel;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -15,7 +12,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.Map;
-import java.util.Optional;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -30,11 +26,7 @@ class SymbolicShapeTest {
     private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT;
     private static final int T = 16, D = 8;
 
-    private static void assumeAvailable(String device) {
-        DeviceProvider p = DeviceRegistry.providers().get(DeviceSpec.parse(device).kind());
-        Optional<String> reason = p == null ? Optional.of("no provider") : p.unavailableReason();
-        Assumptions.assumeTrue(reason.isEmpty(), () -> device + " unavailable: " + reason.orElse(""));
-    }
+    private static void assumeAvailable(String device) { dev.kiln.testing.DeviceAssumptions.assumeAvailable(device, "symbolic shape tests"); }
 
     private static float[] data(int n, long seed) {
         float[] out = new float[n];

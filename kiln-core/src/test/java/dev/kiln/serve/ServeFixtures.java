@@ -1,28 +1,16 @@
 package dev.kiln.serve;
 
 import dev.kiln.DType;
-import dev.kiln.DeviceSpec;
 import dev.kiln.Tensor;
-import dev.kiln.runtime.DeviceProvider;
-import dev.kiln.runtime.DeviceRegistry;
-import org.junit.jupiter.api.Assumptions;
 
-import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /** Devices, graphs and data shared by the serving tests. */
 final class ServeFixtures {
     private ServeFixtures() {}
 
-    private static final Set<String> REPORTED = ConcurrentHashMap.newKeySet();
-
     /** Skips the calling test, never silently, when {@code device} is unavailable here (CLANG without a C compiler). */
     static Session session(String device) {
-        DeviceProvider p = DeviceRegistry.providers().get(DeviceSpec.parse(device).kind());
-        Optional<String> reason = p == null ? Optional.of("no provider is registered") : p.unavailableReason();
-        if (reason.isPresent() && REPORTED.add(device)) System.out.println("serving tests on " + device + " skipped: " + reason.get());
-        Assumptions.assumeTrue(reason.isEmpty(), () -> device + " unavailable: " + reason.orElse(""));
+        dev.kiln.testing.DeviceAssumptions.assumeAvailable(device, "serving tests");
         return Session.on(device);
     }
 

@@ -12,6 +12,7 @@ import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Lowers each kernel structure once per process. A kernel's inputs are replaced by canonical
@@ -38,8 +39,11 @@ public final class LoweringCache {
         return new KernelProgram(name, p.params(), p.sizes(), p.variables(), p.body(), p.opts());
     }
 
-    /** The kernel with input i replaced by a placeholder of its dtype and shape. */
-    static ScheduleItem.Kernel canonical(ScheduleItem.Kernel kernel) {
+    /**
+     * The kernel with input i replaced by a placeholder of its dtype and shape (parameter slot i + 1):
+     * equal for kernels that compute the same thing from equally shaped inputs.
+     */
+    public static ScheduleItem.Kernel canonical(ScheduleItem.Kernel kernel) {
         Map<UOp, UOp> replace = new IdentityHashMap<>();
         List<UOp> placeholders = new ArrayList<>();
         for (int i = 0; i < kernel.inputs().size(); i++) {
@@ -48,8 +52,7 @@ public final class LoweringCache {
             replace.put(in, ph);
             placeholders.add(ph);
         }
-        for (UOp u : kernel.output().toposort()) {
-            if (replace.containsKey(u)) continue;
+        for (UOp u : kernel.output().toposort(Set.copyOf(kernel.inputs()))) {
             List<UOp> src = new ArrayList<>(u.src().size());
             for (UOp s : u.src()) src.add(replace.getOrDefault(s, s));
             replace.put(u, u.withSrc(src));

@@ -83,9 +83,15 @@ public final class ExecutionPlan implements AutoCloseable {
         }
         this.predecessors = new int[ops.size()][];
         boolean independent = false;
+        // each item's byte ranges once: the pairs below are quadratic in the number of items
+        List<List<MemoryPlan.ByteRange>> reads = new ArrayList<>(), writes = new ArrayList<>();
+        for (int i = 0; i < ops.size(); i++) {
+            reads.add(memory.reads(i));
+            writes.add(memory.writes(i));
+        }
         for (int j = 0; j < ops.size(); j++) {
             List<Integer> before = new ArrayList<>();
-            for (int i = 0; i < j; i++) if (memory.conflicts(i, j)) before.add(i);
+            for (int i = 0; i < j; i++) if (MemoryPlan.conflict(writes.get(i), reads.get(i), writes.get(j), reads.get(j))) before.add(i);
             predecessors[j] = before.stream().mapToInt(Integer::intValue).toArray();
             if (j > 0 && before.isEmpty() && !(ops.get(j) instanceof PreparedBufferView)) independent = true;
         }

@@ -142,8 +142,12 @@ public record MemoryPlan(
      * Whether the two items must keep their order: one writes bytes the other reads or writes.
      */
     public boolean conflicts(int itemA, int itemB) {
-        List<ByteRange> wa = writes(itemA), wb = writes(itemB);
-        return anyOverlap(wa, wb) || anyOverlap(wa, reads(itemB)) || anyOverlap(wb, reads(itemA));
+        return conflict(writes(itemA), reads(itemA), writes(itemB), reads(itemB));
+    }
+
+    /** {@link #conflicts} of two items given their {@link #writes} and {@link #reads}. */
+    public static boolean conflict(List<ByteRange> writesA, List<ByteRange> readsA, List<ByteRange> writesB, List<ByteRange> readsB) {
+        return anyOverlap(writesA, writesB) || anyOverlap(writesA, readsB) || anyOverlap(writesB, readsA);
     }
 
     private static boolean anyOverlap(List<ByteRange> a, List<ByteRange> b) {

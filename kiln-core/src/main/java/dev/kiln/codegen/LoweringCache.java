@@ -39,11 +39,8 @@ public final class LoweringCache {
         return new KernelProgram(name, p.params(), p.sizes(), p.variables(), p.body(), p.opts());
     }
 
-    /**
-     * The kernel with input i replaced by a placeholder of its dtype and shape (parameter slot i + 1):
-     * equal for kernels that compute the same thing from equally shaped inputs.
-     */
-    public static ScheduleItem.Kernel canonical(ScheduleItem.Kernel kernel) {
+    /** The kernel with input i replaced by a placeholder of its dtype and shape. */
+    static ScheduleItem.Kernel canonical(ScheduleItem.Kernel kernel) {
         Map<UOp, UOp> replace = new IdentityHashMap<>();
         List<UOp> placeholders = new ArrayList<>();
         for (int i = 0; i < kernel.inputs().size(); i++) {

@@ -21,7 +21,7 @@ import java.util.Map;
 
 /**
  * A compact binary form of kernel IR, for caches that outlive the process: the structure of a
- * canonical scheduled kernel (a cache key) and whole {@link KernelProgram}s (a cache value).
+ * scheduled kernel (a cache key) and whole {@link KernelProgram}s (a cache value).
  *
  * <p>UOps are written as a table in topological order, each node once: op, dtype, argument and the
  * table indices of its sources. Decoding rebuilds the nodes with {@link UOp#of}, so they are interned
@@ -53,19 +53,24 @@ public final class ProgramCodec {
     private ProgramCodec() {}
 
     /**
-     * The structure of a scheduled kernel: its output's graph down to its inputs, then the inputs. Equal
-     * for kernels that compute the same thing from inputs of the same dtypes and shapes when both are
-     * {@linkplain LoweringCache#canonical canonical} (inputs replaced by placeholders).
+     * The structure of a scheduled kernel: the nodes of its output's graph down to (not into) its
+     * inputs, each input written as a placeholder of its position, dtype and shape. Kernels that compute
+     * the same thing from inputs of the same dtypes and shapes (the same layer with other weights) encode
+     * equally; any difference of op, dtype, argument or edge shows. Runs once per kernel of every plan,
+     * so it builds no nodes: it only walks them.
      */
     public static byte[] encodeKernel(ScheduleItem.Kernel kernel) {
         Writer w = new Writer();
         w.out.writeInt(VERSION);
-        List<UOp> roots = new ArrayList<>();
-        roots.add(kernel.output());
-        roots.addAll(kernel.inputs());
-        w.nodes(roots);
-        w.out.writeInt(roots.size());
-        for (UOp r : roots) w.out.writeInt(w.ref(r));
+        List<UOp> inputs = kernel.inputs();
+        w.out.writeInt(inputs.size());
+        for (UOp in : inputs) { // table entries 0..n-1
+            w.index.put(in, w.index.size());
+            w.out.writeByte(in.dtype().ordinal());
+            w.ints(in.shape().toArray());
+        }
+        w.nodes(List.of(kernel.output()));
+        w.out.writeInt(w.ref(kernel.output()));
         return w.bytes();
     }
 
@@ -175,39 +180,35 @@ public final class ProgramCodec {
             return i;
         }
 
+        // an instanceof chain rather than a pattern switch: it runs for every node of every kernel, mostly
+        // before the JIT has compiled anything, where a type switch's dispatch costs several times more
         void arg(Object arg, UOp owner) {
-            switch (arg) {
-                case null -> out.writeByte(ARG_NULL);
-                case Long l -> {
-                    out.writeByte(ARG_LONG);
-                    out.writeLong(l);
-                }
-                case Double d -> {
-                    out.writeByte(ARG_DOUBLE);
-                    out.writeLong(Double.doubleToRawLongBits(d));
-                }
-                case Shape s -> {
-                    out.writeByte(ARG_SHAPE);
-                    ints(s.toArray());
-                }
-                case Ints i -> {
-                    out.writeByte(ARG_INTS);
-                    ints(i.toArray());
-                }
-                case ReduceArg(ReduceArg.Kind kind, Ints axes) -> {
-                    out.writeByte(ARG_REDUCE);
-                    out.writeByte(kind.ordinal());
-                    ints(axes.toArray());
-                }
-                case Variable v -> {
-                    out.writeByte(ARG_VARIABLE);
-                    variable(v);
-                }
-                case Slot s -> {
-                    out.writeByte(ARG_SLOT);
-                    slot(s);
-                }
-                default -> throw new IllegalStateException("program codec: a " + owner.op() + " node inside a kernel holds a "
+            if (arg == null) {
+                out.writeByte(ARG_NULL);
+            } else if (arg instanceof Long l) {
+                out.writeByte(ARG_LONG);
+                out.writeLong(l);
+            } else if (arg instanceof Shape s) {
+                out.writeByte(ARG_SHAPE);
+                ints(s.toArray());
+            } else if (arg instanceof Ints i) {
+                out.writeByte(ARG_INTS);
+                ints(i.toArray());
+            } else if (arg instanceof Double d) {
+                out.writeByte(ARG_DOUBLE);
+                out.writeLong(Double.doubleToRawLongBits(d));
+            } else if (arg instanceof ReduceArg r) {
+                out.writeByte(ARG_REDUCE);
+                out.writeByte(r.kind().ordinal());
+                ints(r.axes().toArray());
+            } else if (arg instanceof Slot s) {
+                out.writeByte(ARG_SLOT);
+                slot(s);
+            } else if (arg instanceof Variable v) {
+                out.writeByte(ARG_VARIABLE);
+                variable(v);
+            } else {
+                throw new IllegalStateException("program codec: a " + owner.op() + " node inside a kernel holds a "
                         + arg.getClass().getName() + " (" + arg + "), which kernels never hold; teach ProgramCodec that argument");
             }
         }

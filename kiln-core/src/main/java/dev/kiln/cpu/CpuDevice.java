@@ -93,8 +93,8 @@ public final class CpuDevice implements Device {
 
     /** {@link #compileKernels(List, List)} with the program cache given (tests use their own). */
     List<CompiledKernel> compileKernels(List<ScheduleItem.Kernel> kernels, List<String> names, ProgramCache programs) {
-        List<ProgramCache.Entry> entries = programs.get(kernels, canonical -> {
-            KernelProgram p = optimize(LoweringCache.lower(canonical, "kernel"));
+        List<ProgramCache.Entry> entries = programs.get(kernels, kernel -> {
+            KernelProgram p = optimize(LoweringCache.lower(kernel, "kernel"));
             return new ProgramCache.Entry(p, sourceOf(p));
         });
         List<KernelProgram> named = new ArrayList<>();

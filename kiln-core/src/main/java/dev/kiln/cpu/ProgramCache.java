@@ -1,10 +1,7 @@
 package dev.kiln.cpu;
 
 import dev.kiln.codegen.KernelProgram;
-import dev.kiln.codegen.LoweringCache;
 import dev.kiln.codegen.ProgramCodec;
-import dev.kiln.ir.BoundedCache;
-import dev.kiln.ir.UOp;
 import dev.kiln.runtime.CodeFingerprint;
 import dev.kiln.runtime.CompilerIdentity;
 import dev.kiln.runtime.KernelCache;
@@ -26,13 +23,13 @@ import java.util.function.Function;
  * (the same layer in twelve blocks) and, on disk, across processes (a server restarting with a model it
  * has prepared before). The class files stay in the device's {@link KernelCache} of kernels.
  *
- * <p><b>Key.</b> A kernel's structure is its {@linkplain LoweringCache#canonical canonical} form (inputs
- * replaced by placeholders of their dtype and shape) {@linkplain ProgramCodec#encodeKernel encoded}:
- * every op, dtype, argument (shapes, axes, constants' bits, symbolic variables) and edge. Together with
- * the identity — the device's compiler identity (Java version, architecture, vector width, render
- * format), the core count the heuristic threads for, and the {@link CodeFingerprint} of Kiln's classes,
- * since the program is what Kiln's own lowering, heuristics and renderer make of the kernel — it decides
- * the entry. A different Kiln build never reads another's entries.
+ * <p><b>Key.</b> A kernel's structure is its graph {@linkplain ProgramCodec#encodeKernel encoded} with its
+ * inputs as placeholders of their position, dtype and shape: every op, dtype, argument (shapes, axes,
+ * constants' bits, symbolic variables) and edge. Together with the identity — the device's compiler
+ * identity (Java version, architecture, vector width, render format), the core count the heuristic
+ * threads for, and the {@link CodeFingerprint} of Kiln's classes, since the program is what Kiln's own
+ * lowering, heuristics and renderer make of the kernel — it decides the entry. A different Kiln build
+ * never reads another's entries.
  *
  * <p><b>Disk.</b> Entries live in the {@code programs} folder of {@link KernelCache#cacheRoot()} and
  * follow {@link KernelCache}'s rules: checksummed, published atomically, a corrupt or undecodable entry
@@ -47,12 +44,6 @@ final class ProgramCache {
      * @param source  its Java source
      */
     record Entry(KernelProgram program, String source) {}
-
-    /** A canonical kernel, the key of {@link #KEYS}. */
-    private record Structure(UOp output, List<UOp> inputs) {}
-
-    // per canonical kernel: its encoding (the same structure recurs once per layer)
-    private static final BoundedCache<Structure, String> KEYS = new BoundedCache<>(4096);
 
     private final KernelCache<Entry> cache;
     private final CompilerIdentity identity;
@@ -76,15 +67,14 @@ final class ProgramCache {
 
     /**
      * The entries of {@code kernels}, in order. Structures found in neither memory nor disk are made by
-     * {@code build} (given the canonical kernel), once each, then published.
+     * {@code build} (given one of their kernels), once each, then published.
      */
     List<Entry> get(List<ScheduleItem.Kernel> kernels, Function<ScheduleItem.Kernel, Entry> build) {
         List<KernelCache.Request<String>> requests = new ArrayList<>();
         Map<String, ScheduleItem.Kernel> byKey = new HashMap<>();
         for (ScheduleItem.Kernel kernel : kernels) {
-            ScheduleItem.Kernel canonical = LoweringCache.canonical(kernel);
-            String key = key(canonical);
-            byKey.putIfAbsent(key, canonical);
+            String key = key(kernel);
+            byKey.putIfAbsent(key, kernel);
             requests.add(new KernelCache.Request<>(key, key, identity));
         }
         Map<String, Entry> found = cache.getOrCompileAll(requests, misses -> {
@@ -97,10 +87,9 @@ final class ProgramCache {
         return out;
     }
 
-    /** The cache key of a canonical kernel: its encoding, one char per byte. */
-    static String key(ScheduleItem.Kernel canonical) {
-        return KEYS.get(new Structure(canonical.output(), canonical.inputs()),
-                s -> new String(ProgramCodec.encodeKernel(canonical), StandardCharsets.ISO_8859_1));
+    /** The cache key of a kernel: its structure's {@linkplain ProgramCodec#encodeKernel encoding}, one char per byte. */
+    static String key(ScheduleItem.Kernel kernel) {
+        return new String(ProgramCodec.encodeKernel(kernel), StandardCharsets.ISO_8859_1);
     }
 
     KernelCache.Stats stats() { return cache.stats(); }

@@ -80,15 +80,25 @@ class ProgramCodecTest {
 
     private static byte[] key(Tensor t) {
         List<ScheduleItem.Kernel> ks = kernels(t);
-        return ProgramCodec.encodeKernel(LoweringCache.canonical(ks.getLast()));
+        return ProgramCodec.encodeKernel(ks.getLast());
     }
 
     @Test
     void aBufferInsideAKernelCannotBeEncoded() {
-        // not canonical: the inputs are the realised buffers themselves
-        ScheduleItem.Kernel k = kernels(Tensor.rand(1, 4).realize().exp()).getFirst();
+        // the scheduler makes every buffer a kernel input; a kernel that reads one as a node is malformed
+        Tensor t = Tensor.rand(1, 4).realize();
+        ScheduleItem.Kernel k = new ScheduleItem.Kernel(t.exp().uop(), List.of());
         assertThatThrownBy(() -> ProgramCodec.encodeKernel(k)).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("BUFFER").hasMessageContaining("Buffer");
+    }
+
+    @Test
+    void aKernelsInputsArePlaceholdersOfTheirPositionDtypeAndShape() {
+        Tensor a = Tensor.rand(1, 4).realize(), b = Tensor.rand(2, 4).realize(), c = Tensor.rand(3, 5).realize();
+        assertThat(key(a.add(b))).isEqualTo(key(b.add(a)));
+        assertThat(key(a.add(a))).as("one input read twice").isNotEqualTo(key(a.add(b)));
+        assertThat(key(a.cast(DType.F64).realize().add(b))).as("an input's dtype").isNotEqualTo(key(a.add(b)));
+        assertThat(key(c.slice(0, 0, 4, 1).add(b))).as("an input's shape").isNotEqualTo(key(a.add(b)));
     }
 
     @Test

@@ -202,17 +202,28 @@ public final class MemoryPlanner {
         return best;
     }
 
-    /** Places blocks in {@code order}, each into the tightest gap among its placed neighbours in time. */
+    /**
+     * Places blocks in {@code order}, each into the tightest gap among its placed neighbours in time.
+     * The blocks placed so far are kept sorted by offset (ties in placement order), so the neighbours of
+     * a block come out in offset order without sorting: planning runs once per prepared plan, mostly
+     * before the JIT has compiled it, so the loop stays on primitive arrays.
+     */
     private static long[] place(Integer[] order, long[] size, Interval[] life) {
-        long[] offset = new long[size.length];
-        List<Integer> placed = new ArrayList<>();
+        int m = size.length;
+        long[] offset = new long[m];
+        int[] first = new int[m], last = new int[m];
+        for (int i = 0; i < m; i++) {
+            first[i] = life[i].first();
+            last[i] = life[i].last();
+        }
+        int[] placed = new int[m]; // block numbers by offset
+        int count = 0;
         for (int i : order) {
             if (size[i] == 0) continue; // occupies no bytes, collides with nothing
-            List<Integer> neighbours = new ArrayList<>();
-            for (int j : placed) if (life[j].overlaps(life[i])) neighbours.add(j);
-            neighbours.sort(Comparator.comparingLong(j -> offset[j]));
             long cursor = 0, at = -1, tightest = Long.MAX_VALUE;
-            for (int j : neighbours) {
+            for (int k = 0; k < count; k++) {
+                int j = placed[k];
+                if (first[j] > last[i] || first[i] > last[j]) continue; // not live at the same time
                 long gap = offset[j] - cursor;
                 if (gap >= size[i] && gap < tightest) {
                     tightest = gap;
@@ -221,7 +232,13 @@ public final class MemoryPlanner {
                 cursor = Math.max(cursor, offset[j] + size[j]);
             }
             offset[i] = at >= 0 ? at : cursor;
-            placed.add(i);
+            int k = count;
+            while (k > 0 && offset[placed[k - 1]] > offset[i]) { // after every block at the same offset
+                placed[k] = placed[k - 1];
+                k--;
+            }
+            placed[k] = i;
+            count++;
         }
         return offset;
     }

@@ -81,19 +81,10 @@ public final class ExecutionPlan implements AutoCloseable {
                 opVars[i] = new long[vs.size()];
             }
         }
-        this.predecessors = new int[ops.size()][];
+        this.predecessors = memory.predecessors();
         boolean independent = false;
-        // each item's byte ranges once: the pairs below are quadratic in the number of items
-        List<List<MemoryPlan.ByteRange>> reads = new ArrayList<>(), writes = new ArrayList<>();
-        for (int i = 0; i < ops.size(); i++) {
-            reads.add(memory.reads(i));
-            writes.add(memory.writes(i));
-        }
-        for (int j = 0; j < ops.size(); j++) {
-            List<Integer> before = new ArrayList<>();
-            for (int i = 0; i < j; i++) if (MemoryPlan.conflict(writes.get(i), reads.get(i), writes.get(j), reads.get(j))) before.add(i);
-            predecessors[j] = before.stream().mapToInt(Integer::intValue).toArray();
-            if (j > 0 && before.isEmpty() && !(ops.get(j) instanceof PreparedBufferView)) independent = true;
+        for (int j = 1; j < ops.size(); j++) {
+            if (predecessors[j].length == 0 && !(ops.get(j) instanceof PreparedBufferView)) independent = true;
         }
         this.parallel = independent && WorkerPool.size() > 1;
         this.opDevices = List.copyOf(opDevices);

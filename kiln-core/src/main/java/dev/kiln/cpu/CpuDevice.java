@@ -112,11 +112,11 @@ public final class CpuDevice implements Device {
     }
 
     private static List<CompiledKernel> compile(List<KernelProgram> programs, List<String> sources) {
-        List<KernelCache.Request<KernelProgram>> requests = new ArrayList<>();
-        for (int i = 0; i < programs.size(); i++) {
-            requests.add(new KernelCache.Request<>(programs.get(i).anonymous(), sources.get(i), IDENTITY));
-        }
-        Map<KernelProgram, Loaded> loaded = CACHE.getOrCompileAll(requests, misses -> {
+        // keyed by source: it decides the class, and kernels of one structure share one source string,
+        // whose hash is computed once (a program's hash walks all its statements, every time)
+        List<KernelCache.Request<String>> requests = new ArrayList<>();
+        for (String source : sources) requests.add(new KernelCache.Request<>(source, source, IDENTITY));
+        Map<String, Loaded> loaded = CACHE.getOrCompileAll(requests, misses -> {
             List<JavaKernelCompiler.Source> batch = new ArrayList<>();
             for (var m : misses) batch.add(new JavaKernelCompiler.Source(classNameIn(m.source()), m.source()));
             return JavaKernelCompiler.compile(batch).classes().stream().map(JavaKernelCompiler.Compiled::classBytes).toList();
@@ -124,7 +124,7 @@ public final class CpuDevice implements Device {
         List<CompiledKernel> out = new ArrayList<>();
         for (int i = 0; i < programs.size(); i++) {
             KernelProgram p = programs.get(i);
-            Loaded l = loaded.get(p.anonymous());
+            Loaded l = loaded.get(sources.get(i));
             CpuKernel k = new CpuKernel(p.name(), sources.get(i), l.classBytes(), l.run(), JavaRenderer.outerExtent(p));
             out.add(new CompiledKernel(p, k.source(), k::run));
         }

@@ -4,10 +4,14 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URISyntaxException;
 import java.net.URL;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.CodeSource;
+import java.security.MessageDigest;
 import java.util.Enumeration;
+import java.util.HexFormat;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.stream.Stream;
@@ -47,7 +51,9 @@ public final class CodeFingerprint {
 
     /** The fingerprint of the Kiln classes in the jar or class folder {@code location}, or empty when it is neither. */
     static Optional<String> of(Path location) {
-        TreeMap<String, String> classes = new TreeMap<>(); // name -> size and CRC, in name order
+        // name -> {size, CRC}, in name order; fed to the digest as bytes, no text built: this runs once per
+        // process, before the JIT has compiled anything
+        TreeMap<String, long[]> classes = new TreeMap<>();
         try {
             if (Files.isDirectory(location)) {
                 Path root = location.resolve(PREFIX);
@@ -59,7 +65,7 @@ public final class CodeFingerprint {
                         byte[] bytes = Files.readAllBytes(f);
                         CRC32 crc = new CRC32();
                         crc.update(bytes);
-                        classes.put(name, bytes.length + ":" + Long.toHexString(crc.getValue()));
+                        classes.put(name, new long[] {bytes.length, crc.getValue()});
                     }
                 }
             } else if (Files.isRegularFile(location)) {
@@ -67,9 +73,7 @@ public final class CodeFingerprint {
                     for (Enumeration<? extends ZipEntry> e = jar.entries(); e.hasMoreElements(); ) {
                         ZipEntry entry = e.nextElement();
                         String name = entry.getName();
-                        if (name.startsWith(PREFIX) && name.endsWith(".class")) {
-                            classes.put(name, entry.getSize() + ":" + Long.toHexString(entry.getCrc()));
-                        }
+                        if (name.startsWith(PREFIX) && name.endsWith(".class")) classes.put(name, new long[] {entry.getSize(), entry.getCrc()});
                     }
                 }
             } else {
@@ -79,8 +83,12 @@ public final class CodeFingerprint {
             return Optional.empty();
         }
         if (classes.isEmpty()) return Optional.empty();
-        StringBuilder all = new StringBuilder();
-        classes.forEach((name, sizeAndCrc) -> all.append(name).append(' ').append(sizeAndCrc).append('\n'));
-        return Optional.of(CompilerIdentity.sha256Hex(all.toString()));
+        MessageDigest digest = CompilerIdentity.sha256();
+        ByteBuffer numbers = ByteBuffer.allocate(2 * Long.BYTES);
+        for (var c : classes.entrySet()) {
+            digest.update(c.getKey().getBytes(StandardCharsets.UTF_8));
+            digest.update(numbers.clear().putLong(c.getValue()[0]).putLong(c.getValue()[1]).array());
+        }
+        return Optional.of(HexFormat.of().formatHex(digest.digest()));
     }
 }

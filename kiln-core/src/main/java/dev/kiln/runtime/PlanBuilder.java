@@ -152,9 +152,12 @@ public final class PlanBuilder {
 
     /** {@code E_4x8_0} for elementwise kernels, {@code r_4x8_1} for kernels with a reduction. */
     private static String kernelName(ScheduleItem.Kernel kernel, int n) {
-        boolean reduces = kernel.output().toposort(Set.copyOf(kernel.inputs())).stream().anyMatch(u -> u.op() == Op.REDUCE);
-        String dims = kernel.output().shape().rank() == 0 ? "1"
-                : String.join("x", java.util.Arrays.stream(kernel.output().shape().toArray()).mapToObj(String::valueOf).toList());
-        return (reduces ? "r_" : "E_") + dims + "_" + n;
+        boolean reduces = false;
+        for (UOp u : kernel.output().toposort(Set.copyOf(kernel.inputs()))) reduces |= u.op() == Op.REDUCE;
+        StringBuilder name = new StringBuilder(reduces ? "r_" : "E_");
+        int[] dims = kernel.output().shape().toArray();
+        if (dims.length == 0) name.append('1');
+        for (int k = 0; k < dims.length; k++) name.append(k == 0 ? "" : "x").append(dims[k]);
+        return name.append('_').append(n).toString();
     }
 }

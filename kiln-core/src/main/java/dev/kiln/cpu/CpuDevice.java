@@ -56,7 +56,7 @@ public final class CpuDevice implements Device {
     // per kernel structure (programs without their names): the heuristic's choice and the rendered source
     private static final BoundedCache<KernelProgram, String> SOURCES = new BoundedCache<>(4096);
 
-    /** Created on first use: fingerprinting Kiln's classes costs a few milliseconds a process without kernels need not pay. */
+    /** Created on first use: fingerprinting Kiln's classes costs tens of milliseconds cold, which a process without kernels should not pay. */
     private static final class Programs {
         static final ProgramCache CACHE = ProgramCache.create(IDENTITY.with("cpu.cores", String.valueOf(CPU.cores())));
     }

@@ -12,6 +12,7 @@ import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Lowers each kernel structure once per process. A kernel's inputs are replaced by canonical
@@ -48,8 +49,7 @@ public final class LoweringCache {
             replace.put(in, ph);
             placeholders.add(ph);
         }
-        for (UOp u : kernel.output().toposort()) {
-            if (replace.containsKey(u)) continue;
+        for (UOp u : kernel.output().toposort(Set.copyOf(kernel.inputs()))) {
             List<UOp> src = new ArrayList<>(u.src().size());
             for (UOp s : u.src()) src.add(replace.getOrDefault(s, s));
             replace.put(u, u.withSrc(src));

@@ -217,9 +217,17 @@ public final class UOp {
     // ---------------------------------------------------------------- traversal
 
     /** All nodes reachable from this one, sources before users (this node last). */
-    public List<UOp> toposort() {
+    public List<UOp> toposort() { return toposort(Set.of()); }
+
+    /**
+     * The nodes reachable from this one without passing through a node of {@code boundary}, sources
+     * before users; boundary nodes are not listed. A kernel's nodes are its output's nodes within its
+     * inputs: walking past them would visit the whole graph upstream, once per kernel.
+     */
+    public List<UOp> toposort(Set<UOp> boundary) {
         List<UOp> order = new ArrayList<>();
         Set<UOp> done = Collections.newSetFromMap(new IdentityHashMap<>());
+        if (boundary.contains(this)) return order;
         ArrayDeque<UOp> stack = new ArrayDeque<>();
         ArrayDeque<Boolean> expanded = new ArrayDeque<>();
         stack.push(this);
@@ -236,7 +244,7 @@ public final class UOp {
             stack.push(u);
             expanded.push(true);
             for (int i = u.src.size() - 1; i >= 0; i--) {
-                if (!done.contains(u.src.get(i))) {
+                if (!done.contains(u.src.get(i)) && !boundary.contains(u.src.get(i))) {
                     stack.push(u.src.get(i));
                     expanded.push(false);
                 }

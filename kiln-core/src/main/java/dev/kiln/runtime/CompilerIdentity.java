@@ -107,9 +107,11 @@ public record CompilerIdentity(String name, List<Fact> facts) {
 
     static String sha256Hex(String s) { return HexFormat.of().formatHex(sha256(s.getBytes(StandardCharsets.UTF_8))); }
 
-    static byte[] sha256(byte[] bytes) {
+    static byte[] sha256(byte[] bytes) { return sha256().digest(bytes); }
+
+    static MessageDigest sha256() {
         try {
-            return MessageDigest.getInstance("SHA-256").digest(bytes);
+            return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new AssertionError("every Java platform provides SHA-256", e);
         }

@@ -4,8 +4,11 @@ import dev.kiln.DType;
 import dev.kiln.DeviceSpec;
 import dev.kiln.Variable;
 import dev.kiln.codegen.KernelProgram;
+import dev.kiln.codegen.LoweringCache;
 import dev.kiln.ir.UOp;
+import dev.kiln.schedule.ScheduleItem;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -31,4 +34,19 @@ public interface Device {
 
     /** Compiles lowered kernels for this device, as one batch; the result is in the same order. */
     List<CompiledKernel> compile(List<KernelProgram> programs);
+
+    /**
+     * Compiles scheduled kernels for this device, as one batch, the result in the same order: each is
+     * lowered ({@link LoweringCache}), {@linkplain #optimize optimised} and named, then all are
+     * {@linkplain #compile compiled}. A device may instead serve kernels whose structure it has
+     * prepared before (in this process or, from a disk cache, in an earlier one) without lowering,
+     * optimising or rendering them again; the programs and sources must be the same either way.
+     *
+     * @param names the kernels' names, one per kernel
+     */
+    default List<CompiledKernel> compileKernels(List<ScheduleItem.Kernel> kernels, List<String> names) {
+        List<KernelProgram> programs = new ArrayList<>();
+        for (int i = 0; i < kernels.size(); i++) programs.add(optimize(LoweringCache.lower(kernels.get(i), names.get(i))));
+        return compile(programs);
+    }
 }

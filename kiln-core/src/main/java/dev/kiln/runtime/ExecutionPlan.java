@@ -85,13 +85,10 @@ public final class ExecutionPlan implements AutoCloseable {
                 opVars[i] = new long[vs.size()];
             }
         }
-        this.predecessors = new int[ops.size()][];
+        this.predecessors = memory.predecessors();
         boolean independent = false;
-        for (int j = 0; j < ops.size(); j++) {
-            List<Integer> before = new ArrayList<>();
-            for (int i = 0; i < j; i++) if (memory.conflicts(i, j)) before.add(i);
-            predecessors[j] = before.stream().mapToInt(Integer::intValue).toArray();
-            if (j > 0 && before.isEmpty() && !(ops.get(j) instanceof PreparedBufferView)) independent = true;
+        for (int j = 1; j < ops.size(); j++) {
+            if (predecessors[j].length == 0 && !(ops.get(j) instanceof PreparedBufferView)) independent = true;
         }
         this.parallel = independent && WorkerPool.size() > 1;
         this.opDevices = List.copyOf(opDevices);

@@ -53,7 +53,8 @@ import java.util.function.UnaryOperator;
  * <p><b>Location.</b> {@link #cacheRoot()}: system property {@value #DIR_PROPERTY}, else the
  * environment variable {@value #DIR_ENV}, else {@code $XDG_CACHE_HOME/kiln}, else
  * {@code ~/.cache/kiln}; the value {@value #OFF} turns the disk cache off. Kernels live in its
- * {@code kernels} folder, leaving the root to other caches (autotuning results).
+ * {@code kernels} folder, leaving the root to other caches (autotuning results, and other compiler
+ * products in folders of their own: {@link #inCacheFolder}).
  *
  * @param <P> the device's loaded program type
  */
@@ -132,6 +133,17 @@ public final class KernelCache<P> {
     /** A cache in the {@code kernels} folder of {@link #cacheRoot()}, or in memory only when that is off. */
     public KernelCache(Loader<P> loader) {
         this(cacheRoot().map(root -> root.resolve("kernels")).orElse(null), loader, Warnings.PROCESS);
+    }
+
+    /**
+     * A cache in folder {@code folder} of {@link #cacheRoot()}, or in memory only when that is off: for
+     * other compiler products than kernels, kept apart from them.
+     */
+    public static <P> KernelCache<P> inCacheFolder(String folder, Loader<P> loader) {
+        if (folder.isBlank() || folder.contains("/") || folder.contains("\\") || folder.startsWith(".")) {
+            throw new IllegalArgumentException("kernel cache: folder must be a plain name, got '" + folder + "'");
+        }
+        return new KernelCache<>(cacheRoot().map(root -> root.resolve(folder)).orElse(null), loader, Warnings.PROCESS);
     }
 
     /** A cache whose disk entries live directly under {@code directory} (created when first needed). */

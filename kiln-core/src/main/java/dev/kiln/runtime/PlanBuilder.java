@@ -2,8 +2,8 @@ package dev.kiln.runtime;
 
 import dev.kiln.Variable;
 import dev.kiln.codegen.KernelProgram;
-import dev.kiln.codegen.LoweringCache;
 import dev.kiln.codegen.ProgramCost;
+import dev.kiln.codegen.Stmt;
 import dev.kiln.ir.CustomFunction;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.UOp;
@@ -86,24 +86,26 @@ public final class PlanBuilder {
             deviceOfNode.put(item.output(), d);
         }
 
-        // kernels are optimised and compiled by their own device, one batch per device
+        // kernels are lowered, optimised and compiled by their own device, one batch per device
         Map<Device, List<Integer>> kernelsByDevice = new LinkedHashMap<>();
-        Map<Integer, KernelProgram> lowered = new HashMap<>();
-        int k = 0;
+        Map<Integer, String> names = new HashMap<>();
         for (int i = 0; i < schedule.items().size(); i++) {
             if (schedule.items().get(i) instanceof ScheduleItem.Kernel kernel) {
-                Device d = itemDevices.get(i);
-                lowered.put(i, d.optimize(LoweringCache.lower(kernel, kernelName(kernel, k++))));
-                kernelsByDevice.computeIfAbsent(d, x -> new ArrayList<>()).add(i);
+                names.put(i, kernelName(kernel, names.size()));
+                kernelsByDevice.computeIfAbsent(itemDevices.get(i), x -> new ArrayList<>()).add(i);
             }
         }
         Map<Integer, CompiledKernel> compiledByItem = new HashMap<>();
         for (var e : kernelsByDevice.entrySet()) {
-            List<CompiledKernel> c = e.getKey().compile(e.getValue().stream().map(lowered::get).toList());
-            for (int j = 0; j < c.size(); j++) compiledByItem.put(e.getValue().get(j), c.get(j));
+            List<Integer> items = e.getValue();
+            List<CompiledKernel> c = e.getKey().compileKernels(
+                    items.stream().map(i -> (ScheduleItem.Kernel) schedule.items().get(i)).toList(),
+                    items.stream().map(names::get).toList());
+            for (int j = 0; j < c.size(); j++) compiledByItem.put(items.get(j), c.get(j));
         }
 
         List<PreparedOp> ops = new ArrayList<>();
+        Map<Stmt.Block, Long> flopsByBody = new IdentityHashMap<>();
         List<KernelRunner> runners = new ArrayList<>();
         Set<Variable> variables = new LinkedHashSet<>();
         for (int i = 0; i < schedule.items().size(); i++) {
@@ -115,7 +117,9 @@ public final class PlanBuilder {
                     CompiledKernel c = compiledByItem.get(i);
                     KernelProgram p = c.program();
                     variables.addAll(p.variables());
-                    ops.add(new PreparedKernel(p.name(), out, ins, p, c.source(), ProgramCost.flops(p), ProgramCost.bytes(p)));
+                    // kernels of one structure share their statements (the same layer in every block): count once
+                    long flops = flopsByBody.computeIfAbsent(p.body(), b -> ProgramCost.flops(p));
+                    ops.add(new PreparedKernel(p.name(), out, ins, p, c.source(), flops, ProgramCost.bytes(p)));
                     runners.add(c.runner());
                 }
                 case ScheduleItem.Copy cp -> {
@@ -148,9 +152,12 @@ public final class PlanBuilder {
 
     /** {@code E_4x8_0} for elementwise kernels, {@code r_4x8_1} for kernels with a reduction. */
     private static String kernelName(ScheduleItem.Kernel kernel, int n) {
-        boolean reduces = kernel.output().toposort().stream().anyMatch(u -> u.op() == Op.REDUCE && !kernel.inputs().contains(u));
-        String dims = kernel.output().shape().rank() == 0 ? "1"
-                : String.join("x", java.util.Arrays.stream(kernel.output().shape().toArray()).mapToObj(String::valueOf).toList());
-        return (reduces ? "r_" : "E_") + dims + "_" + n;
+        boolean reduces = false;
+        for (UOp u : kernel.output().toposort(Set.copyOf(kernel.inputs()))) reduces |= u.op() == Op.REDUCE;
+        StringBuilder name = new StringBuilder(reduces ? "r_" : "E_");
+        int[] dims = kernel.output().shape().toArray();
+        if (dims.length == 0) name.append('1');
+        for (int k = 0; k < dims.length; k++) name.append(k == 0 ? "" : "x").append(dims[k]);
+        return name.append('_').append(n).toString();
     }
 }

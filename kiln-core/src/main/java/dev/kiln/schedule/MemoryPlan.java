@@ -3,6 +3,8 @@ package dev.kiln.schedule;
 import dev.kiln.ir.UOp;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -144,6 +146,53 @@ public record MemoryPlan(
     public boolean conflicts(int itemA, int itemB) {
         List<ByteRange> wa = writes(itemA), wb = writes(itemB);
         return anyOverlap(wa, wb) || anyOverlap(wa, reads(itemB)) || anyOverlap(wb, reads(itemA));
+    }
+
+    /**
+     * For every item, the earlier items it {@link #conflicts conflicts} with, in order. There are
+     * quadratically many pairs and a plan computes them once, mostly before the JIT has compiled
+     * anything, so each item's ranges are compared as primitive triples (storage, start, end).
+     */
+    public int[][] predecessors() {
+        int n = items.size();
+        Map<Storage, Integer> storages = new HashMap<>();
+        long[][] writes = new long[n][], reads = new long[n][];
+        for (int i = 0; i < n; i++) {
+            writes[i] = triples(writes(i), storages);
+            reads[i] = triples(reads(i), storages);
+        }
+        int[][] out = new int[n][];
+        int[] found = new int[n];
+        for (int j = 0; j < n; j++) {
+            int count = 0;
+            for (int i = 0; i < j; i++) {
+                if (overlap(writes[i], writes[j]) || overlap(writes[i], reads[j]) || overlap(writes[j], reads[i])) found[count++] = i;
+            }
+            out[j] = Arrays.copyOf(found, count);
+        }
+        return out;
+    }
+
+    /** Non-empty ranges as (storage number, start, end) triples. */
+    private static long[] triples(List<ByteRange> ranges, Map<Storage, Integer> storages) {
+        long[] t = new long[3 * ranges.size()];
+        int k = 0;
+        for (ByteRange r : ranges) {
+            if (r.length() <= 0) continue; // shares no byte with anything
+            t[k++] = storages.computeIfAbsent(r.storage(), s -> storages.size());
+            t[k++] = r.offset();
+            t[k++] = r.end();
+        }
+        return k == t.length ? t : Arrays.copyOf(t, k);
+    }
+
+    private static boolean overlap(long[] a, long[] b) {
+        for (int x = 0; x < a.length; x += 3) {
+            for (int y = 0; y < b.length; y += 3) {
+                if (a[x] == b[y] && a[x + 1] < b[y + 2] && b[y + 1] < a[x + 2]) return true;
+            }
+        }
+        return false;
     }
 
     private static boolean anyOverlap(List<ByteRange> a, List<ByteRange> b) {

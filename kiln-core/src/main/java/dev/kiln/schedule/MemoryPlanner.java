@@ -10,7 +10,6 @@ import dev.kiln.schedule.MemoryPlan.Storage;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -118,14 +117,14 @@ public final class MemoryPlanner {
 
         // pack the arena blocks of each device
         Map<String, List<UOp>> blocksByDevice = new LinkedHashMap<>();
-        for (UOp u : producer.keySet()) {
+        for (ScheduleItem item : items) { // in producer order: a deterministic order, whatever the maps'
+            UOp u = item.output();
             if (base.get(u) == u && !owners.contains(u)) blocksByDevice.computeIfAbsent(devices.get(u), k -> new ArrayList<>()).add(u);
         }
         Map<UOp, Long> offsets = new IdentityHashMap<>();
         Map<String, Long> arenaSizes = new LinkedHashMap<>();
         for (var e : blocksByDevice.entrySet()) {
             List<UOp> blocks = e.getValue();
-            blocks.sort(Comparator.comparingInt(producer::get)); // a deterministic order, whatever the map's
             long[] size = new long[blocks.size()];
             Interval[] life = new Interval[blocks.size()];
             for (int i = 0; i < size.length; i++) {
@@ -181,16 +180,20 @@ public final class MemoryPlanner {
      */
     static long[] pack(long[] size, Interval[] life) {
         int m = size.length;
-        List<Comparator<Integer>> orders = List.of(
-                Comparator.<Integer>comparingLong(i -> -size[i]).thenComparingInt(i -> life[i].first()),
-                Comparator.<Integer>comparingLong(i -> -size[i] * (life[i].last() - life[i].first() + 1)).thenComparingInt(i -> life[i].first()),
-                Comparator.<Integer>comparingInt(i -> life[i].first()).thenComparingLong(i -> -size[i]));
+        // each order as two sort keys per block (ties: block number), sorted without comparator objects
+        long[] bySize = new long[m], byArea = new long[m], start = new long[m];
+        for (int i = 0; i < m; i++) {
+            bySize[i] = -size[i];
+            byArea[i] = -size[i] * (life[i].last() - life[i].first() + 1);
+            start[i] = life[i].first();
+        }
+        long[][][] orders = {{bySize, start}, {byArea, start}, {start, bySize}};
         long[] best = null;
         long bestArena = Long.MAX_VALUE;
-        for (Comparator<Integer> order : orders) {
-            Integer[] idx = new Integer[m];
+        for (long[][] keys : orders) {
+            int[] idx = new int[m];
             for (int i = 0; i < m; i++) idx[i] = i;
-            Arrays.sort(idx, order);
+            sort(idx, new int[m], 0, m, keys[0], keys[1]);
             long[] offset = place(idx, size, life);
             long arena = 0;
             for (int i = 0; i < m; i++) arena = Math.max(arena, offset[i] + size[i]);
@@ -202,17 +205,45 @@ public final class MemoryPlanner {
         return best;
     }
 
-    /** Places blocks in {@code order}, each into the tightest gap among its placed neighbours in time. */
-    private static long[] place(Integer[] order, long[] size, Interval[] life) {
-        long[] offset = new long[size.length];
-        List<Integer> placed = new ArrayList<>();
+    /** Stable merge sort of {@code idx[from, to)} by {@code primary}, then {@code secondary}. */
+    private static void sort(int[] idx, int[] tmp, int from, int to, long[] primary, long[] secondary) {
+        if (to - from < 2) return;
+        int mid = (from + to) >>> 1;
+        sort(idx, tmp, from, mid, primary, secondary);
+        sort(idx, tmp, mid, to, primary, secondary);
+        System.arraycopy(idx, from, tmp, from, to - from);
+        int a = from, b = mid, k = from;
+        while (a < mid && b < to) {
+            int x = tmp[a], y = tmp[b];
+            boolean takeRight = primary[y] < primary[x] || primary[y] == primary[x] && secondary[y] < secondary[x];
+            idx[k++] = takeRight ? tmp[b++] : tmp[a++];
+        }
+        while (a < mid) idx[k++] = tmp[a++];
+        while (b < to) idx[k++] = tmp[b++];
+    }
+
+    /**
+     * Places blocks in {@code order}, each into the tightest gap among its placed neighbours in time.
+     * The blocks placed so far are kept sorted by offset (ties in placement order), so the neighbours of
+     * a block come out in offset order without sorting. Planning runs once per prepared plan, mostly
+     * before the JIT has compiled it, so packing stays on primitive arrays.
+     */
+    private static long[] place(int[] order, long[] size, Interval[] life) {
+        int m = size.length;
+        long[] offset = new long[m];
+        int[] first = new int[m], last = new int[m];
+        for (int i = 0; i < m; i++) {
+            first[i] = life[i].first();
+            last[i] = life[i].last();
+        }
+        int[] placed = new int[m]; // block numbers by offset
+        int count = 0;
         for (int i : order) {
             if (size[i] == 0) continue; // occupies no bytes, collides with nothing
-            List<Integer> neighbours = new ArrayList<>();
-            for (int j : placed) if (life[j].overlaps(life[i])) neighbours.add(j);
-            neighbours.sort(Comparator.comparingLong(j -> offset[j]));
             long cursor = 0, at = -1, tightest = Long.MAX_VALUE;
-            for (int j : neighbours) {
+            for (int k = 0; k < count; k++) {
+                int j = placed[k];
+                if (first[j] > last[i] || first[i] > last[j]) continue; // not live at the same time
                 long gap = offset[j] - cursor;
                 if (gap >= size[i] && gap < tightest) {
                     tightest = gap;
@@ -221,7 +252,13 @@ public final class MemoryPlanner {
                 cursor = Math.max(cursor, offset[j] + size[j]);
             }
             offset[i] = at >= 0 ? at : cursor;
-            placed.add(i);
+            int k = count;
+            while (k > 0 && offset[placed[k - 1]] > offset[i]) { // after every block at the same offset
+                placed[k] = placed[k - 1];
+                k--;
+            }
+            placed[k] = i;
+            count++;
         }
         return offset;
     }

@@ -20,6 +20,17 @@ class UOpTest {
         return UOp.of(Op.EXPAND, dt, Shape.of(dims), c);
     }
 
+    @Test
+    void toposortWithinABoundaryStopsThere() {
+        UOp a = filled(DType.F32, 1.0, 4), b = filled(DType.F32, 2.0, 4);
+        UOp sum = UOp.of(Op.ADD, DType.F32, null, a, b);
+        UOp top = UOp.of(Op.MUL, DType.F32, null, sum, a);
+        assertThat(top.toposort(java.util.Set.of(sum))).containsExactly(a.src(0).src(0), a.src(0), a, top);
+        assertThat(top.toposort(java.util.Set.of(sum, a))).containsExactly(top);
+        assertThat(top.toposort(java.util.Set.of(top))).isEmpty();
+        assertThat(top.toposort(java.util.Set.of())).isEqualTo(top.toposort());
+    }
+
     // ---------------------------------------------------------------- interning and hashing
 
     @Test

@@ -178,8 +178,12 @@ class MemoryPlannerTest {
     static int[] hazardRespectingOrder(MemoryPlan plan, Random rnd) {
         int n = plan.items().size();
         int[] pending = new int[n];
+        int[][] predecessors = plan.predecessors();
         for (int j = 0; j < n; j++) {
-            for (int i = 0; i < j; i++) if (plan.conflicts(i, j)) pending[j]++;
+            List<Integer> conflicting = new ArrayList<>();
+            for (int i = 0; i < j; i++) if (plan.conflicts(i, j)) conflicting.add(i);
+            assertThat(predecessors[j]).as("predecessors of item %d", j).containsExactly(conflicting.stream().mapToInt(i -> i).toArray());
+            pending[j] = conflicting.size();
         }
         boolean[] done = new boolean[n];
         int[] order = new int[n];

@@ -37,7 +37,7 @@ import java.util.Map;
  */
 public final class ProgramCodec {
     /** Bump when the layout changes. */
-    static final int VERSION = 1;
+    static final int VERSION = 2; // 2: symbolic dimensions of shapes, loop limits
 
     private static final int ARG_NULL = 0, ARG_LONG = 1, ARG_DOUBLE = 2, ARG_SHAPE = 3, ARG_INTS = 4, ARG_REDUCE = 5,
             ARG_VARIABLE = 6, ARG_SLOT = 7;
@@ -67,7 +67,7 @@ public final class ProgramCodec {
         for (UOp in : inputs) { // table entries 0..n-1
             w.index.put(in, w.index.size());
             w.out.writeByte(in.dtype().ordinal());
-            w.ints(in.shape().toArray());
+            w.shape(in.shape());
         }
         w.nodes(List.of(kernel.output()));
         w.out.writeInt(w.ref(kernel.output()));
@@ -190,7 +190,7 @@ public final class ProgramCodec {
                 out.writeLong(l);
             } else if (arg instanceof Shape s) {
                 out.writeByte(ARG_SHAPE);
-                ints(s.toArray());
+                shape(s);
             } else if (arg instanceof Ints i) {
                 out.writeByte(ARG_INTS);
                 ints(i.toArray());
@@ -211,6 +211,17 @@ public final class ProgramCodec {
                 throw new IllegalStateException("program codec: a " + owner.op() + " node inside a kernel holds a "
                         + arg.getClass().getName() + " (" + arg + "), which kernels never hold; teach ProgramCodec that argument");
             }
+        }
+
+        /** The sizes, then per axis whether it is symbolic and its variable: a symbolic axis loops differently. */
+        void shape(Shape s) {
+            ints(s.toArray());
+            for (int a = 0; a < s.rank(); a++) optionalVariable(s.variable(a));
+        }
+
+        void optionalVariable(Variable v) {
+            out.writeByte(v == null ? 0 : 1);
+            if (v != null) variable(v);
         }
 
         void ints(int[] values) {
@@ -241,6 +252,7 @@ public final class ProgramCodec {
                     out.writeByte(STMT_LOOP);
                     variable(l.index());
                     out.writeByte(l.kind().ordinal());
+                    optionalVariable(l.limit());
                     stmt(l.body());
                 }
                 case Stmt.Define d -> {
@@ -347,6 +359,23 @@ public final class ProgramCodec {
 
         Variable variable() { return new Variable(string(), in.getLong(), in.getLong()); }
 
+        Variable optionalVariable() {
+            int tag = in.get();
+            if (tag != 0 && tag != 1) throw bad("optional variable tag " + tag);
+            return tag == 1 ? variable() : null;
+        }
+
+        Shape shape() {
+            int[] dims = ints();
+            Object[] axes = new Object[dims.length];
+            for (int a = 0; a < dims.length; a++) {
+                Variable v = optionalVariable();
+                if (v != null && v.max() != dims[a]) throw bad("symbolic axis " + a + " of size " + dims[a] + " has variable maximum " + v.max());
+                axes[a] = v != null ? v : (Object) dims[a];
+            }
+            return Shape.symbolic(axes);
+        }
+
         Slot slot() {
             Slot.Kind kind = pick(SLOT_KINDS, in.get(), "slot kind");
             int index = in.getInt();
@@ -378,7 +407,7 @@ public final class ProgramCodec {
                 case ARG_NULL -> null;
                 case ARG_LONG -> in.getLong();
                 case ARG_DOUBLE -> Double.longBitsToDouble(in.getLong());
-                case ARG_SHAPE -> Shape.of(ints());
+                case ARG_SHAPE -> shape();
                 case ARG_INTS -> Ints.of(ints());
                 case ARG_REDUCE -> new ReduceArg(pick(REDUCE_KINDS, in.get(), "reduction"), Ints.of(ints()));
                 case ARG_VARIABLE -> variable();
@@ -399,8 +428,9 @@ public final class ProgramCodec {
                 case STMT_LOOP -> {
                     Variable index = variable();
                     Stmt.LoopKind kind = pick(LOOP_KINDS, in.get(), "loop kind");
+                    Variable limit = optionalVariable();
                     if (!(stmt() instanceof Stmt.Block body)) throw bad("a loop body is not a block");
-                    yield new Stmt.Loop(index, kind, body);
+                    yield new Stmt.Loop(index, kind, body, limit);
                 }
                 case STMT_DEFINE -> new Stmt.Define(slot(), ref());
                 case STMT_ACCUMULATE -> new Stmt.Accumulate(slot(), pick(REDUCE_KINDS, in.get(), "reduction"), ref());

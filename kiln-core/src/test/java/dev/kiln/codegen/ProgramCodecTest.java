@@ -39,7 +39,9 @@ class ProgramCodecTest {
         Tensor masked = Tensor.where(Tensor.arange(8).lt(Tensor.variable(n)), Tensor.ones(8), Tensor.zeros(8)).sum();
         Tensor ints = Tensor.arange(12).cast(DType.U8).mul(200).cast(DType.I64).max(0);
         Tensor halves = Tensor.rand(11, 4, 4).realize().cast(DType.F16).exp().cast(DType.F64).add(-0.0).mul(Double.NaN);
-        return kernels(block, conv, padded, masked, ints, halves);
+        Variable seq = new Variable("seq", 1, 16);
+        Tensor symbolic = SmallModels.transformerBlock(x.withSymbolicDim(1, seq), 4, 3); // loops with limits
+        return kernels(block, conv, padded, masked, ints, halves, symbolic);
     }
 
     @Test
@@ -76,6 +78,10 @@ class ProgramCodecTest {
         Variable n = new Variable("n", 1, 8), m = new Variable("n", 1, 9);
         assertThat(key(a.mul(Tensor.variable(n).cast(DType.F32)))).as("a variable's bounds")
                 .isNotEqualTo(key(a.mul(Tensor.variable(m).cast(DType.F32))));
+        Variable s = new Variable("s", 1, 4);
+        assertThat(key(a.withSymbolicDim(0, s).exp().sum(1))).as("a symbolic axis of the same size").isNotEqualTo(ab);
+        assertThat(key(a.withSymbolicDim(0, s).exp().sum(1))).as("another variable on that axis")
+                .isNotEqualTo(key(a.withSymbolicDim(0, new Variable("t", 1, 4)).exp().sum(1)));
     }
 
     private static byte[] key(Tensor t) {

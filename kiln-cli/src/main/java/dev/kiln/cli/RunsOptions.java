@@ -20,7 +20,7 @@ final class RunsOptions {
 
     @Option(names = "--warmup", paramLabel = "N",
             description = "Untimed runs first, so the kernels reach their steady state (default: at least 1.5 s, and until the fastest"
-                    + " run stopped improving by 20% for half the warm-up; at most 20 s or " + AUTO_WARMUP_MAX_RUNS + " runs).")
+                    + " run stopped improving by 20%% for half the warm-up; at most 20 s or " + AUTO_WARMUP_MAX_RUNS + " runs).")
     Integer warmup;
 
     /**

@@ -9,6 +9,7 @@ module dev.kiln.core {
 
     exports dev.kiln;
     exports dev.kiln.codegen;
+    exports dev.kiln.cuda;
     exports dev.kiln.io;
     exports dev.kiln.ir;
     exports dev.kiln.models;

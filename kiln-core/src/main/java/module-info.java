@@ -1,7 +1,7 @@
 /**
  * Kiln core: the IR, the lazy {@link dev.kiln.Tensor} front end, the scheduler, the loop IR and its
  * optimiser, the runtime ({@link dev.kiln.runtime.ExecutionPlan}), the INTERP reference device, the CPU
- * device and the CLANG (native C) device.
+ * device, the CLANG (native C) device and the CUDA kernel compiler.
  */
 module dev.kiln.core {
     requires transitive jdk.incubator.vector;
@@ -9,6 +9,7 @@ module dev.kiln.core {
 
     exports dev.kiln;
     exports dev.kiln.codegen;
+    exports dev.kiln.cuda;
     exports dev.kiln.io;
     exports dev.kiln.ir;
     exports dev.kiln.models;
@@ -18,5 +19,5 @@ module dev.kiln.core {
 
     uses dev.kiln.runtime.DeviceProvider;
     provides dev.kiln.runtime.DeviceProvider with dev.kiln.interp.InterpDeviceProvider, dev.kiln.cpu.CpuDeviceProvider,
-            dev.kiln.clang.ClangDeviceProvider;
+            dev.kiln.clang.ClangDeviceProvider, dev.kiln.cuda.CudaDeviceProvider;
 }

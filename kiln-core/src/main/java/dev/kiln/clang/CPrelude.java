@@ -8,7 +8,15 @@ package dev.kiln.clang;
 final class CPrelude {
     private CPrelude() {}
 
-    static final String TEXT = header() + integerHelpers() + floatHelpers();
+    /**
+     * The helpers that give a C-family language Alu's semantics, shared by the C and CUDA preludes. They
+     * need a header that defines the fixed-width integer types, {@code bool}, {@code NAN}, {@code INFINITY},
+     * {@code UINT64_C}, {@code INT64_MAX}, {@code INT64_MIN} and {@code KILN_FN} (how a helper is declared),
+     * and a compiler that has GCC's builtins (GCC, Clang and nvcc do).
+     */
+    static final String HELPERS = integerHelpers() + floatHelpers();
+
+    static final String TEXT = header() + HELPERS;
 
     private static String header() {
         return """
@@ -45,6 +53,7 @@ final class CPrelude {
                                "Kiln kernels need 32-bit int, wrapping conversions and arithmetic right shifts");
 
                 #define KILN_EXPORT __attribute__((visibility("default")))
+                #define KILN_FN static inline
 
                 /* whether 0 <= i < n; if not, the first such index is reported in status (the caller throws) */
                 static inline bool kiln_in_range(int64_t i, int64_t n, int64_t* status, int64_t param) {
@@ -73,16 +82,16 @@ final class CPrelude {
         StringBuilder s = new StringBuilder("/* signed integer division as Alu: x / 0 == 0, MIN / -1 wraps to MIN */\n");
         for (int bits : new int[] {8, 16, 32, 64}) {
             String t = "int" + bits + "_t", w = bits == 64 ? "uint64_t" : "uint32_t", n = "i" + bits;
-            s.append("static inline ").append(t).append(" kiln_div_").append(n).append("(").append(t).append(" a, ").append(t)
+            s.append("KILN_FN ").append(t).append(" kiln_div_").append(n).append("(").append(t).append(" a, ").append(t)
                     .append(" b) { return b == 0 ? 0 : b == -1 ? (").append(t).append(") (0 - (").append(w).append(") a) : (")
                     .append(t).append(") (a / b); }\n");
-            s.append("static inline ").append(t).append(" kiln_mod_").append(n).append("(").append(t).append(" a, ").append(t)
+            s.append("KILN_FN ").append(t).append(" kiln_mod_").append(n).append("(").append(t).append(" a, ").append(t)
                     .append(" b) { return b == 0 || b == -1 ? 0 : (").append(t).append(") (a % b); }\n");
-            s.append("static inline ").append(t).append(" kiln_floordiv_").append(n).append("(").append(t).append(" a, ").append(t)
+            s.append("KILN_FN ").append(t).append(" kiln_floordiv_").append(n).append("(").append(t).append(" a, ").append(t)
                     .append(" b) {\n    if (b == 0) return 0;\n    if (b == -1) return (").append(t).append(") (0 - (").append(w)
                     .append(") a);\n    ").append(t).append(" q = (").append(t).append(") (a / b);\n")
                     .append("    return a % b != 0 && (a < 0) != (b < 0) ? (").append(t).append(") (q - 1) : q;\n}\n");
-            s.append("static inline ").append(t).append(" kiln_floormod_").append(n).append("(").append(t).append(" a, ").append(t)
+            s.append("KILN_FN ").append(t).append(" kiln_floormod_").append(n).append("(").append(t).append(" a, ").append(t)
                     .append(" b) {\n    if (b == 0 || b == -1) return 0;\n    ").append(t).append(" r = (").append(t).append(") (a % b);\n")
                     .append("    return r != 0 && (r < 0) != (b < 0) ? (").append(t).append(") (r + b) : r;\n}\n");
         }
@@ -91,13 +100,13 @@ final class CPrelude {
 
     private static String floatHelpers() {
         return """
-                static inline uint32_t kiln_f32_bits(float f) { uint32_t b; __builtin_memcpy(&b, &f, 4); return b; }
-                static inline float kiln_f32_from_bits(uint32_t b) { float f; __builtin_memcpy(&f, &b, 4); return f; }
-                static inline uint64_t kiln_f64_bits(double d) { uint64_t b; __builtin_memcpy(&b, &d, 8); return b; }
-                static inline double kiln_f64_from_bits(uint64_t b) { double d; __builtin_memcpy(&d, &b, 8); return d; }
+                KILN_FN uint32_t kiln_f32_bits(float f) { uint32_t b; __builtin_memcpy(&b, &f, 4); return b; }
+                KILN_FN float kiln_f32_from_bits(uint32_t b) { float f; __builtin_memcpy(&f, &b, 4); return f; }
+                KILN_FN uint64_t kiln_f64_bits(double d) { uint64_t b; __builtin_memcpy(&b, &d, 8); return b; }
+                KILN_FN double kiln_f64_from_bits(uint64_t b) { double d; __builtin_memcpy(&d, &b, 8); return d; }
 
                 /* Java's Float.float16ToFloat */
-                static inline float kiln_f16_to_f32(uint16_t h) {
+                KILN_FN float kiln_f16_to_f32(uint16_t h) {
                     uint32_t sign = h & 0x8000u, signif = h & 0x03ffu;
                     int exp = (int) ((h & 0x7c00u) >> 10) - 15;
                     float s = sign != 0 ? -1.0f : 1.0f;
@@ -107,7 +116,7 @@ final class CPrelude {
                 }
 
                 /* Java's Float.floatToFloat16: round to nearest even, NaN significand bits kept */
-                static inline uint16_t kiln_f32_to_f16(float f) {
+                KILN_FN uint16_t kiln_f32_to_f16(float f) {
                     uint32_t doppel = kiln_f32_bits(f);
                     uint32_t sign = (doppel & 0x80000000u) >> 16;
                     if (f != f) {
@@ -133,28 +142,28 @@ final class CPrelude {
                     return (uint16_t) (sign | (((uint32_t) (exp + 15) << 10) + bits));
                 }
 
-                static inline float kiln_round_f16(float f) { return kiln_f16_to_f32(kiln_f32_to_f16(f)); }
+                KILN_FN float kiln_round_f16(float f) { return kiln_f16_to_f32(kiln_f32_to_f16(f)); }
 
                 /* Alu.floatToBf16: round to nearest even; NaN stays NaN */
-                static inline uint16_t kiln_f32_to_bf16(float f) {
+                KILN_FN uint16_t kiln_f32_to_bf16(float f) {
                     uint32_t bits = kiln_f32_bits(f);
                     if (f != f) return (uint16_t) ((bits >> 16) | 0x40u);
                     return (uint16_t) ((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
                 }
 
-                static inline float kiln_bf16_to_f32(uint16_t b) { return kiln_f32_from_bits((uint32_t) b << 16); }
+                KILN_FN float kiln_bf16_to_f32(uint16_t b) { return kiln_f32_from_bits((uint32_t) b << 16); }
 
-                static inline float kiln_round_bf16(float f) { return kiln_bf16_to_f32(kiln_f32_to_bf16(f)); }
+                KILN_FN float kiln_round_bf16(float f) { return kiln_bf16_to_f32(kiln_f32_to_bf16(f)); }
 
                 /* Alu.toFloatRoundOdd: exact values stay, inexact ones get an odd last bit */
-                static inline float kiln_round_odd(double v) {
+                KILN_FN float kiln_round_odd(double v) {
                     float f = (float) v;
                     if ((double) f == v || !__builtin_isfinite(f) || (kiln_f32_bits(f) & 1u) != 0) return f;
                     return v > (double) f ? __builtin_nextafterf(f, INFINITY) : __builtin_nextafterf(f, -INFINITY);
                 }
 
                 /* an unsigned 64-bit magnitude as a double rounded to odd (the sticky bit survives) */
-                static inline double kiln_u64_odd(uint64_t m) {
+                KILN_FN double kiln_u64_odd(uint64_t m) {
                     int drop = m == 0 ? 0 : 64 - __builtin_clzll(m) - 53;
                     if (drop < 0) drop = 0;
                     uint64_t kept = m >> drop;
@@ -162,10 +171,10 @@ final class CPrelude {
                     return __builtin_ldexp((double) kept, drop);
                 }
 
-                static inline double kiln_s64_odd(int64_t v) { return v < 0 ? -kiln_u64_odd(0 - (uint64_t) v) : kiln_u64_odd((uint64_t) v); }
+                KILN_FN double kiln_s64_odd(int64_t v) { return v < 0 ? -kiln_u64_odd(0 - (uint64_t) v) : kiln_u64_odd((uint64_t) v); }
 
                 /* Java's (long) v: NaN is 0, truncation toward zero, saturation */
-                static inline int64_t kiln_f2i64(double v) {
+                KILN_FN int64_t kiln_f2i64(double v) {
                     if (v != v) return 0;
                     if (v >= 0x1p63) return INT64_MAX;
                     if (v <= -0x1p63) return INT64_MIN;
@@ -173,12 +182,12 @@ final class CPrelude {
                 }
 
                 /* Alu's float to u64: from 2^63 up the top bit is kept */
-                static inline uint64_t kiln_f2u64(double v) {
+                KILN_FN uint64_t kiln_f2u64(double v) {
                     return v >= 0x1p63 ? (uint64_t) kiln_f2i64(v - 0x1p63) ^ (UINT64_C(1) << 63) : (uint64_t) kiln_f2i64(v);
                 }
 
                 /* Alu's float floor division (NumPy's divmod): exact quotients stay exact, inf // x is NaN */
-                static inline double kiln_floordiv(double a, double b) {
+                KILN_FN double kiln_floordiv(double a, double b) {
                     if (b == 0) return a / b;
                     double mod = __builtin_fmod(a, b);
                     double div = (a - mod) / b;
@@ -189,14 +198,14 @@ final class CPrelude {
                 }
 
                 /* float remainder with the divisor's sign; a zero result takes the divisor's sign too */
-                static inline double kiln_floormod(double a, double b) {
+                KILN_FN double kiln_floormod(double a, double b) {
                     double r = __builtin_fmod(a, b);
                     if (r != 0 && (r < 0) != (b < 0)) r += b;
                     return r == 0 ? __builtin_copysign(0.0, b) : r;
                 }
 
                 /* Alu.log2: log(x) / log(2), exact for powers of two */
-                static inline double kiln_log2(double x) {
+                KILN_FN double kiln_log2(double x) {
                     double r = __builtin_log(x) / 0x1.62e42fefa39efp-1;
                     double n = __builtin_rint(r);
                     if (r != r) return r;
@@ -204,21 +213,21 @@ final class CPrelude {
                 }
 
                 /* the C library's functions (Alu's exp2 is Math.pow(2, x); glibc's exp2 agrees more often than its pow) */
-                static inline double kiln_exp2(double x) { return __builtin_exp2(x); }
-                static inline double kiln_sin(double x) { return __builtin_sin(x); }
-                static inline double kiln_sqrt(double x) { return __builtin_sqrt(x); }
-                static inline double kiln_trunc(double x) { return __builtin_trunc(x); }
-                static inline double kiln_fmod(double a, double b) { return __builtin_fmod(a, b); }
-                static inline float kiln_fmodf(float a, float b) { return __builtin_fmodf(a, b); }
+                KILN_FN double kiln_exp2(double x) { return __builtin_exp2(x); }
+                KILN_FN double kiln_sin(double x) { return __builtin_sin(x); }
+                KILN_FN double kiln_sqrt(double x) { return __builtin_sqrt(x); }
+                KILN_FN double kiln_trunc(double x) { return __builtin_trunc(x); }
+                KILN_FN double kiln_fmod(double a, double b) { return __builtin_fmod(a, b); }
+                KILN_FN float kiln_fmodf(float a, float b) { return __builtin_fmodf(a, b); }
 
                 /* Java's Math.max and Math.min: NaN wins, +0 > -0 */
-                static inline float kiln_max_f32(float a, float b) { return a != a ? a : a == 0 && b == 0 && __builtin_signbit(a) ? b : a >= b ? a : b; }
-                static inline double kiln_max_f64(double a, double b) { return a != a ? a : a == 0 && b == 0 && __builtin_signbit(a) ? b : a >= b ? a : b; }
-                static inline float kiln_min_f32(float a, float b) { return a != a ? a : a == 0 && b == 0 && __builtin_signbit(b) ? b : a <= b ? a : b; }
-                static inline double kiln_min_f64(double a, double b) { return a != a ? a : a == 0 && b == 0 && __builtin_signbit(b) ? b : a <= b ? a : b; }
+                KILN_FN float kiln_max_f32(float a, float b) { return a != a ? a : a == 0 && b == 0 && __builtin_signbit(a) ? b : a >= b ? a : b; }
+                KILN_FN double kiln_max_f64(double a, double b) { return a != a ? a : a == 0 && b == 0 && __builtin_signbit(a) ? b : a >= b ? a : b; }
+                KILN_FN float kiln_min_f32(float a, float b) { return a != a ? a : a == 0 && b == 0 && __builtin_signbit(b) ? b : a <= b ? a : b; }
+                KILN_FN double kiln_min_f64(double a, double b) { return a != a ? a : a == 0 && b == 0 && __builtin_signbit(b) ? b : a <= b ? a : b; }
 
                 /* Alu.threefry2x32: Threefry-2x32, 20 rounds; the low 32 bits of counter and key are word 0 */
-                static inline uint64_t kiln_threefry(uint64_t counter, uint64_t key) {
+                KILN_FN uint64_t kiln_threefry(uint64_t counter, uint64_t key) {
                     static const int rotations[8] = {13, 15, 26, 6, 17, 29, 16, 24};
                     uint32_t k0 = (uint32_t) key, k1 = (uint32_t) (key >> 32);
                     uint32_t ks[3] = {k0, k1, 0x1BD11BDAu ^ k0 ^ k1};

@@ -52,8 +52,12 @@ import java.util.regex.Pattern;
  * for all lanes in a short loop of its own, and registers become arrays with one element per lane, so a
  * reduction per output lane (matmul) becomes one vector operation per reduction step while every lane
  * still accumulates in program order.
+ *
+ * <p>The CUDA renderer ({@link dev.kiln.cuda.CudaRenderer}) shares all of this, expressions and statements
+ * alike, and replaces only what makes a C function a GPU kernel: the signature, the output loop and the
+ * pragmas (see the protected methods).
  */
-public final class CRenderer {
+public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
     // C operator precedences (higher binds tighter); casts and unary operators are UNARY.
     private static final int COND = 3, LOR = 4, OR = 6, XOR = 7, AND = 8, EQ = 9, REL = 10, SHIFT = 11, ADD = 12, MUL = 13,
             UNARY = 14, ATOM = 15;
@@ -70,9 +74,15 @@ public final class CRenderer {
             "double", "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict",
             "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
             "volatile", "while", "bool", "true", "false", "asm", "typeof",
+            // C++ (CUDA) words and CUDA's built-in variables
+            "and", "or", "not", "xor", "bitand", "bitor", "compl", "class", "new", "delete", "this", "template", "typename",
+            "namespace", "using", "operator", "private", "protected", "public", "virtual", "friend", "try", "catch", "throw",
+            "explicit", "mutable", "nullptr", "decltype", "constexpr", "noexcept", "static_assert", "alignas", "alignof",
+            "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize",
             "bufs", "vars", "start", "end"); // the function's parameters
 
-    private final KernelProgram program;
+    /** The program being rendered. */
+    protected final KernelProgram program;
     private final StringBuilder out = new StringBuilder();
     private int indent;
     private int values;
@@ -87,7 +97,8 @@ public final class CRenderer {
     /** Whether some access needs a run-time index check (and so the status pointer). */
     private boolean checked;
 
-    private CRenderer(KernelProgram program) { this.program = program; }
+    /** A renderer of {@code program}; {@link #renderFunction} renders it once. */
+    protected CRenderer(KernelProgram program) { this.program = program; }
 
     /**
      * The C function of {@code program} named {@code functionName} (without the prelude).
@@ -96,11 +107,19 @@ public final class CRenderer {
      *                                  dtype that has no meaning for it (as {@link dev.kiln.ir.Alu} would)
      */
     public static String render(KernelProgram program, String functionName) {
+        checkFunctionName(functionName);
+        return new CRenderer(program).renderFunction(functionName);
+    }
+
+    /** @throws IllegalArgumentException if {@code functionName} is not a C identifier */
+    protected static void checkFunctionName(String functionName) {
         if (!functionName.matches("[A-Za-z_][A-Za-z0-9_]*") || C_WORDS.contains(functionName)) {
             throw new IllegalArgumentException("render: function name '" + functionName + "' is not a C identifier");
         }
-        return new CRenderer(program).renderFunction(functionName);
     }
+
+    /** The helpers every C-family prelude holds after its header (see {@code CPrelude.HELPERS}). */
+    protected static String helpers() { return CPrelude.HELPERS; }
 
     /** The prelude every translation unit starts with (headers, helper functions). */
     public static String prelude() { return CPrelude.TEXT; }
@@ -121,7 +140,8 @@ public final class CRenderer {
         return split == null ? 1 : split.extent();
     }
 
-    private static Stmt.Loop splitLoop(KernelProgram program) {
+    /** The output loop whose iterations {@code start} and {@code end} select, or null (see {@link #outerExtent}). */
+    protected static Stmt.Loop splitLoop(KernelProgram program) {
         List<Stmt> body = program.body().body();
         if (body.size() == 1 && body.getFirst() instanceof Stmt.Loop l && l.kind() != Stmt.LoopKind.REDUCE) return l;
         return null;
@@ -129,27 +149,53 @@ public final class CRenderer {
 
     // ---------------------------------------------------------------- function and statements
 
-    private String renderFunction(String functionName) {
+    /** The whole function: its body first (which decides what it needs), then {@link #function} around it. */
+    protected final String renderFunction(String functionName) {
         Stmt.Loop split = splitLoop(program);
         for (Variable v : program.variables()) name(v); // symbolic variables choose their names first
         indent = 1;
         scopes.push(new HashMap<>());
         if (split != null) {
-            String i = name(split.index());
-            line("KILN_INDEPENDENT");
-            String stop = split.limit() == null ? "end" : "(end < " + name(split.limit()) + " ? end : " + name(split.limit()) + ")"; // a symbolic axis stops at its size
-            line("for (int64_t " + i + " = start; " + i + " < " + stop + "; " + i + "++) {");
-            block(split.body());
-            line("}");
+            outputLoop(split);
         } else if (!program.body().body().isEmpty()) {
-            line("if (start < end) {");
-            block(program.body());
-            line("}");
+            singleIteration(program.body());
         }
         String body = out.toString();
         out.setLength(0);
         Set<Slot> written = new HashSet<>();
         collectStores(program.body(), written);
+        return function(functionName, written, body);
+    }
+
+    /** Where the output loop {@code split} stops: {@code end}, or a symbolic axis's size if smaller. */
+    protected final String stop(Stmt.Loop split) {
+        return split.limit() == null ? "end" : "(end < " + name(split.limit()) + " ? end : " + name(split.limit()) + ")";
+    }
+
+    /** The output loop {@code split}, its iterations {@code [start, stop)} (see {@link #stop}). */
+    protected void outputLoop(Stmt.Loop split) {
+        String i = name(split.index());
+        line("KILN_INDEPENDENT");
+        line("for (int64_t " + i + " = start; " + i + " < " + stop(split) + "; " + i + "++) {");
+        block(split.body());
+        line("}");
+    }
+
+    /** A body without an output loop: the single iteration 0, run when {@code start < end}. */
+    protected void singleIteration(Stmt.Block body) {
+        line("if (start < end) {");
+        block(body);
+        line("}");
+    }
+
+    /** The pragma before an UNROLL loop of {@code extent} iterations. */
+    protected String unrollPragma(long extent) { return "#pragma GCC unroll " + Math.min(extent, 64); }
+
+    /**
+     * The function around {@code body} (rendered at indent 1): its signature and the declarations of the
+     * parameters (those in {@code written} are stored to) and variables.
+     */
+    protected String function(String functionName, Set<Slot> written, String body) {
         for (int i = 0; i < program.params().size(); i++) {
             Slot p = program.params().get(i);
             String t = storageType(p.dtype());
@@ -178,7 +224,8 @@ public final class CRenderer {
         }
     }
 
-    private void block(Stmt.Block b) {
+    /** Statements of {@code b} one level deeper, in a scope of their own. */
+    protected final void block(Stmt.Block b) {
         indent++;
         scopes.push(new HashMap<>());
         for (Stmt s : b.body()) stmt(s);
@@ -207,7 +254,7 @@ public final class CRenderer {
                 String i = name(l.index());
                 switch (l.kind()) {
                     case GLOBAL, THREAD, UPCAST -> line("KILN_INDEPENDENT");
-                    case UNROLL -> line("#pragma GCC unroll " + Math.min(l.extent(), 64));
+                    case UNROLL -> line(unrollPragma(l.extent()));
                     case REDUCE -> { }
                 }
                 line("for (int64_t " + i + " = 0; " + i + " < " + (l.limit() != null ? name(l.limit()) : l.extent()) + "; " + i + "++) {");
@@ -331,7 +378,8 @@ public final class CRenderer {
 
     // ---------------------------------------------------------------- names and types
 
-    private String name(Variable v) {
+    /** The C name of {@code v}, unique in the function. */
+    protected final String name(Variable v) {
         return varNames.computeIfAbsent(v, k -> {
             String base = k.name().replaceAll("[^A-Za-z0-9_]", "_");
             if (base.isEmpty() || !Character.isLetter(base.charAt(0))) base = "x" + base;
@@ -362,7 +410,7 @@ public final class CRenderer {
     }
 
     /** The C type elements of {@code dt} are stored as (bool as a byte 0 or 1, f16 and bf16 as their bits). */
-    static String storageType(DType dt) {
+    protected static String storageType(DType dt) {
         return switch (dt) {
             case BOOL -> "uint8_t";
             case F16, BF16 -> "uint16_t";
@@ -778,11 +826,13 @@ public final class CRenderer {
         return new Expr(s.append(')').toString(), ATOM);
     }
 
-    private void line(String s) {
+    /** Appends one line at the current indent. */
+    protected final void line(String s) {
         out.append("    ".repeat(indent)).append(s).append('\n');
     }
 
-    private static String comment(String s) {
+    /** {@code s} safe inside a C comment. */
+    protected static String comment(String s) {
         return s.replace("*/", "*_/").replaceAll("[\\p{Cntrl}]", "?");
     }
 }

@@ -45,35 +45,18 @@ final class ElementwiseOps {
         unary("Relu", Tensor::relu);
         unary("HardSwish", Tensor::hardswish);
         add("Identity", 1, c -> one(c.in(0)));
-        add("IsInf", 10, c -> {
-            Tensor x = c.in(0);
-            boolean pos = c.a.b("detect_positive", true), neg = c.a.b("detect_negative", true);
-            Tensor p = x.eq(Double.POSITIVE_INFINITY), n = x.eq(Double.NEGATIVE_INFINITY);
-            return one(pos && neg ? p.logicalOr(n) : pos ? p : neg ? n : x.isnan().logicalAnd(false));
-        });
+        add("IsInf", 10, c -> one(c.in(0).isinf(c.a.b("detect_positive", true), c.a.b("detect_negative", true))));
         add("LeakyRelu", 6, c -> one(c.in(0).leakyRelu(c.a.f("alpha", 0.01))));
         add("Elu", 6, c -> one(c.in(0).elu(c.a.f("alpha", 1.0))));
         add("Celu", 12, c -> one(c.in(0).celu(c.a.f("alpha", 1.0))));
         add("Selu", 6, c -> one(c.in(0).elu(c.a.f("alpha", 1.67326319217681884765625)).mul(c.a.f("gamma", 1.05070102214813232421875))));
-        add("ThresholdedRelu", 10, c -> {
-            Tensor x = c.in(0);
-            return one(Tensor.where(x.gt(c.a.f("alpha", 1.0)), x, x.zerosLike()));
-        });
-        add("HardSigmoid", 6, c -> {
-            Tensor x = c.in(0);
-            return one(x.mul(c.a.f("alpha", 0.2)).add(c.a.f("beta", 0.5)).clamp(0.0, 1.0).cast(x.dtype()));
-        });
+        add("ThresholdedRelu", 10, c -> one(c.in(0).thresholdedRelu(c.a.f("alpha", 1.0))));
+        add("HardSigmoid", 6, c -> one(c.in(0).hardSigmoid(c.a.f("alpha", 0.2), c.a.f("beta", 0.5))));
         add("PRelu", 7, c -> {
             Tensor x = c.in(0);
             return one(Tensor.where(x.lt(0), x.mul(c.in(1)).cast(x.dtype()), x));
         });
-        add("Shrink", 9, c -> {
-            Tensor x = c.in(0);
-            double lambd = c.a.f("lambd", 0.5), bias = c.a.f("bias", 0.0);
-            Tensor xf = x.dtype().isFloat() ? x : x.cast(DType.F32);
-            Tensor r = Tensor.where(xf.lt(-lambd), xf.add(bias), Tensor.where(xf.gt(lambd), xf.sub(bias), xf.zerosLike()));
-            return one(r.cast(x.dtype()));
-        });
+        add("Shrink", 9, c -> one(c.in(0).shrink(c.a.f("lambd", 0.5), c.a.f("bias", 0.0))));
 
         binary("Add", Tensor::add);
         binary("Sub", Tensor::sub);

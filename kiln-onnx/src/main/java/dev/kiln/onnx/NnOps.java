@@ -16,6 +16,7 @@ final class NnOps {
 
     static void register() {
         add("MatMul", 1, c -> one(c.in(0).matmul(c.in(1))));
+        add("Det", 11, c -> one(c.in(0).det()));
         add("Gemm", 1, c -> {
             Tensor a = c.in(0), b = c.in(1);
             if (c.a.b("transA", false)) a = a.mT();
@@ -35,33 +36,16 @@ final class NnOps {
 
         add("Conv", 1, NnOps::conv, NnOps::checkAutoPad);
         add("ConvTranspose", 1, NnOps::convTranspose, NnOps::checkAutoPad);
-        add("MaxPool", 1, NnOps::maxPool, (n, opset) -> {
-            if (n.outputs().size() > 1 && !n.outputs().get(1).isEmpty()) return "the Indices output is not supported";
-            if (n.attrs().i("storage_order", 0) != 0) return "storage_order 1 is not supported";
-            return checkAutoPad(n, opset);
-        });
+        add("MaxPool", 1, NnOps::maxPool, NnOps::checkAutoPad);
         add("AveragePool", 1, NnOps::avgPool, NnOps::checkAutoPad);
+        add("MaxUnpool", 9, NnOps::maxUnpool);
         add("GlobalAveragePool", 1, c -> one(c.in(0).globalAvgPool()));
         add("GlobalMaxPool", 1, c -> one(c.in(0).globalMaxPool()));
 
         add("BatchNormalization", 1, NnOps::batchNorm);
         add("InstanceNormalization", 1, c -> one(c.in(0).instanceNorm(c.in(1), c.in(2), c.a.f("epsilon", 1e-5))));
         add("LayerNormalization", 17, NnOps::layerNorm);
-        add("LRN", 1, c -> {
-            Tensor x = c.in(0);
-            int size = (int) c.a.i("size", 0);
-            double alpha = c.a.f("alpha", 1e-4), beta = c.a.f("beta", 0.75), bias = c.a.f("bias", 1.0);
-            int before = (size - 1) / 2, after = size - 1 - before, ch = x.dim(1);
-            int[][] p = new int[x.ndim()][2];
-            p[1] = new int[] {before, after};
-            Tensor sq = x.square().pad(p);
-            Tensor sum = null;
-            for (int k = 0; k < size; k++) {
-                Tensor s = sq.slice(1, k, k + ch, 1);
-                sum = sum == null ? s : sum.add(s);
-            }
-            return one(x.div(sum.mul(alpha / size).add(bias).pow(beta)).cast(x.dtype()));
-        });
+        add("LRN", 1, c -> one(c.in(0).lrn((int) c.a.i("size", 0), c.a.f("alpha", 1e-4), c.a.f("beta", 0.75), c.a.f("bias", 1.0))));
         add("Dropout", 1, c -> {
             Tensor x = c.in(0);
             boolean training = c.opset >= 12 ? c.has(2) && c.scalar(2) != 0 : c.opset < 7 && !c.a.b("is_test", false);
@@ -72,6 +56,13 @@ final class NnOps {
         });
         add("Resize", 10, NnOps::resize, NnOps::checkResize);
         add("Upsample", 7, NnOps::resize, NnOps::checkResize);
+        add("GridSample", 16, c -> one(c.in(0).gridSample(c.in(1), c.a.s("mode", "bilinear"), c.a.s("padding_mode", "zeros"), c.a.b("align_corners", false))));
+        add("RoiAlign", 10, c -> one(c.in(0).roiAlign(c.in(1), c.in(2), c.a.s("mode", "avg"), (int) c.a.i("output_height", 1), (int) c.a.i("output_width", 1),
+                (int) c.a.i("sampling_ratio", 0), c.a.f("spatial_scale", 1.0),
+                // opset 10 knew only the unshifted form, which opset 16 names output_half_pixel
+                c.opset >= 16 ? c.a.s("coordinate_transformation_mode", "half_pixel") : "output_half_pixel")),
+                (n, opset) -> n.attrs().i("sampling_ratio", 0) > 0 ? null
+                        : "sampling_ratio 0 (adaptive: the number of samples depends on the roi values) is not supported");
     }
 
     /**
@@ -226,54 +217,59 @@ final class NnOps {
         return one(y);
     }
 
+    /** The pads in ONNX's layout (all begins, then all ends), as the pooling methods take them. */
+    private static int[] onnxPads(int[][] p) {
+        int n = p.length;
+        int[] out = new int[2 * n];
+        for (int k = 0; k < n; k++) {
+            out[k] = p[k][0];
+            out[k + n] = p[k][1];
+        }
+        return out;
+    }
+
     private static List<Tensor> maxPool(OpContext c) {
         Tensor x = c.in(0);
         int n = x.ndim() - 2;
         int[] kernel = c.a.ints("kernel_shape");
         int[] strides = perAxis(c, "strides", n, 1), dil = perAxis(c, "dilations", n, 1);
+        int[] pads = onnxPads(pads(c, spatial(x), kernel, strides, dil));
         boolean ceil = c.a.b("ceil_mode", false);
-        int[][] p = pads(c, spatial(x), kernel, strides, dil);
-        boolean direct = symmetric(p);
-        for (int k = 0; k < n; k++) direct &= p[k][0] <= kernel[k] / 2;
-        if (!direct) {
-            double lowest = x.dtype().isFloat() ? Double.NEGATIVE_INFINITY : x.dtype().minInt();
-            x = padSpatial(x, p, lowest);
-            p = new int[n][2];
-        }
-        return one(switch (n) {
-            case 1 -> x.maxPool1d(kernel, strides, begins(p), dil, ceil);
-            case 2 -> x.maxPool2d(kernel, strides, begins(p), dil, ceil);
-            case 3 -> x.maxPool3d(kernel, strides, begins(p), dil, ceil);
-            default -> throw c.unsupported(n + " spatial axes (1 to 3 are supported)");
-        });
-    }
-
-    private static Tensor avg(OpContext c, Tensor x, int[] kernel, int[] strides, int[] pads, boolean ceil, boolean countPad) {
-        return switch (kernel.length) {
-            case 1 -> x.avgPool1d(kernel, strides, pads, ceil, countPad);
-            case 2 -> x.avgPool2d(kernel, strides, pads, ceil, countPad);
-            case 3 -> x.avgPool3d(kernel, strides, pads, ceil, countPad);
-            default -> throw c.unsupported(kernel.length + " spatial axes (1 to 3 are supported)");
-        };
+        if (!c.wantsOutput(1)) return one(x.maxPool(kernel, strides, pads, dil, ceil));
+        Tensor.Pooled p = x.maxPoolWithIndices(kernel, strides, pads, dil, ceil, (int) c.a.i("storage_order", 0));
+        return List.of(p.values(), p.indices());
     }
 
     private static List<Tensor> avgPool(OpContext c) {
         Tensor x = c.in(0);
         int n = x.ndim() - 2;
         int[] kernel = c.a.ints("kernel_shape");
-        int[] strides = perAxis(c, "strides", n, 1), ones = perAxis(c, "dilations", n, 1);
-        for (int d : ones) if (d != 1) throw c.unsupported("dilated average pooling");
-        boolean ceil = c.a.b("ceil_mode", false), countPad = c.a.b("count_include_pad", false);
-        int[][] p = pads(c, spatial(x), kernel, strides, ones);
-        boolean direct = symmetric(p);
-        for (int k = 0; k < n; k++) direct &= p[k][0] <= kernel[k] / 2;
-        if (direct) return one(avg(c, x, kernel, strides, begins(p), ceil, countPad));
-        // padded explicitly: the mean is the windows' sum over their count of counted positions
-        Tensor xp = padSpatial(x, p, 0);
-        Tensor mask = padSpatial(x.onesLike().cast(DType.F32), p, countPad ? 1 : 0);
-        int[] zero = new int[n];
-        Tensor s = avg(c, xp, kernel, strides, zero, ceil, true), m = avg(c, mask, kernel, strides, zero, ceil, true);
-        return one(s.div(m).cast(s.dtype()));
+        int[] strides = perAxis(c, "strides", n, 1), dil = perAxis(c, "dilations", n, 1);
+        int[] pads = onnxPads(pads(c, spatial(x), kernel, strides, dil));
+        return one(x.avgPool(kernel, strides, pads, dil, c.a.b("ceil_mode", false), c.a.b("count_include_pad", false)));
+    }
+
+    /**
+     * MaxUnpool as ONNX's reference does it: the values placed in a zero tensor of the size the pooling
+     * attributes give, which output_shape (opset 11) may enlarge with zeros at the end of each axis.
+     */
+    private static List<Tensor> maxUnpool(OpContext c) {
+        Tensor x = c.in(0);
+        int n = x.ndim() - 2;
+        int[] kernel = c.a.ints("kernel_shape"), strides = perAxis(c, "strides", n, 1), pads = c.a.ints("pads");
+        if (kernel == null || kernel.length != n) throw c.bad("kernel_shape " + Arrays.toString(kernel) + " must have " + n + " values");
+        int[] inferred = x.dims();
+        for (int k = 0; k < n; k++) inferred[k + 2] = (x.dim(k + 2) - 1) * strides[k] + kernel[k] - (pads == null ? 0 : pads[k] + pads[k + n]);
+        Tensor y = x.maxUnpool(c.in(1), inferred);
+        if (c.opset < 11 || !c.has(2)) return one(y);
+        int[] out = c.ints(2);
+        if (out.length != inferred.length) throw c.bad("output_shape " + Arrays.toString(out) + " must have rank " + inferred.length);
+        int[][] grow = new int[out.length][2];
+        for (int k = 0; k < out.length; k++) {
+            if (out[k] < inferred[k]) throw c.bad("output_shape " + Arrays.toString(out) + " is smaller than the unpooled shape " + Arrays.toString(inferred));
+            grow[k][1] = out[k] - inferred[k];
+        }
+        return one(y.pad(grow));
     }
 
     private static List<Tensor> batchNorm(OpContext c) {
@@ -312,39 +308,39 @@ final class NnOps {
     }
 
     private static String checkResize(Node n, long opset) {
-        String mode = n.attrs().s("mode", "nearest");
+        Attrs a = n.attrs();
+        String mode = a.s("mode", "nearest");
         if (!List.of("nearest", "linear", "bilinear", "cubic").contains(mode)) return "mode '" + mode + "' is not supported";
-        String coord = n.attrs().s("coordinate_transformation_mode", "half_pixel");
-        if (!List.of("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize").contains(coord)) {
+        String coord = a.s("coordinate_transformation_mode", "half_pixel");
+        if (!List.of("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize")
+                .contains(coord)) {
             return "coordinate_transformation_mode '" + coord + "' is not supported";
         }
+        if (a.b("antialias", false)) return "antialias = 1 is not supported";
+        if (a.has("axes")) return "the axes attribute is not supported";
+        if (!a.s("keep_aspect_ratio_policy", "stretch").equals("stretch")) return "keep_aspect_ratio_policy '" + a.s("keep_aspect_ratio_policy", "") + "' is not supported";
         return null;
     }
 
     /**
-     * Resize and Upsample, one spatial axis after another (the interpolations are separable): each output
-     * position reads 1 (nearest), 2 (linear) or 4 (cubic) source positions with weights computed here.
+     * Resize and Upsample: the scales or sizes, and the modes of the node's opset (Upsample and Resize-10
+     * use asymmetric coordinates and floor rounding), passed to {@link Tensor#resize}.
      */
     private static List<Tensor> resize(OpContext c) {
         Tensor x = c.in(0);
         int r = x.ndim();
-        boolean upsample = c.node.opType().equals("Upsample");
+        boolean upsample = c.node.opType().equals("Upsample"), legacy = upsample || c.opset < 11;
         String mode = c.a.s("mode", "nearest");
         if (mode.equals("bilinear")) mode = "linear";
-        String coord = upsample || c.opset < 11 ? "asymmetric" : c.a.s("coordinate_transformation_mode", "half_pixel");
-        String nearest = c.opset < 11 ? "round_prefer_ceil" : c.a.s("nearest_mode", "round_prefer_floor");
-        if (upsample || c.opset < 11) nearest = "floor";
-        double a = c.a.f("cubic_coeff_a", -0.75);
-        boolean exclude = c.a.b("exclude_outside", false);
-        double extrapolation = c.a.f("extrapolation_value", 0.0);
-        double[] scales = null;
+        String coord = legacy ? "asymmetric" : c.a.s("coordinate_transformation_mode", "half_pixel");
+        String nearest = legacy ? "floor" : c.a.s("nearest_mode", "round_prefer_floor");
+        double[] scales = null, roi = null;
         int[] sizes = null;
-        double[] roi = null;
         if (upsample && c.opset < 9) {
             float[] f = c.a.floats("scales");
             scales = new double[f.length];
             for (int k = 0; k < f.length; k++) scales[k] = f[k];
-        } else if (upsample || c.opset < 11) {
+        } else if (legacy) {
             scales = c.doubles(1);
         } else {
             if (c.has(1) && c.in(1).numel() > 0) roi = c.doubles(1);
@@ -352,106 +348,12 @@ final class NnOps {
             if (c.has(3) && c.in(3).numel() > 0) sizes = c.ints(3);
         }
         if (scales == null && sizes == null) throw c.bad("needs scales or sizes");
-        Tensor y = x;
-        for (int axis = 0; axis < r; axis++) {
-            int in = x.dim(axis);
-            int out = sizes != null ? sizes[axis] : (int) Math.floor(in * scales[axis]);
-            double scale = sizes != null ? (double) out / in : scales[axis];
-            if (out == in && scale == 1.0 && !coord.equals("tf_crop_and_resize")) continue;
-            double outLength = sizes != null ? out : in * scale;
-            y = resizeAxis(c, y, axis, in, out, outLength, scale, mode, coord, nearest, a, exclude, extrapolation, roi);
+        if (sizes != null) scales = null; // with sizes, ONNX's scale per axis is sizes / input size, which Tensor.resize derives
+        else {
+            sizes = new int[r];
+            for (int a = 0; a < Math.min(r, scales.length); a++) sizes[a] = (int) Math.floor(x.dim(a) * scales[a]);
         }
-        return one(y);
-    }
-
-    private static Tensor resizeAxis(OpContext c, Tensor x, int axis, int in, int out, double outLength, double scale, String mode, String coord, String nearest,
-                                     double a, boolean exclude, double extrapolation, double[] roi) {
-        int taps = switch (mode) {
-            case "nearest" -> 1;
-            case "linear" -> 2;
-            default -> 4;
-        };
-        long[][] idx = new long[taps][out];
-        double[][] wt = new double[taps][out];
-        boolean[] outside = new boolean[out];
-        for (int o = 0; o < out; o++) {
-            double src = switch (coord) {
-                case "half_pixel" -> (o + 0.5) / scale - 0.5;
-                case "pytorch_half_pixel" -> out > 1 ? (o + 0.5) / scale - 0.5 : 0;
-                // with scales, the reference divides by the unrounded output length in * scale
-                case "align_corners" -> out == 1 ? 0 : o * (in - 1.0) / (outLength - 1.0);
-                case "tf_half_pixel_for_nn" -> (o + 0.5) / scale;
-                case "tf_crop_and_resize" -> {
-                    int rank = roi.length / 2;
-                    double start = roi[axis], end = roi[axis + rank];
-                    yield out > 1 ? start * (in - 1) + o * (end - start) * (in - 1) / (out - 1) : 0.5 * (start + end) * (in - 1);
-                }
-                default -> o / scale;
-            };
-            if (coord.equals("tf_crop_and_resize") && (src < 0 || src > in - 1)) outside[o] = true;
-            switch (mode) {
-                case "nearest" -> {
-                    double f = Math.floor(src);
-                    long i = switch (nearest) {
-                        case "round_prefer_ceil" -> src - f >= 0.5 ? (long) f + 1 : (long) f;
-                        case "floor" -> (long) f;
-                        case "ceil" -> (long) Math.ceil(src);
-                        default -> src - f > 0.5 ? (long) f + 1 : (long) f;
-                    };
-                    idx[0][o] = Math.max(0, Math.min(in - 1, i));
-                    wt[0][o] = 1;
-                }
-                case "linear" -> {
-                    double s = Math.max(0, Math.min(in - 1, src));
-                    long i0 = (long) Math.floor(s);
-                    long i1 = Math.min(in - 1, i0 + 1);
-                    double t = s - i0;
-                    idx[0][o] = i0;
-                    idx[1][o] = i1;
-                    wt[0][o] = 1 - t;
-                    wt[1][o] = t;
-                }
-                default -> {
-                    double f = Math.floor(src), t = src - f;
-                    double[] cf = cubic(t, a);
-                    double total = 0;
-                    for (int k = 0; k < 4; k++) {
-                        long i = (long) f - 1 + k;
-                        boolean in_ = i >= 0 && i < in;
-                        if (exclude && !in_) cf[k] = 0;
-                        total += cf[k];
-                        idx[k][o] = Math.max(0, Math.min(in - 1, i));
-                    }
-                    for (int k = 0; k < 4; k++) wt[k][o] = exclude ? cf[k] / total : cf[k];
-                }
-            }
-        }
-        int[] shape = new int[x.ndim()];
-        Arrays.fill(shape, 1);
-        shape[axis] = out;
-        Tensor y = null;
-        DType wdt = x.dtype().isFloat() ? x.dtype() : DType.F32;
-        for (int k = 0; k < taps; k++) {
-            Tensor g = x.indexSelect(axis, c.constant(DType.I64, idx[k], out));
-            if (taps > 1) g = g.mul(c.constant(wdt, wt[k], out).reshape(shape));
-            y = y == null ? g : y.add(g);
-        }
-        if (coord.equals("tf_crop_and_resize")) {
-            long[] m = new long[out];
-            for (int o = 0; o < out; o++) m[o] = outside[o] ? 1 : 0;
-            y = Tensor.where(c.constant(DType.BOOL, m, out).reshape(shape), y.fullLike(extrapolation), y);
-        }
-        return y.cast(x.dtype());
-    }
-
-    /** Keys' cubic convolution weights of the taps at -1, 0, 1, 2 for a fractional offset {@code t}. */
-    private static double[] cubic(double t, double a) {
-        double[] d = {t + 1, t, 1 - t, 2 - t};
-        double[] w = new double[4];
-        for (int k = 0; k < 4; k++) {
-            double x = Math.abs(d[k]);
-            w[k] = x <= 1 ? ((a + 2) * x - (a + 3)) * x * x + 1 : x < 2 ? ((a * x - 5 * a) * x + 8 * a) * x - 4 * a : 0;
-        }
-        return w;
+        return one(x.resize(sizes, scales, roi, mode, coord, nearest, c.a.f("cubic_coeff_a", -0.75), c.a.b("exclude_outside", false),
+                c.a.f("extrapolation_value", 0.0)));
     }
 }

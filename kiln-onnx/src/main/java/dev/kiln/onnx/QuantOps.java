@@ -9,31 +9,17 @@ import java.util.List;
 import static dev.kiln.onnx.OnnxOps.add;
 import static dev.kiln.onnx.OnnxOps.one;
 
-/** Linear quantisation operators and the signal windows. */
+/** Linear quantisation and the integer and quantised matrix products and convolutions. */
 final class QuantOps {
     private QuantOps() {}
 
     static void register() {
-        add("QuantizeLinear", 10, c -> {
-            Tensor x = c.in(0), zp = c.opt(2);
-            DType out = zp == null ? DType.U8 : zp.dtype();
-            long axis = c.opset >= 13 ? c.a.i("axis", 1) : 1;
-            return one(quantize(x.cast(DType.F32).div(perAxis(c.in(1), x, axis)), zp == null ? null : perAxis(zp, x, axis), out));
-        }, (n, opset) -> n.attrs().b("saturate", true) ? null : "saturate = 0 is not supported");
-        add("DequantizeLinear", 10, c -> {
-            Tensor x = c.in(0), zp = c.opt(2);
-            long axis = c.opset >= 13 ? c.a.i("axis", 1) : 1;
-            Tensor v = x.cast(DType.F32);
-            if (zp != null) v = v.sub(perAxis(zp, x, axis).cast(DType.F32));
-            return one(v.mul(perAxis(c.in(1), x, axis)).cast(c.in(1).dtype()));
-        });
+        add("QuantizeLinear", 10, c -> one(c.in(0).quantizeLinear(c.in(1), c.opt(2), axis(c))),
+                (n, opset) -> n.attrs().b("saturate", true) ? null : "saturate = 0 is not supported");
+        add("DequantizeLinear", 10, c -> one(c.in(0).dequantizeLinear(c.in(1), c.opt(2), axis(c))));
         add("DynamicQuantizeLinear", 11, c -> {
-            Tensor x = c.in(0).cast(DType.F32);
-            Tensor lo = x.min().minimum(0.0), hi = x.max().maximum(0.0);
-            Tensor scale = hi.sub(lo).div(255.0);
-            Tensor zp = saturate(lo.neg().div(scale).round(), DType.U8);
-            Tensor y = quantize(x.div(scale), zp, DType.U8);
-            return List.of(y, scale, zp);
+            Tensor.Quantized q = c.in(0).dynamicQuantizeLinear();
+            return List.of(q.values(), q.scale(), q.zeroPoint());
         });
         add("MatMulInteger", 10, c -> {
             Tensor a = centred(c.in(0), c.opt(2), true), b = centred(c.in(1), c.opt(3), false);
@@ -63,18 +49,10 @@ final class QuantOps {
             return one(quantize(acc.mul(scale), yzp.reshape(), yzp.dtype()));
         });
 
-        window("HannWindow", (n, len) -> 0.5 - 0.5 * Math.cos(2 * Math.PI * n / len));
-        window("HammingWindow", (n, len) -> 25.0 / 46 - 21.0 / 46 * Math.cos(2 * Math.PI * n / len));
-        window("BlackmanWindow", (n, len) -> 0.42 - 0.5 * Math.cos(2 * Math.PI * n / len) + 0.08 * Math.cos(4 * Math.PI * n / len));
     }
 
-    /** A per-axis parameter (1-D, one value per index of {@code axis} of x) shaped to broadcast; a scalar as it is. */
-    private static Tensor perAxis(Tensor p, Tensor x, long axis) {
-        if (p.ndim() == 0 || p.numel() == 1 && p.ndim() == 1 && x.ndim() == 0) return p.reshape();
-        long a = axis < 0 ? axis + x.ndim() : axis;
-        if (a < 0 || a >= x.ndim()) throw new IllegalArgumentException("axis " + axis + " is out of range for input " + x.shape());
-        return channels(p, x.ndim(), (int) a);
-    }
+    /** The per-axis quantisation axis: an attribute from opset 13, axis 1 before. */
+    private static int axis(OpContext c) { return c.opset >= 13 ? (int) c.a.i("axis", 1) : 1; }
 
     /** A 1-D tensor reshaped to lie along {@code axis} of a rank-{@code rank} tensor. */
     private static Tensor channels(Tensor p, int rank, int axis) {
@@ -103,21 +81,5 @@ final class QuantOps {
 
     private static Tensor saturate(Tensor v, DType dtype) {
         return v.clamp((double) dtype.minInt(), (double) dtype.maxInt()).cast(dtype);
-    }
-
-    private interface WindowFn {
-        double at(int n, int length);
-    }
-
-    /** A window of the size given by input 0 (periodic: length N, else N - 1 in the formula), as {@code output_datatype}. */
-    private static void window(String op, WindowFn f) {
-        add(op, 17, c -> {
-            int size = (int) c.scalar(0);
-            int len = c.a.b("periodic", true) ? size : size - 1;
-            double[] v = new double[size];
-            for (int k = 0; k < size; k++) v[k] = f.at(k, len);
-            DType dt = TensorProtos.dtype((int) c.a.i("output_datatype", 1), "output_datatype");
-            return one(c.constant(dt, v, size));
-        }, (n, opset) -> ElementwiseOps.castTarget(n.attrs().i("output_datatype", 1)));
     }
 }

@@ -36,16 +36,13 @@ final class ReduceOps {
 
         softmaxLike("Softmax", x -> x.softmax(-1));
         softmaxLike("LogSoftmax", x -> x.logSoftmax(-1));
-        softmaxLike("Hardmax", x -> {
-            int n = x.dim(-1);
-            return x.argmax(-1, true).eq(Tensor.arange(n).to(x.device()).cast(DType.I64)).cast(x.dtype());
-        });
+        softmaxLike("Hardmax", x -> x.hardmax(-1));
 
-        add("NegativeLogLikelihoodLoss", 12, c -> one(nll(c, c.in(0), c.in(1), c.opt(2))), ReduceOps::checkLossReduction);
+        add("NegativeLogLikelihoodLoss", 12, c -> one(c.in(0).nllLoss(c.in(1), c.opt(2), c.a.s("reduction", "mean"), ignoreIndex(c))),
+                ReduceOps::checkLossReduction);
         add("SoftmaxCrossEntropyLoss", 12, c -> {
-            Tensor logp = c.in(0).logSoftmax(1);
-            Tensor loss = nll(c, logp, c.in(1), c.opt(2));
-            return c.wantsOutput(1) ? List.of(loss, logp) : List.of(loss);
+            Tensor loss = c.in(0).softmaxCrossEntropyLoss(c.in(1), c.opt(2), c.a.s("reduction", "mean"), ignoreIndex(c));
+            return c.wantsOutput(1) ? List.of(loss, c.in(0).logSoftmax(1)) : List.of(loss);
         }, ReduceOps::checkLossReduction);
     }
 
@@ -90,14 +87,9 @@ final class ReduceOps {
 
     private static List<Tensor> argExtreme(OpContext c, boolean max) {
         Tensor x = c.in(0);
-        int axis = c.axis(c.a.i("axis", 0), x.ndim(), "axis");
-        boolean keep = c.a.b("keepdims", true);
-        if (c.opset >= 12 && c.a.b("select_last_index", false)) {
-            Tensor f = x.flip(axis);
-            Tensor i = max ? f.argmax(axis, keep) : f.argmin(axis, keep);
-            return one(i.rsub((long) (x.dim(axis) - 1)));
-        }
-        return one(max ? x.argmax(axis, keep) : x.argmin(axis, keep));
+        int axis = (int) c.a.i("axis", 0);
+        boolean keep = c.a.b("keepdims", true), last = c.opset >= 12 && c.a.b("select_last_index", false);
+        return one(max ? x.argmax(axis, keep, last) : x.argmin(axis, keep, last));
     }
 
     /**
@@ -123,25 +115,5 @@ final class ReduceOps {
         });
     }
 
-    /**
-     * The negative log-likelihood of {@code logp} (N, C, d...) at the classes {@code target} (N, d...), each
-     * weighted by {@code weight[class]} (or 1); targets equal to {@code ignore_index} count 0 and add no weight.
-     */
-    private static Tensor nll(OpContext c, Tensor logp, Tensor target, Tensor weight) {
-        String reduction = c.a.s("reduction", "mean");
-        int classes = logp.dim(1);
-        Tensor t = target.cast(DType.I64);
-        Tensor keep = c.a.has("ignore_index") ? t.ne(c.a.i("ignore_index", 0)) : t.ge(0L).logicalOr(t.lt(0L));
-        Tensor safe = Tensor.where(keep, t, t.zerosLike());
-        Tensor picked = logp.gather(1, safe.unsqueeze(1)).squeeze(1);
-        Tensor w = weight == null ? picked.onesLike() : weight.indexSelect(0, safe.flatten()).reshape(safe.dims()).cast(picked.dtype());
-        w = Tensor.where(keep, w, w.zerosLike());
-        Tensor loss = picked.neg().mul(w);
-        if (classes <= 0) throw c.bad("input " + logp.shape() + " has no classes");
-        return switch (reduction) {
-            case "none" -> loss;
-            case "sum" -> loss.sum();
-            default -> loss.sum().div(w.sum());
-        };
-    }
+    private static Integer ignoreIndex(OpContext c) { return c.a.has("ignore_index") ? (int) c.a.i("ignore_index", 0) : null; }
 }

@@ -49,9 +49,7 @@ final class ShapeOps {
         add("EyeLike", 9, OnnxOps.Kind.SHAPE_ONLY, c -> {
             Tensor x = c.in(0);
             DType dt = c.a.has("dtype") ? TensorProtos.dtype((int) c.a.i("dtype", 1), "EyeLike dtype") : x.dtype();
-            int n = x.dim(0), m = x.dim(1), k = (int) c.a.i("k", 0);
-            Tensor rows = c.here(Tensor.arange(n)).reshape(n, 1), cols = c.here(Tensor.arange(m)).reshape(1, m);
-            return one(cols.sub(rows).eq(k).cast(dt));
+            return one(x.eyeLike((int) c.a.i("k", 0), dt));
         }, (n, opset) -> n.attrs().has("dtype") ? ElementwiseOps.castTarget(n.attrs().i("dtype", 1)) : null);
 
         add("Reshape", 5, c -> {
@@ -159,110 +157,47 @@ final class ShapeOps {
             for (int k = axis + 1; k < d.length; k++) out[j++] = d[k];
             return one(r.reshape(out));
         });
-        add("GatherElements", 11, c -> {
-            Tensor x = c.in(0);
-            int axis = c.axis(c.a.i("axis", 0), x.ndim(), "axis");
-            return one(x.gather(axis, wrap(c.in(1), x.dim(axis))));
-        });
-        add("GatherND", 11, ShapeOps::gatherNd);
-        add("Scatter", 9, c -> scatterElements(c, "none"));
-        add("ScatterElements", 11, c -> scatterElements(c, c.opset >= 16 ? c.a.s("reduction", "none") : "none"), ShapeOps::checkReduction);
-        add("ScatterND", 11, ShapeOps::scatterNd, ShapeOps::checkReduction);
+        add("GatherElements", 11, c -> one(c.in(0).gatherElements((int) c.a.i("axis", 0), c.in(1))));
+        add("GatherND", 11, c -> one(c.in(0).gatherND(c.in(1), (int) c.a.i("batch_dims", 0))));
+        add("Scatter", 9, c -> one(c.in(0).scatterElements((int) c.a.i("axis", 0), c.in(1), c.in(2), "none")));
+        add("ScatterElements", 11, c -> one(c.in(0).scatterElements((int) c.a.i("axis", 0), c.in(1), c.in(2), reduction(c))), ShapeOps::checkReduction);
+        add("ScatterND", 11, c -> one(c.in(0).scatterND(c.in(1), c.in(2), reduction(c))), ShapeOps::checkReduction);
 
         add("Range", 11, c -> {
-            Tensor s = c.in(0);
-            double start = c.scalar(0), limit = c.scalar(1), delta = c.scalar(2);
-            int n = (int) Math.max(0, Math.ceil((limit - start) / delta));
-            double[] v = new double[n];
-            for (int k = 0; k < n; k++) v[k] = start + k * delta;
-            return one(c.constant(s.dtype(), v, n));
+            DType dt = c.in(0).dtype();
+            // integer ranges stay exact in 64 bits; the Number kind tells Tensor.range which arithmetic to use
+            if (dt.isFloat()) return one(c.here(Tensor.range(c.scalar(0), c.scalar(1), c.scalar(2), dt)));
+            return one(c.here(Tensor.range(c.longs(0)[0], c.longs(1)[0], c.longs(2)[0], dt)));
         });
-        add("OneHot", 9, c -> {
-            Tensor idx = c.in(0), values = c.in(2);
-            int depth = (int) c.scalar(1);
-            int r = idx.ndim() + 1;
-            int axis = c.axis(c.a.i("axis", -1), r, "axis");
-            Tensor i = idx.cast(DType.I64);
-            i = Tensor.where(i.lt(0L), i.add((long) depth), i).unsqueeze(axis);
-            int[] shape = new int[r];
-            Arrays.fill(shape, 1);
-            shape[axis] = depth;
-            Tensor classes = c.here(Tensor.arange(depth)).cast(DType.I64).reshape(shape);
-            Tensor off = values.slice(0, 0, 1, 1).reshape(), on = values.slice(0, 1, 2, 1).reshape();
-            return one(Tensor.where(i.eq(classes), on, off));
-        });
+        add("OneHot", 9, c -> one(c.in(0).oneHot((int) c.scalar(1), (int) c.a.i("axis", -1), c.in(2))));
         add("Trilu", 14, c -> {
             Tensor x = c.in(0);
             int k = c.has(1) ? (int) c.longs(1)[0] : 0;
             return one(c.a.b("upper", true) ? x.triu(k) : x.tril(k));
         });
-        add("DepthToSpace", 1, c -> {
-            Tensor x = c.in(0);
-            int b = (int) c.a.i("blocksize", 0);
-            int n = x.dim(0), ch = x.dim(1), h = x.dim(2), w = x.dim(3);
-            boolean crd = c.opset >= 11 && c.a.s("mode", "DCR").equals("CRD");
-            Tensor y = crd ? x.reshape(n, ch / (b * b), b, b, h, w).permute(0, 1, 4, 2, 5, 3)
-                    : x.reshape(n, b, b, ch / (b * b), h, w).permute(0, 3, 4, 1, 5, 2);
-            return one(y.reshape(n, ch / (b * b), h * b, w * b));
-        });
-        add("SpaceToDepth", 1, c -> {
-            Tensor x = c.in(0);
-            int b = (int) c.a.i("blocksize", 0);
-            int n = x.dim(0), ch = x.dim(1), h = x.dim(2), w = x.dim(3);
-            return one(x.reshape(n, ch, h / b, b, w / b, b).permute(0, 3, 5, 1, 2, 4).reshape(n, ch * b * b, h / b, w / b));
-        });
-        add("CumSum", 11, c -> {
-            Tensor x = c.in(0);
-            int axis = c.axis(c.longs(1)[0], x.ndim(), "axis");
-            boolean reverse = c.a.b("reverse", false), exclusive = c.a.b("exclusive", false);
-            Tensor y = reverse ? x.flip(axis) : x;
-            if (exclusive) {
-                int[][] p = new int[x.ndim()][2];
-                p[axis] = new int[] {1, -1};
-                y = y.pad(p);
-            }
-            y = y.cumsum(axis).cast(x.dtype());
-            return one(reverse ? y.flip(axis) : y);
-        });
+        add("DepthToSpace", 1, c -> one(c.in(0).depthToSpace((int) c.a.i("blocksize", 0), c.opset >= 11 ? c.a.s("mode", "DCR") : "DCR")));
+        add("SpaceToDepth", 1, c -> one(c.in(0).spaceToDepth((int) c.a.i("blocksize", 0))));
+        add("CumSum", 11, c -> one(c.in(0).cumsum((int) c.longs(1)[0], c.a.b("exclusive", false), c.a.b("reverse", false))));
         add("TopK", 10, c -> {
             Tensor x = c.in(0);
             int k = (int) c.longs(1)[0];
             Tensor.Sorted s = x.topk(k, (int) c.a.i("axis", -1), c.opset < 11 || c.a.b("largest", true));
             return List.of(s.values(), s.indices());
         });
-        add("ReverseSequence", 10, c -> {
-            Tensor x = c.in(0);
-            long[] lens = c.longs(1);
-            int batch = (int) c.a.i("batch_axis", 1), time = (int) c.a.i("time_axis", 0);
-            int nb = x.dim(batch), nt = x.dim(time);
-            long[] src = new long[nb * nt];
-            for (int b = 0; b < nb; b++) {
-                for (int t = 0; t < nt; t++) src[b * nt + t] = t < lens[b] ? lens[b] - 1 - t : t;
-            }
-            int[] shape = new int[x.ndim()];
-            Arrays.fill(shape, 1);
-            shape[batch] = nb;
-            shape[time] = nt;
-            Tensor idx = c.constant(DType.I64, src, nb, nt);
-            if (time < batch) idx = idx.permute(1, 0);
-            return one(x.takeAlongAxis(idx.reshape(shape), time));
-        });
+        add("ReverseSequence", 10, c -> one(c.in(0).reverseSequence(c.in(1), (int) c.a.i("batch_axis", 1), (int) c.a.i("time_axis", 0))));
     }
 
     private static String checkReduction(Node n, long opset) {
         String r = n.attrs().s("reduction", "none");
-        return r.equals("none") || r.equals("add") ? null : "reduction '" + r + "' is not supported";
+        return List.of("none", "add", "mul", "max", "min").contains(r) ? null : "reduction '" + r + "' is not supported";
     }
+
+    /** The scatter reduction: an attribute from opset 16 (mul from 16, max and min from 18), replacement before. */
+    private static String reduction(OpContext c) { return c.opset >= 16 ? c.a.s("reduction", "none") : "none"; }
 
     private static int clampAxis(long a, int r) {
         long v = a < 0 ? a + r : a;
         return (int) Math.max(0, Math.min(r, v));
-    }
-
-    /** Negative indices counted from the end of an axis of size {@code n}. */
-    static Tensor wrap(Tensor idx, int n) {
-        Tensor i = idx.cast(DType.I64);
-        return Tensor.where(i.lt(0L), i.add((long) n), i);
     }
 
     private static List<Tensor> constant(OpContext c) {
@@ -342,61 +277,5 @@ final class ShapeOps {
             default -> Tensor.PadMode.CONSTANT;
         };
         return one(x.pad(p, mode, value));
-    }
-
-    private static List<Tensor> gatherNd(OpContext c) {
-        Tensor x = c.in(0), idx = c.in(1);
-        int b = (int) c.a.i("batch_dims", 0);
-        int[] d = x.dims(), id = idx.dims();
-        int k = id[id.length - 1];
-        int batch = 1, inner = 1, rest = 1, q = 1;
-        for (int i = 0; i < b; i++) batch *= d[i];
-        for (int i = b; i < b + k; i++) inner *= d[i];
-        for (int i = b + k; i < d.length; i++) rest *= d[i];
-        for (int i = b; i < id.length - 1; i++) q *= id[i];
-        // linear index over the k indexed axes, negative indices wrapped per axis
-        Tensor lin = null;
-        long stride = 1;
-        for (int j = k - 1; j >= 0; j--) {
-            Tensor comp = wrap(idx.slice(-1, j, j + 1, 1), d[b + j]).mul(stride);
-            lin = lin == null ? comp : lin.add(comp);
-            stride *= d[b + j];
-        }
-        Tensor li = lin.reshape(batch, q, 1).expand(batch, q, rest);
-        Tensor r = x.reshape(batch, inner, rest).gather(1, li);
-        int[] out = new int[id.length - 1 + d.length - b - k];
-        int j = 0;
-        for (int i = 0; i < id.length - 1; i++) out[j++] = id[i];
-        for (int i = b + k; i < d.length; i++) out[j++] = d[i];
-        return one(r.reshape(out));
-    }
-
-    private static List<Tensor> scatterElements(OpContext c, String reduction) {
-        Tensor x = c.in(0), upd = c.in(2);
-        int axis = c.axis(c.a.i("axis", 0), x.ndim(), "axis");
-        Tensor idx = wrap(c.in(1), x.dim(axis));
-        return one(reduction.equals("add") ? x.scatterAdd(axis, idx, upd) : x.scatter(axis, idx, upd));
-    }
-
-    private static List<Tensor> scatterNd(OpContext c) {
-        Tensor x = c.in(0), idx = c.in(1), upd = c.in(2);
-        int[] d = x.dims(), id = idx.dims();
-        int k = id[id.length - 1];
-        int inner = 1, rest = 1, n = 1;
-        for (int i = 0; i < k; i++) inner *= d[i];
-        for (int i = k; i < d.length; i++) rest *= d[i];
-        for (int i = 0; i < id.length - 1; i++) n *= id[i];
-        Tensor lin = null;
-        long stride = 1;
-        for (int j = k - 1; j >= 0; j--) {
-            Tensor comp = wrap(idx.slice(-1, j, j + 1, 1), d[j]).mul(stride);
-            lin = lin == null ? comp : lin.add(comp);
-            stride *= d[j];
-        }
-        Tensor li = lin.reshape(n, 1).expand(n, rest);
-        Tensor flat = x.reshape(inner, rest), u = upd.reshape(n, rest);
-        String red = c.opset >= 16 ? c.a.s("reduction", "none") : "none";
-        Tensor r = red.equals("add") ? flat.scatterAdd(0, li, u) : flat.scatter(0, li, u);
-        return one(r.reshape(d));
     }
 }

@@ -9,14 +9,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * The system C compiler as the CLANG device uses it: {@code clang} if it is on the {@code PATH}, else
@@ -65,22 +62,22 @@ public record CCompiler(Path executable, String version, String target, List<Str
         }
         Path cc = exe.get();
         try {
-            Run version = run(List.of(cc.toString(), "--version"), null, PROBE_SECONDS);
-            if (version.exit != 0) return unusable(cc, "--version failed", version.output);
-            Run machine = run(List.of(cc.toString(), "-dumpmachine"), null, PROBE_SECONDS);
-            if (machine.exit != 0) return unusable(cc, "-dumpmachine failed", machine.output);
+            ExternalCommand.Result version = ExternalCommand.run(List.of(cc.toString(), "--version"), null, PROBE_SECONDS);
+            if (version.exit() != 0) return unusable(cc, "--version failed", version.output());
+            ExternalCommand.Result machine = ExternalCommand.run(List.of(cc.toString(), "-dumpmachine"), null, PROBE_SECONDS);
+            if (machine.exit() != 0) return unusable(cc, "-dumpmachine failed", machine.output());
             List<String> flags = new ArrayList<>(BASE_FLAGS);
             TreeSet<String> features = new TreeSet<>();
-            Run plain = macros(cc, List.of());
-            Run nativeMacros = macros(cc, List.of("-march=native"));
-            if (plain.exit != 0) return unusable(cc, "cannot preprocess C", plain.output);
-            if (nativeMacros.exit == 0) {
+            ExternalCommand.Result plain = macros(cc, List.of());
+            ExternalCommand.Result nativeMacros = macros(cc, List.of("-march=native"));
+            if (plain.exit() != 0) return unusable(cc, "cannot preprocess C", plain.output());
+            if (nativeMacros.exit() == 0) {
                 flags.add("-march=native");
                 // what -march=native adds to the predefined macros: the ISA extensions and tuning of this CPU
-                features.addAll(macroNames(nativeMacros.output));
-                features.removeAll(macroNames(plain.output));
+                features.addAll(macroNames(nativeMacros.output()));
+                features.removeAll(macroNames(plain.output()));
             }
-            CCompiler compiler = new CCompiler(cc, firstLine(version.output), firstLine(machine.output), flags, List.copyOf(features));
+            CCompiler compiler = new CCompiler(cc, firstLine(version.output()), firstLine(machine.output()), flags, List.copyOf(features));
             compiler.probe();
             return new Discovery(Optional.of(compiler), "");
         } catch (RuntimeException e) { // whatever goes wrong, the device is unavailable with the reason
@@ -178,28 +175,26 @@ public record CCompiler(Path executable, String version, String target, List<Str
             cmd.add(executable.toString());
             cmd.addAll(flags);
             cmd.addAll(List.of("-o", so.toString(), c.toString(), "-lm"));
-            Run r = run(cmd, dir, COMPILE_SECONDS);
-            if (r.exit != 0 || !Files.isRegularFile(so)) {
+            ExternalCommand.Result r = ExternalCommand.run(cmd, dir, COMPILE_SECONDS);
+            if (r.exit() != 0 || !Files.isRegularFile(so)) {
                 throw new IllegalStateException("the C compiler failed on generated kernels (a Kiln bug):\n$ " + String.join(" ", cmd) + "\n"
-                        + r.output + "\n--- kernels.c\n" + numbered(source));
+                        + r.output() + "\n--- kernels.c\n" + numbered(source));
             }
             return Files.readAllBytes(so);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot compile C kernels in " + dir + ": " + e.getMessage(), e);
         } finally {
-            if (dir != null) deleteTree(dir);
+            if (dir != null) ExternalCommand.deleteTree(dir);
         }
     }
 
     // ---------------------------------------------------------------- processes
 
-    private record Run(int exit, String output) {}
-
-    private static Run macros(Path cc, List<String> extra) {
+    private static ExternalCommand.Result macros(Path cc, List<String> extra) {
         List<String> cmd = new ArrayList<>(List.of(cc.toString(), "-dM", "-E", "-x", "c"));
         cmd.addAll(extra);
         cmd.add(nullDevice());
-        return run(cmd, null, PROBE_SECONDS);
+        return ExternalCommand.run(cmd, null, PROBE_SECONDS);
     }
 
     private static String nullDevice() { return File.separatorChar == '\\' ? "NUL" : "/dev/null"; }
@@ -213,35 +208,6 @@ public record CCompiler(Path executable, String version, String target, List<Str
         return names;
     }
 
-    /** Runs a command with its output (stdout and stderr) in a file, so nothing blocks on a full pipe. */
-    private static Run run(List<String> cmd, Path workDir, long timeoutSeconds) {
-        Path log = null;
-        try {
-            log = Files.createTempFile("kiln-cc-", ".log");
-            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile())
-                    .redirectInput(ProcessBuilder.Redirect.from(new File(nullDevice())));
-            if (workDir != null) pb.directory(workDir.toFile());
-            Process p = pb.start();
-            if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                throw new IllegalStateException("'" + String.join(" ", cmd) + "' did not finish within " + timeoutSeconds + " s");
-            }
-            return new Run(p.exitValue(), Files.readString(log, StandardCharsets.UTF_8));
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot run '" + String.join(" ", cmd) + "': " + e.getMessage(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while running '" + String.join(" ", cmd) + "'", e);
-        } finally {
-            if (log != null) {
-                try {
-                    Files.deleteIfExists(log);
-                } catch (IOException ignored) {
-                    // a leftover log in the temp folder is harmless
-                }
-            }
-        }
-    }
 
     private static String firstLine(String s) {
         String t = s.strip();
@@ -249,13 +215,6 @@ public record CCompiler(Path executable, String version, String target, List<Str
         return nl < 0 ? t : t.substring(0, nl).strip();
     }
 
-    private static void deleteTree(Path dir) {
-        try (Stream<Path> files = Files.walk(dir)) {
-            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException ignored) {
-            // a leftover folder in the temp folder is harmless
-        }
-    }
 
     static String numbered(String code) {
         StringBuilder b = new StringBuilder();

@@ -1,5 +1,7 @@
 package dev.kiln.cuda;
 
+import dev.kiln.clang.ExternalCommand;
+
 import dev.kiln.runtime.CompilerIdentity;
 
 import java.io.File;
@@ -9,13 +11,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * NVIDIA's {@code nvcc} as the CUDA device compiles with it: one translation unit of many kernels
@@ -67,9 +66,9 @@ public record Nvcc(Path executable, String version, String arch) {
             return new Discovery(Optional.empty(), "no nvcc found on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin");
         }
         try {
-            Run v = run(List.of(exe.get().toString(), "--version"), null, PROBE_SECONDS);
-            if (v.exit != 0) return new Discovery(Optional.empty(), "nvcc " + exe.get() + " --version failed: " + v.output.strip());
-            String[] lines = v.output.strip().split("\n");
+            ExternalCommand.Result v = ExternalCommand.run(List.of(exe.get().toString(), "--version"), null, PROBE_SECONDS);
+            if (v.exit() != 0) return new Discovery(Optional.empty(), "nvcc " + exe.get() + " --version failed: " + v.output().strip());
+            String[] lines = v.output().strip().split("\n");
             String arch = System.getProperty(ARCH_PROPERTY, DEFAULT_ARCH);
             return new Discovery(Optional.of(new Nvcc(exe.get(), lines[lines.length - 1].strip(), arch)), "");
         } catch (RuntimeException e) {
@@ -108,52 +107,20 @@ public record Nvcc(Path executable, String version, String arch) {
             Files.writeString(cu, source, StandardCharsets.UTF_8);
             List<String> cmd = command();
             cmd.addAll(List.of("-o", ptx.toString(), cu.toString()));
-            Run r = run(cmd, dir, COMPILE_SECONDS);
-            if (r.exit != 0 || !Files.isRegularFile(ptx)) {
+            ExternalCommand.Result r = ExternalCommand.run(cmd, dir, COMPILE_SECONDS);
+            if (r.exit() != 0 || !Files.isRegularFile(ptx)) {
                 throw new IllegalStateException("nvcc failed on generated kernels (a Kiln bug):\n$ " + String.join(" ", cmd) + "\n"
-                        + r.output + "\n--- kernels.cu\n" + numbered(source));
+                        + r.output() + "\n--- kernels.cu\n" + numbered(source));
             }
             return Files.readString(ptx, StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot compile CUDA kernels in " + dir + ": " + e.getMessage(), e);
         } finally {
-            if (dir != null) deleteTree(dir);
+            if (dir != null) ExternalCommand.deleteTree(dir);
         }
     }
 
-    private record Run(int exit, String output) {}
 
-    /** Runs a command with its output (stdout and stderr) in a file, so nothing blocks on a full pipe. */
-    private static Run run(List<String> cmd, Path workDir, long timeoutSeconds) {
-        Path log = null;
-        try {
-            log = Files.createTempFile("kiln-nvcc-", ".log");
-            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile())
-                    .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-            if (workDir != null) pb.directory(workDir.toFile());
-            Process p = pb.start();
-            if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                throw new IllegalStateException("'" + String.join(" ", cmd) + "' did not finish within " + timeoutSeconds + " s");
-            }
-            return new Run(p.exitValue(), Files.readString(log, StandardCharsets.UTF_8));
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot run '" + String.join(" ", cmd) + "': " + e.getMessage(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while running '" + String.join(" ", cmd) + "'", e);
-        } finally {
-            if (log != null) log.toFile().delete();
-        }
-    }
-
-    private static void deleteTree(Path dir) {
-        try (Stream<Path> files = Files.walk(dir)) {
-            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException ignored) {
-            // a leftover folder in the temp folder is harmless
-        }
-    }
 
     private static String numbered(String code) {
         StringBuilder b = new StringBuilder();

@@ -128,7 +128,29 @@ public final class Symbolic {
     private static LinkedHashMap<UOp, Long> terms(UOp sum) {
         LinkedHashMap<UOp, Long> out = new LinkedHashMap<>();
         addTerms(sum, 1, out);
+        while (recombineDivMod(out)) { /* until no pair is left */ }
         return out;
+    }
+
+    /**
+     * {@code k*c*(y // c) + k*(y % c)} is {@code k*y} for every integer y (floor division and modulo by a
+     * positive c): a reshape that splits an index and merges it back leaves this pair. Recombines one pair;
+     * false if there is none.
+     */
+    private static boolean recombineDivMod(Map<UOp, Long> terms) {
+        for (var e : terms.entrySet()) {
+            UOp m = e.getKey();
+            if (m.op() != Op.FLOORMOD || !m.src(1).isConst() || m.src(1).constLong() <= 0) continue;
+            long c = m.src(1).constLong(), k = e.getValue();
+            UOp d = UOp.of(Op.FLOORDIV, m.dtype(), null, m.src(0), m.src(1));
+            Long kd = terms.get(d);
+            if (kd == null || kd != k * c || k == 0) continue;
+            terms.remove(m);
+            terms.remove(d);
+            addTerms(m.src(0), k, terms);
+            return true;
+        }
+        return false;
     }
 
     private static void addTerms(UOp u, long scale, Map<UOp, Long> out) {

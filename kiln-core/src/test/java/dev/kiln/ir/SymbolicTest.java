@@ -44,6 +44,16 @@ class SymbolicTest {
     }
 
     @Test
+    void aSplitIndexMergedBackIsTheIndex() {
+        // what a reshape that splits r into (r // 16, r % 16) and merges them again leaves behind
+        UOp r = new Variable("r", 0, 63).uop();
+        assertThat(simplify(r.floorDiv(16).mul(16).add(r.floorMod(16)))).isSameAs(r);
+        assertThat(simplify(x.add(r.floorMod(16).mul(3)).add(r.floorDiv(16).mul(48)))).isSameAs(simplify(x.add(r.mul(3))));
+        // only the exact pair recombines
+        assertThat(simplify(r.floorDiv(16).mul(8).add(r.floorMod(16)))).isNotSameAs(r);
+    }
+
+    @Test
     void identities() {
         assertThat(simplify(x.floorDiv(1))).isSameAs(x);
         assertThat(simplify(x.floorMod(1))).isSameAs(UOp.index(0));

@@ -17,7 +17,6 @@ import dev.kiln.runtime.PlanBuilder;
 import dev.kiln.runtime.WorkerPool;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -89,13 +88,8 @@ public final class ClangDevice implements Device {
             functions.add(f);
             requests.add(new KernelCache.Request<>(p.anonymous(), f.source(), identity));
         }
-        Map<KernelProgram, NativeLibrary> loaded = CACHE.getOrCompileAll(requests, misses -> {
-            // one translation unit; kernels with equal sources (programs differing only in their opts) appear once
-            Map<String, String> unique = new LinkedHashMap<>();
-            for (var m : misses) unique.putIfAbsent(m.source(), m.source());
-            byte[] reference = SharedObjects.publish(compiler.compileShared(CRenderer.translationUnit(List.copyOf(unique.values()))));
-            return java.util.Collections.nCopies(misses.size(), reference);
-        });
+        Map<KernelProgram, NativeLibrary> loaded = CACHE.getOrCompileTogether(requests,
+                sources -> SharedObjects.publish(compiler.compileShared(CRenderer.translationUnit(sources))));
         List<CompiledKernel> out = new ArrayList<>();
         for (int i = 0; i < programs.size(); i++) {
             KernelProgram p = programs.get(i);

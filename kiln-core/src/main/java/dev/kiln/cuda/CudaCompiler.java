@@ -9,8 +9,6 @@ import dev.kiln.runtime.KernelCache;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -65,13 +63,8 @@ public final class CudaCompiler {
             functions.add(f);
             requests.add(new KernelCache.Request<>(p.anonymous(), f.source(), identity));
         }
-        Map<KernelProgram, PtxModule> modules = CACHE.getOrCompileAll(requests, misses -> {
-            // kernels with equal sources (programs differing only in their opts) appear once
-            Map<String, String> unique = new LinkedHashMap<>();
-            for (var m : misses) unique.putIfAbsent(m.source(), m.source());
-            byte[] reference = PtxModules.publish(nvcc.compilePtx(CudaRenderer.translationUnit(List.copyOf(unique.values()))));
-            return Collections.nCopies(misses.size(), reference);
-        });
+        Map<KernelProgram, PtxModule> modules = CACHE.getOrCompileTogether(requests,
+                sources -> PtxModules.publish(nvcc.compilePtx(CudaRenderer.translationUnit(sources))));
         List<PtxKernel> out = new ArrayList<>();
         for (int i = 0; i < programs.size(); i++) {
             KernelProgram p = programs.get(i);

@@ -5,7 +5,7 @@ package dev.kiln.clang;
  * the kernels assume, and the helpers that give C the semantics of {@link dev.kiln.ir.Alu} (ports of
  * Alu's and Java's own definitions, line for line where Java defines the result bit for bit).
  */
-final class CPrelude {
+public final class CPrelude {
     private CPrelude() {}
 
     /**
@@ -18,11 +18,11 @@ final class CPrelude {
 
     static final String TEXT = header() + HELPERS;
 
-    private static String header() {
-        return """
-                /* Kiln C kernels: the semantics of dev.kiln.ir.Alu in C11 (generated; do not edit). */
-                /* No system headers: parsing <math.h> would cost more than compiling a batch of small kernels.
-                   The compiler's predefined macros give the fixed-width types, its builtins the library functions. */
+    /**
+     * The fixed-width integer types from the compiler's predefined macros (gcc, clang and nvcc all define
+     * them), so no system header is parsed; shared by the C and CUDA preludes.
+     */
+    public static final String FIXED_WIDTH_TYPES = """
                 typedef __INT8_TYPE__ int8_t;
                 typedef __INT16_TYPE__ int16_t;
                 typedef __INT32_TYPE__ int32_t;
@@ -31,6 +31,14 @@ final class CPrelude {
                 typedef __UINT16_TYPE__ uint16_t;
                 typedef __UINT32_TYPE__ uint32_t;
                 typedef __UINT64_TYPE__ uint64_t;
+                """;
+
+    private static String header() {
+        return """
+                /* Kiln C kernels: the semantics of dev.kiln.ir.Alu in C11 (generated; do not edit). */
+                /* No system headers: parsing <math.h> would cost more than compiling a batch of small kernels.
+                   The compiler's predefined macros give the fixed-width types, its builtins the library functions. */
+                """ + FIXED_WIDTH_TYPES + """
                 #define INT64_C(c) __INT64_C(c)
                 #define UINT64_C(c) __UINT64_C(c)
                 #define INT32_MIN (-__INT32_MAX__ - 1)

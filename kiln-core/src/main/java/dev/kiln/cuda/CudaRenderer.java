@@ -1,6 +1,7 @@
 package dev.kiln.cuda;
 
 import dev.kiln.Variable;
+import dev.kiln.clang.CPrelude;
 import dev.kiln.clang.CRenderer;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Stmt;
@@ -61,14 +62,7 @@ public final class CudaRenderer extends CRenderer {
             /* Kiln CUDA kernels: the semantics of dev.kiln.ir.Alu in CUDA C++ (generated; do not edit). */
             /* No headers: the compiler's predefined macros give the fixed-width types, its builtins the math;
                the guards skip what nvcc's implicit cuda_runtime.h may have defined already. */
-            typedef __INT8_TYPE__ int8_t;
-            typedef __INT16_TYPE__ int16_t;
-            typedef __INT32_TYPE__ int32_t;
-            typedef __INT64_TYPE__ int64_t;
-            typedef __UINT8_TYPE__ uint8_t;
-            typedef __UINT16_TYPE__ uint16_t;
-            typedef __UINT32_TYPE__ uint32_t;
-            typedef __UINT64_TYPE__ uint64_t;
+            """ + CPrelude.FIXED_WIDTH_TYPES + """
             #ifndef INT64_C
             #define INT64_C(c) __INT64_C(c)
             #endif

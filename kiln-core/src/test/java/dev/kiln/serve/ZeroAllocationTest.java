@@ -21,6 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ZeroAllocationTest {
     private static final MethodHandle ALLOCATED_BYTES;
+    private static final int ROUNDS = 5;
+    private static final int CALLS = 1000;
 
     static {
         try {
@@ -69,13 +71,21 @@ class ZeroAllocationTest {
             for (int i = 0; i < 20_000; i++) sink += c.runSlots(in).offset(0); // warm-up: let the JIT compile the run path
             for (int i = 0; i < 20_000; i++) c.plan().execute();
             for (int i = 0; i < 1000; i++) sink += allocatedBytes(); // and the counter's own call path
-            long before = allocatedBytes();
-            for (int i = 0; i < 1000; i++) sink += c.runSlots(in).offset(0);
-            long slots = allocatedBytes() - before;
-            before = allocatedBytes();
-            for (int i = 0; i < 1000; i++) c.plan().execute();
-            long plan = allocatedBytes() - before;
-            assertThat(slots).as("bytes allocated by 1000 warm runSlots calls, beyond the plan's own execute() (sink %d)", sink).isEqualTo(plan);
+            // Several rounds, judged by the quietest: a rare deoptimisation or JIT recompilation on a loaded machine
+            // can allocate a few dozen bytes once (CI once saw 80 bytes in 1000 calls). A real per-call allocation
+            // costs at least 16 bytes in every call of every round, so it still fails here.
+            long slots = Long.MAX_VALUE;
+            long plan = Long.MAX_VALUE;
+            for (int round = 0; round < ROUNDS; round++) {
+                long before = allocatedBytes();
+                for (int i = 0; i < CALLS; i++) sink += c.runSlots(in).offset(0);
+                slots = Math.min(slots, allocatedBytes() - before);
+                before = allocatedBytes();
+                for (int i = 0; i < CALLS; i++) c.plan().execute();
+                plan = Math.min(plan, allocatedBytes() - before);
+            }
+            assertThat(slots).as("bytes allocated by %d warm runSlots calls in the quietest of %d rounds, beyond the plan's own execute() (sink %d)",
+                    CALLS, ROUNDS, sink).isEqualTo(plan);
             assertThat(slots).as("kernels allocate nothing either").isZero();
         }
     }

@@ -36,9 +36,10 @@ import java.util.concurrent.Future;
  * last of them is closed. Every run copies the plan's outputs into the output block, so the block holds
  * the outputs contiguously at fixed offsets whatever the plan's own layout.
  *
- * <p><b>Raw views.</b> {@link #runRaw} copies the outputs into an arena of that run; the next run (of any
- * kind) or {@link #close()} closes it, so a stale view throws {@link IllegalStateException} on access and
- * never shows another run's data.
+ * <p><b>Raw views.</b> {@link #runRaw} returns read-only views of the output block itself (no copy beyond
+ * the one every run makes), re-scoped to an arena of that run; the next run (of any kind) or
+ * {@link #close()} closes that arena before touching the block, so a stale view throws
+ * {@link IllegalStateException} on access and never shows another run's data.
  *
  * <p><b>Asynchronous runs.</b> A commit copies its inputs into a free slot of a small staging ring
  * ({@link CompileOptions#stagingSlots()}; the caller blocks while every slot is taken) and queues the run
@@ -416,13 +417,11 @@ public final class CompiledGraph implements ExecutableGraph {
             DTypeCodec.writeFloats(e.getValue(), inputs[i], shared.inputs.get(i).dtype());
         }
         execute();
+        // Views of the output block itself, re-scoped to an arena of this run: closing that arena at the next
+        // run kills the views, while the block's memory stays owned (and freed) by the graph's own arena.
         rawArena = Arena.ofShared();
         List<MemorySegment> views = new ArrayList<>(outputs.length);
-        for (MemorySegment o : outputs) {
-            MemorySegment copy = rawArena.allocate(Math.max(o.byteSize(), 1), ALIGN).asSlice(0, o.byteSize());
-            MemorySegment.copy(o, 0, copy, 0, o.byteSize());
-            views.add(copy.asReadOnly());
-        }
+        for (MemorySegment o : outputs) views.add(o.reinterpret(o.byteSize(), rawArena, null).asReadOnly());
         return List.copyOf(views);
     }
 

@@ -74,10 +74,18 @@ class CompiledGraphTest {
             float[] y = new float[6];
             MemorySegment.copy(views.get(0), F, 0, y, 0, 6);
             assertClose(y, ref[0]);
-            assertThatThrownBy(() -> views.get(0).set(F, 0, 1f)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("read-only");
+            // zero-copy: the views are the output block that runSlots' arena() shows, not copies of it
+            OutputSlots slots = c.runSlots(new float[][] {x});
+            List<MemorySegment> fresh = c.runRaw(Map.of("x", x));
+            for (int i = 0; i < 2; i++) {
+                assertThat(fresh.get(i).address()).as("output %d", i).isEqualTo(c.arena().address() + slots.offset(i));
+            }
+            assertThatThrownBy(() -> views.get(0).get(F, 0)).as("a view of an earlier run").isInstanceOf(IllegalStateException.class);
+            List<MemorySegment> current = fresh;
+            assertThatThrownBy(() -> current.get(0).set(F, 0, 1f)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("read-only");
             c.run(Map.of("x", x));
-            assertThatThrownBy(() -> views.get(0).get(F, 0)).isInstanceOf(IllegalStateException.class);
-            assertThatThrownBy(() -> views.get(1).get(F, 0)).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> current.get(0).get(F, 0)).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> current.get(1).get(F, 0)).isInstanceOf(IllegalStateException.class);
             List<MemorySegment> again = c.runRaw(Map.of("x", x));
             c.close();
             assertThatThrownBy(() -> again.get(0).get(F, 0)).isInstanceOf(IllegalStateException.class);

@@ -37,6 +37,12 @@ def main():
     out = np.empty_like(u)
     s = median_seconds(lambda: np.add(u, v, out=out), a.reps)
     print(f"numpy add f32 {a.add}: median {s * 1e3:.2f} ms, {3 * 4 * a.add / s / 1e9:.1f} GB/s (2 reads + 1 write)")
+    table = rng.standard_normal((32000, 512), dtype=np.float32)
+    for tokens in (16, 256):
+        ids = (np.arange(tokens, dtype=np.int64) * 7919) % 32000
+        rows = np.empty((tokens, 512), dtype=np.float32)
+        s = median_seconds(lambda: np.take(table, ids, axis=0, out=rows), a.reps * 10)
+        print(f"numpy take (embedding lookup) {tokens} x 512 of 32000 x 512 f32: median {s * 1e6:.1f} us")
 
 
 if __name__ == "__main__":

@@ -197,9 +197,10 @@ public final class Tensor {
     public static Tensor arange(int start, int end, int step) {
         if (step == 0) throw new IllegalArgumentException("arange: step must not be 0");
         int n = Math.max(0, (int) Math.ceil((end - (double) start) / step));
-        long[] v = new long[n];
-        for (int i = 0; i < n; i++) v[i] = start + (long) i * step;
-        return of(DType.I32, v, n);
+        // a node, not a buffer: kernels compute it from the loop index, and a one-hot sum over it becomes a load
+        Tensor t = new Tensor(UOp.arange(DType.I32, Shape.of(n)), defaultDevice());
+        if (step != 1) t = t.mul(step);
+        return start != 0 ? t.add(start) : t;
     }
 
     /** {@code start, start+step, ...} below {@code end}, as f32. */

@@ -133,6 +133,7 @@ public final class Lowerer {
             case MOVEMENT -> movement(u, idx, gate);
             case BUFFER -> switch (op) {
                 case CONST -> u;
+                case ARANGE -> UOp.of(Op.CAST, u.dtype(), null, idx[0]); // the loop index itself: no memory
                 case DEFINE_VAR -> {
                     if (u.arg() instanceof Variable v) variables.add(v);
                     yield u;
@@ -221,8 +222,17 @@ public final class Lowerer {
         outer.stmts().add(new Stmt.Define(acc, identity(arg.kind(), u.dtype())));
         Frame inner = new Frame(new ArrayList<>(), new HashMap<>());
         frames.push(inner);
-        UOp value = lowerNode(src, j, gate);
-        inner.stmts().add(new Stmt.Accumulate(acc, arg.kind(), simplify(value)));
+        UOp value = simplify(lowerNode(src, j, gate));
+        if (arg.kind() == ReduceArg.Kind.SUM && inner.stmts().isEmpty()) { // nothing else runs per iteration
+            for (int k = loops.size() - 1; k >= 0; k--) {
+                UOp folded = foldOneHot(value, loops.get(k), limits.get(k), u.dtype());
+                if (folded == null) continue;
+                value = folded;
+                loops.remove(k);
+                limits.remove(k);
+            }
+        }
+        inner.stmts().add(new Stmt.Accumulate(acc, arg.kind(), value));
         frames.pop();
         Stmt.Block body = new Stmt.Block(inner.stmts());
         for (int k = loops.size() - 1; k >= 0; k--) {
@@ -231,6 +241,54 @@ public final class Lowerer {
         outer.stmts().addAll(body.body());
         outer.reduces().put(key, acc.uop());
         return acc.uop();
+    }
+
+    /**
+     * Folds a one-hot sum, the form of every gather, embedding lookup and index select:
+     * {@code sum over r of where(e == r, v(r), z)}, with {@code e} free of {@code r} and {@code z} the sum's
+     * identity (after any casts between the select and the sum). Only the iteration {@code r == e} adds
+     * something other than the identity, so the sum equals {@code where(0 <= e < n, v(e), z)} bit for bit
+     * ({@code n} the loop's extent, or its limit on a symbolic axis), and the loop over {@code r}, n
+     * iterations per element, disappears. {@code e} is clamped into the extent before it indexes anything,
+     * so range analysis proves every read in bounds even for an index that selects nothing.
+     *
+     * @return the folded value, or null if {@code value} is not a one-hot sum over {@code r}
+     */
+    private static UOp foldOneHot(UOp value, Variable r, Variable limit, DType accumulator) {
+        List<UOp> casts = new ArrayList<>();
+        UOp select = value;
+        while (select.op() == Op.CAST) {
+            casts.add(select);
+            select = select.src(0);
+        }
+        if (select.op() != Op.WHERE || select.src(0).op() != Op.CMPEQ) return null;
+        if (!recast(select.src(2), casts).equals(identity(ReduceArg.Kind.SUM, accumulator))) return null;
+        UOp cmp = select.src(0), e;
+        if (isIndex(cmp.src(1), r)) e = cmp.src(0);
+        else if (isIndex(cmp.src(0), r)) e = cmp.src(1);
+        else return null;
+        if (!e.dtype().isInt() || e.toposort().contains(r.uop())) return null;
+        UOp at = e.dtype() == DType.I64 ? e : UOp.of(Op.CAST, DType.I64, null, e);
+        UOp upper = limit != null ? limit.uop() : UOp.index(r.max() + 1);
+        UOp valid = simplify(at.lt(UOp.index(0)).where(UOp.constant(DType.BOOL, 0), at.lt(upper)));
+        UOp clamped = at.max(UOp.index(0)).min(UOp.index(r.max()));
+        UOp picked = Optimizer.substitute(select.src(1), Map.of(r, clamped));
+        return simplify(recast(valid.where(picked, select.src(2)), casts));
+    }
+
+    /** {@code u} under the casts of {@code casts} (outermost first), simplified. */
+    private static UOp recast(UOp u, List<UOp> casts) {
+        for (UOp c : casts.reversed()) u = UOp.of(Op.CAST, c.dtype(), null, u);
+        return simplify(u);
+    }
+
+    /**
+     * Whether {@code u} is the loop index {@code r} under integer casts that keep every value of {@code r}
+     * (an arange read in the loop, widened or narrowed to the compared dtype).
+     */
+    private static boolean isIndex(UOp u, Variable r) {
+        while (u.op() == Op.CAST && u.dtype().isInt() && !u.dtype().isBool() && u.dtype().maxInt() >= r.max()) u = u.src(0);
+        return u.equals(r.uop());
     }
 
     // ---------------------------------------------------------------- helpers

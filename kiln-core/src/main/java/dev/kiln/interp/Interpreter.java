@@ -67,6 +67,11 @@ final class Interpreter {
                     out.ints[0] = Alu.wrap(u.dtype(), bound(v));
                     yield out;
                 }
+                case ARANGE -> {
+                    Value out = Value.allocate(u.dtype(), u.shape());
+                    for (int i = 0; i < out.ints.length; i++) out.ints[i] = i;
+                    yield out;
+                }
                 case BUFFER -> Value.read((Buffer) u.arg(), u.shape());
                 case COPY, CONTIGUOUS -> in(u, 0);
                 case ASSIGN -> assign(u, in(u, 1));

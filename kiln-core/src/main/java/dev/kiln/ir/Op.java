@@ -41,6 +41,12 @@ public enum Op {
     BUFFER(Group.BUFFER),
     /** A symbolic integer; arg is a {@link dev.kiln.Variable}. */
     DEFINE_VAR(Group.BUFFER),
+    /**
+     * {@code [0, 1, ..., n-1]} as i32 or i64; arg is its 1-D {@link dev.kiln.Shape} (the axis may be symbolic).
+     * Like CONST it needs no memory: a kernel computes it from the loop index, so a comparison with it (a
+     * one-hot mask, a causal mask) is index arithmetic, and the lowerer can fold a one-hot sum into a load.
+     */
+    ARANGE(Group.BUFFER),
     /** Kernel level: read {@code src0} (a buffer) at flat index {@code src1}. */
     LOAD(Group.BUFFER),
     /** Kernel level: write {@code src2} into {@code src0} at flat index {@code src1}. */

@@ -223,6 +223,12 @@ final class ShapeInference {
                 }
                 yield Shape.SCALAR;
             }
+            case ARANGE -> {
+                arity(op, src, 0);
+                if (!(arg instanceof Shape s) || s.rank() != 1) throw new IllegalArgumentException("ARANGE needs a 1-D Shape, got " + arg);
+                if (dtype != DType.I32 && dtype != DType.I64) throw new IllegalArgumentException("ARANGE counts in i32 or i64, not " + dtype);
+                yield s;
+            }
             case BUFFER -> {
                 arity(op, src, 0);
                 if (!(arg instanceof Buffer b) || b.dtype() != dtype) {

@@ -133,6 +133,9 @@ public final class UOp {
     /** An i64 constant (the dtype of index math). */
     public static UOp index(long value) { return constant(DType.I64, value); }
 
+    /** {@code [0, 1, ..., shape.dim(0) - 1]} as {@code dtype} (i32 or i64); see {@link Op#ARANGE}. */
+    public static UOp arange(DType dtype, Shape shape) { return of(Op.ARANGE, dtype, shape); }
+
     /** The i64 node of a symbolic variable. */
     public static UOp variable(Variable v) { return of(Op.DEFINE_VAR, DType.I64, v); }
 

@@ -3,6 +3,7 @@ package dev.kiln.clang;
 import dev.kiln.DType;
 import dev.kiln.Variable;
 import dev.kiln.codegen.KernelProgram;
+import dev.kiln.codegen.Optimizer;
 import dev.kiln.codegen.Stmt;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.Slot;
@@ -272,12 +273,19 @@ public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
 
     /**
      * Whether an UPCAST loop can be distributed over its statements: every register it accumulates into
-     * is defined inside it (the lanes then never share a register, as UPCAST promises).
+     * is defined inside it (the lanes then never share a register, as UPCAST promises), or is read by no
+     * statement of the loop (a GROUP's combine, which distributed runs lane by lane in order).
      */
-    private static boolean distributable(Stmt.Loop l) {
+    private boolean distributable(Stmt.Loop l) {
         Set<Slot> defined = new HashSet<>(), accumulated = new HashSet<>();
         registers(l.body(), defined, accumulated);
-        return defined.containsAll(accumulated);
+        accumulated.removeAll(defined);
+        if (accumulated.isEmpty()) return true;
+        boolean[] reads = {false};
+        Optimizer.walk(l.body(), s -> {
+            for (UOp e : Optimizer.expressions(s)) for (Slot r : registersRead(e)) reads[0] |= accumulated.contains(r);
+        });
+        return !reads[0];
     }
 
     private static void registers(Stmt s, Set<Slot> defined, Set<Slot> accumulated) {

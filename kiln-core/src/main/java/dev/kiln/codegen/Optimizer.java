@@ -34,7 +34,7 @@ import static dev.kiln.ir.PatternMatcher.rule;
  * addresses the axes of the program it is applied to: {@link #apply(KernelProgram, List)} applies its
  * actions in order, each to the result of the previous ones. UPCAST, UNROLL and GROUP of an innermost
  * reduce loop leave the numbering unchanged; TILE adds an output axis after the GLOBAL ones, shifting
- * the reduce axes by one; GROUP copies any loops nested in the grouped loop once per lane.
+ * the reduce axes by one.
  *
  * <h2>Splitting</h2>
  * A split of a loop {@code i} (extent n) by {@code a} makes an outer loop {@code i_o} (n / a) and an
@@ -267,10 +267,21 @@ public final class Optimizer {
     }
 
     /**
-     * GROUP: the registers the loop accumulates but does not define (its carried registers) get one
-     * partial register per lane, defined to the reduction's identity before the loop and combined into
-     * the original register after it. Every iteration still runs once and in the same order; only the
-     * register it accumulates into changes.
+     * GROUP: iteration {@code r} of the loop accumulates into the partial register of lane
+     * {@code r % lanes} instead of the loop's carried registers (those it accumulates but does not
+     * define), and the partials are combined into the carried registers in lane order after the loop:
+     *
+     * <pre>
+     * UPCAST g in [0, lanes):
+     *     Define p = identity                     (one partial per carried register)
+     *     REDUCE r_o in [0, n / lanes): body(r = r_o * lanes + g), accumulating into p
+     *     Accumulate carried += p
+     * </pre>
+     *
+     * The lanes are independent but for the last statement, which every backend runs for lane 0, 1, ...
+     * in order, whether it runs the lanes one after another, interleaved statement by statement, or as
+     * vector lanes (a vector partial, folded lane by lane): so the sums are those of {@code lanes}
+     * interleaved partial sums, the same on every device.
      */
     private Stmt.Block group(Stmt.Loop loop, int lanes) {
         Map<Slot, ReduceArg.Kind> carried = new LinkedHashMap<>();
@@ -296,40 +307,21 @@ public final class Optimizer {
                 }
             }
         });
-        List<Variable> nested = new ArrayList<>();
-        walk(loop.body(), s -> {
-            if (s instanceof Stmt.Loop l) nested.add(l.index());
-        });
-
         Variable outer = fresh(loop.index().name() + "_o", loop.extent() / lanes);
-        List<Stmt> before = new ArrayList<>(), laneBodies = new ArrayList<>(), after = new ArrayList<>();
-        Map<Slot, List<Slot>> partials = new LinkedHashMap<>();
+        Variable lane = fresh(loop.index().name() + "_g", lanes);
+        Map<Object, UOp> map = new HashMap<>();
+        map.put(loop.index(), outer.uop().mul(lanes).add(lane.uop()));
+        List<Stmt> inLane = new ArrayList<>();
+        Map<Slot, Slot> partials = new LinkedHashMap<>();
         for (var c : carried.entrySet()) {
-            List<Slot> ps = new ArrayList<>();
-            for (int l = 0; l < lanes; l++) {
-                Slot p = newRegister(c.getKey());
-                ps.add(p);
-                before.add(new Stmt.Define(p, Lowerer.identity(c.getValue(), p.dtype())));
-            }
-            partials.put(c.getKey(), ps);
+            Slot p = newRegister(c.getKey());
+            partials.put(c.getKey(), p);
+            map.put(c.getKey(), p.uop());
+            inLane.add(new Stmt.Define(p, Lowerer.identity(c.getValue(), p.dtype())));
         }
-        for (int l = 0; l < lanes; l++) {
-            Map<Object, UOp> map = new HashMap<>();
-            map.put(loop.index(), outer.uop().mul(lanes).add(UOp.index(l)));
-            for (var p : partials.entrySet()) map.put(p.getKey(), p.getValue().get(l).uop());
-            if (l < lanes - 1) { // the last lane, which runs the last iteration, keeps the body's own names
-                for (Slot r : local) map.put(r, newRegister(r).uop());
-                for (Variable v : nested) map.put(v, fresh(v.name() + "_l" + l, v.max() + 1).uop());
-            }
-            laneBodies.addAll(substitute(loop.body(), map).body());
-        }
-        for (var p : partials.entrySet()) {
-            for (Slot s : p.getValue()) after.add(new Stmt.Accumulate(p.getKey(), carried.get(p.getKey()), s.uop()));
-        }
-        List<Stmt> out = new ArrayList<>(before);
-        out.add(new Stmt.Loop(outer, Stmt.LoopKind.REDUCE, new Stmt.Block(laneBodies)));
-        out.addAll(after);
-        return replace(program.body(), loop, out);
+        inLane.add(new Stmt.Loop(outer, Stmt.LoopKind.REDUCE, substitute(loop.body(), map)));
+        for (var p : partials.entrySet()) inLane.add(new Stmt.Accumulate(p.getKey(), carried.get(p.getKey()), p.getValue().uop()));
+        return replace(program.body(), loop, List.of(new Stmt.Loop(lane, Stmt.LoopKind.UPCAST, new Stmt.Block(inLane))));
     }
 
     private Slot newRegister(Slot like) { return new Slot(Slot.Kind.REGISTER, registers++, like.dtype()); }

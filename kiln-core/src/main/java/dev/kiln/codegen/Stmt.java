@@ -68,7 +68,9 @@ public sealed interface Stmt {
          * Output loop of a small constant extent with independent iterations, to be expanded by the
          * renderer into one copy of the body per iteration or into vector lanes. Nothing an iteration
          * writes is read by another, so the copies may be interleaved (one register per lane, each
-         * statement of the body for all lanes at once).
+         * statement of the body for all lanes at once). The one exception is the lane loop of a GROUP
+         * ({@link Optimizer}): its iterations also accumulate into registers defined outside it, which
+         * nothing in the loop reads; every way of running the lanes makes those updates in lane order.
          */
         UPCAST,
         /**

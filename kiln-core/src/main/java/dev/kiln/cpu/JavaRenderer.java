@@ -304,6 +304,7 @@ public final class JavaRenderer {
                 line(jtype(d.register().uop()).name + " " + name(d.register()) + " = " + init.text + ";");
             }
             case Stmt.Accumulate a when lanes != null && lanes.registers().contains(a.register()) -> vectorAccumulate(a);
+            case Stmt.Accumulate a when lanes != null && dependent(a.value()) -> laneFold(a);
             case Stmt.Accumulate a -> accumulate(a);
             case Stmt.Store st -> {
                 Slot p = st.param();
@@ -321,12 +322,24 @@ public final class JavaRenderer {
         }
     }
 
-    private void accumulate(Stmt.Accumulate a) {
-        Slot reg = a.register();
+    private void accumulate(Stmt.Accumulate a) { accumulate(a.register(), a.kind(), ref(a.value())); }
+
+    /**
+     * A GROUP's combine: a register defined outside the vector loop takes every lane of a vector value,
+     * lane 0 first, as the loop run lane by lane would.
+     */
+    private void laneFold(Stmt.Accumulate a) {
+        JType t = vectorType(a.value());
+        Expr v = vec(a.value(), t);
+        for (int l = 0; l < lanes.count(); l++) {
+            accumulate(a.register(), a.kind(), new Expr(paren(v, ATOM) + ".lane(" + l + ")", t.element(), ATOM));
+        }
+    }
+
+    private void accumulate(Slot reg, ReduceArg.Kind kind, Expr v) {
         DType dt = reg.dtype();
         Expr acc = new Expr(name(reg), jtype(reg.uop()), ATOM);
-        Expr v = ref(a.value());
-        Expr r = switch (a.kind()) {
+        Expr r = switch (kind) {
             case SUM -> binary(Op.ADD, dt, acc.type, acc, v, null, null);
             case PROD -> binary(Op.MUL, dt, acc.type, acc, v, null, null);
             case MAX -> binary(Op.MAX, dt, acc.type, acc, v, null, null);
@@ -791,7 +804,12 @@ public final class JavaRenderer {
         Lanes saved = lanes;
         lanes = lanesOf(loop);
         try {
-            Set<Slot> defined = new HashSet<>();
+            Set<Slot> defined = new HashSet<>(), read = new HashSet<>();
+            Optimizer.walk(loop.body(), s -> {
+                for (UOp e : Optimizer.expressions(s)) read.addAll(registersRead(e));
+            });
+            Set<Slot> outside = new HashSet<>(read);
+            outside.removeAll(definedIn(loop));
             long[] cost = {0};
             Set<UOp> seen = new HashSet<>();
             Optimizer.walk(loop.body(), s -> {
@@ -800,6 +818,12 @@ public final class JavaRenderer {
                     case Stmt.Define d -> {
                         defined.add(d.register());
                         yield plus(VECTOR_OP_BYTES, cost(d.init(), seen));
+                    }
+                    case Stmt.Accumulate a when !lanes.registers().contains(a.register()) && dependent(a.value()) -> {
+                        // a lane fold (GROUP's combine): lane by lane into a scalar no statement of the loop reads
+                        JType t = vectorType(a.value());
+                        if (t == null || t.isMask() || outside.contains(a.register())) yield -1;
+                        yield plus(lanes.count() * (ACCESS_BYTES + LoopExpansion.NODE_BYTES), cost(a.value(), seen));
                     }
                     case Stmt.Accumulate a -> plus(VECTOR_OP_BYTES, cost(a.value(), seen));
                     case Stmt.Store st -> {
@@ -824,20 +848,32 @@ public final class JavaRenderer {
     /** {@code a + b}, or -1 if either is -1 (no vector form). */
     private static long plus(long a, long b) { return a < 0 || b < 0 ? -1 : a + b; }
 
-    /** The lanes of {@code loop}: its vector registers are those whose value depends on the lane (a fixpoint). */
+    /**
+     * The lanes of {@code loop}: its vector registers are those defined in it whose value depends on the
+     * lane (a fixpoint). A register defined outside that takes lane-dependent values (a GROUP's combine)
+     * stays a scalar: it folds the lanes in order.
+     */
     private static Lanes lanesOf(Stmt.Loop loop) {
-        Set<Slot> registers = new HashSet<>();
+        Set<Slot> registers = new HashSet<>(), defined = definedIn(loop);
         while (true) {
             Lanes t = new Lanes(loop.index(), (int) loop.extent(), Set.copyOf(registers), new HashMap<>());
             Optimizer.walk(loop.body(), s -> {
                 switch (s) {
                     case Stmt.Define d when dependent(t, d.init()) -> registers.add(d.register());
-                    case Stmt.Accumulate a when dependent(t, a.value()) -> registers.add(a.register());
+                    case Stmt.Accumulate a when defined.contains(a.register()) && dependent(t, a.value()) -> registers.add(a.register());
                     default -> { }
                 }
             });
             if (registers.size() == t.registers().size()) return t;
         }
+    }
+
+    private static Set<Slot> definedIn(Stmt.Loop loop) {
+        Set<Slot> defined = new HashSet<>();
+        Optimizer.walk(loop.body(), s -> {
+            if (s instanceof Stmt.Define d) defined.add(d.register());
+        });
+        return defined;
     }
 
     private boolean dependent(UOp u) { return lanes != null && dependent(lanes, u); }

@@ -3,6 +3,7 @@ package dev.kiln.codegen;
 import dev.kiln.DType;
 import dev.kiln.Tensor;
 import dev.kiln.ir.Op;
+import dev.kiln.ir.Slot;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.Elements;
@@ -201,14 +202,27 @@ class OptimizerTest {
         KernelProgram q = Optimizer.apply(p, List.of(new Opt.Group(1, 4)));
         Stmt.Loop outer = Optimizer.axes(q).get(0);
         List<Stmt> body = outer.body().body();
-        // the register, four partials, the split loop with one accumulate per lane, four combines, the store
-        assertThat(body).hasSize(11);
-        assertThat(body.subList(0, 5)).allMatch(s -> s instanceof Stmt.Define);
-        assertThat(body.get(5)).isInstanceOfSatisfying(Stmt.Loop.class, l -> {
-            assertThat(l.extent()).isEqualTo(4);
-            assertThat(l.body().body()).hasSize(4).allMatch(s -> s instanceof Stmt.Accumulate);
+        // the register, the lane loop (a partial, the split loop accumulating into it, the combine), the store
+        assertThat(body).hasSize(3);
+        assertThat(body.getFirst()).isInstanceOf(Stmt.Define.class);
+        Slot register = ((Stmt.Define) body.getFirst()).register();
+        assertThat(body.get(1)).isInstanceOfSatisfying(Stmt.Loop.class, lanes -> {
+            assertThat(lanes.kind()).isEqualTo(Stmt.LoopKind.UPCAST);
+            assertThat(lanes.extent()).isEqualTo(4);
+            List<Stmt> inLane = lanes.body().body();
+            assertThat(inLane).hasSize(3);
+            Slot partial = ((Stmt.Define) inLane.getFirst()).register();
+            assertThat(partial).isNotEqualTo(register);
+            assertThat(inLane.get(1)).isInstanceOfSatisfying(Stmt.Loop.class, split -> {
+                assertThat(split.kind()).isEqualTo(Stmt.LoopKind.REDUCE);
+                assertThat(split.extent()).isEqualTo(4);
+                assertThat(split.body().body()).singleElement().isInstanceOfSatisfying(Stmt.Accumulate.class, a -> assertThat(a.register()).isEqualTo(partial));
+            });
+            assertThat(inLane.get(2)).isInstanceOfSatisfying(Stmt.Accumulate.class, a -> {
+                assertThat(a.register()).isEqualTo(register);
+                assertThat(a.value()).isEqualTo(partial.uop());
+            });
         });
-        assertThat(body.subList(6, 10)).allMatch(s -> s instanceof Stmt.Accumulate a && a.register().index() == 0);
         assertThat(body.getLast()).isInstanceOf(Stmt.Store.class);
     }
 

@@ -6,7 +6,6 @@ import dev.kiln.Variable;
 import dev.kiln.codegen.CpuInfo;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
-import dev.kiln.ir.BoundedCache;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.CompiledKernel;
@@ -16,7 +15,6 @@ import dev.kiln.runtime.KernelCache;
 import dev.kiln.runtime.PlanBuilder;
 import dev.kiln.runtime.WorkerPool;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -43,11 +41,8 @@ public final class ClangDevice implements Device {
 
     private static final KernelCache<NativeLibrary> CACHE = new KernelCache<>(SharedObjects::resolve);
 
-    // per kernel structure (programs without their names): the heuristic's choice and the rendered function
-    private static final BoundedCache<KernelProgram, Function> FUNCTIONS = new BoundedCache<>(4096);
-
-    /** A rendered kernel: its exported name (a hash of its source) and its C source. */
-    private record Function(String symbol, String source) {}
+    /** The rendered C function per kernel structure (programs without their names). */
+    private static final KernelFunctions FUNCTIONS = new KernelFunctions(CRenderer::render);
 
     private final DeviceSpec spec;
     private final CCompiler compiler;
@@ -81,31 +76,11 @@ public final class ClangDevice implements Device {
 
     @Override
     public List<CompiledKernel> compile(List<KernelProgram> programs) {
-        List<KernelCache.Request<KernelProgram>> requests = new ArrayList<>();
-        List<Function> functions = new ArrayList<>();
-        for (KernelProgram p : programs) {
-            Function f = functionOf(p);
-            functions.add(f);
-            requests.add(new KernelCache.Request<>(p.anonymous(), f.source(), identity));
-        }
-        Map<KernelProgram, NativeLibrary> loaded = CACHE.getOrCompileTogether(requests,
-                sources -> SharedObjects.publish(compiler.compileShared(CRenderer.translationUnit(sources))));
-        List<CompiledKernel> out = new ArrayList<>();
-        for (int i = 0; i < programs.size(); i++) {
-            KernelProgram p = programs.get(i);
-            Function f = functions.get(i);
-            CKernel k = new CKernel(p, f.symbol(), f.source(), loaded.get(p.anonymous()).function(f.symbol()));
-            out.add(new CompiledKernel(p, k.source(), k::run));
-        }
-        return out;
-    }
-
-    /** The function whose name is a hash of the computation, so it is the same in every plan and JVM. */
-    private static Function functionOf(KernelProgram p) {
-        return FUNCTIONS.get(p.anonymous(), anon -> {
-            String symbol = "kiln_" + CCompiler.sha256(CRenderer.render(anon, "kernel")).substring(0, 24);
-            return new Function(symbol, CRenderer.render(anon, symbol));
-        });
+        return FUNCTIONS.compile(CACHE, identity, programs, sources -> SharedObjects.publish(compiler.compileShared(CRenderer.translationUnit(sources))),
+                (p, f, library) -> {
+                    CKernel k = new CKernel(p, f.symbol(), f.source(), library.function(f.symbol()));
+                    return new CompiledKernel(p, k.source(), k::run);
+                });
     }
 
     /** Statistics of the process-wide kernel cache (memory and disk hits, compiles). */

@@ -3,14 +3,11 @@ package dev.kiln.cuda;
 import dev.kiln.codegen.CpuInfo;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
-import dev.kiln.ir.BoundedCache;
+import dev.kiln.clang.KernelFunctions;
 import dev.kiln.runtime.CompilerIdentity;
 import dev.kiln.runtime.KernelCache;
 
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The CUDA device's front half, which needs no GPU: kernels optimised ({@link #optimize}), rendered as
@@ -30,10 +27,8 @@ public final class CudaCompiler {
 
     private static final KernelCache<PtxModule> CACHE = new KernelCache<>(PtxModules::resolve);
 
-    // per kernel structure (programs without their names): the rendered kernel
-    private static final BoundedCache<KernelProgram, Function> FUNCTIONS = new BoundedCache<>(4096);
-
-    private record Function(String symbol, String source) {}
+    /** The rendered CUDA kernel per kernel structure (programs without their names). */
+    private static final KernelFunctions FUNCTIONS = new KernelFunctions(CudaRenderer::render);
 
     private final Nvcc nvcc;
     private final CompilerIdentity identity;
@@ -56,30 +51,8 @@ public final class CudaCompiler {
      * @throws IllegalStateException if nvcc rejects the generated code (a Kiln bug; the message holds the source)
      */
     public List<PtxKernel> compile(List<KernelProgram> programs) {
-        List<KernelCache.Request<KernelProgram>> requests = new ArrayList<>();
-        List<Function> functions = new ArrayList<>();
-        for (KernelProgram p : programs) {
-            Function f = functionOf(p);
-            functions.add(f);
-            requests.add(new KernelCache.Request<>(p.anonymous(), f.source(), identity));
-        }
-        Map<KernelProgram, PtxModule> modules = CACHE.getOrCompileTogether(requests,
-                sources -> PtxModules.publish(nvcc.compilePtx(CudaRenderer.translationUnit(sources))));
-        List<PtxKernel> out = new ArrayList<>();
-        for (int i = 0; i < programs.size(); i++) {
-            KernelProgram p = programs.get(i);
-            Function f = functions.get(i);
-            out.add(new PtxKernel(p, f.symbol(), f.source(), modules.get(p.anonymous())));
-        }
-        return out;
-    }
-
-    /** The kernel whose name is a hash of the computation, so it is the same in every plan and JVM. */
-    private static Function functionOf(KernelProgram p) {
-        return FUNCTIONS.get(p.anonymous(), anon -> {
-            String symbol = "kiln_" + Nvcc.sha256(CudaRenderer.render(anon, "kernel").getBytes(StandardCharsets.UTF_8)).substring(0, 24);
-            return new Function(symbol, CudaRenderer.render(anon, symbol));
-        });
+        return FUNCTIONS.compile(CACHE, identity, programs, sources -> PtxModules.publish(nvcc.compilePtx(CudaRenderer.translationUnit(sources))),
+                (p, f, module) -> new PtxKernel(p, f.symbol(), f.source(), module));
     }
 
     /** Statistics of the process-wide PTX cache (memory and disk hits, compiles). */

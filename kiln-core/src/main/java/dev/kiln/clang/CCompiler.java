@@ -9,7 +9,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -156,7 +155,7 @@ public record CCompiler(Path executable, String version, String target, List<Str
                 "target", target,
                 "flags", String.join(" ", flags),
                 "cpu.features", String.join(" ", features),
-                "prelude.sha256", sha256(CPrelude.TEXT));
+                "prelude.sha256", ExternalCommand.sha256(CPrelude.TEXT));
     }
 
     /**
@@ -178,7 +177,7 @@ public record CCompiler(Path executable, String version, String target, List<Str
             ExternalCommand.Result r = ExternalCommand.run(cmd, dir, COMPILE_SECONDS);
             if (r.exit() != 0 || !Files.isRegularFile(so)) {
                 throw new IllegalStateException("the C compiler failed on generated kernels (a Kiln bug):\n$ " + String.join(" ", cmd) + "\n"
-                        + r.output() + "\n--- kernels.c\n" + numbered(source));
+                        + r.output() + "\n--- kernels.c\n" + ExternalCommand.numbered(source));
             }
             return Files.readAllBytes(so);
         } catch (IOException e) {
@@ -213,23 +212,5 @@ public record CCompiler(Path executable, String version, String target, List<Str
         String t = s.strip();
         int nl = t.indexOf('\n');
         return nl < 0 ? t : t.substring(0, nl).strip();
-    }
-
-
-    static String numbered(String code) {
-        StringBuilder b = new StringBuilder();
-        String[] lines = code.split("\n", -1);
-        for (int i = 0; i < lines.length; i++) b.append(String.format(Locale.ROOT, "%5d  %s%n", i + 1, lines[i]));
-        return b.toString();
-    }
-
-    static String sha256(String s) { return sha256(s.getBytes(StandardCharsets.UTF_8)); }
-
-    static String sha256(byte[] bytes) {
-        try {
-            return HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(bytes));
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new AssertionError("SHA-256 is required of every JVM", e);
-        }
     }
 }

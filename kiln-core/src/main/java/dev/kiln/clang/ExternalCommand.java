@@ -6,8 +6,12 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.Comparator;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -55,5 +59,25 @@ public final class ExternalCommand {
         } catch (IOException ignored) {
             // a leftover folder in the temp folder is harmless
         }
+    }
+
+    /** The SHA-256 of {@code bytes} in lower-case hex: the names of cached binaries and kernel symbols. */
+    public static String sha256(byte[] bytes) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+        } catch (NoSuchAlgorithmException e) {
+            throw new AssertionError("SHA-256 is required of every JVM", e);
+        }
+    }
+
+    /** The SHA-256 of {@code text}'s UTF-8 bytes. */
+    public static String sha256(String text) { return sha256(text.getBytes(StandardCharsets.UTF_8)); }
+
+    /** {@code code} with line numbers, as compiler messages refer to them. */
+    public static String numbered(String code) {
+        StringBuilder b = new StringBuilder();
+        String[] lines = code.split("\n", -1);
+        for (int i = 0; i < lines.length; i++) b.append(String.format(Locale.ROOT, "%5d  %s%n", i + 1, lines[i]));
+        return b.toString();
     }
 }

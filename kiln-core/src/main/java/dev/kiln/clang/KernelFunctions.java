@@ -35,7 +35,7 @@ public final class KernelFunctions {
     /** The function of {@code program}, named by a hash of its anonymous form's source. */
     public Named of(KernelProgram program) {
         return functions.get(program.anonymous(), anon -> {
-            String symbol = "kiln_" + CCompiler.sha256(render.apply(anon, "kernel")).substring(0, 24);
+            String symbol = "kiln_" + ExternalCommand.sha256(render.apply(anon, "kernel")).substring(0, 24);
             return new Named(symbol, render.apply(anon, symbol));
         });
     }

@@ -47,7 +47,7 @@ final class NativeLibrary {
      * @throws IllegalArgumentException if the bytes are not a loadable shared object
      */
     static NativeLibrary load(byte[] sharedObject) {
-        String sha = CCompiler.sha256(sharedObject);
+        String sha = ExternalCommand.sha256(sharedObject);
         return LOADED.computeIfAbsent(sha, s -> {
             Path file = folder().resolve(s.substring(0, 32) + ".so");
             try {

@@ -30,7 +30,7 @@ final class SharedObjects {
 
     /** Loads {@code sharedObject}, stores it on disk when the cache is on, and returns the reference to it. */
     static byte[] publish(byte[] sharedObject) {
-        String sha = CCompiler.sha256(sharedObject);
+        String sha = ExternalCommand.sha256(sharedObject);
         NativeLibrary.load(sharedObject);
         FOLDER.ifPresent(dir -> {
             Path file = dir.resolve(sha + ".so");
@@ -75,7 +75,7 @@ final class SharedObjects {
         } catch (IOException e) {
             throw new IllegalArgumentException("cannot read shared object " + file + ": " + e);
         }
-        if (!CCompiler.sha256(bytes).equals(sha)) {
+        if (!ExternalCommand.sha256(bytes).equals(sha)) {
             file.toFile().delete(); // damaged: recompiling publishes it again
             throw new IllegalArgumentException("shared object " + file + " does not match its hash");
         }

@@ -11,9 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -90,7 +88,7 @@ public record Nvcc(Path executable, String version, String arch) {
                 "version", version,
                 "arch", arch,
                 "flags", String.join(" ", FLAGS),
-                "prelude.sha256", sha256(CudaRenderer.prelude().getBytes(StandardCharsets.UTF_8)));
+                "prelude.sha256", ExternalCommand.sha256(CudaRenderer.prelude().getBytes(StandardCharsets.UTF_8)));
     }
 
     /**
@@ -110,30 +108,13 @@ public record Nvcc(Path executable, String version, String arch) {
             ExternalCommand.Result r = ExternalCommand.run(cmd, dir, COMPILE_SECONDS);
             if (r.exit() != 0 || !Files.isRegularFile(ptx)) {
                 throw new IllegalStateException("nvcc failed on generated kernels (a Kiln bug):\n$ " + String.join(" ", cmd) + "\n"
-                        + r.output() + "\n--- kernels.cu\n" + numbered(source));
+                        + r.output() + "\n--- kernels.cu\n" + ExternalCommand.numbered(source));
             }
             return Files.readString(ptx, StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot compile CUDA kernels in " + dir + ": " + e.getMessage(), e);
         } finally {
             if (dir != null) ExternalCommand.deleteTree(dir);
-        }
-    }
-
-
-
-    private static String numbered(String code) {
-        StringBuilder b = new StringBuilder();
-        String[] lines = code.split("\n", -1);
-        for (int i = 0; i < lines.length; i++) b.append(String.format(Locale.ROOT, "%5d  %s%n", i + 1, lines[i]));
-        return b.toString();
-    }
-
-    static String sha256(byte[] bytes) {
-        try {
-            return HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(bytes));
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new AssertionError("SHA-256 is required of every JVM", e);
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.kiln.cuda;
 
+import dev.kiln.clang.ExternalCommand;
 import dev.kiln.runtime.KernelCache;
 
 import java.io.IOException;
@@ -32,7 +33,7 @@ final class PtxModules {
     /** Keeps {@code ptx} in this process, stores it on disk when the cache is on, and returns the reference to it. */
     static byte[] publish(String ptx) {
         byte[] bytes = ptx.getBytes(StandardCharsets.UTF_8);
-        String sha = Nvcc.sha256(bytes);
+        String sha = ExternalCommand.sha256(bytes);
         LOADED.putIfAbsent(sha, new PtxModule(sha, ptx));
         FOLDER.ifPresent(dir -> {
             Path file = dir.resolve(sha + ".ptx");
@@ -77,7 +78,7 @@ final class PtxModules {
         } catch (IOException e) {
             throw new IllegalArgumentException("cannot read PTX module " + file + ": " + e);
         }
-        if (!Nvcc.sha256(bytes).equals(sha)) {
+        if (!ExternalCommand.sha256(bytes).equals(sha)) {
             file.toFile().delete(); // damaged: recompiling publishes it again
             throw new IllegalArgumentException("PTX module " + file + " does not match its hash");
         }

@@ -169,7 +169,7 @@ class ClangDeviceTest {
         String f = "KILN_EXPORT void kiln_ref_test(void** bufs, const int64_t* vars, int64_t start, int64_t end) { }\n";
         byte[] so = cc.compileShared(CRenderer.translationUnit(List.of(f)));
         byte[] reference = SharedObjects.publish(so);
-        assertThat(new String(reference, StandardCharsets.US_ASCII)).endsWith(CCompiler.sha256(so));
+        assertThat(new String(reference, StandardCharsets.US_ASCII)).endsWith(ExternalCommand.sha256(so));
         assertThat(SharedObjects.resolve(reference)).isSameAs(NativeLibrary.load(so));
         assertThatThrownBy(() -> SharedObjects.resolve("garbage".getBytes(StandardCharsets.US_ASCII)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not a shared object reference");

@@ -11,6 +11,7 @@ import dev.kiln.ir.UOp;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -276,16 +277,11 @@ public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
      * is defined inside it (the lanes then never share a register, as UPCAST promises), or is read by no
      * statement of the loop (a GROUP's combine, which distributed runs lane by lane in order).
      */
-    private boolean distributable(Stmt.Loop l) {
+    private static boolean distributable(Stmt.Loop l) {
         Set<Slot> defined = new HashSet<>(), accumulated = new HashSet<>();
         registers(l.body(), defined, accumulated);
         accumulated.removeAll(defined);
-        if (accumulated.isEmpty()) return true;
-        boolean[] reads = {false};
-        Optimizer.walk(l.body(), s -> {
-            for (UOp e : Optimizer.expressions(s)) for (Slot r : registersRead(e)) reads[0] |= accumulated.contains(r);
-        });
-        return !reads[0];
+        return accumulated.isEmpty() || Collections.disjoint(accumulated, Optimizer.registersRead(l.body()));
     }
 
     private static void registers(Stmt s, Set<Slot> defined, Set<Slot> accumulated) {

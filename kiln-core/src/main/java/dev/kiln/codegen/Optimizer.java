@@ -15,6 +15,7 @@ import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -115,6 +116,19 @@ public final class Optimizer {
             case Stmt.Loop l -> walk(l.body(), visit);
             default -> { }
         }
+    }
+
+    /** The registers the expressions of {@code s} and of its nested statements read, in the order they are met. */
+    public static Set<Slot> registersRead(Stmt s) {
+        Set<Slot> read = new LinkedHashSet<>();
+        walk(s, x -> {
+            for (UOp e : expressions(x)) {
+                for (UOp u : e.toposort()) {
+                    if (u.op() == Op.DEFINE_VAR && u.arg() instanceof Slot r && r.kind() == Slot.Kind.REGISTER) read.add(r);
+                }
+            }
+        });
+        return read;
     }
 
     /** The expressions a statement holds directly (not those of nested statements). */
@@ -298,15 +312,11 @@ public final class Optimizer {
             }
         });
         if (carried.isEmpty()) throw fail(loop, "the loop accumulates no register defined outside it");
-        walk(loop.body(), s -> {
-            for (UOp e : expressions(s)) {
-                for (UOp u : e.toposort()) {
-                    if (u.op() == Op.DEFINE_VAR && u.arg() instanceof Slot r && carried.containsKey(r)) {
-                        throw fail(loop, "the loop reads register " + r.name() + ", which it accumulates, so partial lanes would change what it reads");
-                    }
-                }
+        for (Slot r : registersRead(loop.body())) {
+            if (carried.containsKey(r)) {
+                throw fail(loop, "the loop reads register " + r.name() + ", which it accumulates, so partial lanes would change what it reads");
             }
-        });
+        }
         Variable outer = fresh(loop.index().name() + "_o", loop.extent() / lanes);
         Variable lane = fresh(loop.index().name() + "_g", lanes);
         Map<Object, UOp> map = new HashMap<>();

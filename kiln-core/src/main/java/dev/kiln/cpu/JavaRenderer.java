@@ -804,12 +804,7 @@ public final class JavaRenderer {
         Lanes saved = lanes;
         lanes = lanesOf(loop);
         try {
-            Set<Slot> defined = new HashSet<>(), read = new HashSet<>();
-            Optimizer.walk(loop.body(), s -> {
-                for (UOp e : Optimizer.expressions(s)) read.addAll(registersRead(e));
-            });
-            Set<Slot> outside = new HashSet<>(read);
-            outside.removeAll(definedIn(loop));
+            Set<Slot> defined = new HashSet<>(), read = Optimizer.registersRead(loop.body());
             long[] cost = {0};
             Set<UOp> seen = new HashSet<>();
             Optimizer.walk(loop.body(), s -> {
@@ -822,7 +817,7 @@ public final class JavaRenderer {
                     case Stmt.Accumulate a when !lanes.registers().contains(a.register()) && dependent(a.value()) -> {
                         // a lane fold (GROUP's combine): lane by lane into a scalar no statement of the loop reads
                         JType t = vectorType(a.value());
-                        if (t == null || t.isMask() || outside.contains(a.register())) yield -1;
+                        if (t == null || t.isMask() || read.contains(a.register())) yield -1;
                         yield plus(lanes.count() * (ACCESS_BYTES + LoopExpansion.NODE_BYTES), cost(a.value(), seen));
                     }
                     case Stmt.Accumulate a -> plus(VECTOR_OP_BYTES, cost(a.value(), seen));

@@ -1,5 +1,6 @@
 package dev.kiln.clang;
 
+import dev.kiln.runtime.CacheEviction;
 import dev.kiln.runtime.KernelCache;
 
 import java.io.IOException;
@@ -79,6 +80,7 @@ final class SharedObjects {
             file.toFile().delete(); // damaged: recompiling publishes it again
             throw new IllegalArgumentException("shared object " + file + " does not match its hash");
         }
+        CacheEviction.touch(file);
         return NativeLibrary.load(bytes);
     }
 }

@@ -1,6 +1,7 @@
 package dev.kiln.cuda;
 
 import dev.kiln.clang.ExternalCommand;
+import dev.kiln.runtime.CacheEviction;
 import dev.kiln.runtime.KernelCache;
 
 import java.io.IOException;
@@ -82,6 +83,7 @@ final class PtxModules {
             file.toFile().delete(); // damaged: recompiling publishes it again
             throw new IllegalArgumentException("PTX module " + file + " does not match its hash");
         }
+        CacheEviction.touch(file);
         return LOADED.computeIfAbsent(sha, s -> new PtxModule(s, new String(bytes, StandardCharsets.UTF_8)));
     }
 }

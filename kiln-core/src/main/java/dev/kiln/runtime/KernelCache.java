@@ -54,7 +54,8 @@ import java.util.function.UnaryOperator;
  * environment variable {@value #DIR_ENV}, else {@code $XDG_CACHE_HOME/kiln}, else
  * {@code ~/.cache/kiln}; the value {@value #OFF} turns the disk cache off. Kernels live in its
  * {@code kernels} folder, leaving the root to other caches (autotuning results, and other compiler
- * products in folders of their own: {@link #inCacheFolder}).
+ * products in folders of their own: {@link #inCacheFolder}). {@link CacheEviction} keeps the root within a
+ * size limit, least recently used entries first.
  *
  * @param <P> the device's loaded program type
  */
@@ -157,6 +158,7 @@ public final class KernelCache<P> {
         this.loader = Objects.requireNonNull(loader, "loader");
         this.warnings = warnings;
         this.writable = directory != null;
+        if (directory != null) CacheEviction.startOnce();
     }
 
     /** A cache without a disk part. */
@@ -369,6 +371,7 @@ public final class KernelCache<P> {
             try {
                 P program = loader.load(Arrays.copyOfRange(bytes, HEADER_BYTES, bytes.length));
                 diskHits.increment();
+                CacheEviction.touch(file);
                 return Optional.of(program);
             } catch (RuntimeException | LinkageError e) {
                 why = "the loader rejected it: " + e;

@@ -32,7 +32,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * and a loader that refuses anything else, so a loaded program proves where its bytes came from.
  */
 class KernelCacheTest {
-    private static final CompilerIdentity JAVAC = CompilerIdentity.of("javac", "java.version", "25.0.1", "vector.bits", "256");
+    static final CompilerIdentity JAVAC = CompilerIdentity.of("javac", "java.version", "25.0.1", "vector.bits", "256");
     private static final CompilerIdentity JAVAC_512 = CompilerIdentity.of("javac", "java.version", "25.0.1", "vector.bits", "512");
 
     record Logged(Level level, String message) {}

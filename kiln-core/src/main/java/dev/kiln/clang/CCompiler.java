@@ -1,6 +1,7 @@
 package dev.kiln.clang;
 
 import dev.kiln.runtime.CompilerIdentity;
+import dev.kiln.runtime.ContentStore;
 
 import java.io.File;
 import java.io.IOException;
@@ -155,7 +156,7 @@ public record CCompiler(Path executable, String version, String target, List<Str
                 "target", target,
                 "flags", String.join(" ", flags),
                 "cpu.features", String.join(" ", features),
-                "prelude.sha256", ExternalCommand.sha256(CPrelude.TEXT));
+                "prelude.sha256", ContentStore.sha256(CPrelude.TEXT));
     }
 
     /**

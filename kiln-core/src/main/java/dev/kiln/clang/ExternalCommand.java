@@ -6,10 +6,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Comparator;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
@@ -60,18 +57,6 @@ public final class ExternalCommand {
             // a leftover folder in the temp folder is harmless
         }
     }
-
-    /** The SHA-256 of {@code bytes} in lower-case hex: the names of cached binaries and kernel symbols. */
-    public static String sha256(byte[] bytes) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-        } catch (NoSuchAlgorithmException e) {
-            throw new AssertionError("SHA-256 is required of every JVM", e);
-        }
-    }
-
-    /** The SHA-256 of {@code text}'s UTF-8 bytes. */
-    public static String sha256(String text) { return sha256(text.getBytes(StandardCharsets.UTF_8)); }
 
     /** {@code code} with line numbers, as compiler messages refer to them. */
     public static String numbered(String code) {

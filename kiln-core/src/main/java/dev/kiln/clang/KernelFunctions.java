@@ -3,6 +3,7 @@ package dev.kiln.clang;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.ir.BoundedCache;
 import dev.kiln.runtime.CompilerIdentity;
+import dev.kiln.runtime.ContentStore;
 import dev.kiln.runtime.KernelCache;
 
 import java.util.ArrayList;
@@ -35,7 +36,7 @@ public final class KernelFunctions {
     /** The function of {@code program}, named by a hash of its anonymous form's source. */
     public Named of(KernelProgram program) {
         return functions.get(program.anonymous(), anon -> {
-            String symbol = "kiln_" + ExternalCommand.sha256(render.apply(anon, "kernel")).substring(0, 24);
+            String symbol = "kiln_" + ContentStore.sha256(render.apply(anon, "kernel")).substring(0, 24);
             return new Named(symbol, render.apply(anon, symbol));
         });
     }

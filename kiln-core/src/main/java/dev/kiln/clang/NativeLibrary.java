@@ -1,5 +1,7 @@
 package dev.kiln.clang;
 
+import dev.kiln.runtime.ContentStore;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
@@ -47,7 +49,7 @@ final class NativeLibrary {
      * @throws IllegalArgumentException if the bytes are not a loadable shared object
      */
     static NativeLibrary load(byte[] sharedObject) {
-        String sha = ExternalCommand.sha256(sharedObject);
+        String sha = ContentStore.sha256(sharedObject);
         return LOADED.computeIfAbsent(sha, s -> {
             Path file = folder().resolve(s.substring(0, 32) + ".so");
             try {

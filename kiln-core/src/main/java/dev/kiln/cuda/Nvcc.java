@@ -3,6 +3,7 @@ package dev.kiln.cuda;
 import dev.kiln.clang.ExternalCommand;
 
 import dev.kiln.runtime.CompilerIdentity;
+import dev.kiln.runtime.ContentStore;
 
 import java.io.File;
 import java.io.IOException;
@@ -88,7 +89,7 @@ public record Nvcc(Path executable, String version, String arch) {
                 "version", version,
                 "arch", arch,
                 "flags", String.join(" ", FLAGS),
-                "prelude.sha256", ExternalCommand.sha256(CudaRenderer.prelude().getBytes(StandardCharsets.UTF_8)));
+                "prelude.sha256", ContentStore.sha256(CudaRenderer.prelude().getBytes(StandardCharsets.UTF_8)));
     }
 
     /**

@@ -13,6 +13,7 @@ import dev.kiln.ir.Slot;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.CompiledKernel;
+import dev.kiln.runtime.ContentStore;
 import dev.kiln.runtime.DeviceRegistry;
 import dev.kiln.runtime.Elements;
 import dev.kiln.schedule.Schedule;
@@ -397,7 +398,7 @@ class CKernelTest {
         assertThat(id.fact("version")).contains(cc.version());
         assertThat(id.fact("flags").orElseThrow()).contains("-O2", "-ffp-contract=off", "-fno-fast-math", "-fPIC", "-shared");
         assertThat(id.fact("cpu.features")).isPresent();
-        assertThat(id.fact("prelude.sha256")).contains(ExternalCommand.sha256(CRenderer.prelude()));
+        assertThat(id.fact("prelude.sha256")).contains(ContentStore.sha256(CRenderer.prelude()));
         assertThat(cc.family()).isIn("clang", "gcc", "cc");
         Map<String, String> facts = new TreeMap<>();
         id.facts().forEach(f -> facts.put(f.key(), f.value()));

@@ -7,6 +7,7 @@ import dev.kiln.Variable;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Opt;
 import dev.kiln.models.SmallModels;
+import dev.kiln.runtime.ContentStore;
 import dev.kiln.runtime.DeviceRegistry;
 import dev.kiln.runtime.ExecutionPlan;
 import dev.kiln.runtime.PreparedKernel;
@@ -169,7 +170,7 @@ class ClangDeviceTest {
         String f = "KILN_EXPORT void kiln_ref_test(void** bufs, const int64_t* vars, int64_t start, int64_t end) { }\n";
         byte[] so = cc.compileShared(CRenderer.translationUnit(List.of(f)));
         byte[] reference = SharedObjects.publish(so);
-        assertThat(new String(reference, StandardCharsets.US_ASCII)).endsWith(ExternalCommand.sha256(so));
+        assertThat(new String(reference, StandardCharsets.US_ASCII)).endsWith(ContentStore.sha256(so));
         assertThat(SharedObjects.resolve(reference)).isSameAs(NativeLibrary.load(so));
         assertThatThrownBy(() -> SharedObjects.resolve("garbage".getBytes(StandardCharsets.US_ASCII)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not a shared object reference");

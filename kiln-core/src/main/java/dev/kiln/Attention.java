@@ -1,5 +1,6 @@
 package dev.kiln;
 
+import dev.kiln.types.DType;
 import dev.kiln.runtime.Device;
 
 import java.util.Arrays;

@@ -1,5 +1,6 @@
 package dev.kiln;
 
+import dev.kiln.types.DType;
 import dev.kiln.ir.CustomFunction;
 import dev.kiln.runtime.WorkerPool;
 import jdk.incubator.vector.FloatVector;

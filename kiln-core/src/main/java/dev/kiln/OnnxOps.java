@@ -1,5 +1,7 @@
 package dev.kiln;
 
+import dev.kiln.types.Shape;
+import dev.kiln.types.DType;
 import dev.kiln.runtime.Device;
 
 import java.util.Arrays;

@@ -1,5 +1,6 @@
 package dev.kiln;
 
+import dev.kiln.types.DType;
 import java.util.Arrays;
 
 /**

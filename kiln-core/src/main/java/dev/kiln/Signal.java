@@ -1,5 +1,6 @@
 package dev.kiln;
 
+import dev.kiln.types.DType;
 /**
  * The signal operators of ONNX (opset 17): DFT as matrix products with host-built cosine and sine
  * tables (angles reduced modulo the length in exact integer arithmetic before the double-precision

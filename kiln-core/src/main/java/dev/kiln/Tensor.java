@@ -1,5 +1,8 @@
 package dev.kiln;
 
+import dev.kiln.types.Variable;
+import dev.kiln.types.Shape;
+import dev.kiln.types.DType;
 import dev.kiln.ir.Ints;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.ReduceArg;
@@ -7,7 +10,7 @@ import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.Device;
 import dev.kiln.runtime.DeviceRegistry;
-import dev.kiln.runtime.Elements;
+import dev.kiln.ir.Elements;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -293,7 +296,7 @@ public final class Tensor {
      * ({@link dev.kiln.runtime.ExecutionPlan#executeWithVars}); use it like any scalar, e.g. to mask
      * positions past a length: {@code arange(n).lt(variable(len))}.
      */
-    public static Tensor variable(Variable v) { return new Tensor(v.uop(), defaultDevice()); }
+    public static Tensor variable(Variable v) { return new Tensor(UOp.variable(v), defaultDevice()); }
 
     /** This tensor on another device (a {@link Op#COPY}); the same tensor if it is already there. */
     public Tensor to(String deviceName) { return to(DeviceRegistry.get(deviceName)); }

@@ -1,5 +1,6 @@
 package dev.kiln;
 
+import dev.kiln.types.DType;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,5 +1,6 @@
 package dev.kiln;
 
+import dev.kiln.types.DType;
 import dev.kiln.ir.Alu;
 import org.junit.jupiter.api.Test;
 

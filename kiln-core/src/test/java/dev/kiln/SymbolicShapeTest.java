@@ -1,5 +1,8 @@
 package dev.kiln;
 
+import dev.kiln.types.Variable;
+import dev.kiln.types.Shape;
+import dev.kiln.types.DType;
 import dev.kiln.codegen.Stmt;
 import dev.kiln.models.SmallModels;
 import dev.kiln.runtime.ExecutionPlan;

@@ -1,5 +1,8 @@
 package dev.kiln;
 
+import dev.kiln.runtime.DeviceSpec;
+
+import dev.kiln.types.DType;
 import dev.kiln.runtime.DeviceRegistry;
 import org.junit.jupiter.api.Test;
 

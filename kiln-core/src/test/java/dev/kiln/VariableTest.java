@@ -1,5 +1,8 @@
 package dev.kiln;
 
+import dev.kiln.ir.UOp;
+import dev.kiln.types.Variable;
+import dev.kiln.types.DType;
 import dev.kiln.ir.Op;
 import org.junit.jupiter.api.Test;
 
@@ -35,11 +38,11 @@ class VariableTest {
 
     @Test
     void equalVariablesAreOneNode() {
-        assertThat(new Variable("n", 1, 64).uop()).isSameAs(n.uop());
-        assertThat(new Variable("n", 1, 65).uop()).isNotSameAs(n.uop());
-        assertThat(n.uop().op()).isEqualTo(Op.DEFINE_VAR);
-        assertThat(n.uop().dtype()).isEqualTo(DType.I64);
-        assertThat(n.uop().vmin()).isEqualTo(1);
-        assertThat(n.uop().vmax()).isEqualTo(64);
+        assertThat(UOp.variable(new Variable("n", 1, 64))).isSameAs(UOp.variable(n));
+        assertThat(UOp.variable(new Variable("n", 1, 65))).isNotSameAs(UOp.variable(n));
+        assertThat(UOp.variable(n).op()).isEqualTo(Op.DEFINE_VAR);
+        assertThat(UOp.variable(n).dtype()).isEqualTo(DType.I64);
+        assertThat(UOp.variable(n).vmin()).isEqualTo(1);
+        assertThat(UOp.variable(n).vmax()).isEqualTo(64);
     }
 }

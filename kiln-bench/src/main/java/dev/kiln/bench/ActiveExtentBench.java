@@ -1,9 +1,9 @@
 package dev.kiln.bench;
 
-import dev.kiln.DType;
-import dev.kiln.Shape;
+import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
 import dev.kiln.Tensor;
-import dev.kiln.Variable;
+import dev.kiln.types.Variable;
 import dev.kiln.models.SmallModels;
 import dev.kiln.runtime.ExecutionPlan;
 import dev.kiln.serve.BucketedCompileCache;

@@ -1,6 +1,6 @@
 package dev.kiln.bench;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 import dev.kiln.serve.CompiledGraph;
 import dev.kiln.serve.Graph;

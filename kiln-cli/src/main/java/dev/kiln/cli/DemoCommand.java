@@ -6,7 +6,7 @@ import dev.kiln.models.TinyDecoder;
 import dev.kiln.serve.CompiledGraph;
 import dev.kiln.serve.Session;
 import dev.kiln.runtime.Buffer;
-import dev.kiln.runtime.Elements;
+import dev.kiln.ir.Elements;
 import dev.kiln.runtime.ExecutionPlan;
 import dev.kiln.runtime.KernelProfile;
 import dev.kiln.runtime.ProfileReport;

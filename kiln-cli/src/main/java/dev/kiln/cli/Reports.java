@@ -1,8 +1,8 @@
 package dev.kiln.cli;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.runtime.Buffer;
-import dev.kiln.runtime.Elements;
+import dev.kiln.ir.Elements;
 import dev.kiln.runtime.KernelProfile;
 
 import java.util.ArrayList;

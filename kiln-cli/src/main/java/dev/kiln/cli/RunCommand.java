@@ -1,9 +1,9 @@
 package dev.kiln.cli;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.io.Npy;
 import dev.kiln.runtime.Buffer;
-import dev.kiln.runtime.Elements;
+import dev.kiln.ir.Elements;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 

@@ -1,6 +1,6 @@
 package dev.kiln.cli;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 
 import java.util.Arrays;
 import java.util.Objects;

@@ -1,6 +1,6 @@
 package dev.kiln.cli;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 import dev.kiln.io.Npy;
 import dev.kiln.models.SmallModels;

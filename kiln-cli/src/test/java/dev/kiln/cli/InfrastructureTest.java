@@ -1,9 +1,9 @@
 package dev.kiln.cli;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.io.NpyFormatException;
 import dev.kiln.runtime.Buffer;
-import dev.kiln.runtime.Elements;
+import dev.kiln.ir.Elements;
 import dev.kiln.runtime.KernelProfile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

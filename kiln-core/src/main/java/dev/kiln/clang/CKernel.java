@@ -1,6 +1,6 @@
 package dev.kiln.clang;
 
-import dev.kiln.Variable;
+import dev.kiln.types.Variable;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Stmt;
 import dev.kiln.ir.Slot;

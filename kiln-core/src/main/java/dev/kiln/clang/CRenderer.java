@@ -1,7 +1,7 @@
 package dev.kiln.clang;
 
-import dev.kiln.DType;
-import dev.kiln.Variable;
+import dev.kiln.types.DType;
+import dev.kiln.types.Variable;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Optimizer;
 import dev.kiln.codegen.Stmt;
@@ -575,10 +575,6 @@ public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
                 Expr a = ref(u.src(0)), b = ref(x); // a + (-b) is a - b, bit for bit, in floats and in wrapping integers
                 if (dt.isFloat()) yield round(dt, bin(a, "-", b, ADD));
                 yield arith(dt, a, "-", b, ADD, u);
-            }
-            case MULACC -> {
-                Expr a = ref(u.src(0)), b = ref(u.src(1)), c = ref(u.src(2));
-                yield binary(Op.ADD, dt, binary(Op.MUL, dt, a, b, null, null, null), c, null, null, null);
             }
             default -> switch (op.group()) {
                 case UNARY -> unary(op, dt, ref(u.src(0)), u);

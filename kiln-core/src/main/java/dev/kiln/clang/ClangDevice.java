@@ -1,8 +1,8 @@
 package dev.kiln.clang;
 
-import dev.kiln.DType;
-import dev.kiln.DeviceSpec;
-import dev.kiln.Variable;
+import dev.kiln.types.DType;
+import dev.kiln.runtime.DeviceSpec;
+import dev.kiln.types.Variable;
 import dev.kiln.codegen.CpuInfo;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;

@@ -1,7 +1,7 @@
 package dev.kiln.codegen;
 
-import dev.kiln.DType;
-import dev.kiln.Variable;
+import dev.kiln.types.DType;
+import dev.kiln.types.Variable;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.Slot;
 import dev.kiln.ir.UOp;
@@ -309,7 +309,7 @@ public final class Heuristics {
     public static OptionalLong stride(UOp index, Variable v) {
         if (!index.variables().contains(v) || v.max() == v.min()) return OptionalLong.of(0);
         Variable w = new Variable(v.name() + "'", v.min(), v.max() - 1); // v + 1 stays within v's bounds
-        UOp at = Optimizer.substitute(index, Map.of(v, w.uop())), next = Optimizer.substitute(index, Map.of(v, w.uop().add(1)));
+        UOp at = Optimizer.substitute(index, Map.of(v, UOp.variable(w))), next = Optimizer.substitute(index, Map.of(v, UOp.variable(w).add(1)));
         UOp diff = Optimizer.substitute(next.sub(at), Map.of());
         return diff.isConst() ? OptionalLong.of(diff.constLong()) : OptionalLong.empty();
     }

@@ -1,13 +1,13 @@
 package dev.kiln.codegen;
 
-import dev.kiln.DType;
-import dev.kiln.Variable;
+import dev.kiln.types.DType;
+import dev.kiln.types.Variable;
 import dev.kiln.ir.Alu;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.ReduceArg;
 import dev.kiln.ir.Slot;
 import dev.kiln.ir.UOp;
-import dev.kiln.runtime.Elements;
+import dev.kiln.ir.Elements;
 
 import java.lang.foreign.MemorySegment;
 import java.util.HashMap;
@@ -116,7 +116,6 @@ public final class KernelEvaluator {
             case CAST -> Alu.castToLong(u.src(0).dtype(), dt, intOf(u.src(0)), floatOf(u.src(0)));
             case BITCAST -> Alu.wrap(dt, Alu.bitsOf(u.src(0).dtype(), intOf(u.src(0)), floatOf(u.src(0))));
             case WHERE -> evalLong(u.src(0)) != 0 ? evalLong(u.src(1)) : evalLong(u.src(2));
-            case MULACC -> Alu.binary(Op.ADD, dt, Alu.binary(Op.MUL, dt, evalLong(u.src(0)), evalLong(u.src(1))), evalLong(u.src(2)));
             default -> {
                 DType in = u.src(0).dtype();
                 if (u.src().size() == 1) yield Alu.unary(u.op(), dt, evalLong(u.src(0)));
@@ -136,7 +135,6 @@ public final class KernelEvaluator {
             case CAST -> Alu.castToDouble(u.src(0).dtype(), dt, intOf(u.src(0)), floatOf(u.src(0)));
             case BITCAST -> Alu.floatFromBits(dt, Alu.bitsOf(u.src(0).dtype(), intOf(u.src(0)), floatOf(u.src(0))));
             case WHERE -> evalLong(u.src(0)) != 0 ? evalDouble(u.src(1)) : evalDouble(u.src(2));
-            case MULACC -> Alu.binary(Op.ADD, dt, Alu.binary(Op.MUL, dt, evalDouble(u.src(0)), evalDouble(u.src(1))), evalDouble(u.src(2)));
             default -> u.src().size() == 1 ? Alu.unary(u.op(), dt, evalDouble(u.src(0)))
                     : Alu.binary(u.op(), dt, evalDouble(u.src(0)), evalDouble(u.src(1)));
         };

@@ -1,7 +1,7 @@
 package dev.kiln.codegen;
 
-import dev.kiln.DType;
-import dev.kiln.Variable;
+import dev.kiln.types.DType;
+import dev.kiln.types.Variable;
 import dev.kiln.ir.Slot;
 
 import java.util.List;

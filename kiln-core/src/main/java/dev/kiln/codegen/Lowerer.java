@@ -1,8 +1,8 @@
 package dev.kiln.codegen;
 
-import dev.kiln.DType;
-import dev.kiln.Shape;
-import dev.kiln.Variable;
+import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
+import dev.kiln.types.Variable;
 import dev.kiln.ir.Ints;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.ReduceArg;
@@ -86,7 +86,7 @@ public final class Lowerer {
                 Variable v = new Variable("i" + k, 0, shape.dim(k) - 1);
                 outer.add(v);
                 outerLimits.add(limit(shape, k));
-                idx[k] = v.uop();
+                idx[k] = UOp.variable(v);
             }
         }
         List<Stmt> body;
@@ -215,7 +215,7 @@ public final class Lowerer {
             Variable r = new Variable("r" + loopVars++, 0, in[k] - 1);
             loops.add(r);
             limits.add(limit(src.shape(), k));
-            j[k] = r.uop();
+            j[k] = UOp.variable(r);
         }
         Slot acc = new Slot(Slot.Kind.REGISTER, registers++, u.dtype());
         Frame outer = frames.peek();
@@ -267,9 +267,9 @@ public final class Lowerer {
         if (isIndex(cmp.src(1), r)) e = cmp.src(0);
         else if (isIndex(cmp.src(0), r)) e = cmp.src(1);
         else return null;
-        if (!e.dtype().isInt() || e.toposort().contains(r.uop())) return null;
+        if (!e.dtype().isInt() || e.toposort().contains(UOp.variable(r))) return null;
         UOp at = e.dtype() == DType.I64 ? e : UOp.of(Op.CAST, DType.I64, null, e);
-        UOp upper = limit != null ? limit.uop() : UOp.index(r.max() + 1);
+        UOp upper = limit != null ? UOp.variable(limit) : UOp.index(r.max() + 1);
         UOp valid = simplify(at.lt(UOp.index(0)).where(UOp.constant(DType.BOOL, 0), at.lt(upper)));
         UOp clamped = at.max(UOp.index(0)).min(UOp.index(r.max()));
         UOp picked = Optimizer.substitute(select.src(1), Map.of(r, clamped));
@@ -288,7 +288,7 @@ public final class Lowerer {
      */
     private static boolean isIndex(UOp u, Variable r) {
         while (u.op() == Op.CAST && u.dtype().isInt() && !u.dtype().isBool() && u.dtype().maxInt() >= r.max()) u = u.src(0);
-        return u.equals(r.uop());
+        return u.equals(UOp.variable(r));
     }
 
     // ---------------------------------------------------------------- helpers

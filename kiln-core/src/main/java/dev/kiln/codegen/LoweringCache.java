@@ -1,6 +1,6 @@
 package dev.kiln.codegen;
 
-import dev.kiln.Shape;
+import dev.kiln.types.Shape;
 import dev.kiln.ir.BoundedCache;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.Slot;

@@ -1,6 +1,6 @@
 package dev.kiln.codegen;
 
-import dev.kiln.Variable;
+import dev.kiln.types.Variable;
 import dev.kiln.ir.GraphRewriter;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.PatternMatcher;
@@ -253,7 +253,7 @@ public final class Optimizer {
             while (insert > 0 && headers.get(insert - 1).kind() == Stmt.LoopKind.UPCAST) insert--;
         }
         headers.add(insert, new Header(inner, innerKind, null));
-        UOp replacement = outer.uop().mul(amount).add(inner.uop());
+        UOp replacement = UOp.variable(outer).mul(amount).add(UOp.variable(inner));
         return build(headers, substitute(nest.inner(), Map.of(loop.index(), replacement)));
     }
 
@@ -274,7 +274,7 @@ public final class Optimizer {
     private Stmt.Block unroll(Stmt.Loop loop, int amount) {
         Variable outer = fresh(loop.index().name() + "_o", loop.extent() / amount);
         Variable inner = fresh(loop.index().name() + "_ur", amount);
-        Stmt.Block body = substitute(loop.body(), Map.of(loop.index(), outer.uop().mul(amount).add(inner.uop())));
+        Stmt.Block body = substitute(loop.body(), Map.of(loop.index(), UOp.variable(outer).mul(amount).add(UOp.variable(inner))));
         Stmt.Loop split = new Stmt.Loop(outer, Stmt.LoopKind.REDUCE,
                 new Stmt.Block(List.of(new Stmt.Loop(inner, Stmt.LoopKind.UNROLL, body))));
         return replace(program.body(), loop, List.of(split));
@@ -320,7 +320,7 @@ public final class Optimizer {
         Variable outer = fresh(loop.index().name() + "_o", loop.extent() / lanes);
         Variable lane = fresh(loop.index().name() + "_g", lanes);
         Map<Object, UOp> map = new HashMap<>();
-        map.put(loop.index(), outer.uop().mul(lanes).add(lane.uop()));
+        map.put(loop.index(), UOp.variable(outer).mul(lanes).add(UOp.variable(lane)));
         List<Stmt> inLane = new ArrayList<>();
         Map<Slot, Slot> partials = new LinkedHashMap<>();
         for (var c : carried.entrySet()) {

@@ -1,8 +1,8 @@
 package dev.kiln.codegen;
 
-import dev.kiln.DType;
-import dev.kiln.Shape;
-import dev.kiln.Variable;
+import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
+import dev.kiln.types.Variable;
 import dev.kiln.ir.Ints;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.ReduceArg;

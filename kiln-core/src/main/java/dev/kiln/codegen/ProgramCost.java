@@ -40,7 +40,7 @@ public final class ProgramCost {
         for (UOp u : value.toposort()) {
             if (!seen.add(u) || !u.op().isElementwise() || u.op() == Op.CAST || u.op() == Op.BITCAST) continue;
             if (u.shape().rank() == 0 && !u.dtype().isFloat() && isIndexMath(u)) continue;
-            n += u.op() == Op.MULACC ? 2 : 1;
+            n++;
         }
         return n;
     }

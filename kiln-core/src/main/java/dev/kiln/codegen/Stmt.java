@@ -1,6 +1,6 @@
 package dev.kiln.codegen;
 
-import dev.kiln.Variable;
+import dev.kiln.types.Variable;
 import dev.kiln.ir.ReduceArg;
 import dev.kiln.ir.Slot;
 import dev.kiln.ir.UOp;

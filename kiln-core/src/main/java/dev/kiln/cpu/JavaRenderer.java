@@ -1,7 +1,7 @@
 package dev.kiln.cpu;
 
-import dev.kiln.DType;
-import dev.kiln.Variable;
+import dev.kiln.types.DType;
+import dev.kiln.types.Variable;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Optimizer;
@@ -618,10 +618,6 @@ public final class JavaRenderer {
                 if (t == JType.LONG && a.type == JType.INT && b.type == JType.INT) a = cast("long", a);
                 yield wrap(dt, t, bin(a, "-", b, ADD));
             }
-            case MULACC -> {
-                Expr a = ref(u.src(0)), b = ref(u.src(1)), c = ref(u.src(2));
-                yield binary(Op.ADD, dt, t, binary(Op.MUL, dt, t, a, b, null, null), c, null, null);
-            }
             default -> switch (op.group()) {
                 case UNARY -> unary(op, dt, t, ref(u.src(0)));
                 case BINARY -> binary(op, u.src(0).dtype(), t, ref(u.src(0)), ref(u.src(1)), u.src(0), u.src(1));
@@ -1208,7 +1204,6 @@ public final class JavaRenderer {
                 yield x == null ? on(vec(u.src(0), t), "add", t, vec(u.src(1), t)) : on(vec(u.src(0), t), "sub", t, vec(x, t));
             }
             case MUL -> on(vec(u.src(0), t), "mul", t, vec(u.src(1), t));
-            case MULACC -> on(on(vec(u.src(0), t), "mul", t, vec(u.src(1), t)), "add", t, vec(u.src(2), t)); // two roundings, no FMA
             case MAX -> on(vec(u.src(0), t), "max", t, vec(u.src(1), t));
             case NEG -> on(vec(u.src(0), t), "neg", t);
             case AND -> on(vec(u.src(0), t), "and", t, vec(u.src(1), t));
@@ -1263,7 +1258,6 @@ public final class JavaRenderer {
         for (UOp s : u.src()) a.add(dependent(s) ? laneOf(s, "lane") : ref(s));
         Expr x = switch (op) {
             case WHERE -> cond(a.get(0), a.get(1), a.get(2), lane);
-            case MULACC -> binary(Op.ADD, dt, lane, binary(Op.MUL, dt, lane, a.get(0), a.get(1), null, null), a.get(2), null, null);
             case CAST -> cast(a.get(0), u.src(0).dtype(), dt, lane);
             case BITCAST -> bitcast(a.get(0), u.src(0).dtype(), dt);
             default -> switch (op.group()) {

@@ -1,6 +1,6 @@
 package dev.kiln.cpu;
 
-import dev.kiln.Variable;
+import dev.kiln.types.Variable;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.Optimizer;
 import dev.kiln.codegen.Stmt;

@@ -1,6 +1,6 @@
 package dev.kiln.cuda;
 
-import dev.kiln.Variable;
+import dev.kiln.types.Variable;
 import dev.kiln.clang.CPrelude;
 import dev.kiln.clang.CRenderer;
 import dev.kiln.codegen.KernelProgram;

@@ -1,8 +1,8 @@
 package dev.kiln.interp;
 
-import dev.kiln.DType;
-import dev.kiln.DeviceSpec;
-import dev.kiln.Variable;
+import dev.kiln.types.DType;
+import dev.kiln.runtime.DeviceSpec;
+import dev.kiln.types.Variable;
 import dev.kiln.codegen.KernelEvaluator;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.ProgramText;

@@ -1,6 +1,6 @@
 package dev.kiln.interp;
 
-import dev.kiln.DeviceSpec;
+import dev.kiln.runtime.DeviceSpec;
 import dev.kiln.runtime.Device;
 import dev.kiln.runtime.DeviceProvider;
 

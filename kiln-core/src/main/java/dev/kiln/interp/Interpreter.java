@@ -1,8 +1,8 @@
 package dev.kiln.interp;
 
-import dev.kiln.DType;
-import dev.kiln.Shape;
-import dev.kiln.Variable;
+import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
+import dev.kiln.types.Variable;
 import dev.kiln.ir.Alu;
 import dev.kiln.ir.CustomFunction;
 import dev.kiln.ir.Ints;
@@ -76,7 +76,7 @@ final class Interpreter {
                 case COPY, CONTIGUOUS -> in(u, 0);
                 case ASSIGN -> assign(u, in(u, 1));
                 case CUSTOM -> custom(u);
-                case LOAD, STORE -> throw new UnsupportedOperationException(op
+                case LOAD -> throw new UnsupportedOperationException(op
                         + " is a kernel-level op; tensor graphs contain it only after scheduling");
                 default -> throw new AssertionError(op);
             };
@@ -138,17 +138,9 @@ final class Interpreter {
 
     private static Value ternary(UOp u, Value a, Value b, Value c) {
         Value out = Value.allocate(u.dtype(), u.shape());
-        DType dt = u.dtype();
+        if (u.op() != Op.WHERE) throw new IllegalArgumentException("unknown ternary op " + u.op());
         int n = out.size();
-        for (int i = 0; i < n; i++) {
-            if (u.op() == Op.WHERE) {
-                out.copyFrom(a.ints[i] != 0 ? b : c, i, i);
-            } else if (dt.isFloat()) { // MULACC: two roundings, like separate MUL and ADD
-                out.floats[i] = Alu.binary(Op.ADD, dt, Alu.binary(Op.MUL, dt, a.floats[i], b.floats[i]), c.floats[i]);
-            } else {
-                out.ints[i] = Alu.binary(Op.ADD, dt, Alu.binary(Op.MUL, dt, a.ints[i], b.ints[i]), c.ints[i]);
-            }
-        }
+        for (int i = 0; i < n; i++) out.copyFrom(a.ints[i] != 0 ? b : c, i, i);
         return out;
     }
 

@@ -1,9 +1,9 @@
 package dev.kiln.interp;
 
-import dev.kiln.DType;
-import dev.kiln.Shape;
+import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
 import dev.kiln.runtime.Buffer;
-import dev.kiln.runtime.Elements;
+import dev.kiln.ir.Elements;
 
 import java.lang.foreign.MemorySegment;
 

@@ -1,7 +1,7 @@
 package dev.kiln.io;
 
-import dev.kiln.DType;
-import dev.kiln.Shape;
+import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
 import dev.kiln.Tensor;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.Device;

@@ -1,6 +1,6 @@
 package dev.kiln.ir;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 
 /**
  * The scalar semantics of every elementwise op, in one place: the INTERP device evaluates with it

@@ -11,7 +11,7 @@ import java.util.List;
  * @param shape the shape of the output
  * @param body the function: read-only input segments in source order, then the output segment
  */
-public record CustomFunction(String name, dev.kiln.Shape shape, Body body) {
+public record CustomFunction(String name, dev.kiln.types.Shape shape, Body body) {
     /** The host code of a custom function. */
     @FunctionalInterface
     public interface Body {

@@ -27,8 +27,6 @@ public enum Op {
     // ternary
     /** {@code src0 ? src1 : src2}. */
     WHERE(Group.TERNARY),
-    /** {@code src0 * src1 + src2}, rounded once per operation (not fused-multiply-add). */
-    MULACC(Group.TERNARY),
     // reduce: arg is a {@link ReduceArg}; reduced axes keep size 1
     REDUCE(Group.REDUCE),
     // movement: arg describes the view
@@ -37,20 +35,18 @@ public enum Op {
     // buffers and meta
     /** A scalar constant; arg is a {@link Long} (bool and integers) or {@link Double} (floats). */
     CONST(Group.BUFFER),
-    /** A realised buffer; arg is a {@link dev.kiln.runtime.Buffer}. */
+    /** A realised buffer; arg is a {@link BufferRef} (the runtime's {@code Buffer}). */
     BUFFER(Group.BUFFER),
-    /** A symbolic integer; arg is a {@link dev.kiln.Variable}. */
+    /** A symbolic integer; arg is a {@link dev.kiln.types.Variable}. */
     DEFINE_VAR(Group.BUFFER),
     /**
-     * {@code [0, 1, ..., n-1]} as i32 or i64; arg is its 1-D {@link dev.kiln.Shape} (the axis may be symbolic).
+     * {@code [0, 1, ..., n-1]} as i32 or i64; arg is its 1-D {@link dev.kiln.types.Shape} (the axis may be symbolic).
      * Like CONST it needs no memory: a kernel computes it from the loop index, so a comparison with it (a
      * one-hot mask, a causal mask) is index arithmetic, and the lowerer can fold a one-hot sum into a load.
      */
     ARANGE(Group.BUFFER),
     /** Kernel level: read {@code src0} (a buffer) at flat index {@code src1}. */
     LOAD(Group.BUFFER),
-    /** Kernel level: write {@code src2} into {@code src0} at flat index {@code src1}. */
-    STORE(Group.BUFFER),
     /** Move the value to another device; arg is the target device name. */
     COPY(Group.BUFFER),
     /** Force materialisation; the value is unchanged. */

@@ -1,7 +1,7 @@
 package dev.kiln.ir;
 
-import dev.kiln.DType;
-import dev.kiln.Variable;
+import dev.kiln.types.DType;
+import dev.kiln.types.Variable;
 
 /**
  * Bounds [vmin, vmax] of integer and boolean scalar nodes over every value their variables may take.

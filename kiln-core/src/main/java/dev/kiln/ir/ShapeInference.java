@@ -1,8 +1,7 @@
 package dev.kiln.ir;
 
-import dev.kiln.DType;
-import dev.kiln.Shape;
-import dev.kiln.runtime.Buffer;
+import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
 
 import java.util.Arrays;
 import java.util.List;
@@ -215,10 +214,10 @@ final class ShapeInference {
             }
             case DEFINE_VAR -> {
                 arity(op, src, 0);
-                if (!(arg instanceof dev.kiln.Variable || arg instanceof Slot)) {
+                if (!(arg instanceof dev.kiln.types.Variable || arg instanceof Slot)) {
                     throw new IllegalArgumentException("DEFINE_VAR needs a Variable or a Slot, got " + arg);
                 }
-                if (arg instanceof dev.kiln.Variable && dtype != DType.I64) {
+                if (arg instanceof dev.kiln.types.Variable && dtype != DType.I64) {
                     throw new IllegalArgumentException("a Variable is an i64 node, not " + dtype);
                 }
                 yield Shape.SCALAR;
@@ -231,8 +230,8 @@ final class ShapeInference {
             }
             case BUFFER -> {
                 arity(op, src, 0);
-                if (!(arg instanceof Buffer b) || b.dtype() != dtype) {
-                    throw new IllegalArgumentException("BUFFER needs a Buffer of " + dtype + ", got " + arg);
+                if (!(arg instanceof BufferRef b) || b.dtype() != dtype) {
+                    throw new IllegalArgumentException("BUFFER needs a BufferRef of " + dtype + ", got " + arg);
                 }
                 if (b.count() > Integer.MAX_VALUE) {
                     throw new IllegalArgumentException("buffer of " + b.count() + " elements exceeds a 1-D shape");
@@ -241,10 +240,6 @@ final class ShapeInference {
             }
             case LOAD -> { // buffer, index[, gate]: a gated load reads nothing and yields 0 when the gate is false
                 if (src.size() != 2 && src.size() != 3) throw new IllegalArgumentException("LOAD takes 2 or 3 sources, got " + src.size());
-                yield Shape.SCALAR;
-            }
-            case STORE -> {
-                arity(op, src, 3);
                 yield Shape.SCALAR;
             }
             case COPY, CONTIGUOUS -> {

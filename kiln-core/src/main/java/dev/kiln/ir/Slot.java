@@ -1,11 +1,11 @@
 package dev.kiln.ir;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 
 /**
  * A kernel-local name, the argument of a {@link Op#DEFINE_VAR} node inside a lowered kernel: a buffer
  * parameter (read with {@link Op#LOAD}, written with {@link Op#STORE}) or a register (an accumulator or
- * temporary). Symbolic integers use {@link dev.kiln.Variable} instead.
+ * temporary). Symbolic integers use {@link dev.kiln.types.Variable} instead.
  *
  * @param kind  parameter or register
  * @param index the parameter's position, or the register's number within its kernel

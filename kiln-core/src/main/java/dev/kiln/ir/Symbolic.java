@@ -1,6 +1,6 @@
 package dev.kiln.ir;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -44,10 +44,6 @@ public final class Symbolic {
                 yield dt.isFloat() ? UOp.constant(dt, Alu.floatFromBits(dt, bits)) : UOp.constant(dt, bits);
             }
             case WHERE -> a.constLong() != 0 ? u.src(1) : u.src(2);
-            case MULACC -> {
-                UOp prod = UOp.of(Op.MUL, dt, null, u.src(0), u.src(1));
-                yield fold(UOp.of(Op.ADD, dt, null, fold(prod), u.src(2)));
-            }
             default -> {
                 if (u.src().size() == 1) {
                     yield in.isFloat() ? UOp.constant(dt, Alu.unary(u.op(), in, a.constDouble()))

@@ -1,9 +1,8 @@
 package dev.kiln.ir;
 
-import dev.kiln.DType;
-import dev.kiln.Shape;
-import dev.kiln.Variable;
-import dev.kiln.runtime.Buffer;
+import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
+import dev.kiln.types.Variable;
 
 import java.lang.ref.ReferenceQueue;
 import java.lang.ref.WeakReference;
@@ -140,7 +139,7 @@ public final class UOp {
     public static UOp variable(Variable v) { return of(Op.DEFINE_VAR, DType.I64, v); }
 
     /** A realised buffer as a 1-D node of its element count. */
-    public static UOp buffer(Buffer b) { return of(Op.BUFFER, b.dtype(), b); }
+    public static UOp buffer(BufferRef b) { return of(Op.BUFFER, b.dtype(), b); }
 
     public boolean isConst() { return op == Op.CONST; }
 

@@ -1,6 +1,6 @@
 package dev.kiln.ir;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 
 import java.util.EnumSet;
 import java.util.HashMap;

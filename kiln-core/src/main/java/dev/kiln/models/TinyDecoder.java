@@ -1,8 +1,8 @@
 package dev.kiln.models;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.Tensor;
-import dev.kiln.Variable;
+import dev.kiln.types.Variable;
 import dev.kiln.serve.CompiledGraph;
 import dev.kiln.serve.Graph;
 

@@ -1,6 +1,7 @@
 package dev.kiln.runtime;
 
-import dev.kiln.DType;
+import dev.kiln.ir.BufferRef;
+import dev.kiln.types.DType;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
@@ -10,7 +11,7 @@ import java.util.Objects;
  * order in {@code segment}. Equality is identity: two buffers are the same only if they are the same
  * storage.
  */
-public final class Buffer {
+public final class Buffer implements BufferRef {
     private final String device;
     private final DType dtype;
     private final long count;

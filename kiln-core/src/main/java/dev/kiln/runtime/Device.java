@@ -1,8 +1,7 @@
 package dev.kiln.runtime;
 
-import dev.kiln.DType;
-import dev.kiln.DeviceSpec;
-import dev.kiln.Variable;
+import dev.kiln.types.DType;
+import dev.kiln.types.Variable;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.LoweringCache;
 import dev.kiln.ir.UOp;

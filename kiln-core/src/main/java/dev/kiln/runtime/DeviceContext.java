@@ -1,6 +1,5 @@
 package dev.kiln.runtime;
 
-import dev.kiln.DeviceSpec;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;

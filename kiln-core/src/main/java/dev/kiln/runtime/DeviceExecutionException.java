@@ -1,6 +1,5 @@
 package dev.kiln.runtime;
 
-import dev.kiln.DeviceSpec;
 
 /**
  * Work queued on a device failed: the kernel or copy threw, or a dependency it waited for failed or

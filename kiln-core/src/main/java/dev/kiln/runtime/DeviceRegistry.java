@@ -1,6 +1,5 @@
 package dev.kiln.runtime;
 
-import dev.kiln.DeviceSpec;
 
 import java.util.Map;
 import java.util.ServiceLoader;

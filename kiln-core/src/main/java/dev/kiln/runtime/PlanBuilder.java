@@ -1,6 +1,6 @@
 package dev.kiln.runtime;
 
-import dev.kiln.Variable;
+import dev.kiln.types.Variable;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.ProgramCost;
 import dev.kiln.codegen.Stmt;

@@ -2,7 +2,7 @@ package dev.kiln.schedule;
 
 import dev.kiln.ir.Op;
 import dev.kiln.ir.UOp;
-import dev.kiln.runtime.Buffer;
+import dev.kiln.ir.BufferRef;
 import dev.kiln.schedule.MemoryPlan.ByteRange;
 import dev.kiln.schedule.MemoryPlan.Interval;
 import dev.kiln.schedule.MemoryPlan.Storage;
@@ -159,7 +159,7 @@ public final class MemoryPlanner {
     private static void addExternal(UOp buffer, Map<UOp, UOp> base, Map<UOp, String> devices, Set<UOp> externals) {
         if (externals.add(buffer)) {
             base.put(buffer, buffer);
-            devices.put(buffer, ((Buffer) buffer.arg()).device());
+            devices.put(buffer, ((BufferRef) buffer.arg()).device());
         }
     }
 

@@ -1,6 +1,6 @@
 package dev.kiln.serve;
 
-import dev.kiln.Variable;
+import dev.kiln.types.Variable;
 
 import java.util.ArrayList;
 import java.util.Arrays;

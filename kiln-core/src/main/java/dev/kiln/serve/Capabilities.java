@@ -1,6 +1,6 @@
 package dev.kiln.serve;
 
-import dev.kiln.DeviceSpec;
+import dev.kiln.runtime.DeviceSpec;
 
 import java.util.EnumSet;
 import java.util.Set;

@@ -1,9 +1,9 @@
 package dev.kiln.serve;
 
-import dev.kiln.DType;
-import dev.kiln.DeviceSpec;
-import dev.kiln.Shape;
-import dev.kiln.Variable;
+import dev.kiln.types.DType;
+import dev.kiln.runtime.DeviceSpec;
+import dev.kiln.types.Shape;
+import dev.kiln.types.Variable;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;

@@ -1,8 +1,8 @@
 package dev.kiln.serve;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.ir.Alu;
-import dev.kiln.runtime.Elements;
+import dev.kiln.ir.Elements;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

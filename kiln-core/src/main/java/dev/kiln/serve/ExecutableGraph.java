@@ -1,7 +1,7 @@
 package dev.kiln.serve;
 
-import dev.kiln.DType;
-import dev.kiln.DeviceSpec;
+import dev.kiln.types.DType;
+import dev.kiln.runtime.DeviceSpec;
 
 import java.lang.foreign.MemorySegment;
 import java.util.List;
@@ -81,7 +81,7 @@ public interface ExecutableGraph extends AutoCloseable {
 
     /**
      * Makes the following runs process only the first {@code actual} rows of the graph's symbolic axis,
-     * which was compiled at {@code upper} rows (the maximum of its {@link dev.kiln.Variable}): every kernel
+     * which was compiled at {@code upper} rows (the maximum of its {@link dev.kiln.types.Variable}): every kernel
      * loops only over the active rows, so the work shrinks with {@code actual}, and rows past it are never
      * read. Outputs past {@code actual} rows hold stale values. Sticky until changed or
      * {@link #clearActiveExtent() cleared}; {@link BucketedCompileCache#runPadded} is the usual caller.

@@ -1,7 +1,7 @@
 package dev.kiln.serve;
 
-import dev.kiln.DType;
-import dev.kiln.Shape;
+import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
 import dev.kiln.Tensor;
 import dev.kiln.ir.CustomFunction;
 import dev.kiln.ir.Op;

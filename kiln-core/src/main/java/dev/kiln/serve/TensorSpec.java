@@ -1,7 +1,7 @@
 package dev.kiln.serve;
 
-import dev.kiln.DType;
-import dev.kiln.Shape;
+import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
 
 import java.util.Objects;
 

@@ -1,6 +1,6 @@
 package dev.kiln.serve;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 
 import java.util.Objects;
 

@@ -1,6 +1,6 @@
 package dev.kiln.serve;
 
-import dev.kiln.DeviceSpec;
+import dev.kiln.runtime.DeviceSpec;
 
 /** A serving feature was asked of a device that does not offer it. */
 public final class UnsupportedCapabilityException extends UnsupportedOperationException {

@@ -1,7 +1,7 @@
 package dev.kiln.clang;
 
-import dev.kiln.DType;
-import dev.kiln.Variable;
+import dev.kiln.types.DType;
+import dev.kiln.types.Variable;
 import dev.kiln.codegen.KernelEvaluator;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Lowerer;
@@ -15,7 +15,7 @@ import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.CompiledKernel;
 import dev.kiln.runtime.ContentStore;
 import dev.kiln.runtime.DeviceRegistry;
-import dev.kiln.runtime.Elements;
+import dev.kiln.ir.Elements;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.ScheduleItem;
 import dev.kiln.schedule.Scheduler;
@@ -234,7 +234,7 @@ class CKernelTest {
     private static KernelProgram elementwise(String name, int n, long inSize, List<Variable> vars, Function<UOp, UOp> index,
                                              Function<UOp, UOp> value) {
         Variable i = new Variable("i0", 0, n - 1);
-        Stmt.Store store = new Stmt.Store(OUT, index.apply(i.uop()), value.apply(i.uop()));
+        Stmt.Store store = new Stmt.Store(OUT, index.apply(UOp.variable(i)), value.apply(UOp.variable(i)));
         Stmt.Block body = new Stmt.Block(List.of(new Stmt.Loop(i, Stmt.LoopKind.GLOBAL, new Stmt.Block(List.of(store)))));
         return new KernelProgram(name, List.of(OUT, IN), List.of((long) n, inSize), vars, body);
     }
@@ -320,7 +320,7 @@ class CKernelTest {
     void symbolicVariablesAreReadFromVarsAndChecked() {
         Variable n = new Variable("n", 1, 10);
         KernelProgram p = elementwise("scaled", 4, 4, List.of(n), i -> i,
-                i -> UOp.of(Op.MUL, DType.F32, null, load(i), UOp.of(Op.CAST, DType.F32, null, i.mul(n.uop()).add(n.uop()))));
+                i -> UOp.of(Op.MUL, DType.F32, null, load(i), UOp.of(Op.CAST, DType.F32, null, i.mul(UOp.variable(n)).add(UOp.variable(n)))));
         CKernel k = compileOne(p);
         MemorySegment[] bufs = f32Buffers(4, 4);
         for (int i = 0; i < 4; i++) bufs[1].setAtIndex(ValueLayout.JAVA_FLOAT, i, 0.5f + i);
@@ -339,7 +339,7 @@ class CKernelTest {
                 libm = new Variable("sin", 0, 5);
         KernelProgram p = elementwise("clash", 4, 4, List.of(clash, reserved, keyword, libm), i -> i,
                 i -> UOp.of(Op.SIN, DType.F32, null, UOp.of(Op.CAST, DType.F32, null,
-                        i.add(clash.uop()).add(reserved.uop().mul(1000)).add(keyword.uop().mul(100000)).add(libm.uop()))));
+                        i.add(UOp.variable(clash)).add(UOp.variable(reserved).mul(1000)).add(UOp.variable(keyword).mul(100000)).add(UOp.variable(libm)))));
         CKernel k = compileOne(p);
         MemorySegment[] bufs = f32Buffers(4, 4);
         k.run(bufs, new long[] {10, 2, 3, 0});
@@ -354,7 +354,7 @@ class CKernelTest {
         Variable r = new Variable("r0", 0, 3);
         Stmt.Block body = new Stmt.Block(List.of(
                 new Stmt.Define(acc, UOp.constant(DType.F32, 0)),
-                new Stmt.Loop(r, Stmt.LoopKind.REDUCE, new Stmt.Block(List.of(new Stmt.Accumulate(acc, ReduceArg.Kind.SUM, load(r.uop()))))),
+                new Stmt.Loop(r, Stmt.LoopKind.REDUCE, new Stmt.Block(List.of(new Stmt.Accumulate(acc, ReduceArg.Kind.SUM, load(UOp.variable(r)))))),
                 new Stmt.Store(OUT, UOp.index(0), acc.uop())));
         KernelProgram p = new KernelProgram("total", List.of(OUT, IN), List.of(1L, 4L), List.of(), body);
         CKernel k = compileOne(p);

@@ -1,9 +1,9 @@
 package dev.kiln.clang;
 
-import dev.kiln.DType;
-import dev.kiln.DeviceSpec;
+import dev.kiln.types.DType;
+import dev.kiln.runtime.DeviceSpec;
 import dev.kiln.Tensor;
-import dev.kiln.Variable;
+import dev.kiln.types.Variable;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Opt;
 import dev.kiln.models.SmallModels;

@@ -1,6 +1,6 @@
 package dev.kiln.codegen;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 import dev.kiln.schedule.ScheduleItem;
 import dev.kiln.schedule.Scheduler;

@@ -1,8 +1,8 @@
 package dev.kiln.codegen;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.Tensor;
-import dev.kiln.Variable;
+import dev.kiln.types.Variable;
 import dev.kiln.ir.Op;
 import dev.kiln.runtime.ExecutionPlan;
 import dev.kiln.runtime.PreparedKernel;
@@ -152,9 +152,9 @@ class OneHotFoldTest {
         assertThat(Tensor.arange(5).to("CLANG").toLongArray()).containsExactly(0, 1, 2, 3, 4);
         assertThat(Tensor.arange(0).toLongArray()).isEmpty();
         assertThat(Tensor.arange(10, 0, -3).to("INTERP").toLongArray()).containsExactly(10, 7, 4, 1);
-        assertThatThrownBy(() -> dev.kiln.ir.UOp.arange(DType.I8, dev.kiln.Shape.of(4))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> dev.kiln.ir.UOp.arange(DType.I8, dev.kiln.types.Shape.of(4))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("i32 or i64").hasMessageContaining("i8");
-        assertThatThrownBy(() -> dev.kiln.ir.UOp.arange(DType.I32, dev.kiln.Shape.of(2, 2))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> dev.kiln.ir.UOp.arange(DType.I32, dev.kiln.types.Shape.of(2, 2))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("1-D");
     }
 }

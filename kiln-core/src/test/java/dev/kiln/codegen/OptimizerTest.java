@@ -1,12 +1,12 @@
 package dev.kiln.codegen;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.Slot;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
-import dev.kiln.runtime.Elements;
+import dev.kiln.ir.Elements;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.ScheduleItem;
 import dev.kiln.schedule.Scheduler;

@@ -1,8 +1,8 @@
 package dev.kiln.codegen;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.Tensor;
-import dev.kiln.Variable;
+import dev.kiln.types.Variable;
 import dev.kiln.models.SmallModels;
 import dev.kiln.schedule.ScheduleItem;
 import dev.kiln.schedule.Scheduler;

@@ -1,6 +1,6 @@
 package dev.kiln.cpu;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 import dev.kiln.codegen.Opt;
 import dev.kiln.runtime.DeviceRegistry;

@@ -1,7 +1,7 @@
 package dev.kiln.cpu;
 
-import dev.kiln.DType;
-import dev.kiln.Variable;
+import dev.kiln.types.DType;
+import dev.kiln.types.Variable;
 import dev.kiln.codegen.KernelEvaluator;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Lowerer;
@@ -111,7 +111,7 @@ class JavaKernelTest {
     private static KernelProgram elementwise(String name, int n, long inSize, List<Variable> vars, java.util.function.Function<UOp, UOp> index,
                                              java.util.function.Function<UOp, UOp> value) {
         Variable i = new Variable("i0", 0, n - 1);
-        Stmt.Store store = new Stmt.Store(OUT, index.apply(i.uop()), value.apply(i.uop()));
+        Stmt.Store store = new Stmt.Store(OUT, index.apply(UOp.variable(i)), value.apply(UOp.variable(i)));
         Stmt.Block body = new Stmt.Block(List.of(new Stmt.Loop(i, Stmt.LoopKind.GLOBAL, new Stmt.Block(List.of(store)))));
         return new KernelProgram(name, List.of(OUT, IN), List.of((long) n, inSize), vars, body);
     }
@@ -165,7 +165,7 @@ class JavaKernelTest {
     void symbolicVariablesAreReadFromVarsAndChecked() {
         Variable n = new Variable("n", 1, 10);
         KernelProgram p = elementwise("scaled", 4, 4, List.of(n), i -> i,
-                i -> UOp.of(Op.MUL, DType.F32, null, load(i), UOp.of(Op.CAST, DType.F32, null, i.mul(n.uop()).add(n.uop()))));
+                i -> UOp.of(Op.MUL, DType.F32, null, load(i), UOp.of(Op.CAST, DType.F32, null, i.mul(UOp.variable(n)).add(UOp.variable(n)))));
         CpuKernel k = CpuKernel.compile(List.of(p)).getFirst();
         MemorySegment[] bufs = f32Buffers(4, 4);
         for (int i = 0; i < 4; i++) bufs[1].setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i, 0.5f + i);
@@ -182,7 +182,7 @@ class JavaKernelTest {
     void aVariableNamedLikeALoopIndexGetsItsOwnJavaName() {
         Variable clash = new Variable("i0", 0, 100), reserved = new Variable("end", 0, 5);
         KernelProgram p = elementwise("clash", 4, 4, List.of(clash, reserved), i -> i,
-                i -> UOp.of(Op.CAST, DType.F32, null, i.add(clash.uop()).add(reserved.uop().mul(1000))));
+                i -> UOp.of(Op.CAST, DType.F32, null, i.add(UOp.variable(clash)).add(UOp.variable(reserved).mul(1000))));
         CpuKernel k = CpuKernel.compile(List.of(p)).getFirst();
         MemorySegment[] bufs = f32Buffers(4, 4);
         k.run(bufs, new long[] {10, 2});
@@ -195,7 +195,7 @@ class JavaKernelTest {
         Variable r = new Variable("r0", 0, 3);
         Stmt.Block body = new Stmt.Block(List.of(
                 new Stmt.Define(acc, UOp.constant(DType.F32, 0)),
-                new Stmt.Loop(r, Stmt.LoopKind.REDUCE, new Stmt.Block(List.of(new Stmt.Accumulate(acc, ReduceArg.Kind.SUM, load(r.uop()))))),
+                new Stmt.Loop(r, Stmt.LoopKind.REDUCE, new Stmt.Block(List.of(new Stmt.Accumulate(acc, ReduceArg.Kind.SUM, load(UOp.variable(r)))))),
                 new Stmt.Store(OUT, UOp.index(0), acc.uop())));
         KernelProgram p = new KernelProgram("total", List.of(OUT, IN), List.of(1L, 4L), List.of(), body);
         CpuKernel k = CpuKernel.compile(List.of(p)).getFirst();

@@ -1,8 +1,8 @@
 package dev.kiln.cuda;
 
-import dev.kiln.DType;
-import dev.kiln.DeviceSpec;
-import dev.kiln.Variable;
+import dev.kiln.types.DType;
+import dev.kiln.runtime.DeviceSpec;
+import dev.kiln.types.Variable;
 import dev.kiln.clang.CRenderer;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Stmt;
@@ -26,9 +26,9 @@ class CudaRendererTest {
     /** {@code out[i] = f16(sqrt(in[i]) // in[i + 1 - 1]) }, over a loop that stops at {@code n} when given. */
     private static KernelProgram program(Variable limit) {
         Variable i = new Variable("i0", 0, 15);
-        UOp x = UOp.of(Op.LOAD, DType.F32, null, IN.uop(), i.uop());
+        UOp x = UOp.of(Op.LOAD, DType.F32, null, IN.uop(), UOp.variable(i));
         UOp y = UOp.of(Op.FLOORDIV, DType.F32, null, UOp.of(Op.SQRT, DType.F32, null, x), x);
-        Stmt.Store store = new Stmt.Store(OUT, i.uop(), UOp.of(Op.CAST, DType.F16, null, y));
+        Stmt.Store store = new Stmt.Store(OUT, UOp.variable(i), UOp.of(Op.CAST, DType.F16, null, y));
         Stmt.Block body = new Stmt.Block(List.of(new Stmt.Loop(i, Stmt.LoopKind.GLOBAL, new Stmt.Block(List.of(store)), limit)));
         return new KernelProgram("sqrt_floordiv", List.of(OUT, IN), List.of(16L, 16L), limit == null ? List.of() : List.of(limit), body);
     }
@@ -58,7 +58,7 @@ class CudaRendererTest {
 
         Slot acc = new Slot(Slot.Kind.REGISTER, 0, DType.F32);
         Variable r = new Variable("r0", 0, 7);
-        UOp x = UOp.of(Op.LOAD, DType.F32, null, IN.uop(), r.uop());
+        UOp x = UOp.of(Op.LOAD, DType.F32, null, IN.uop(), UOp.variable(r));
         Slot out = new Slot(Slot.Kind.PARAM, 0, DType.F32);
         Stmt.Block body = new Stmt.Block(List.of(new Stmt.Define(acc, UOp.constant(DType.F32, 0)),
                 new Stmt.Loop(r, Stmt.LoopKind.UNROLL, new Stmt.Block(List.of(new Stmt.Accumulate(acc, dev.kiln.ir.ReduceArg.Kind.SUM, x)))),

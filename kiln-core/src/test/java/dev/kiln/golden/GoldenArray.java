@@ -1,7 +1,7 @@
 package dev.kiln.golden;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 
 /** One array of a golden case: dtype, shape and flat C-order values. */

@@ -1,6 +1,6 @@
 package dev.kiln.golden;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 
 import java.util.ArrayList;

@@ -1,10 +1,10 @@
 package dev.kiln.io;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.DeviceRegistry;
-import dev.kiln.runtime.Elements;
+import dev.kiln.ir.Elements;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,6 +1,6 @@
 package dev.kiln.ir;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import org.junit.jupiter.api.Test;
 
 import java.math.BigInteger;

@@ -1,6 +1,6 @@
 package dev.kiln.ir;
 
-import dev.kiln.Variable;
+import dev.kiln.types.Variable;
 
 import java.util.IdentityHashMap;
 import java.util.Map;

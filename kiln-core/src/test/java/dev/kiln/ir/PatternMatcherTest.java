@@ -1,7 +1,7 @@
 package dev.kiln.ir;
 
-import dev.kiln.DType;
-import dev.kiln.Variable;
+import dev.kiln.types.DType;
+import dev.kiln.types.Variable;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -11,7 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The rewrite engine: pattern matching, bindings, commutativity and fixed-point rewriting. */
 class PatternMatcherTest {
-    private final UOp x = new Variable("x", 0, 100).uop(), y = new Variable("y", 0, 100).uop();
+    private final UOp x = UOp.variable(new Variable("x", 0, 100)), y = UOp.variable(new Variable("y", 0, 100));
 
     @Test
     void commutativeOpsMatchEitherOrder() {

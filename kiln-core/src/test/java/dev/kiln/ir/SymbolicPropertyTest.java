@@ -1,6 +1,6 @@
 package dev.kiln.ir;
 
-import dev.kiln.Variable;
+import dev.kiln.types.Variable;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -99,7 +99,7 @@ class SymbolicPropertyTest {
 
     /** Variables with their bounds, an expression over them and points within the bounds. */
     record Scenario(List<Variable> vars, Expr expr, List<Map<Variable, Long>> points) {
-        UOp uop() { return expr.build(vars.stream().map(Variable::uop).toArray(UOp[]::new)); }
+        UOp uop() { return expr.build(vars.stream().map(UOp::variable).toArray(UOp[]::new)); }
 
         @Override
         public String toString() { return "vars " + vars + ", expr " + expr + " = " + uop(); }

@@ -1,7 +1,7 @@
 package dev.kiln.ir;
 
-import dev.kiln.DType;
-import dev.kiln.Variable;
+import dev.kiln.types.DType;
+import dev.kiln.types.Variable;
 import org.junit.jupiter.api.Test;
 
 import java.util.HashMap;
@@ -11,7 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class SymbolicTest {
     private static final Variable I = new Variable("i", 0, 99), J = new Variable("j", 0, 3), X = new Variable("x", -50, 50);
-    private static final UOp i = I.uop(), j = J.uop(), x = X.uop();
+    private static final UOp i = UOp.variable(I), j = UOp.variable(J), x = UOp.variable(X);
 
     private static UOp simplify(UOp u) { return Symbolic.simplify(u); }
 
@@ -46,7 +46,7 @@ class SymbolicTest {
     @Test
     void aSplitIndexMergedBackIsTheIndex() {
         // what a reshape that splits r into (r // 16, r % 16) and merges them again leaves behind
-        UOp r = new Variable("r", 0, 63).uop();
+        UOp r = UOp.variable(new Variable("r", 0, 63));
         assertThat(simplify(r.floorDiv(16).mul(16).add(r.floorMod(16)))).isSameAs(r);
         assertThat(simplify(x.add(r.floorMod(16).mul(3)).add(r.floorDiv(16).mul(48)))).isSameAs(simplify(x.add(r.mul(3))));
         // only the exact pair recombines
@@ -68,7 +68,7 @@ class SymbolicTest {
     @Test
     void nestedFloorDivision() {
         assertThat(simplify(x.floorDiv(2).floorDiv(3))).isSameAs(x.floorDiv(6));
-        UOp n = new Variable("n", 0, 10_000).uop();
+        UOp n = UOp.variable(new Variable("n", 0, 10_000));
         assertThat(simplify(n.floorDiv(4).floorDiv(5).floorDiv(5))).isSameAs(n.floorDiv(100));
         assertThat(simplify(i.floorDiv(4).floorDiv(5).floorDiv(5))).isSameAs(UOp.index(0)); // i < 100
         assertThat(simplify(x.floorMod(12).floorMod(4))).isSameAs(x.floorMod(4));
@@ -106,7 +106,7 @@ class SymbolicTest {
     void simplifyKeepsTheInputWhenRewritingLosesSharing() {
         // (v1 + 19 + v0) % 10 -> (v1 + v0 + 9) % 10 is no larger as a tree, but 19 was shared with the divisor
         Variable v0 = new Variable("v0", 0, 1), v1 = new Variable("v1", 0, 3);
-        UOp expr = v1.uop().add(19).add(v0.uop()).floorMod(10).mul(v1.uop()).floorDiv(19);
+        UOp expr = UOp.variable(v1).add(19).add(UOp.variable(v0)).floorMod(10).mul(UOp.variable(v1)).floorDiv(19);
         UOp out = simplify(expr);
         assertThat(nodes(out)).isLessThanOrEqualTo(nodes(expr));
         for (long a = 0; a <= 1; a++) {
@@ -161,11 +161,11 @@ class SymbolicTest {
 
     @Test
     void floatIdentitiesAreOnlyTheExactOnes() {
-        UOp x = UOp.of(Op.DEFINE_VAR, dev.kiln.DType.F32, new Slot(Slot.Kind.REGISTER, 0, dev.kiln.DType.F32));
-        UOp one = UOp.constant(dev.kiln.DType.F32, 1.0), negZero = UOp.constant(dev.kiln.DType.F32, -0.0), zero = UOp.constant(dev.kiln.DType.F32, 0.0);
-        org.assertj.core.api.Assertions.assertThat(Symbolic.simplify(UOp.of(Op.MUL, dev.kiln.DType.F32, null, x, one))).isSameAs(x);
-        org.assertj.core.api.Assertions.assertThat(Symbolic.simplify(UOp.of(Op.ADD, dev.kiln.DType.F32, null, x, negZero))).isSameAs(x);
-        UOp plusZero = UOp.of(Op.ADD, dev.kiln.DType.F32, null, x, zero);
+        UOp x = UOp.of(Op.DEFINE_VAR, dev.kiln.types.DType.F32, new Slot(Slot.Kind.REGISTER, 0, dev.kiln.types.DType.F32));
+        UOp one = UOp.constant(dev.kiln.types.DType.F32, 1.0), negZero = UOp.constant(dev.kiln.types.DType.F32, -0.0), zero = UOp.constant(dev.kiln.types.DType.F32, 0.0);
+        org.assertj.core.api.Assertions.assertThat(Symbolic.simplify(UOp.of(Op.MUL, dev.kiln.types.DType.F32, null, x, one))).isSameAs(x);
+        org.assertj.core.api.Assertions.assertThat(Symbolic.simplify(UOp.of(Op.ADD, dev.kiln.types.DType.F32, null, x, negZero))).isSameAs(x);
+        UOp plusZero = UOp.of(Op.ADD, dev.kiln.types.DType.F32, null, x, zero);
         org.assertj.core.api.Assertions.assertThat(Symbolic.simplify(plusZero)).as("-0.0 + 0.0 is +0.0: not an identity").isSameAs(plusZero);
     }
 }

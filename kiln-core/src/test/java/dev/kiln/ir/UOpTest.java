@@ -1,8 +1,8 @@
 package dev.kiln.ir;
 
-import dev.kiln.DType;
-import dev.kiln.Shape;
-import dev.kiln.Variable;
+import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
+import dev.kiln.types.Variable;
 import org.junit.jupiter.api.Test;
 
 import java.lang.ref.WeakReference;
@@ -36,10 +36,10 @@ class UOpTest {
     @Test
     void equalStructureIsTheSameNode() {
         Variable n = new Variable("n", 0, 10);
-        UOp a = UOp.of(Op.ADD, DType.I64, null, n.uop(), UOp.index(3));
-        UOp b = UOp.of(Op.ADD, DType.I64, null, new Variable("n", 0, 10).uop(), UOp.constant(DType.I64, 3));
+        UOp a = UOp.of(Op.ADD, DType.I64, null, UOp.variable(n), UOp.index(3));
+        UOp b = UOp.of(Op.ADD, DType.I64, null, UOp.variable(new Variable("n", 0, 10)), UOp.constant(DType.I64, 3));
         assertThat(b).isSameAs(a).isEqualTo(a);
-        assertThat(n.uop().add(3)).isSameAs(a);
+        assertThat(UOp.variable(n).add(3)).isSameAs(a);
         assertThat(filled(DType.F32, 1.5, 2, 3)).isSameAs(filled(DType.F32, 1.5, 2, 3));
         // constants are normalised before interning: an i32 constant from a long or a double is one node
         assertThat(UOp.constant(DType.I32, 7.9)).isSameAs(UOp.constant(DType.I32, 7L));
@@ -53,7 +53,7 @@ class UOpTest {
         assertThat(UOp.constant(DType.I32, 1)).isNotSameAs(UOp.constant(DType.I64, 1));
         assertThat(UOp.constant(DType.F32, 0.0)).isNotSameAs(UOp.constant(DType.F32, -0.0));
         assertThat(UOp.index(1).add(UOp.index(2))).isNotSameAs(UOp.index(2).add(UOp.index(1)));
-        assertThat(new Variable("n", 0, 10).uop()).isNotSameAs(new Variable("n", 0, 11).uop());
+        assertThat(UOp.variable(new Variable("n", 0, 10))).isNotSameAs(UOp.variable(new Variable("n", 0, 11)));
     }
 
     @Test
@@ -67,10 +67,10 @@ class UOpTest {
         }
         // whether or not the node was collected and rebuilt, its hash is the same
         assertThat(buildNode().hashCode()).isEqualTo(hash);
-        assertThat(buildNode().hashCode()).isEqualTo(UOp.of(Op.MUL, DType.I64, null, new Variable("hq", 1, 5).uop(), UOp.index(12345)).hashCode());
+        assertThat(buildNode().hashCode()).isEqualTo(UOp.of(Op.MUL, DType.I64, null, UOp.variable(new Variable("hq", 1, 5)), UOp.index(12345)).hashCode());
     }
 
-    private static UOp buildNode() { return new Variable("hq", 1, 5).uop().mul(12345); }
+    private static UOp buildNode() { return UOp.variable(new Variable("hq", 1, 5)).mul(12345); }
 
     private static int nodeHash() { return buildNode().hashCode(); }
 
@@ -122,8 +122,8 @@ class UOpTest {
     @Test
     void toposortListsSourcesBeforeUsersOnce() {
         Variable i = new Variable("ti", 0, 7), j = new Variable("tj", 0, 7);
-        UOp shared = i.uop().mul(8);
-        UOp root = shared.add(j.uop()).max(shared);
+        UOp shared = UOp.variable(i).mul(8);
+        UOp root = shared.add(UOp.variable(j)).max(shared);
         List<UOp> order = root.toposort();
         assertThat(order).doesNotHaveDuplicates();
         assertThat(order.getLast()).isSameAs(root);
@@ -136,7 +136,7 @@ class UOpTest {
 
     @Test
     void toposortHandlesDeepGraphsWithoutRecursion() {
-        UOp u = new Variable("deep", 0, 1).uop();
+        UOp u = UOp.variable(new Variable("deep", 0, 1));
         for (int k = 0; k < 100_000; k++) u = u.add(1);
         assertThat(u.toposort()).hasSize(100_002);
     }
@@ -144,7 +144,7 @@ class UOpTest {
     @Test
     void variablesAreCollectedOnce() {
         Variable a = new Variable("va", 0, 3), b = new Variable("vb", -2, 2);
-        UOp e = a.uop().mul(b.uop()).add(a.uop()).floorDiv(2);
+        UOp e = UOp.variable(a).mul(UOp.variable(b)).add(UOp.variable(a)).floorDiv(2);
         assertThat(e.variables()).containsExactlyInAnyOrder(a, b);
         assertThat(UOp.index(3).variables()).isEmpty();
     }
@@ -152,18 +152,18 @@ class UOpTest {
     @Test
     void rangesOfNodes() {
         Variable a = new Variable("ra", -3, 5);
-        assertThat(a.uop().mul(-2).vmin()).isEqualTo(-10);
-        assertThat(a.uop().mul(-2).vmax()).isEqualTo(6);
-        assertThat(a.uop().floorMod(4).vmin()).isZero();
-        assertThat(a.uop().floorMod(4).vmax()).isEqualTo(3);
-        assertThat(a.uop().lt(UOp.index(6)).vmin()).isEqualTo(1);
+        assertThat(UOp.variable(a).mul(-2).vmin()).isEqualTo(-10);
+        assertThat(UOp.variable(a).mul(-2).vmax()).isEqualTo(6);
+        assertThat(UOp.variable(a).floorMod(4).vmin()).isZero();
+        assertThat(UOp.variable(a).floorMod(4).vmax()).isEqualTo(3);
+        assertThat(UOp.variable(a).lt(UOp.index(6)).vmin()).isEqualTo(1);
         assertThat(UOp.constant(DType.U8, 200).vmax()).isEqualTo(200);
     }
 
     @Test
     void toStringIsReadable() {
         Variable a = new Variable("sa", 0, 3);
-        assertThat(a.uop().add(2).toString()).isEqualTo("ADD(sa, 2)");
+        assertThat(UOp.variable(a).add(2).toString()).isEqualTo("ADD(sa, 2)");
         assertThat(filled(DType.F32, 1, 2).toString()).contains("EXPAND").contains("[2]");
     }
 }

@@ -1,7 +1,7 @@
 package dev.kiln.runtime;
 
-import dev.kiln.DType;
-import dev.kiln.DeviceSpec;
+import dev.kiln.ir.Elements;
+import dev.kiln.types.DType;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

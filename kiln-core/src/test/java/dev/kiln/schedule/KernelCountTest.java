@@ -1,6 +1,6 @@
 package dev.kiln.schedule;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.UOp;

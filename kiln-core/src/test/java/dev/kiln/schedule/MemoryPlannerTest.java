@@ -1,6 +1,6 @@
 package dev.kiln.schedule;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 import dev.kiln.codegen.KernelEvaluator;
 import dev.kiln.codegen.Lowerer;
@@ -8,7 +8,7 @@ import dev.kiln.ir.CustomFunction;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
-import dev.kiln.runtime.Elements;
+import dev.kiln.ir.Elements;
 import dev.kiln.schedule.MemoryPlan.ByteRange;
 import dev.kiln.schedule.MemoryPlan.Interval;
 import dev.kiln.schedule.MemoryPlan.Storage;

@@ -7,7 +7,7 @@ import dev.kiln.ir.CustomFunction;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
-import dev.kiln.runtime.Elements;
+import dev.kiln.ir.Elements;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 

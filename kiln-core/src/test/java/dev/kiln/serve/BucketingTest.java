@@ -1,9 +1,9 @@
 package dev.kiln.serve;
 
-import dev.kiln.DType;
-import dev.kiln.Shape;
+import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
 import dev.kiln.Tensor;
-import dev.kiln.Variable;
+import dev.kiln.types.Variable;
 import dev.kiln.models.SmallModels;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

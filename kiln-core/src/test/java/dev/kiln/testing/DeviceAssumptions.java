@@ -1,6 +1,6 @@
 package dev.kiln.testing;
 
-import dev.kiln.DeviceSpec;
+import dev.kiln.runtime.DeviceSpec;
 import dev.kiln.runtime.DeviceProvider;
 import dev.kiln.runtime.DeviceRegistry;
 import org.junit.jupiter.api.Assumptions;

@@ -1,11 +1,11 @@
 package dev.kiln.testing;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
-import dev.kiln.runtime.Elements;
+import dev.kiln.ir.Elements;
 import org.junit.jupiter.params.provider.Arguments;
 
 import java.lang.foreign.MemorySegment;
@@ -20,7 +20,7 @@ import java.util.stream.Stream;
  * A catalog of tensor graphs for testing the compiler pipeline (scheduling, lowering, backends) against
  * the INTERP device: fusion shapes (broadcasts, movement ops, padding, fused reductions) and graphs that
  * exercise every dtype and elementwise op at its edges (wraparound, unsigned division, shifts by the
- * width, casts of NaN and infinities, division by zero, f16/bf16 rounding, THREEFRY, MULACC).
+ * width, casts of NaN and infinities, division by zero, f16/bf16 rounding, THREEFRY, mul then add).
  */
 public final class TestGraphs {
     private TestGraphs() {}
@@ -276,12 +276,11 @@ public final class TestGraphs {
         double[] fa = {1 + 0x1p-12, 3.0, 0.1, -2.5, 1e30, 65504, 0.3333, Double.NaN}, fb = {1 - 0x1p-12, 7.0, 0.2, 4, 1e10, 2, 3, 1};
         double[] fc = {-1, 0.5, 0.3, 10, -1e40, -65504, -0.9999, 0};
         for (DType dt : new DType[] {DType.F16, DType.BF16, DType.F32, DType.F64}) {
-            g.put(dt + " mulacc rounds twice", () -> UOp.of(Op.MULACC, dt, null, Tensor.of(dt, fa, 8).uop(),
-                    Tensor.of(dt, fb, 8).uop(), Tensor.of(dt, fc, 8).uop()));
+            g.put(dt + " mul then add rounds twice", () -> Tensor.of(dt, fa, 8).mul(Tensor.of(dt, fb, 8)).add(Tensor.of(dt, fc, 8)).uop());
         }
         for (DType dt : new DType[] {DType.I8, DType.U32, DType.U64}) {
-            g.put(dt + " mulacc wraps", () -> UOp.of(Op.MULACC, dt, null, Tensor.of(dt, edges(dt, 12, 5), 12).uop(),
-                    Tensor.of(dt, edges(dt, 12, 6), 12).uop(), Tensor.of(dt, edges(dt, 12, 7), 12).uop()));
+            g.put(dt + " mul then add wraps", () -> Tensor.of(dt, edges(dt, 12, 5), 12).mul(Tensor.of(dt, edges(dt, 12, 6), 12))
+                    .add(Tensor.of(dt, edges(dt, 12, 7), 12)).uop());
         }
     }
 }

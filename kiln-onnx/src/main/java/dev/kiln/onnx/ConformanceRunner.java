@@ -1,6 +1,6 @@
 package dev.kiln.onnx;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.LoweringCache;
@@ -10,7 +10,7 @@ import dev.kiln.schedule.Scheduler;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.Device;
 import dev.kiln.runtime.DeviceRegistry;
-import dev.kiln.runtime.Elements;
+import dev.kiln.ir.Elements;
 import dev.kiln.runtime.ExecutionPlan;
 import onnx.Onnx.ModelProto;
 import onnx.Onnx.NodeProto;

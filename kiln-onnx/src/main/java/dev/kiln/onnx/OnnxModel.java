@@ -2,7 +2,7 @@ package dev.kiln.onnx;
 
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 import dev.kiln.runtime.Device;
 import onnx.Onnx.GraphProto;
@@ -196,7 +196,7 @@ public final class OnnxModel {
 
     /**
      * Prepares the model once on {@code device} as a plan that serves every size of its symbolic input dimensions
-     * up to the given maxima: each dimension name becomes a {@link dev.kiln.Variable} in {@code [1, max]}, bound
+     * up to the given maxima: each dimension name becomes a {@link dev.kiln.types.Variable} in {@code [1, max]}, bound
      * from the inputs' shapes by {@link OnnxPlan#bind}. Operators that need a value's elements or a symbolic
      * size while the graph is built (Shape, Reshape from a computed shape, ...) reject symbolic inputs, naming
      * the node.

@@ -1,9 +1,9 @@
 package dev.kiln.onnx;
 
-import dev.kiln.DType;
-import dev.kiln.Shape;
+import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
 import dev.kiln.Tensor;
-import dev.kiln.Variable;
+import dev.kiln.types.Variable;
 import dev.kiln.runtime.Device;
 import dev.kiln.runtime.ExecutionPlan;
 

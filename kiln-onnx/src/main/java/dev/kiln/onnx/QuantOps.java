@@ -1,6 +1,6 @@
 package dev.kiln.onnx;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 
 import java.util.Arrays;

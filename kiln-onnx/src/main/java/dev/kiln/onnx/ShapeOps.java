@@ -1,8 +1,8 @@
 package dev.kiln.onnx;
 
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.Tensor;
-import dev.kiln.Variable;
+import dev.kiln.types.Variable;
 import onnx.Onnx.AttributeProto;
 
 import java.util.ArrayList;

@@ -2,10 +2,10 @@ package dev.kiln.onnx;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 import dev.kiln.ir.Alu;
-import dev.kiln.runtime.Elements;
+import dev.kiln.ir.Elements;
 import onnx.Onnx.TensorProto;
 
 import java.io.IOException;

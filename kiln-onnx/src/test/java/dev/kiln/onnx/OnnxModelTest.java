@@ -1,7 +1,7 @@
 package dev.kiln.onnx;
 
 import com.google.protobuf.ByteString;
-import dev.kiln.DType;
+import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 import onnx.Onnx.AttributeProto;
 import onnx.Onnx.GraphProto;

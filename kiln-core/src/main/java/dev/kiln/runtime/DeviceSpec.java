@@ -1,4 +1,4 @@
-package dev.kiln;
+package dev.kiln.runtime;
 
 import java.util.Locale;
 import java.util.regex.Matcher;

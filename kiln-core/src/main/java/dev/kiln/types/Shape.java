@@ -1,4 +1,4 @@
-package dev.kiln;
+package dev.kiln.types;
 
 import java.util.Arrays;
 

@@ -1,7 +1,6 @@
-package dev.kiln.runtime;
+package dev.kiln.ir;
 
-import dev.kiln.DType;
-import dev.kiln.ir.Alu;
+import dev.kiln.types.DType;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -1,12 +1,10 @@
-package dev.kiln;
-
-import dev.kiln.ir.UOp;
+package dev.kiln.types;
 
 import java.util.Objects;
 
 /**
  * A named symbolic integer with inclusive bounds {@code [min, max]}, used for symbolic sizes and
- * index math. Equal variables (same name and bounds) are the same IR node.
+ * index math. Equal variables (same name and bounds) are the same IR node ({@code UOp.variable}).
  */
 public record Variable(String name, long min, long max) {
     public Variable {
@@ -25,9 +23,6 @@ public record Variable(String name, long min, long max) {
         }
         return new Bound(this, value);
     }
-
-    /** This variable as an i64 IR node. */
-    public UOp uop() { return UOp.variable(this); }
 
     /** A variable with a value that lies within its bounds. */
     public record Bound(Variable variable, long value) {}

@@ -2,7 +2,9 @@ package dev.kiln.codegen;
 
 import dev.kiln.types.Shape;
 import dev.kiln.ir.BoundedCache;
+import dev.kiln.ir.GraphRewriter;
 import dev.kiln.ir.Op;
+import dev.kiln.ir.PatternMatcher;
 import dev.kiln.ir.Slot;
 import dev.kiln.ir.UOp;
 import dev.kiln.schedule.ScheduleItem;
@@ -12,7 +14,6 @@ import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * Lowers each kernel structure once per process. A kernel's inputs are replaced by canonical
@@ -44,17 +45,11 @@ public final class LoweringCache {
         Map<UOp, UOp> replace = new IdentityHashMap<>();
         List<UOp> placeholders = new ArrayList<>();
         for (int i = 0; i < kernel.inputs().size(); i++) {
-            UOp in = kernel.inputs().get(i);
-            UOp ph = placeholder(i + 1, in);
-            replace.put(in, ph);
+            UOp ph = placeholder(i + 1, kernel.inputs().get(i));
+            replace.put(kernel.inputs().get(i), ph);
             placeholders.add(ph);
         }
-        for (UOp u : kernel.output().toposort(Set.copyOf(kernel.inputs()))) {
-            List<UOp> src = new ArrayList<>(u.src().size());
-            for (UOp s : u.src()) src.add(replace.getOrDefault(s, s));
-            replace.put(u, u.withSrc(src));
-        }
-        return new ScheduleItem.Kernel(replace.get(kernel.output()), placeholders);
+        return new ScheduleItem.Kernel(GraphRewriter.substitute(kernel.output(), PatternMatcher.replacing(replace)), placeholders);
     }
 
     private static UOp placeholder(int index, UOp like) {

@@ -365,12 +365,12 @@ public final class Optimizer {
     public static Stmt.Block substitute(Stmt.Block b, Map<Object, UOp> map) {
         PatternMatcher pm = substitution(map);
         Map<UOp, UOp> memo = new HashMap<>();
-        return new Substitution(map, e -> memo.computeIfAbsent(e, x -> Symbolic.simplify(GraphRewriter.rewrite(x, pm)))).block(b);
+        return new Substitution(map, e -> memo.computeIfAbsent(e, x -> Symbolic.simplify(GraphRewriter.substitute(x, pm)))).block(b);
     }
 
     /** {@code e} with the DEFINE_VARs of {@code map}'s keys replaced, simplified. */
     public static UOp substitute(UOp e, Map<Object, UOp> map) {
-        return Symbolic.simplify(GraphRewriter.rewrite(e, substitution(map)));
+        return Symbolic.simplify(GraphRewriter.substitute(e, substitution(map)));
     }
 
     private static PatternMatcher substitution(Map<Object, UOp> map) {

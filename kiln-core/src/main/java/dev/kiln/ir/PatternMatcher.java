@@ -28,6 +28,11 @@ public final class PatternMatcher {
     /** Rule shorthand. */
     public static Rule rule(UPat pattern, Function<Map<String, UOp>, UOp> rewrite) { return new Rule(pattern, rewrite); }
 
+    /** A matcher that replaces exactly the keys of {@code nodes} (compared by identity) by their values. */
+    public static PatternMatcher replacing(Map<UOp, UOp> nodes) {
+        return new PatternMatcher(List.of(rule(UPat.var("u").where(nodes::containsKey), m -> nodes.get(m.get("u")))));
+    }
+
     /** A matcher with this matcher's rules followed by {@code other}'s. */
     public PatternMatcher plus(PatternMatcher other) {
         List<Rule> all = new ArrayList<>(rules);

@@ -5,11 +5,12 @@ import dev.kiln.types.Variable;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
+import java.util.Map;
 
 import static dev.kiln.ir.PatternMatcher.rule;
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The rewrite engine: pattern matching, bindings, commutativity and fixed-point rewriting. */
+/** The rewrite engine: pattern matching, bindings, commutativity, fixed-point rewriting and substitution. */
 class PatternMatcherTest {
     private final UOp x = UOp.variable(new Variable("x", 0, 100)), y = UOp.variable(new Variable("y", 0, 100));
 
@@ -60,5 +61,32 @@ class PatternMatcherTest {
         assertThat(Symbolic.simplify(seven.mod(minus2)).constLong()).isEqualTo(1);
         UOp big = UOp.constant(DType.I8, 127);
         assertThat(Symbolic.simplify(big.add(1)).constLong()).isEqualTo(-128);
+    }
+
+    @Test
+    void substitutionReplacesTopDownAndKeepsWhatItDoesNotTouch() {
+        UOp z = UOp.variable(new Variable("z", 0, 100));
+        UOp inner = x.add(y), untouched = y.mul(3);
+        UOp e = inner.mul(7).add(untouched);
+        // inner is replaced whole: its source x is not visited, so the x -> z rule never fires inside it
+        PatternMatcher pm = PatternMatcher.replacing(Map.of(inner, z, x, y));
+        UOp r = GraphRewriter.substitute(e, pm);
+        assertThat(r).isSameAs(z.mul(7).add(untouched));
+        assertThat(r.src(1)).isSameAs(untouched);
+        // the replacement is taken as it is: a key inside a value is not replaced again
+        assertThat(GraphRewriter.substitute(x.add(1), PatternMatcher.replacing(Map.of(x, y.add(x))))).isSameAs(y.add(x).add(1));
+        // several roots share one memo; a graph with no match is returned as it was
+        assertThat(GraphRewriter.substitute(List.of(e, inner), pm)).containsExactly(r, z);
+        assertThat(GraphRewriter.substitute(e, PatternMatcher.replacing(Map.of()))).isSameAs(e);
+    }
+
+    @Test
+    void substitutionOfADeepGraphDoesNotOverflowTheStack() {
+        UOp e = x;
+        for (int i = 0; i < 100_000; i++) e = e.add(1);
+        UOp r = GraphRewriter.substitute(e, PatternMatcher.replacing(Map.of(x, y)));
+        UOp expected = y;
+        for (int i = 0; i < 100_000; i++) expected = expected.add(1);
+        assertThat(r).isSameAs(expected);
     }
 }

@@ -110,9 +110,9 @@ public final class KernelEvaluator {
         DType dt = u.dtype();
         return switch (u.op()) {
             case CONST -> u.constLong();
-            case DEFINE_VAR -> u.arg() instanceof Variable v ? vars.get(v) : intRegs.get(((Slot) u.arg()).index())[0];
+            case DEFINE_VAR -> u.arg() instanceof Variable v ? vars.get(v) : intRegs.get(u.slotArg().index())[0];
             case LOAD -> u.src().size() == 3 && evalLong(u.src(2)) == 0 ? 0
-                    : Elements.getLong(buffers.get(((Slot) u.src(0).arg()).index()), dt, checkedIndex((Slot) u.src(0).arg(), evalLong(u.src(1))));
+                    : Elements.getLong(buffers.get(u.src(0).slotArg().index()), dt, checkedIndex(u.src(0).slotArg(), evalLong(u.src(1))));
             case CAST -> Alu.castToLong(u.src(0).dtype(), dt, intOf(u.src(0)), floatOf(u.src(0)));
             case BITCAST -> Alu.wrap(dt, Alu.bitsOf(u.src(0).dtype(), intOf(u.src(0)), floatOf(u.src(0))));
             case WHERE -> evalLong(u.src(0)) != 0 ? evalLong(u.src(1)) : evalLong(u.src(2));
@@ -129,9 +129,9 @@ public final class KernelEvaluator {
         DType dt = u.dtype();
         return switch (u.op()) {
             case CONST -> u.constDouble();
-            case DEFINE_VAR -> floatRegs.get(((Slot) u.arg()).index())[0];
+            case DEFINE_VAR -> floatRegs.get(u.slotArg().index())[0];
             case LOAD -> u.src().size() == 3 && evalLong(u.src(2)) == 0 ? 0
-                    : Elements.getDouble(buffers.get(((Slot) u.src(0).arg()).index()), dt, checkedIndex((Slot) u.src(0).arg(), evalLong(u.src(1))));
+                    : Elements.getDouble(buffers.get(u.src(0).slotArg().index()), dt, checkedIndex(u.src(0).slotArg(), evalLong(u.src(1))));
             case CAST -> Alu.castToDouble(u.src(0).dtype(), dt, intOf(u.src(0)), floatOf(u.src(0)));
             case BITCAST -> Alu.floatFromBits(dt, Alu.bitsOf(u.src(0).dtype(), intOf(u.src(0)), floatOf(u.src(0))));
             case WHERE -> evalLong(u.src(0)) != 0 ? evalDouble(u.src(1)) : evalDouble(u.src(2));

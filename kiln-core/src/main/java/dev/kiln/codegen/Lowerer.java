@@ -156,22 +156,22 @@ public final class Lowerer {
                 }
             }
             case PERMUTE -> {
-                Ints p = (Ints) u.arg();
+                Ints p = u.intsArg();
                 for (int k = 0; k < idx.length; k++) j[p.get(k)] = idx[k];
             }
             case EXPAND -> {
                 for (int k = 0; k < in.length; k++) j[k] = in[k] == 1 ? UOp.index(0) : idx[k];
             }
             case SHRINK -> {
-                Ints b = (Ints) u.arg();
+                Ints b = u.intsArg();
                 for (int k = 0; k < in.length; k++) j[k] = idx[k].add(b.get(2 * k));
             }
             case FLIP -> {
-                Ints axes = (Ints) u.arg();
+                Ints axes = u.intsArg();
                 for (int k = 0; k < in.length; k++) j[k] = axes.contains(k) ? UOp.index(in[k] - 1).sub(idx[k]) : idx[k];
             }
             case PAD -> {
-                Ints b = (Ints) u.arg();
+                Ints b = u.intsArg();
                 UOp valid = null;
                 for (int k = 0; k < in.length; k++) {
                     int before = b.get(2 * k), after = b.get(2 * k + 1);
@@ -193,7 +193,7 @@ public final class Lowerer {
     }
 
     private UOp reduce(UOp u, UOp[] idx, UOp gate) {
-        ReduceArg arg = (ReduceArg) u.arg();
+        ReduceArg arg = u.reduceArg();
         UOp src = u.src(0);
         int[] in = src.shape().toArray();
         List<Object> key = new ArrayList<>(List.of(u, gate == null ? "" : gate));

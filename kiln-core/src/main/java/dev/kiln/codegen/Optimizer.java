@@ -389,7 +389,7 @@ public final class Optimizer {
         Stmt stmt(Stmt s) {
             return switch (s) {
                 case Stmt.Block b -> block(b);
-                case Stmt.Loop l -> new Stmt.Loop(map.containsKey(l.index()) ? (Variable) map.get(l.index()).arg() : l.index(), l.kind(),
+                case Stmt.Loop l -> new Stmt.Loop(map.containsKey(l.index()) ? map.get(l.index()).variableArg() : l.index(), l.kind(),
                         block(l.body()), l.limit());
                 case Stmt.Define d -> new Stmt.Define(slot(d.register()), expr.apply(d.init()));
                 case Stmt.Accumulate a -> new Stmt.Accumulate(slot(a.register()), a.kind(), expr.apply(a.value()));
@@ -397,6 +397,6 @@ public final class Optimizer {
             };
         }
 
-        Slot slot(Slot r) { return map.containsKey(r) ? (Slot) map.get(r).arg() : r; }
+        Slot slot(Slot r) { return map.containsKey(r) ? map.get(r).slotArg() : r; }
     }
 }

@@ -147,7 +147,7 @@ final class Interpreter {
     // ---------------------------------------------------------------- reduce
 
     private Value reduce(UOp u, Value x) {
-        ReduceArg arg = (ReduceArg) u.arg();
+        ReduceArg arg = u.reduceArg();
         DType dt = u.dtype();
         Value out = Value.allocate(dt, u.shape());
         boolean[] seen = new boolean[out.size()];
@@ -241,11 +241,11 @@ final class Interpreter {
             // j: the input position that output position o reads
             for (int k = 0; k < outDims.length; k++) {
                 switch (u.op()) {
-                    case PERMUTE -> j[((Ints) u.arg()).get(k)] = o[k];
+                    case PERMUTE -> j[u.intsArg().get(k)] = o[k];
                     case EXPAND -> j[k] = inDims[k] == 1 ? 0 : o[k];
-                    case PAD -> j[k] = o[k] - ((Ints) u.arg()).get(2 * k);
-                    case SHRINK -> j[k] = o[k] + ((Ints) u.arg()).get(2 * k);
-                    case FLIP -> j[k] = ((Ints) u.arg()).contains(k) ? inDims[k] - 1 - o[k] : o[k];
+                    case PAD -> j[k] = o[k] - u.intsArg().get(2 * k);
+                    case SHRINK -> j[k] = o[k] + u.intsArg().get(2 * k);
+                    case FLIP -> j[k] = u.intsArg().contains(k) ? inDims[k] - 1 - o[k] : o[k];
                     default -> throw new AssertionError(u.op());
                 }
             }
@@ -274,7 +274,7 @@ final class Interpreter {
     }
 
     private Value custom(UOp u) {
-        CustomFunction f = (CustomFunction) u.arg();
+        CustomFunction f = u.functionArg();
         List<MemorySegment> inputs = new ArrayList<>();
         for (int i = 0; i < u.src().size(); i++) {
             Buffer b = toBuffer(device, in(u, i));

@@ -155,6 +155,39 @@ public final class UOp {
         return arg instanceof Long l ? l : (Double) arg;
     }
 
+    // ---------------------------------------------------------------- typed arguments
+    // An op fixes its arg's type (Op's Javadoc) and ShapeInference checks it when the node is built; these
+    // accessors name that type, so passes neither cast nor guess.
+
+    /** The axes or pairs of a PERMUTE, PAD, SHRINK or FLIP. */
+    public Ints intsArg() { return argOf(Ints.class, "Ints"); }
+
+    /** The reduction of a REDUCE. */
+    public ReduceArg reduceArg() { return argOf(ReduceArg.class, "ReduceArg"); }
+
+    /** The buffer of a BUFFER node. */
+    public BufferRef bufferArg() { return argOf(BufferRef.class, "BufferRef"); }
+
+    /** The symbolic integer of a tensor- or loop-level DEFINE_VAR. */
+    public Variable variableArg() { return argOf(Variable.class, "Variable"); }
+
+    /** The parameter or register of a kernel-level DEFINE_VAR. */
+    public Slot slotArg() { return argOf(Slot.class, "Slot"); }
+
+    /** The host function of a CUSTOM node. */
+    public CustomFunction functionArg() { return argOf(CustomFunction.class, "CustomFunction"); }
+
+    /** The target device name of a COPY. */
+    public String deviceArg() {
+        if (op != Op.COPY) throw new IllegalStateException("not a COPY: " + this);
+        return argOf(String.class, "device name");
+    }
+
+    private <T> T argOf(Class<T> type, String what) {
+        if (!type.isInstance(arg)) throw new IllegalStateException(op + " node has no " + what + " argument: " + this);
+        return type.cast(arg);
+    }
+
     // ---------------------------------------------------------------- symbolic integer arithmetic
 
     private UOp bin(Op o, UOp other) {

@@ -81,7 +81,7 @@ public final class MemoryPlanner {
             };
             base.put(o, b);
             devices.put(o, switch (item) {
-                case ScheduleItem.Copy _ -> String.valueOf(o.arg());
+                case ScheduleItem.Copy _ -> o.deviceArg();
                 case ScheduleItem.View _ -> devices.get(b);
                 case ScheduleItem.Kernel _ when b != o -> devices.get(b);
                 default -> item.inputs().isEmpty() ? device : devices.get(item.inputs().getFirst());
@@ -159,7 +159,7 @@ public final class MemoryPlanner {
     private static void addExternal(UOp buffer, Map<UOp, UOp> base, Map<UOp, String> devices, Set<UOp> externals) {
         if (externals.add(buffer)) {
             base.put(buffer, buffer);
-            devices.put(buffer, ((BufferRef) buffer.arg()).device());
+            devices.put(buffer, buffer.bufferArg().device());
         }
     }
 

@@ -166,4 +166,19 @@ class UOpTest {
         assertThat(UOp.variable(a).add(2).toString()).isEqualTo("ADD(sa, 2)");
         assertThat(filled(DType.F32, 1, 2).toString()).contains("EXPAND").contains("[2]");
     }
+
+    @Test
+    void typedArgumentAccessorsNameTheTypeTheirOpFixes() {
+        UOp v = UOp.variable(new Variable("n", 1, 8));
+        assertThat(v.variableArg()).isEqualTo(new Variable("n", 1, 8));
+        UOp slot = new Slot(Slot.Kind.PARAM, 1, DType.F32).uop();
+        assertThat(slot.slotArg().index()).isEqualTo(1);
+        UOp permuted = UOp.of(Op.PERMUTE, DType.F32, Ints.of(1, 0), UOp.of(Op.EXPAND, DType.F32, Shape.of(2, 3),
+                UOp.of(Op.RESHAPE, DType.F32, Shape.of(1, 1), UOp.constant(DType.F32, 1.0))));
+        assertThat(permuted.intsArg()).isEqualTo(Ints.of(1, 0));
+        assertThatThrownBy(v::slotArg).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("DEFINE_VAR node has no Slot argument");
+        assertThatThrownBy(permuted::reduceArg).isInstanceOf(IllegalStateException.class).hasMessageContaining("PERMUTE");
+        assertThatThrownBy(v::deviceArg).isInstanceOf(IllegalStateException.class).hasMessageContaining("not a COPY");
+    }
 }

@@ -30,7 +30,7 @@ import java.util.regex.Pattern;
  *
  * <p>{@code bufs} are the parameters (output first), {@code vars} the values of
  * {@link KernelProgram#variables()} in order; when the body is one output loop only its iterations
- * {@code [start, end)} run, otherwise the kernel is the single iteration 0 (see {@link #outerExtent}).
+ * {@code [start, end)} run, otherwise the kernel is the single iteration 0 (see {@link KernelProgram#outerExtent}).
  * The caller ({@link CKernel}) checks buffer sizes, the range and the variables before every call. The
  * lowering keeps every index of an in-range iteration in range (a load whose index may be out of range
  * is gated, and a false gate never reads); range analysis proves that for almost every access, and the
@@ -133,27 +133,11 @@ public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
         return s.toString();
     }
 
-    /**
-     * The number of iterations {@code [0, extent)} that {@code start} and {@code end} select: the extent
-     * of the output loop when the body is one, else 1 (the whole kernel is iteration 0).
-     */
-    public static long outerExtent(KernelProgram program) {
-        Stmt.Loop split = splitLoop(program);
-        return split == null ? 1 : split.extent();
-    }
-
-    /** The output loop whose iterations {@code start} and {@code end} select, or null (see {@link #outerExtent}). */
-    protected static Stmt.Loop splitLoop(KernelProgram program) {
-        List<Stmt> body = program.body().body();
-        if (body.size() == 1 && body.getFirst() instanceof Stmt.Loop l && l.kind() != Stmt.LoopKind.REDUCE) return l;
-        return null;
-    }
-
     // ---------------------------------------------------------------- function and statements
 
     /** The whole function: its body first (which decides what it needs), then {@link #function} around it. */
     protected final String renderFunction(String functionName) {
-        Stmt.Loop split = splitLoop(program);
+        Stmt.Loop split = program.outputLoop();
         for (Variable v : program.variables()) name(v); // symbolic variables choose their names first
         indent = 1;
         scopes.push(new HashMap<>());

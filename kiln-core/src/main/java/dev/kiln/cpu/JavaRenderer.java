@@ -36,7 +36,7 @@ import java.util.TreeMap;
  * <p>{@code bufs} are the parameters (output first), {@code vars} the values of
  * {@link KernelProgram#variables()} in order. When the body is one output loop, only its iterations
  * {@code [start, end)} run, so a kernel can be split across workers; otherwise the kernel has the single
- * iteration 0 (see {@link #outerExtent}).
+ * iteration 0 (see {@link KernelProgram#outerExtent}).
  *
  * <p>Representation: bool is {@code boolean}; i8/u8/i16/u16/i32 are {@code int} and u32/i64/u64
  * {@code long}, normalised like {@link dev.kiln.ir.Alu#wrap} (u64 as raw bits); i64 index math is
@@ -200,26 +200,10 @@ public final class JavaRenderer {
         return new JavaRenderer(program, vectorBytes).renderClass(className);
     }
 
-    /**
-     * The number of iterations {@code [0, extent)} that {@code run}'s {@code start} and {@code end}
-     * select: the extent of the output loop when the body is one, else 1 (the whole kernel is iteration 0).
-     */
-    public static long outerExtent(KernelProgram program) {
-        Stmt.Loop split = splitLoop(program);
-        return split == null ? 1 : split.extent();
-    }
-
-    /** The loop whose iterations {@code [start, end)} selects, or null if the kernel is one iteration. */
-    private static Stmt.Loop splitLoop(KernelProgram program) {
-        List<Stmt> body = program.body().body();
-        if (body.size() == 1 && body.getFirst() instanceof Stmt.Loop l && l.kind() != Stmt.LoopKind.REDUCE) return l;
-        return null;
-    }
-
     // ---------------------------------------------------------------- class and statements
 
     private String renderClass(String className) {
-        Stmt.Loop split = splitLoop(program);
+        Stmt.Loop split = program.outputLoop();
         indent = 2;
         scopes.push(new HashMap<>());
         line("Objects.checkFromToIndex(start, end, " + (split == null ? 1 : split.extent()) + "L);");

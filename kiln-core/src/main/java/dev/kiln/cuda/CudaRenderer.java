@@ -28,7 +28,7 @@ import java.util.Set;
  * its iterations {@code [start, end)} (stopping early at a symbolic axis's size) are spread over the
  * grid: thread {@code t} of the whole grid runs iterations {@code start + t}, {@code start + t + gridSize},
  * ... (a grid-stride loop, so any grid covers the range and threads past its end do nothing). Otherwise
- * the kernel is the single iteration 0, run by thread 0 of block 0 (see {@link CRenderer#outerExtent}).
+ * the kernel is the single iteration 0, run by thread 0 of block 0 (see {@link KernelProgram#outerExtent}).
  *
  * <p>Inner output loops run inside a thread as in C. Floats keep Alu's rounding only when the kernels
  * are compiled without contraction ({@code -fmad=false}) and with IEEE division and square root, as

@@ -13,7 +13,7 @@ import java.util.Set;
 
 /**
  * Renders a {@link KernelProgram} as a CUDA C++ kernel with exactly the semantics of
- * {@link dev.kiln.ir.Alu}: the statements and expressions are {@link CRenderer}'s (the same helpers,
+ * {@link dev.kiln.ir.Alu}: the statements and expressions are {@link CRenderer}'s (and so its base's) (the same helpers,
  * casts, wrapping arithmetic and rounding), and only the kernel around them is CUDA's:
  *
  * <pre>
@@ -107,22 +107,17 @@ public final class CudaRenderer extends CRenderer {
 
     private static final String PRELUDE = HEADER + helpers();
 
+    /** The output loop as a grid-stride loop over {@code [start, stop)}. */
     @Override
-    protected void outputLoop(Stmt.Loop split) {
+    protected List<String> outputLoopHead(Stmt.Loop split) {
         String i = name(split.index());
-        line("const int64_t kiln_stop = " + stop(split) + ";");
-        line("for (int64_t " + i + " = start + (int64_t) blockIdx.x * blockDim.x + threadIdx.x; " + i + " < kiln_stop; "
-                + i + " += (int64_t) gridDim.x * blockDim.x) {");
-        block(split.body());
-        line("}");
+        return List.of("const int64_t kiln_stop = " + stop(split) + ";",
+                "for (int64_t " + i + " = start + (int64_t) blockIdx.x * blockDim.x + threadIdx.x; " + i + " < kiln_stop; "
+                        + i + " += (int64_t) gridDim.x * blockDim.x) {");
     }
 
     @Override
-    protected void singleIteration(Stmt.Block body) {
-        line("if (start < end && blockIdx.x == 0 && threadIdx.x == 0) {");
-        block(body);
-        line("}");
-    }
+    protected String singleIterationGuard() { return "if (start < end && blockIdx.x == 0 && threadIdx.x == 0) {"; }
 
     @Override
     protected String unrollPragma(long extent) { return "#pragma unroll " + Math.min(extent, 64); }

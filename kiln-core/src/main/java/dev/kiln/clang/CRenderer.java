@@ -119,7 +119,9 @@ public class CRenderer extends CFamilyRenderer<Void> {
     protected final String renderFunction(String functionName) {
         String body = renderBody(1);
         Set<Slot> written = new HashSet<>();
-        collectStores(program.body(), written);
+        Optimizer.walk(program.body(), s -> {
+            if (s instanceof Stmt.Store st) written.add(st.param());
+        });
         return function(functionName, written, body);
     }
 
@@ -179,15 +181,6 @@ public class CRenderer extends CFamilyRenderer<Void> {
         return "/* Kiln kernel " + comment(program.name()) + " (generated) */\n"
                 + "KILN_EXPORT void " + functionName + "(void** bufs, const int64_t* vars, int64_t start, int64_t end) {\n"
                 + drain() + body + "}\n";
-    }
-
-    private static void collectStores(Stmt s, Set<Slot> into) {
-        switch (s) {
-            case Stmt.Block b -> b.body().forEach(x -> collectStores(x, into));
-            case Stmt.Loop l -> collectStores(l.body(), into);
-            case Stmt.Store st -> into.add(st.param());
-            default -> { }
-        }
     }
 
     /**
@@ -391,17 +384,15 @@ public class CRenderer extends CFamilyRenderer<Void> {
                     : u.constLong() >= Integer.MIN_VALUE && u.constLong() <= Integer.MAX_VALUE ? number(Long.toString(u.constLong()))
                     : atom("INT64_C(" + u.constLong() + ")");
             case U64 -> atom("UINT64_C(0x" + Long.toHexString(u.constLong()) + ")");
-            case F16, BF16, F32 -> {
-                float f = (float) u.constDouble();
-                yield Float.isNaN(f) ? atom("NAN") : Float.isInfinite(f) ? atom(f > 0 ? "INFINITY" : "(-INFINITY)") : number(f + "f");
-            }
-            case F64 -> {
-                double d = u.constDouble();
-                yield Double.isNaN(d) ? atom("((double) NAN)") : Double.isInfinite(d)
-                        ? atom(d > 0 ? "((double) INFINITY)" : "((double) -INFINITY)") : number(Double.toString(d));
-            }
+            case F16, BF16, F32, F64 -> floatLiteral(u, null);
             case Q8_0, Q4_0 -> throw new IllegalArgumentException("kernel " + program.name() + " has a constant of packed dtype " + dt);
         };
+    }
+
+    @Override
+    protected final Expr<Void> nonFinite(boolean f64, double value, Void t) {
+        String name = Double.isNaN(value) ? "NAN" : value > 0 ? "INFINITY" : f64 ? "-INFINITY" : "(-INFINITY)";
+        return atom(f64 ? "((double) " + name + ")" : name);
     }
 
     private static Expr<Void> atom(String text) { return new Expr<>(text, null, ATOM); }

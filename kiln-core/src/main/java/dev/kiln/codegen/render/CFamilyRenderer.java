@@ -78,6 +78,9 @@ public abstract class CFamilyRenderer<T> {
     /** A constant node's literal. */
     protected abstract Expr<T> literal(UOp u);
 
+    /** A NaN or infinite constant of a float dtype ({@code f64} or narrower, held in float) by the target's name. */
+    protected abstract Expr<T> nonFinite(boolean f64, double value, T t);
+
     /** Zero of {@code dt} held in {@code t} (a false gate's value). */
     protected abstract Expr<T> zero(DType dt, T t);
 
@@ -322,6 +325,14 @@ public abstract class CFamilyRenderer<T> {
         };
         if (u.op() != Op.CONST) remember(u, e);
         return e;
+    }
+
+    /** A float constant held in {@code t}: f64 as a double literal, narrower dtypes as a float literal. */
+    protected final Expr<T> floatLiteral(UOp u, T t) {
+        boolean f64 = u.dtype() == DType.F64;
+        double v = f64 ? u.constDouble() : (float) u.constDouble();
+        if (Double.isNaN(v) || Double.isInfinite(v)) return nonFinite(f64, v, t);
+        return number(f64 ? Double.toString(v) : (float) v + "f", t);
     }
 
     private Expr<T> localOf(UOp u, Expr<T> e) { return local(localType(u, e), e); }

@@ -399,6 +399,9 @@ public class CRenderer extends CFamilyRenderer<Void> {
 
     private static Expr<Void> number(String text) { return number(text, null); }
 
+    @Override
+    protected final Expr<Void> zero(DType dt, Void t) { return zero(dt); }
+
     private static Expr<Void> zero(DType dt) {
         return switch (dt) {
             case BOOL -> atom("false");
@@ -409,12 +412,8 @@ public class CRenderer extends CFamilyRenderer<Void> {
     }
 
     @Override
-    protected final Expr<Void> zero(DType dt, Void t) { return zero(dt); }
-
-    @Override
-    protected final Expr<Void> read(UOp u, Slot p) {
+    protected final Expr<Void> read(UOp u, Slot p, Expr<Void> index) {
         DType dt = u.dtype();
-        Expr<Void> index = ref(u.src(1));
         String get = p.name() + "[" + index.text() + "]";
         Expr<Void> read = switch (dt) {
             case BOOL -> new Expr<>(get + " != 0", null, EQ);

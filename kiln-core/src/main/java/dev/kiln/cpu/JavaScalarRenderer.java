@@ -199,6 +199,9 @@ abstract class JavaScalarRenderer extends CFamilyRenderer<JType> {
         return number(t == JType.LONG ? v + "L" : Long.toString(v), t);
     }
 
+    @Override
+    protected final Expr<JType> zero(DType dt, JType t) { return zero(t); }
+
     static Expr<JType> zero(JType t) {
         return switch (t) {
             case BOOLEAN -> new Expr<>("false", t, ATOM);
@@ -211,12 +214,8 @@ abstract class JavaScalarRenderer extends CFamilyRenderer<JType> {
     }
 
     @Override
-    protected final Expr<JType> zero(DType dt, JType t) { return zero(t); }
-
-    @Override
-    protected final Expr<JType> read(UOp u, Slot p) {
+    protected final Expr<JType> read(UOp u, Slot p, Expr<JType> index) {
         DType dt = u.dtype();
-        Expr<JType> index = index(u.src(1));
         String get = p.name() + ".get(" + layout(dt) + ", " + offset(index, dt) + ")";
         return switch (dt) {
             case BOOL -> new Expr<>(get + " != 0", JType.BOOLEAN, EQ);
@@ -241,6 +240,9 @@ abstract class JavaScalarRenderer extends CFamilyRenderer<JType> {
             case Q8_0, Q4_0 -> throw new IllegalArgumentException("packed dtype " + dt + " has no element layout");
         };
     }
+
+    @Override
+    protected final Expr<JType> elementIndex(UOp u) { return index(u); }
 
     /**
      * An element index for a load or store. Its linear part (i64 +, * and negation) is computed in long,

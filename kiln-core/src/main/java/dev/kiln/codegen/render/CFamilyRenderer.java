@@ -93,8 +93,11 @@ public abstract class CFamilyRenderer<T> {
     /** Whether {@code u}'s value stays inline (index-style arithmetic that needs no wrapping). */
     protected abstract boolean inlinable(UOp u);
 
-    /** The element {@code load} reads from parameter {@code p}, ungated. */
-    protected abstract Expr<T> read(UOp load, Slot p);
+    /** The expression of an element index (by default the index node's value). */
+    protected Expr<T> elementIndex(UOp index) { return ref(index); }
+
+    /** The element {@code load} reads from parameter {@code p} at {@code index}, ungated. */
+    protected abstract Expr<T> read(UOp load, Slot p, Expr<T> index);
 
     /** {@code -a} of a float. */
     protected abstract Expr<T> negate(Expr<T> a, T t);
@@ -370,7 +373,7 @@ public abstract class CFamilyRenderer<T> {
         Slot p = (Slot) u.src(0).arg();
         DType dt = u.dtype();
         if (dt != p.dtype()) throw new IllegalArgumentException("kernel " + program.name() + " loads " + dt + " from " + p.name() + " of " + p.dtype());
-        Expr<T> read = read(u, p);
+        Expr<T> read = read(u, p, elementIndex(u.src(1)));
         if (u.src().size() < 3 || u.src(2).isConst() && u.src(2).constLong() != 0) return read;
         if (u.src(2).isConst()) return zero(dt, read.type());
         Expr<T> gate = ref(u.src(2)); // one conditional expression: a false gate yields 0 and never reads

@@ -260,7 +260,7 @@ public abstract class CFamilyRenderer<T> {
         }
     }
 
-    /** The head of a counting loop {@code for (type i = from; i < stop; i++) {}. */
+    /** The head of a counting loop, {@code for (type i = from; i < stop; i++)} and its opening brace. */
     protected static String forLoop(String type, String i, String from, String stop) {
         return "for (" + type + " " + i + " = " + from + "; " + i + " < " + stop + "; " + i + "++) {";
     }

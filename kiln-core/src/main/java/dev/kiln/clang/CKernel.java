@@ -57,7 +57,7 @@ public final class CKernel {
         this.symbol = symbol;
         this.source = source;
         this.handle = handle;
-        this.extent = CRenderer.outerExtent(program);
+        this.extent = program.outerExtent();
         this.params = program.params();
         this.variables = program.variables();
         this.bytes = new long[params.size()];
@@ -110,7 +110,7 @@ public final class CKernel {
     /** The C source of the function (the shared prelude is {@link CRenderer#prelude()}). */
     public String source() { return source; }
 
-    /** The iterations {@code [0, extent)} that {@code start} and {@code end} select ({@link CRenderer#outerExtent}). */
+    /** The iterations {@code [0, extent)} that {@code start} and {@code end} select ({@link KernelProgram#outerExtent}). */
     public long extent() { return extent; }
 
     /**

@@ -1,21 +1,19 @@
 package dev.kiln.clang;
 
-import dev.kiln.types.DType;
-import dev.kiln.types.Variable;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Optimizer;
 import dev.kiln.codegen.Stmt;
+import dev.kiln.codegen.render.CFamilyRenderer;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.Slot;
 import dev.kiln.ir.UOp;
+import dev.kiln.types.DType;
+import dev.kiln.types.Variable;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -30,7 +28,7 @@ import java.util.regex.Pattern;
  *
  * <p>{@code bufs} are the parameters (output first), {@code vars} the values of
  * {@link KernelProgram#variables()} in order; when the body is one output loop only its iterations
- * {@code [start, end)} run, otherwise the kernel is the single iteration 0 (see {@link #outerExtent}).
+ * {@code [start, end)} run, otherwise the kernel is the single iteration 0 (see {@link KernelProgram#outerExtent}).
  * The caller ({@link CKernel}) checks buffer sizes, the range and the variables before every call. The
  * lowering keeps every index of an in-range iteration in range (a load whose index may be out of range
  * is gated, and a false gate never reads); range analysis proves that for almost every access, and the
@@ -55,22 +53,13 @@ import java.util.regex.Pattern;
  * reduction per output lane (matmul) becomes one vector operation per reduction step while every lane
  * still accumulates in program order.
  *
- * <p>The CUDA renderer ({@link dev.kiln.cuda.CudaRenderer}) shares all of this, expressions and statements
- * alike, and replaces only what makes a C function a GPU kernel: the signature, the output loop and the
- * pragmas (see the protected methods).
+ * <p>The statements, expressions and common subexpressions are {@link CFamilyRenderer}'s; this class
+ * supplies C's types, literals, element access, wrapping integer arithmetic, helper spellings, lanes and
+ * function. A subclass (the CUDA renderer) may replace what makes a C function a GPU kernel: the
+ * signature, the output loop and the pragmas (see the protected methods).
  */
-public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
-    // C operator precedences (higher binds tighter); casts and unary operators are UNARY.
-    private static final int COND = 3, LOR = 4, OR = 6, XOR = 7, AND = 8, EQ = 9, REL = 10, SHIFT = 11, ADD = 12, MUL = 13,
-            UNARY = 14, ATOM = 15;
-
-    /** Expressions longer than this go to a named local even when they could be inlined. */
-    private static final int INLINE_LIMIT = 60;
-
+public class CRenderer extends CFamilyRenderer<Void> {
     private static final Pattern INT_LITERAL = Pattern.compile("\\(?-?\\d+\\)?");
-
-    /** A rendered C expression: its text and precedence. */
-    private record Expr(String text, int prec) {}
 
     private static final Set<String> C_WORDS = Set.of("auto", "break", "case", "char", "const", "continue", "default", "do",
             "double", "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict",
@@ -83,15 +72,6 @@ public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
             "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize",
             "bufs", "vars", "start", "end"); // the function's parameters
 
-    /** The program being rendered. */
-    protected final KernelProgram program;
-    private final StringBuilder out = new StringBuilder();
-    private int indent;
-    private int values;
-    private final Map<Variable, String> varNames = new HashMap<>();
-    private final Set<String> usedNames = new HashSet<>();
-    private final Deque<Map<UOp, Expr>> scopes = new ArrayDeque<>();
-    private final Map<UOp, Set<Slot>> registersRead = new IdentityHashMap<>();
     /** UPCAST loops whose statements are being distributed, outermost first. */
     private final List<Stmt.Loop> lanes = new ArrayList<>();
     /** Registers defined inside distributed UPCAST loops: one array element per lane, by this index. */
@@ -100,7 +80,7 @@ public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
     private boolean checked;
 
     /** A renderer of {@code program}; {@link #renderFunction} renders it once. */
-    protected CRenderer(KernelProgram program) { this.program = program; }
+    protected CRenderer(KernelProgram program) { super(program); }
 
     /**
      * The C function of {@code program} named {@code functionName} (without the prelude).
@@ -133,40 +113,21 @@ public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
         return s.toString();
     }
 
-    /**
-     * The number of iterations {@code [0, extent)} that {@code start} and {@code end} select: the extent
-     * of the output loop when the body is one, else 1 (the whole kernel is iteration 0).
-     */
-    public static long outerExtent(KernelProgram program) {
-        Stmt.Loop split = splitLoop(program);
-        return split == null ? 1 : split.extent();
-    }
-
-    /** The output loop whose iterations {@code start} and {@code end} select, or null (see {@link #outerExtent}). */
-    protected static Stmt.Loop splitLoop(KernelProgram program) {
-        List<Stmt> body = program.body().body();
-        if (body.size() == 1 && body.getFirst() instanceof Stmt.Loop l && l.kind() != Stmt.LoopKind.REDUCE) return l;
-        return null;
-    }
-
     // ---------------------------------------------------------------- function and statements
 
     /** The whole function: its body first (which decides what it needs), then {@link #function} around it. */
     protected final String renderFunction(String functionName) {
-        Stmt.Loop split = splitLoop(program);
-        for (Variable v : program.variables()) name(v); // symbolic variables choose their names first
-        indent = 1;
-        scopes.push(new HashMap<>());
-        if (split != null) {
-            outputLoop(split);
-        } else if (!program.body().body().isEmpty()) {
-            singleIteration(program.body());
-        }
-        String body = out.toString();
-        out.setLength(0);
+        String body = renderBody(1);
         Set<Slot> written = new HashSet<>();
-        collectStores(program.body(), written);
+        Optimizer.walk(program.body(), s -> {
+            if (s instanceof Stmt.Store st) written.add(st.param());
+        });
         return function(functionName, written, body);
+    }
+
+    @Override
+    protected void prologue() {
+        for (Variable v : program.variables()) name(v); // symbolic variables choose their names first
     }
 
     /** Where the output loop {@code split} stops: {@code end}, or a symbolic axis's size if smaller. */
@@ -175,23 +136,28 @@ public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
     }
 
     /** The output loop {@code split}, its iterations {@code [start, stop)} (see {@link #stop}). */
-    protected void outputLoop(Stmt.Loop split) {
-        String i = name(split.index());
-        line("KILN_INDEPENDENT");
-        line("for (int64_t " + i + " = start; " + i + " < " + stop(split) + "; " + i + "++) {");
-        block(split.body());
-        line("}");
-    }
-
-    /** A body without an output loop: the single iteration 0, run when {@code start < end}. */
-    protected void singleIteration(Stmt.Block body) {
-        line("if (start < end) {");
-        block(body);
-        line("}");
+    @Override
+    protected List<String> outputLoopHead(Stmt.Loop split) {
+        return List.of("KILN_INDEPENDENT", forLoop("int64_t", name(split.index()), "start", stop(split)));
     }
 
     /** The pragma before an UNROLL loop of {@code extent} iterations. */
     protected String unrollPragma(long extent) { return "#pragma GCC unroll " + Math.min(extent, 64); }
+
+    @Override
+    protected final String loopHint(Stmt.LoopKind kind, long extent) {
+        return switch (kind) {
+            case GLOBAL, THREAD, UPCAST -> "KILN_INDEPENDENT";
+            case UNROLL -> unrollPragma(extent);
+            case REDUCE -> null;
+        };
+    }
+
+    @Override
+    protected final String indexType(Variable index) { return "int64_t"; }
+
+    @Override
+    protected final String extentLiteral(long extent, Variable index) { return Long.toString(extent); }
 
     /**
      * The function around {@code body} (rendered at indent 1): its signature and the declarations of the
@@ -214,62 +180,7 @@ public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
         }
         return "/* Kiln kernel " + comment(program.name()) + " (generated) */\n"
                 + "KILN_EXPORT void " + functionName + "(void** bufs, const int64_t* vars, int64_t start, int64_t end) {\n"
-                + out + body + "}\n";
-    }
-
-    private static void collectStores(Stmt s, Set<Slot> into) {
-        switch (s) {
-            case Stmt.Block b -> b.body().forEach(x -> collectStores(x, into));
-            case Stmt.Loop l -> collectStores(l.body(), into);
-            case Stmt.Store st -> into.add(st.param());
-            default -> { }
-        }
-    }
-
-    /** Statements of {@code b} one level deeper, in a scope of their own. */
-    protected final void block(Stmt.Block b) {
-        indent++;
-        scopes.push(new HashMap<>());
-        for (Stmt s : b.body()) stmt(s);
-        scopes.pop();
-        indent--;
-    }
-
-    private void stmt(Stmt s) {
-        switch (s) {
-            case Stmt.Block b -> b.body().forEach(this::stmt);
-            case Stmt.Loop l when l.kind() == Stmt.LoopKind.UPCAST && distributable(l) -> {
-                boolean outermost = lanes.isEmpty();
-                if (outermost) { // a block of its own: its lane registers cannot clash with a sibling's
-                    line("{");
-                    indent++;
-                }
-                lanes.add(l);
-                stmt(l.body());
-                lanes.removeLast();
-                if (outermost) {
-                    indent--;
-                    line("}");
-                }
-            }
-            case Stmt.Loop l -> {
-                String i = name(l.index());
-                switch (l.kind()) {
-                    case GLOBAL, THREAD, UPCAST -> line("KILN_INDEPENDENT");
-                    case UNROLL -> line(unrollPragma(l.extent()));
-                    case REDUCE -> { }
-                }
-                line("for (int64_t " + i + " = 0; " + i + " < " + (l.limit() != null ? name(l.limit()) : l.extent()) + "; " + i + "++) {");
-                block(l.body());
-                line("}");
-            }
-            case Stmt.Define d -> {
-                if (!lanes.isEmpty()) declareLaned(d.register());
-                inLanes(() -> define(d));
-            }
-            case Stmt.Accumulate a -> inLanes(() -> accumulate(a));
-            case Stmt.Store st -> inLanes(() -> store(st));
-        }
+                + drain() + body + "}\n";
     }
 
     /**
@@ -277,7 +188,8 @@ public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
      * is defined inside it (the lanes then never share a register, as UPCAST promises), or is read by no
      * statement of the loop (a GROUP's combine, which distributed runs lane by lane in order).
      */
-    private static boolean distributable(Stmt.Loop l) {
+    @Override
+    protected final boolean inLanes(Stmt.Loop l) {
         Set<Slot> defined = new HashSet<>(), accumulated = new HashSet<>();
         registers(l.body(), defined, accumulated);
         accumulated.removeAll(defined);
@@ -294,23 +206,37 @@ public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
         }
     }
 
+    /** Distributes an UPCAST loop over its statements: each runs for all lanes in a loop of its own. */
+    @Override
+    protected final void lanes(Stmt.Loop l) {
+        boolean outermost = lanes.isEmpty();
+        if (outermost) { // a block of its own: its lane registers cannot clash with a sibling's
+            line("{");
+            indent(1);
+        }
+        lanes.add(l);
+        stmt(l.body());
+        lanes.removeLast();
+        if (outermost) {
+            indent(-1);
+            line("}");
+        }
+    }
+
     /** Runs {@code body} once per lane of the UPCAST loops being distributed (directly when there are none). */
-    private void inLanes(Runnable body) {
+    private void perLane(Runnable body) {
         if (lanes.isEmpty()) {
             body.run();
             return;
         }
         for (Stmt.Loop l : lanes) {
-            String i = name(l.index());
             line("KILN_INDEPENDENT");
-            line("for (int64_t " + i + " = 0; " + i + " < " + l.extent() + "; " + i + "++) {");
-            indent++;
+            line(forLoop("int64_t", name(l.index()), "0", Long.toString(l.extent())));
+            indent(1);
         }
-        scopes.push(new HashMap<>());
-        body.run();
-        scopes.pop();
+        scoped(body);
         for (int k = 0; k < lanes.size(); k++) {
-            indent--;
+            indent(-1);
             line("}");
         }
     }
@@ -327,73 +253,69 @@ public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
         line(valueType(reg.dtype()) + " " + reg.name() + "[" + count + "];");
     }
 
-    private void define(Stmt.Define d) {
-        if (lanes.isEmpty()) lanedRegisters.remove(d.register());
-        Expr init = ref(d.init());
-        Expr reg = register(d.register());
-        line((lanedRegisters.containsKey(d.register()) ? "" : valueType(d.register().dtype()) + " ") + reg.text + " = " + init.text + ";");
+    @Override
+    protected final void define(Stmt.Define d) {
+        if (!lanes.isEmpty()) declareLaned(d.register());
+        perLane(() -> {
+            if (lanes.isEmpty()) lanedRegisters.remove(d.register());
+            Expr<Void> init = ref(d.init());
+            Expr<Void> reg = register(d.register());
+            line((lanedRegisters.containsKey(d.register()) ? "" : valueType(d.register().dtype()) + " ") + reg.text() + " = " + init.text() + ";");
+        });
     }
 
-    private void store(Stmt.Store st) {
-        Slot p = st.param();
-        if (st.value().dtype() != p.dtype()) {
-            throw new IllegalArgumentException("kernel " + program.name() + " stores " + st.value().dtype() + " into " + p.name() + " of " + p.dtype());
-        }
-        Expr index = ref(st.index());
-        Expr value = ref(st.value());
-        String store = p.name() + "[" + index.text + "] = " + storeValue(value, p.dtype()) + ";";
-        line(inRange(st.index(), p) ? store : "if (" + rangeCheck(index, p).text + ") " + store);
+    @Override
+    protected final void store(Stmt.Store st) {
+        perLane(() -> {
+            Slot p = st.param();
+            Expr<Void> index = ref(st.index());
+            Expr<Void> value = ref(st.value());
+            String store = p.name() + "[" + index.text() + "] = " + storeValue(value, p.dtype()) + ";";
+            line(inRange(st.index(), p) ? store : "if (" + rangeCheck(index, p).text() + ") " + store);
+        });
     }
 
-    private void accumulate(Stmt.Accumulate a) {
-        Slot reg = a.register();
-        DType dt = reg.dtype();
-        Expr acc = register(reg);
-        Expr v = ref(a.value());
-        Expr r = switch (a.kind()) {
-            case SUM -> binary(Op.ADD, dt, acc, v, null, null, null);
-            case PROD -> binary(Op.MUL, dt, acc, v, null, null, null);
-            case MAX -> binary(Op.MAX, dt, acc, v, null, null, null);
-            case MIN -> { // as KernelEvaluator: NaN wins, else the smaller (the new value only if strictly smaller)
-                if (dt.isBool()) yield bin(acc, "&", v, AND);
-                if (dt.isFloat()) yield call(dt == DType.F64 ? "kiln_min_f64" : "kiln_min_f32", acc, v);
-                yield cond(bin(v, "<", acc, REL), v, acc);
-            }
-        };
-        line(acc.text + " = " + r.text + ";");
-        // values computed from the register before this update are stale now
-        for (Map<UOp, Expr> scope : scopes) scope.keySet().removeIf(u -> registersRead(u).contains(reg));
+    @Override
+    protected final void accumulate(Stmt.Accumulate a) {
+        perLane(() -> accumulate(a.register(), a.kind(), register(a.register()), ref(a.value())));
     }
 
-    private Set<Slot> registersRead(UOp u) {
-        Set<Slot> known = registersRead.get(u);
-        if (known != null) return known;
-        Set<Slot> regs = new HashSet<>();
-        if (u.op() == Op.DEFINE_VAR && u.arg() instanceof Slot s && s.kind() == Slot.Kind.REGISTER) regs.add(s);
-        for (UOp s : u.src()) regs.addAll(registersRead(s));
-        registersRead.put(u, regs);
-        return regs;
+    @Override
+    protected final Expr<Void> minimum(DType dt, Expr<Void> acc, Expr<Void> v) {
+        if (dt.isFloat()) return helper(dt == DType.F64 ? "kiln_min_f64" : "kiln_min_f32", acc, v);
+        return cond(bin(v, "<", acc, REL), v, acc);
     }
 
-    private Expr register(Slot reg) {
+    private Expr<Void> register(Slot reg) {
         String index = lanedRegisters.get(reg);
-        return new Expr(index == null ? reg.name() : reg.name() + "[" + index + "]", ATOM);
+        return atom(index == null ? reg.name() : reg.name() + "[" + index + "]");
     }
+
+    @Override
+    protected final Expr<Void> register(Slot reg, UOp u) { return register(reg); }
 
     // ---------------------------------------------------------------- names and types
 
-    /** The C name of {@code v}, unique in the function. */
-    protected final String name(Variable v) {
-        return varNames.computeIfAbsent(v, k -> {
-            String base = k.name().replaceAll("[^A-Za-z0-9_]", "_");
-            if (base.isEmpty() || !Character.isLetter(base.charAt(0))) base = "x" + base;
-            // never collide with parameters, registers, values, helpers, C keywords, typedefs or macros
-            if (base.matches("(p|acc|v)\\d+|kiln_.*|u?int\\d+_t|[A-Z][A-Z0-9_]*") || C_WORDS.contains(base)) base = "x_" + base;
-            String n = base;
-            for (int i = 2; !usedNames.add(n); i++) n = base + "_" + i;
-            return n;
-        });
+    @Override
+    protected final boolean isIdentifierStart(char c) { return Character.isLetter(c); }
+
+    @Override
+    protected final String unreserved(String name) {
+        // parameters, registers, values, helpers, C keywords, typedefs and macros
+        return name.matches("(p|acc|v)\\d+|kiln_.*|u?int\\d+_t|[A-Z][A-Z0-9_]*") || C_WORDS.contains(name) ? "x_" + name : name;
     }
+
+    @Override
+    protected final Expr<Void> variable(Variable v) { return atom(name(v)); }
+
+    @Override
+    protected final Void typeOf(DType dt) { return null; }
+
+    @Override
+    protected final Void binaryType(Expr<Void> a, String op, Expr<Void> b, int prec) { return null; }
+
+    @Override
+    protected final String localType(UOp u, Expr<Void> e) { return valueType(u.dtype()); }
 
     /** The C type values of {@code dt} are computed in (f16 and bf16 in float). */
     static String valueType(DType dt) {
@@ -427,34 +349,11 @@ public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
 
     private static String signedHelperSuffix(DType dt) { return "i" + dt.bits(); }
 
-    // ---------------------------------------------------------------- expressions
-
-    /** The expression for {@code u}: a literal, a variable or register, or a named local computed now. */
-    private Expr ref(UOp u) {
-        for (Map<UOp, Expr> scope : scopes) {
-            Expr e = scope.get(u);
-            if (e != null) return e;
-        }
-        Expr e = switch (u.op()) {
-            case CONST -> literal(u);
-            case DEFINE_VAR -> switch (u.arg()) {
-                case Variable v -> new Expr(name(v), ATOM);
-                case Slot s when s.kind() == Slot.Kind.REGISTER -> register(s);
-                default -> throw new IllegalArgumentException("kernel " + program.name() + " reads parameter " + u.arg() + " outside a LOAD");
-            };
-            case LOAD -> local(u, load(u));
-            case WHERE -> u.src(0).isConst() ? ref(u.src(0).constLong() != 0 ? u.src(1) : u.src(2)) : local(u, compute(u));
-            default -> {
-                Expr x = compute(u);
-                yield inlinable(u) && x.text.length() <= INLINE_LIMIT ? x : local(u, x);
-            }
-        };
-        if (u.op() != Op.CONST) scopes.peek().put(u, e);
-        return e;
-    }
+    // ---------------------------------------------------------------- values
 
     /** Index-style arithmetic that needs no wrapping stays inline, so index math reads as one formula. */
-    private static boolean inlinable(UOp u) {
+    @Override
+    protected final boolean inlinable(UOp u) {
         if (u.dtype() != DType.I64 && u.dtype() != DType.I32) return false;
         return switch (u.op()) {
             case ADD, MUL, NEG -> noOverflow(u);
@@ -473,68 +372,57 @@ public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
         return (dt == DType.I32 || dt == DType.I64) && !(u.vmin() == dt.minInt() && u.vmax() == dt.maxInt());
     }
 
-    private Expr local(UOp u, Expr e) {
-        String n = "v" + values++;
-        line(valueType(u.dtype()) + " " + n + " = " + e.text + ";");
-        return new Expr(n, ATOM);
-    }
-
-    private Expr literal(UOp u) {
+    @Override
+    protected final Expr<Void> literal(UOp u) {
         DType dt = u.dtype();
         return switch (dt) {
-            case BOOL -> new Expr(u.constLong() != 0 ? "true" : "false", ATOM);
+            case BOOL -> atom(u.constLong() != 0 ? "true" : "false");
             case I8, I16, U8, U16 -> number(Long.toString(u.constLong()));
-            case I32 -> u.constLong() == Integer.MIN_VALUE ? new Expr("INT32_MIN", ATOM) : number(Long.toString(u.constLong()));
-            case U32 -> new Expr(u.constLong() + "u", ATOM);
-            case I64 -> u.constLong() == Long.MIN_VALUE ? new Expr("INT64_MIN", ATOM)
+            case I32 -> u.constLong() == Integer.MIN_VALUE ? atom("INT32_MIN") : number(Long.toString(u.constLong()));
+            case U32 -> atom(u.constLong() + "u");
+            case I64 -> u.constLong() == Long.MIN_VALUE ? atom("INT64_MIN")
                     : u.constLong() >= Integer.MIN_VALUE && u.constLong() <= Integer.MAX_VALUE ? number(Long.toString(u.constLong()))
-                    : new Expr("INT64_C(" + u.constLong() + ")", ATOM);
-            case U64 -> new Expr("UINT64_C(0x" + Long.toHexString(u.constLong()) + ")", ATOM);
-            case F16, BF16, F32 -> {
-                float f = (float) u.constDouble();
-                yield Float.isNaN(f) ? new Expr("NAN", ATOM) : Float.isInfinite(f)
-                        ? new Expr(f > 0 ? "INFINITY" : "(-INFINITY)", ATOM) : number(f + "f");
-            }
-            case F64 -> {
-                double d = u.constDouble();
-                yield Double.isNaN(d) ? new Expr("((double) NAN)", ATOM) : Double.isInfinite(d)
-                        ? new Expr(d > 0 ? "((double) INFINITY)" : "((double) -INFINITY)", ATOM) : number(Double.toString(d));
-            }
+                    : atom("INT64_C(" + u.constLong() + ")");
+            case U64 -> atom("UINT64_C(0x" + Long.toHexString(u.constLong()) + ")");
+            case F16, BF16, F32, F64 -> floatLiteral(u, null);
             case Q8_0, Q4_0 -> throw new IllegalArgumentException("kernel " + program.name() + " has a constant of packed dtype " + dt);
         };
     }
 
-    private static Expr number(String text) {
-        return new Expr(text.startsWith("-") ? "(" + text + ")" : text, ATOM);
+    @Override
+    protected final Expr<Void> nonFinite(boolean f64, double value, Void t) {
+        String name = Double.isNaN(value) ? "NAN" : value > 0 ? "INFINITY" : f64 ? "-INFINITY" : "(-INFINITY)";
+        return atom(f64 ? "((double) " + name + ")" : name);
     }
 
-    private static Expr zero(DType dt) {
+    private static Expr<Void> atom(String text) { return new Expr<>(text, null, ATOM); }
+
+    private static Expr<Void> number(String text) { return number(text, null); }
+
+    @Override
+    protected final Expr<Void> zero(DType dt, Void t) { return zero(dt); }
+
+    private static Expr<Void> zero(DType dt) {
         return switch (dt) {
-            case BOOL -> new Expr("false", ATOM);
-            case F16, BF16, F32 -> new Expr("0.0f", ATOM);
-            case F64 -> new Expr("0.0", ATOM);
-            default -> new Expr("0", ATOM);
+            case BOOL -> atom("false");
+            case F16, BF16, F32 -> atom("0.0f");
+            case F64 -> atom("0.0");
+            default -> atom("0");
         };
     }
 
-    private Expr load(UOp u) {
-        Slot p = (Slot) u.src(0).arg();
+    @Override
+    protected final Expr<Void> read(UOp u, Slot p, Expr<Void> index) {
         DType dt = u.dtype();
-        if (dt != p.dtype()) throw new IllegalArgumentException("kernel " + program.name() + " loads " + dt + " from " + p.name() + " of " + p.dtype());
-        Expr index = ref(u.src(1));
-        String get = p.name() + "[" + index.text + "]";
-        Expr read = switch (dt) {
-            case BOOL -> new Expr(get + " != 0", EQ);
-            case F16 -> new Expr("kiln_f16_to_f32(" + get + ")", ATOM);
-            case BF16 -> new Expr("kiln_bf16_to_f32(" + get + ")", ATOM);
+        String get = p.name() + "[" + index.text() + "]";
+        Expr<Void> read = switch (dt) {
+            case BOOL -> new Expr<>(get + " != 0", null, EQ);
+            case F16 -> atom("kiln_f16_to_f32(" + get + ")");
+            case BF16 -> atom("kiln_bf16_to_f32(" + get + ")");
             case Q8_0, Q4_0 -> throw new IllegalArgumentException("kernel " + program.name() + " loads packed dtype " + dt);
-            default -> new Expr(get, ATOM);
+            default -> atom(get);
         };
-        if (!inRange(u.src(1), p)) read = cond(rangeCheck(index, p), read, zero(dt));
-        if (u.src().size() < 3 || u.src(2).isConst() && u.src(2).constLong() != 0) return read;
-        if (u.src(2).isConst()) return zero(dt);
-        Expr gate = ref(u.src(2)); // one conditional expression: a false gate yields 0 and never reads
-        return cond(gate, read, zero(dt));
+        return inRange(u.src(1), p) ? read : cond(rangeCheck(index, p), read, zero(dt));
     }
 
     /** Whether range analysis proves {@code index} within {@code p} for every iteration (then it needs no check). */
@@ -546,102 +434,49 @@ public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
      * The run-time test of an index range analysis cannot bound: out of range, the access is skipped and
      * the first such index is reported to the caller, which throws. Lowered kernels never fail it.
      */
-    private Expr rangeCheck(Expr index, Slot p) {
+    private Expr<Void> rangeCheck(Expr<Void> index, Slot p) {
         checked = true;
-        return call("kiln_in_range", index, new Expr(program.sizes().get(p.index()) + "", ATOM), new Expr("kiln_status", ATOM),
-                new Expr(Integer.toString(p.index()), ATOM));
+        return helper("kiln_in_range", index, atom(program.sizes().get(p.index()) + ""), atom("kiln_status"), atom(Integer.toString(p.index())));
     }
 
-    private static String storeValue(Expr v, DType dt) {
+    private static String storeValue(Expr<Void> v, DType dt) {
         return switch (dt) {
             case BOOL -> "(uint8_t) " + paren(v, UNARY);
-            case F16 -> "kiln_f32_to_f16(" + v.text + ")";
-            case BF16 -> "kiln_f32_to_bf16(" + v.text + ")";
-            default -> v.text;
+            case F16 -> "kiln_f32_to_f16(" + v.text() + ")";
+            case BF16 -> "kiln_f32_to_bf16(" + v.text() + ")";
+            default -> v.text();
         };
-    }
-
-    private Expr compute(UOp u) {
-        Op op = u.op();
-        DType dt = u.dtype();
-        return switch (op) {
-            case CAST -> cast(ref(u.src(0)), u.src(0).dtype(), dt);
-            case BITCAST -> bitcast(ref(u.src(0)), u.src(0).dtype(), dt);
-            case WHERE -> dt.isBool() && (u.src(1).isConst() || u.src(2).isConst()) ? boolWhere(u)
-                    : cond(ref(u.src(0)), ref(u.src(1)), ref(u.src(2)));
-            case ADD -> {
-                UOp x = dt.isBool() ? null : negated(u.src(1));
-                if (x == null) yield binary(op, dt, ref(u.src(0)), ref(u.src(1)), u.src(0), u.src(1), u);
-                Expr a = ref(u.src(0)), b = ref(x); // a + (-b) is a - b, bit for bit, in floats and in wrapping integers
-                if (dt.isFloat()) yield round(dt, bin(a, "-", b, ADD));
-                yield arith(dt, a, "-", b, ADD, u);
-            }
-            default -> switch (op.group()) {
-                case UNARY -> unary(op, dt, ref(u.src(0)), u);
-                case BINARY -> binary(op, u.src(0).dtype(), ref(u.src(0)), ref(u.src(1)), u.src(0), u.src(1), u);
-                default -> throw new IllegalArgumentException("kernel " + program.name() + " has a " + op + " node inside an expression");
-            };
-        };
-    }
-
-    /** The {@code x} of {@code -x} (a NEG, or for integers a multiplication by -1), else null. */
-    private static UOp negated(UOp u) {
-        if (u.op() == Op.NEG) return u.src(0);
-        if (u.op() == Op.MUL && !u.dtype().isFloat() && u.src(1).isConst() && u.src(1).constLong() == -1) return u.src(0);
-        return null;
-    }
-
-    /** A bool WHERE with a constant branch is plain logic. */
-    private Expr boolWhere(UOp u) {
-        Expr c = ref(u.src(0));
-        Expr notC = new Expr("!" + paren(c, ATOM), UNARY);
-        boolean constTrue = u.src(1).isConst();
-        UOp other = u.src(constTrue ? 2 : 1);
-        boolean k = u.src(constTrue ? 1 : 2).constLong() != 0;
-        if (other.isConst()) return (other.constLong() != 0) == k ? ref(other) : constTrue == k ? c : notC;
-        Expr x = ref(other);
-        // c ? k : x  is  c | x (k true) or !c & x;   c ? x : k  is  !c | x (k true) or c & x
-        return k ? bin(constTrue ? c : notC, "|", x, OR) : bin(constTrue ? notC : c, "&", x, AND);
     }
 
     // ---------------------------------------------------------------- elementwise ops
 
-    private Expr unary(Op op, DType dt, Expr a, UOp node) {
-        if (dt.isBool()) {
-            return switch (op) {
-                case NEG, TRUNC -> a; // wrap(bool, -x) == x
-                default -> throw notDefined(op, dt);
-            };
-        }
-        if (!dt.isFloat()) {
-            return switch (op) {
-                case NEG -> noOverflow(node) ? new Expr("-" + paren(a, UNARY), UNARY)
-                        : castTo(valueType(dt), new Expr("0 - " + paren(castTo(wideUnsigned(dt), a), ADD + 1), ADD));
-                case TRUNC -> a;
-                default -> throw new IllegalArgumentException("kernel " + program.name() + ": " + op + " is not defined on " + dt + "; cast to a float first");
-            };
-        }
-        return switch (op) {
-            case EXP2 -> fromDouble(dt, call("kiln_exp2", a));
-            case LOG2 -> fromDouble(dt, call("kiln_log2", a));
-            case SIN -> fromDouble(dt, call("kiln_sin", a));
-            case SQRT -> fromDouble(dt, call("kiln_sqrt", a));
-            // 1/x in float equals 1.0/x in double rounded to float (division rounds innocuously twice)
-            case RECIP -> round(dt, bin(dt == DType.F64 ? new Expr("1.0", ATOM) : new Expr("1.0f", ATOM), "/", a, MUL));
-            case NEG -> new Expr("-" + paren(a, UNARY), UNARY);
-            case TRUNC -> fromDouble(dt, call("kiln_trunc", a));
-            default -> throw notDefined(op, dt);
-        };
+    @Override
+    protected final Expr<Void> negate(Expr<Void> a, Void t) { return new Expr<>("-" + paren(a, UNARY), null, UNARY); }
+
+    @Override
+    protected final Expr<Void> integerNegate(DType dt, Void t, Expr<Void> a, UOp node) {
+        return noOverflow(node) ? negate(a, t) : castTo(valueType(dt), new Expr<>("0 - " + paren(castTo(wideUnsigned(dt), a), ADD + 1), null, ADD));
     }
 
-    /**
-     * A binary op on operands of dtype {@code in}. The operands' nodes (or null) let range analysis drop
-     * zero tests and use plain {@code /} and {@code %} where they are exact; {@code node} (or null) is the
-     * op's own node, whose range may prove that plain signed arithmetic cannot overflow.
-     */
-    private Expr binary(Op op, DType in, Expr a, Expr b, UOp an, UOp bn, UOp node) {
-        if (in.isBool()) return boolBinary(op, a, b);
-        if (in.isFloat()) return floatBinary(op, in, a, b);
+    @Override
+    protected final Expr<Void> subtract(DType dt, Void t, Expr<Void> a, Expr<Void> b, UOp node) { return arith(dt, a, "-", b, ADD, node); }
+
+    @Override
+    protected final Expr<Void> transcendental(Op op, DType dt, Expr<Void> a) {
+        return fromDouble(dt, helper(switch (op) {
+            case EXP2 -> "kiln_exp2";
+            case LOG2 -> "kiln_log2";
+            case SIN -> "kiln_sin";
+            case SQRT -> "kiln_sqrt";
+            default -> "kiln_trunc";
+        }, a));
+    }
+
+    @Override
+    protected final Expr<Void> one(DType dt, Void t) { return atom(dt == DType.F64 ? "1.0" : "1.0f"); }
+
+    @Override
+    protected final Expr<Void> integerBinary(Op op, DType in, Void t, Expr<Void> a, Expr<Void> b, UOp an, UOp bn, UOp node) {
         boolean signed = !in.isUnsigned();
         boolean nonZero = bn != null && (bn.vmin() > 0 || bn.vmax() < 0);
         boolean positive = an != null && bn != null && an.vmin() >= 0 && bn.vmin() > 0; // C's / and % are floor division here
@@ -650,13 +485,13 @@ public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
         return switch (op) {
             case ADD -> arith(in, a, "+", b, ADD, node);
             case MUL -> arith(in, a, "*", b, MUL, node);
-            case DIV -> signed ? (bn != null && bn.vmin() > 0 ? bin(a, "/", b, MUL) : call("kiln_div_" + s, a, b))
+            case DIV -> signed ? (bn != null && bn.vmin() > 0 ? bin(a, "/", b, MUL) : helper("kiln_div_" + s, a, b))
                     : divide(b, nonZero, bin(a, "/", b, MUL));
-            case MOD -> signed ? (bn != null && bn.vmin() > 0 ? bin(a, "%", b, MUL) : call("kiln_mod_" + s, a, b))
+            case MOD -> signed ? (bn != null && bn.vmin() > 0 ? bin(a, "%", b, MUL) : helper("kiln_mod_" + s, a, b))
                     : divide(b, nonZero, bin(a, "%", b, MUL));
-            case FLOORDIV -> signed ? (positive ? bin(a, "/", b, MUL) : call("kiln_floordiv_" + s, a, b))
+            case FLOORDIV -> signed ? (positive ? bin(a, "/", b, MUL) : helper("kiln_floordiv_" + s, a, b))
                     : divide(b, nonZero, bin(a, "/", b, MUL));
-            case FLOORMOD -> signed ? (positive ? bin(a, "%", b, MUL) : call("kiln_floormod_" + s, a, b))
+            case FLOORMOD -> signed ? (positive ? bin(a, "%", b, MUL) : helper("kiln_floormod_" + s, a, b))
                     : divide(b, nonZero, bin(a, "%", b, MUL));
             case MAX -> cond(bin(a, ">=", b, REL), a, b);
             case CMPLT -> bin(a, "<", b, REL);
@@ -668,7 +503,7 @@ public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
             case SHL -> shift(b, bits, bn, zero(in), castTo(valueType(in), bin(castTo(wideUnsigned(in), a), "<<", b, SHIFT)));
             case SHR -> shift(b, bits, bn, signed ? cond(bin(a, "<", zero(in), REL), number("-1"), zero(in)) : zero(in),
                     bin(a, ">>", b, SHIFT)); // >> of a negative value is arithmetic in GCC and Clang
-            case THREEFRY -> castTo(valueType(in), call("kiln_threefry", castTo("uint64_t", a), castTo("uint64_t", b)));
+            case THREEFRY -> castTo(valueType(in), threefry(a, b));
             default -> throw notDefined(op, in);
         };
     }
@@ -677,10 +512,10 @@ public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
      * {@code a op b} wrapped to {@code dt}: plain C when range analysis proves the exact result fits
      * (only then is signed arithmetic defined), else in unsigned arithmetic converted back.
      */
-    private static Expr arith(DType dt, Expr a, String op, Expr b, int prec, UOp node) {
+    private Expr<Void> arith(DType dt, Expr<Void> a, String op, Expr<Void> b, int prec, UOp node) {
         if (node != null && noOverflow(node)) {
             // two int literals would be computed in int: make one an int64_t first
-            if (dt == DType.I64 && INT_LITERAL.matcher(a.text).matches() && INT_LITERAL.matcher(b.text).matches()) a = castTo("int64_t", a);
+            if (dt == DType.I64 && INT_LITERAL.matcher(a.text()).matches() && INT_LITERAL.matcher(b.text()).matches()) a = castTo("int64_t", a);
             return bin(a, op, b, prec);
         }
         if (dt == DType.U32 || dt == DType.U64) return bin(a, op, b, prec); // unsigned int and wider never promote to int
@@ -689,150 +524,93 @@ public sealed class CRenderer permits dev.kiln.cuda.CudaRenderer {
     }
 
     /** Unsigned division or remainder, 0 when the divisor is 0 (unless range analysis excludes it). */
-    private static Expr divide(Expr b, boolean nonZero, Expr quotient) {
-        return nonZero ? quotient : cond(bin(b, "==", new Expr("0", ATOM), EQ), new Expr("0", ATOM), quotient);
+    private Expr<Void> divide(Expr<Void> b, boolean nonZero, Expr<Void> quotient) {
+        return nonZero ? quotient : cond(bin(b, "==", atom("0"), EQ), atom("0"), quotient);
     }
 
     /** A shift, {@code outOfRange} when the amount is negative or at least the width. */
-    private static Expr shift(Expr b, int bits, UOp amount, Expr outOfRange, Expr shifted) {
+    private Expr<Void> shift(Expr<Void> b, int bits, UOp amount, Expr<Void> outOfRange, Expr<Void> shifted) {
         if (amount != null && amount.vmin() >= 0 && amount.vmax() < bits) return shifted;
         // negative amounts become huge as uint64_t
-        return cond(bin(castTo("uint64_t", b), ">=", new Expr(bits + "u", ATOM), REL), outOfRange, shifted);
+        return cond(bin(castTo("uint64_t", b), ">=", atom(bits + "u"), REL), outOfRange, shifted);
     }
 
-    private static Expr boolBinary(Op op, Expr a, Expr b) {
-        return switch (op) {
-            case ADD, OR, MAX -> bin(a, "|", b, OR); // bool arithmetic wraps to 0/1: a + b != 0
-            case MUL, AND, DIV, FLOORDIV -> bin(a, "&", b, AND); // division by true is identity, by false 0
-            case XOR -> bin(a, "^", b, XOR);
-            case CMPNE -> bin(a, "!=", b, EQ);
-            case CMPEQ -> bin(a, "==", b, EQ);
-            case CMPLT -> bin(new Expr("!" + paren(a, ATOM), UNARY), "&", b, AND);
-            case MOD, FLOORMOD -> new Expr("false", ATOM); // x % 1 == 0 and x % 0 == 0
-            case SHL, SHR -> bin(a, "&", new Expr("!" + paren(b, ATOM), UNARY), AND); // shifting by 1 >= width gives 0
-            case THREEFRY -> bin(call("kiln_threefry", castTo("uint64_t", a), castTo("uint64_t", b)), "!=", new Expr("0", ATOM), EQ);
-            default -> throw new IllegalArgumentException(op + " is not defined on " + DType.BOOL);
-        };
+    private static Expr<Void> threefry(Expr<Void> a, Expr<Void> b) {
+        return helper("kiln_threefry", castTo("uint64_t", a), castTo("uint64_t", b));
     }
 
-    private Expr floatBinary(Op op, DType dt, Expr a, Expr b) {
-        boolean f64 = dt == DType.F64;
-        return switch (op) {
-            // in float these round once, exactly like Alu's double result rounded to the dtype
-            case ADD -> round(dt, bin(a, "+", b, ADD));
-            case MUL -> round(dt, bin(a, "*", b, MUL));
-            case DIV -> round(dt, bin(a, "/", b, MUL));
-            case MOD -> round(dt, call(f64 ? "kiln_fmod" : "kiln_fmodf", a, b)); // fmod is exact
-            case FLOORDIV -> fromDouble(dt, call("kiln_floordiv", a, b));
-            case FLOORMOD -> fromDouble(dt, call("kiln_floormod", a, b));
-            case MAX -> call(f64 ? "kiln_max_f64" : "kiln_max_f32", a, b); // NaN wins, +0 > -0
-            case CMPLT -> bin(a, "<", b, REL);
-            case CMPNE -> bin(a, "!=", b, EQ);
-            case CMPEQ -> bin(a, "==", b, EQ);
-            default -> throw notDefined(op, dt);
-        };
+    @Override
+    protected final Expr<Void> boolThreefry(Expr<Void> a, Expr<Void> b) { return bin(threefry(a, b), "!=", atom("0"), EQ); }
+
+    @Override
+    protected final Expr<Void> floatRemainder(DType dt, Expr<Void> a, Expr<Void> b) {
+        return helper(dt == DType.F64 ? "kiln_fmod" : "kiln_fmodf", a, b);
     }
 
-    private IllegalArgumentException notDefined(Op op, DType dt) {
-        return new IllegalArgumentException("kernel " + program.name() + ": " + op + " is not defined on " + dt);
+    @Override
+    protected final Expr<Void> floatFloor(Op op, Expr<Void> a, Expr<Void> b) {
+        return helper(op == Op.FLOORDIV ? "kiln_floordiv" : "kiln_floormod", a, b);
     }
 
-    // ---------------------------------------------------------------- rounding
-
-    /** A float-typed expression rounded to a float dtype (f32 and f64 values are already rounded). */
-    private static Expr round(DType dt, Expr e) {
-        return switch (dt) {
-            case F16 -> call("kiln_round_f16", e);
-            case BF16 -> call("kiln_round_bf16", e);
-            default -> e;
-        };
+    @Override
+    protected final Expr<Void> floatMax(DType dt, Void t, Expr<Void> a, Expr<Void> b) {
+        return helper(dt == DType.F64 ? "kiln_max_f64" : "kiln_max_f32", a, b); // NaN wins, +0 > -0
     }
 
-    /** A double-typed expression rounded to a float dtype as {@code Alu.round}: to float first, then narrower. */
-    private static Expr fromDouble(DType dt, Expr d) {
-        return switch (dt) {
-            case F64 -> d;
-            case F32 -> castTo("float", d);
-            // to float rounding to odd, so the final rounding to f16/bf16 is the only one (as Alu)
-            default -> round(dt, call("kiln_round_odd", d));
-        };
+    // ---------------------------------------------------------------- rounding and casts
+
+    @Override
+    protected final Expr<Void> roundNarrow(DType dt, Expr<Void> e) {
+        return helper(dt == DType.F16 ? "kiln_round_f16" : "kiln_round_bf16", e);
     }
 
-    // ---------------------------------------------------------------- casts
+    @Override
+    protected final Expr<Void> roundToOdd(Expr<Void> d) { return helper("kiln_round_odd", d); }
 
-    /** {@code Alu.castToLong/castToDouble} from {@code from} to {@code to}. */
-    private static Expr cast(Expr a, DType from, DType to) {
-        if (from == to) return a;
-        if (to.isBool()) return from.isBool() ? a : bin(a, "!=", zero(from), EQ); // NaN != 0 is true, as in Alu
-        if (!to.isFloat()) {
-            if (!from.isFloat()) return castTo(valueType(to), a); // bool is 0 or 1; integers wrap
-            if (to == DType.U64) return call("kiln_f2u64", a);
-            return castTo(valueType(to), call("kiln_f2i64", a)); // truncates, NaN -> 0, saturates like Java; then wraps
+    @Override
+    protected final Expr<Void> castToInteger(Expr<Void> a, DType from, DType to, Void t) {
+        if (!from.isFloat()) return castTo(valueType(to), a); // bool is 0 or 1; integers wrap
+        if (to == DType.U64) return helper("kiln_f2u64", a);
+        return castTo(valueType(to), helper("kiln_f2i64", a)); // truncates, NaN -> 0, saturates like Java; then wraps
+    }
+
+    @Override
+    protected final Expr<Void> castToFloat(Expr<Void> a, DType from, DType to, Void t) {
+        if (!from.isBool() && (to == DType.F16 || to == DType.BF16)) {
+            // the integer as a double rounded to odd, then to float rounding to odd, then the one real rounding (as Alu)
+            Expr<Void> odd = from == DType.U64 ? helper("kiln_u64_odd", a) : helper("kiln_s64_odd", a);
+            return round(to, helper("kiln_round_odd", odd));
         }
-        if (!from.isFloat()) {
-            if (from.isBool()) return castTo(valueType(to), a);
-            if (to == DType.F16 || to == DType.BF16) {
-                // the integer as a double rounded to odd, then to float rounding to odd, then the one real rounding (as Alu)
-                Expr odd = from == DType.U64 ? call("kiln_u64_odd", a) : call("kiln_s64_odd", a);
-                return round(to, call("kiln_round_odd", odd));
-            }
-            return castTo(valueType(to), a); // one rounding from any integer width, as Alu
-        }
-        return switch (to) {
-            case F64 -> castTo("double", a);
-            case F32 -> from == DType.F64 ? castTo("float", a) : a;
-            default -> from == DType.F64 ? fromDouble(to, a) : round(to, a);
-        };
+        return castTo(valueType(to), a); // one rounding from any integer width, as Alu
     }
 
-    /** {@code Alu.bitsOf} then {@code wrap} or {@code floatFromBits}. */
-    private static Expr bitcast(Expr a, DType from, DType to) {
-        Expr bits = switch (from) {
+    @Override
+    protected final Expr<Void> bitcast(Expr<Void> a, DType from, DType to) {
+        Expr<Void> bits = switch (from) {
             case BOOL -> castTo("uint8_t", a);
-            case F16 -> call("kiln_f32_to_f16", a);
-            case BF16 -> call("kiln_f32_to_bf16", a);
-            case F32 -> call("kiln_f32_bits", a);
-            case F64 -> call("kiln_f64_bits", a);
+            case F16 -> helper("kiln_f32_to_f16", a);
+            case BF16 -> helper("kiln_f32_to_bf16", a);
+            case F32 -> helper("kiln_f32_bits", a);
+            case F64 -> helper("kiln_f64_bits", a);
             default -> a;
         };
         return switch (to) {
-            case BOOL -> bin(bits, "!=", new Expr("0", ATOM), EQ);
-            case F16 -> call("kiln_f16_to_f32", castTo("uint16_t", bits));
-            case BF16 -> call("kiln_bf16_to_f32", castTo("uint16_t", bits));
-            case F32 -> call("kiln_f32_from_bits", castTo("uint32_t", bits));
-            case F64 -> call("kiln_f64_from_bits", castTo("uint64_t", bits));
+            case BOOL -> bin(bits, "!=", atom("0"), EQ);
+            case F16 -> helper("kiln_f16_to_f32", castTo("uint16_t", bits));
+            case BF16 -> helper("kiln_bf16_to_f32", castTo("uint16_t", bits));
+            case F32 -> helper("kiln_f32_from_bits", castTo("uint32_t", bits));
+            case F64 -> helper("kiln_f64_from_bits", castTo("uint64_t", bits));
             default -> castTo(valueType(to), bits);
         };
     }
 
     // ---------------------------------------------------------------- text
 
-    private static String paren(Expr e, int prec) { return e.prec >= prec ? e.text : "(" + e.text + ")"; }
+    private static Expr<Void> castTo(String type, Expr<Void> e) { return castTo(type, null, e); }
 
-    /** A left-associative binary operator. */
-    private static Expr bin(Expr a, String op, Expr b, int prec) {
-        return new Expr(paren(a, prec) + " " + op + " " + paren(b, prec + 1), prec);
-    }
+    private static Expr<Void> cond(Expr<Void> c, Expr<Void> a, Expr<Void> b) { return cond(c, a, b, null); }
 
-    private static Expr castTo(String type, Expr e) { return new Expr("(" + type + ") " + paren(e, UNARY), UNARY); }
-
-    private static Expr cond(Expr c, Expr a, Expr b) {
-        return new Expr(paren(c, LOR) + " ? " + paren(a, LOR) + " : " + paren(b, COND), COND);
-    }
-
-    private static Expr call(String fn, Expr... args) {
-        StringBuilder s = new StringBuilder(fn).append('(');
-        for (int i = 0; i < args.length; i++) s.append(i > 0 ? ", " : "").append(args[i].text);
-        return new Expr(s.append(')').toString(), ATOM);
-    }
-
-    /** Appends one line at the current indent. */
-    protected final void line(String s) {
-        out.append("    ".repeat(indent)).append(s).append('\n');
-    }
-
-    /** {@code s} safe inside a C comment. */
-    protected static String comment(String s) {
-        return s.replace("*/", "*_/").replaceAll("[\\p{Cntrl}]", "?");
-    }
+    /** A call of a prelude helper. */
+    @SafeVarargs
+    private static Expr<Void> helper(String fn, Expr<Void>... args) { return call(fn, null, args); }
 }

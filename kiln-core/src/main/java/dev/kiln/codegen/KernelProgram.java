@@ -45,6 +45,24 @@ public record KernelProgram(String name, List<Slot> params, List<Long> sizes, Li
     public DType outputDType() { return params.getFirst().dtype(); }
 
     /**
+     * The output loop whose iterations a kernel's {@code start} and {@code end} arguments select: the
+     * body's only statement when that is a loop other than {@link Stmt.LoopKind#REDUCE}, else null (the
+     * kernel is then the single iteration 0). Every renderer and the runtime's splitting agree on this.
+     */
+    public Stmt.Loop outputLoop() {
+        return body.body().size() == 1 && body.body().getFirst() instanceof Stmt.Loop l && l.kind() != Stmt.LoopKind.REDUCE ? l : null;
+    }
+
+    /**
+     * The number of iterations {@code [0, extent)} that a kernel's {@code start} and {@code end} select:
+     * the extent of the {@link #outputLoop()}, else 1 (the whole kernel is iteration 0).
+     */
+    public long outerExtent() {
+        Stmt.Loop l = outputLoop();
+        return l == null ? 1 : l.extent();
+    }
+
+    /**
      * The number of worker threads suggested for the {@link Stmt.LoopKind#THREAD} loop, or 1 when the
      * kernel has none (a hint: the runtime may use fewer, e.g. when its pool is smaller).
      */

@@ -125,7 +125,7 @@ public final class CpuDevice implements Device {
         for (int i = 0; i < programs.size(); i++) {
             KernelProgram p = programs.get(i);
             Loaded l = loaded.get(sources.get(i));
-            CpuKernel k = new CpuKernel(p.name(), sources.get(i), l.classBytes(), l.run(), JavaRenderer.outerExtent(p));
+            CpuKernel k = new CpuKernel(p.name(), sources.get(i), l.classBytes(), l.run(), p.outerExtent());
             out.add(new CompiledKernel(p, k.source(), k::run));
         }
         return out;

@@ -18,7 +18,7 @@ import java.util.Set;
  * @param classBytes the compiled class file
  * @param handle     {@code static void run(MemorySegment[] bufs, long[] vars, long start, long end)}
  * @param extent     the iterations {@code [0, extent)} that {@code start} and {@code end} select
- *                   ({@link JavaRenderer#outerExtent})
+ *                   ({@link KernelProgram#outerExtent})
  */
 public record CpuKernel(String name, String source, byte[] classBytes, MethodHandle handle, long extent) {
     public CpuKernel {
@@ -46,7 +46,7 @@ public record CpuKernel(String name, String source, byte[] classBytes, MethodHan
         for (int i = 0; i < programs.size(); i++) {
             KernelProgram p = programs.get(i);
             JavaKernelCompiler.Compiled c = classes.get(i);
-            out.add(new CpuKernel(p.name(), sources.get(i).code(), c.classBytes(), c.run(), JavaRenderer.outerExtent(p)));
+            out.add(new CpuKernel(p.name(), sources.get(i).code(), c.classBytes(), c.run(), p.outerExtent()));
         }
         return out;
     }

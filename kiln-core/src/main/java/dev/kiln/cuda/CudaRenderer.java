@@ -13,7 +13,7 @@ import java.util.Set;
 
 /**
  * Renders a {@link KernelProgram} as a CUDA C++ kernel with exactly the semantics of
- * {@link dev.kiln.ir.Alu}: the statements and expressions are {@link CRenderer}'s (the same helpers,
+ * {@link dev.kiln.ir.Alu}: the statements and expressions are {@link CRenderer}'s (and so its base's) (the same helpers,
  * casts, wrapping arithmetic and rounding), and only the kernel around them is CUDA's:
  *
  * <pre>
@@ -28,7 +28,7 @@ import java.util.Set;
  * its iterations {@code [start, end)} (stopping early at a symbolic axis's size) are spread over the
  * grid: thread {@code t} of the whole grid runs iterations {@code start + t}, {@code start + t + gridSize},
  * ... (a grid-stride loop, so any grid covers the range and threads past its end do nothing). Otherwise
- * the kernel is the single iteration 0, run by thread 0 of block 0 (see {@link CRenderer#outerExtent}).
+ * the kernel is the single iteration 0, run by thread 0 of block 0 (see {@link KernelProgram#outerExtent}).
  *
  * <p>Inner output loops run inside a thread as in C. Floats keep Alu's rounding only when the kernels
  * are compiled without contraction ({@code -fmad=false}) and with IEEE division and square root, as
@@ -107,22 +107,17 @@ public final class CudaRenderer extends CRenderer {
 
     private static final String PRELUDE = HEADER + helpers();
 
+    /** The output loop as a grid-stride loop over {@code [start, stop)}. */
     @Override
-    protected void outputLoop(Stmt.Loop split) {
+    protected List<String> outputLoopHead(Stmt.Loop split) {
         String i = name(split.index());
-        line("const int64_t kiln_stop = " + stop(split) + ";");
-        line("for (int64_t " + i + " = start + (int64_t) blockIdx.x * blockDim.x + threadIdx.x; " + i + " < kiln_stop; "
-                + i + " += (int64_t) gridDim.x * blockDim.x) {");
-        block(split.body());
-        line("}");
+        return List.of("const int64_t kiln_stop = " + stop(split) + ";",
+                "for (int64_t " + i + " = start + (int64_t) blockIdx.x * blockDim.x + threadIdx.x; " + i + " < kiln_stop; "
+                        + i + " += (int64_t) gridDim.x * blockDim.x) {");
     }
 
     @Override
-    protected void singleIteration(Stmt.Block body) {
-        line("if (start < end && blockIdx.x == 0 && threadIdx.x == 0) {");
-        block(body);
-        line("}");
-    }
+    protected String singleIterationGuard() { return "if (start < end && blockIdx.x == 0 && threadIdx.x == 0) {"; }
 
     @Override
     protected String unrollPragma(long extent) { return "#pragma unroll " + Math.min(extent, 64); }

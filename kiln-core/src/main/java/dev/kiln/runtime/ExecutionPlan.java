@@ -410,22 +410,19 @@ public final class ExecutionPlan implements AutoCloseable {
         });
     }
 
-    /** Iterations of the outermost loop (1 if the body does not start with a loop). */
-    static long outerExtent(KernelProgram p) {
-        return p.body().body().size() == 1 && p.body().body().getFirst() instanceof Stmt.Loop l ? l.extent() : 1;
-    }
-
-    /** Iterations of the outermost loop at the current variable values: a symbolic axis runs only to its size. */
+    /**
+     * Iterations of the output loop at the current variable values ({@link KernelProgram#outerExtent}):
+     * a symbolic axis runs only to its size.
+     */
     static long activeExtent(KernelProgram p, long[] vars) {
-        long extent = outerExtent(p);
-        if (p.body().body().size() == 1 && p.body().body().getFirst() instanceof Stmt.Loop l && l.limit() != null) {
-            extent = Math.min(extent, vars[p.variables().indexOf(l.limit())]);
-        }
-        return extent;
+        Stmt.Loop l = p.outputLoop();
+        if (l == null) return 1;
+        return l.limit() == null ? l.extent() : Math.min(l.extent(), vars[p.variables().indexOf(l.limit())]);
     }
 
     private static int threadWorkers(KernelProgram p, long extent) {
-        if (!(p.body().body().size() == 1 && p.body().body().getFirst() instanceof Stmt.Loop l) || l.kind() != Stmt.LoopKind.THREAD) return 1;
+        Stmt.Loop l = p.outputLoop();
+        if (l == null || l.kind() != Stmt.LoopKind.THREAD) return 1;
         return (int) Math.min(extent, WorkerPool.size());
     }
 

@@ -134,7 +134,7 @@ class CKernelTest {
                 case ScheduleItem.Kernel k -> {
                     KernelProgram p = programs.get(next);
                     CompiledKernel kernel = kernels.get(next++);
-                    long extent = CRenderer.outerExtent(p);
+                    long extent = p.outerExtent();
                     String what = name + " / " + p.name();
                     boolean inexact = usesTranscendentals(p);
                     transcendental |= inexact;

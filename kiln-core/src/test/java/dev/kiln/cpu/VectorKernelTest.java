@@ -102,7 +102,7 @@ class VectorKernelTest {
         for (int v = 0; v < variants.size(); v++) {
             Variant variant = variants.get(v);
             KernelProgram q = Optimizer.apply(p, variant.opts());
-            CpuKernel k = new CpuKernel(p.name(), sources.get(v).code(), classes.get(v).classBytes(), classes.get(v).run(), JavaRenderer.outerExtent(q));
+            CpuKernel k = new CpuKernel(p.name(), sources.get(v).code(), classes.get(v).classBytes(), classes.get(v).run(), q.outerExtent());
             String what = graph + " / " + p.name() + " / " + variant.name();
             int size = runBytecodeSize(k.classBytes());
             if (size > 8000) throw new AssertionError(what + ": run() has " + size + " bytes of bytecode, above the 8000 the JIT compiles\n" + k.source());

@@ -524,7 +524,7 @@ public final class JavaRenderer extends JavaScalarRenderer {
      * the gate differs between lanes: masked-off lanes are 0 and never read), else each lane's scalar load.
      */
     private Expr<JType> vectorLoad(UOp u, JType t) {
-        Slot p = (Slot) u.src(0).arg();
+        Slot p = u.src(0).slotArg();
         DType dt = u.dtype();
         UOp gate = u.src().size() > 2 ? u.src(2) : null;
         if (gate != null && gate.isConst()) {

@@ -370,7 +370,7 @@ public abstract class CFamilyRenderer<T> {
     }
 
     private Expr<T> load(UOp u) {
-        Slot p = (Slot) u.src(0).arg();
+        Slot p = u.src(0).slotArg();
         DType dt = u.dtype();
         if (dt != p.dtype()) throw new IllegalArgumentException("kernel " + program.name() + " loads " + dt + " from " + p.name() + " of " + p.dtype());
         Expr<T> read = read(u, p, elementIndex(u.src(1)));

@@ -16,6 +16,7 @@ module dev.kiln.core {
     exports dev.kiln.runtime;
     exports dev.kiln.schedule;
     exports dev.kiln.serve;
+    exports dev.kiln.serve.moe;
     exports dev.kiln.types;
 
     uses dev.kiln.runtime.DeviceProvider;

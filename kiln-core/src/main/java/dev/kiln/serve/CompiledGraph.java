@@ -333,7 +333,7 @@ public final class CompiledGraph implements ExecutableGraph {
     }
 
     private void markSet(int p) {
-        dev.kiln.MoeLayers.weightsChanged(plan); // staged copies of non-resident experts are stale now
+        dev.kiln.serve.moe.MoeLayers.weightsChanged(plan); // staged copies of non-resident experts are stale now
         synchronized (shared) {
             if (!shared.paramSet[p]) {
                 shared.paramSet[p] = true;
@@ -592,35 +592,35 @@ public final class CompiledGraph implements ExecutableGraph {
     public void setMoeResidentExperts(boolean[] mask) {
         shared.capabilities.require(Capability.MOE_RESIDENCY, "setMoeResidentExperts");
         prepareAccess();
-        dev.kiln.MoeLayers.setResidentExperts(plan, mask);
+        dev.kiln.serve.moe.MoeLayers.setResidentExperts(plan, mask);
     }
 
     @Override
     public void setMoeResidentExpertsPerLayer(boolean[][] masks) {
         shared.capabilities.require(Capability.MOE_RESIDENCY, "setMoeResidentExpertsPerLayer");
         prepareAccess();
-        dev.kiln.MoeLayers.setResidentExpertsPerLayer(plan, masks);
+        dev.kiln.serve.moe.MoeLayers.setResidentExpertsPerLayer(plan, masks);
     }
 
     @Override
     public boolean enableMoeTopkCapture(int numExperts) {
         shared.capabilities.require(Capability.MOE_RESIDENCY, "enableMoeTopkCapture");
         prepareAccess();
-        return dev.kiln.MoeLayers.enableTopkCapture(plan, numExperts);
+        return dev.kiln.serve.moe.MoeLayers.enableTopkCapture(plan, numExperts);
     }
 
     @Override
     public java.util.Optional<List<int[]>> takeMoeTopkCapture() {
         shared.capabilities.require(Capability.MOE_RESIDENCY, "takeMoeTopkCapture");
         prepareAccess();
-        return dev.kiln.MoeLayers.takeTopkCapture(plan);
+        return dev.kiln.serve.moe.MoeLayers.takeTopkCapture(plan);
     }
 
     @Override
-    public java.util.Optional<dev.kiln.MoeResidencyStats> takeMoeResidencyStats() {
+    public java.util.Optional<dev.kiln.serve.moe.MoeResidencyStats> takeMoeResidencyStats() {
         shared.capabilities.require(Capability.MOE_RESIDENCY, "takeMoeResidencyStats");
         prepareAccess();
-        return dev.kiln.MoeLayers.takeResidencyStats(plan);
+        return dev.kiln.serve.moe.MoeLayers.takeResidencyStats(plan);
     }
 
     // ---------------------------------------------------------------- replicas

@@ -13,6 +13,7 @@ module dev.kiln.core {
     exports dev.kiln.io;
     exports dev.kiln.ir;
     exports dev.kiln.models;
+    exports dev.kiln.onnxspec to dev.kiln.onnx;
     exports dev.kiln.runtime;
     exports dev.kiln.schedule;
     exports dev.kiln.serve;

@@ -1954,25 +1954,24 @@ public final class Tensor {
     // end of normalisation and attention section
 
     // =====================================================================================================
-    // ONNX-driven operators (OnnxOps.java)
-    //
-    // General operators with the semantics of their ONNX namesakes (attributes become parameters); see
-    // OnnxOps for the shared conventions. Indices follow the indexing section's rule: lazy, not checked,
-    // an out-of-range index selects nothing.
+    // operators from ONNX's catalogue that any model format wants (bodies by topic: ElementIndexing,
+    // Reductions, Activations, Movement, Normalization, Losses, Quantization, LinearAlgebra, Creation,
+    // Signal, Resampling, PaddedPooling; what only ONNX needs lives in dev.kiln.onnxspec). Indices follow
+    // the indexing section's rule: lazy, not checked, an out-of-range index selects nothing.
 
     /**
      * ONNX GatherElements: {@link #gather} along {@code axis}, with negative indices counting from the end
      * of the axis. {@code indices} has this tensor's rank and is no larger in the other axes; the result
      * has the indices' shape.
      */
-    public Tensor gatherElements(int axis, Tensor indices) { return OnnxOps.gatherElements(this, axis, indices.to(device)); }
+    public Tensor gatherElements(int axis, Tensor indices) { return ElementIndexing.gatherElements(this, axis, indices.to(device)); }
 
     /**
      * ONNX GatherND: the last axis of {@code indices} (size k) holds coordinates (negative ones wrap) into
      * the k axes that follow the first {@code batchDims} axes, which this tensor and the indices share;
      * the result has shape {@code indices.shape[:-1] + shape[batchDims + k:]}.
      */
-    public Tensor gatherND(Tensor indices, int batchDims) { return OnnxOps.gatherND(this, indices.to(device), batchDims); }
+    public Tensor gatherND(Tensor indices, int batchDims) { return ElementIndexing.gatherND(this, indices.to(device), batchDims); }
 
     /**
      * ONNX ScatterElements (and the older Scatter): a copy of this tensor with {@code updates} (the shape
@@ -1982,7 +1981,7 @@ public final class Tensor {
      * existing element and every update that names it).
      */
     public Tensor scatterElements(int axis, Tensor indices, Tensor updates, String reduction) {
-        return OnnxOps.scatterElements(this, axis, indices.to(device), updates.to(device), reduction);
+        return ElementIndexing.scatterElements(this, axis, indices.to(device), updates.to(device), reduction);
     }
 
     /**
@@ -1991,7 +1990,7 @@ public final class Tensor {
      * combined per {@code reduction} as in {@link #scatterElements}.
      */
     public Tensor scatterND(Tensor indices, Tensor updates, String reduction) {
-        return OnnxOps.scatterND(this, indices.to(device), updates.to(device), reduction);
+        return ElementIndexing.scatterND(this, indices.to(device), updates.to(device), reduction);
     }
 
     /**
@@ -2000,50 +1999,50 @@ public final class Tensor {
      * {@code values} (2 elements). Indices in {@code [-depth, depth)} count, negative ones from the end;
      * float indices are truncated; others give an all-off row.
      */
-    public Tensor oneHot(int depth, int axis, Tensor values) { return OnnxOps.oneHot(this, depth, axis, values.to(device)); }
+    public Tensor oneHot(int depth, int axis, Tensor values) { return ElementIndexing.oneHot(this, depth, axis, values.to(device)); }
 
     /** ONNX Hardmax: 1 at the first maximum along {@code axis} and 0 elsewhere, in this tensor's dtype. */
-    public Tensor hardmax(int axis) { return OnnxOps.hardmax(this, axis); }
+    public Tensor hardmax(int axis) { return Reductions.hardmax(this, axis); }
 
     /** {@link #argmax(int, boolean)} returning the last index of equal maxima when {@code selectLastIndex} (ONNX ArgMax). */
-    public Tensor argmax(int axis, boolean keepdim, boolean selectLastIndex) { return OnnxOps.argExtreme(this, axis, keepdim, true, selectLastIndex); }
+    public Tensor argmax(int axis, boolean keepdim, boolean selectLastIndex) { return Reductions.argExtreme(this, axis, keepdim, true, selectLastIndex); }
 
     /** {@link #argmin(int, boolean)} returning the last index of equal minima when {@code selectLastIndex} (ONNX ArgMin). */
-    public Tensor argmin(int axis, boolean keepdim, boolean selectLastIndex) { return OnnxOps.argExtreme(this, axis, keepdim, false, selectLastIndex); }
+    public Tensor argmin(int axis, boolean keepdim, boolean selectLastIndex) { return Reductions.argExtreme(this, axis, keepdim, false, selectLastIndex); }
 
     /**
      * ONNX CumSum: the running sum along {@code axis} in this tensor's dtype; {@code exclusive} leaves each
      * element out of its own sum, {@code reverse} sums from the end of the axis.
      */
-    public Tensor cumsum(int axis, boolean exclusive, boolean reverse) { return OnnxOps.cumsum(this, axis, exclusive, reverse); }
+    public Tensor cumsum(int axis, boolean exclusive, boolean reverse) { return Reductions.cumsum(this, axis, exclusive, reverse); }
 
     /** ONNX HardSigmoid: {@code max(0, min(1, alpha * x + beta))} (ONNX defaults alpha 0.2, beta 0.5). */
-    public Tensor hardSigmoid(double alpha, double beta) { return OnnxOps.hardSigmoid(this, alpha, beta); }
+    public Tensor hardSigmoid(double alpha, double beta) { return Activations.hardSigmoid(this, alpha, beta); }
 
     /** ONNX Shrink: {@code x + bias} where {@code x < -lambd}, {@code x - bias} where {@code x > lambd}, else 0; dtype kept. */
-    public Tensor shrink(double lambd, double bias) { return OnnxOps.shrink(this, lambd, bias); }
+    public Tensor shrink(double lambd, double bias) { return Activations.shrink(this, lambd, bias); }
 
     /** ONNX ThresholdedRelu: {@code x > alpha ? x : 0}. */
-    public Tensor thresholdedRelu(double alpha) { return OnnxOps.thresholdedRelu(this, alpha); }
+    public Tensor thresholdedRelu(double alpha) { return Activations.thresholdedRelu(this, alpha); }
 
     /** ONNX IsInf: true at +inf when {@code detectPositive} and at -inf when {@code detectNegative}. */
-    public Tensor isinf(boolean detectPositive, boolean detectNegative) { return OnnxOps.isinf(this, detectPositive, detectNegative); }
+    public Tensor isinf(boolean detectPositive, boolean detectNegative) { return Activations.isinf(this, detectPositive, detectNegative); }
 
     /**
      * ONNX DepthToSpace of (N, C, H, W) to (N, C/b^2, H*b, W*b); {@code mode} {@code "DCR"} takes the block
      * offsets from the leading channel bits, {@code "CRD"} from the trailing ones.
      */
-    public Tensor depthToSpace(int blockSize, String mode) { return OnnxOps.depthToSpace(this, blockSize, mode); }
+    public Tensor depthToSpace(int blockSize, String mode) { return Movement.depthToSpace(this, blockSize, mode); }
 
     /** ONNX SpaceToDepth of (N, C, H, W) to (N, C*b^2, H/b, W/b), the inverse of DCR {@link #depthToSpace}. */
-    public Tensor spaceToDepth(int blockSize) { return OnnxOps.spaceToDepth(this, blockSize); }
+    public Tensor spaceToDepth(int blockSize) { return Movement.spaceToDepth(this, blockSize); }
 
     /**
      * ONNX ReverseSequence: for each index b of {@code batchAxis}, the first {@code sequenceLens[b]}
      * elements along {@code timeAxis} in reverse order, the rest unchanged.
      */
     public Tensor reverseSequence(Tensor sequenceLens, int batchAxis, int timeAxis) {
-        return OnnxOps.reverseSequence(this, sequenceLens.to(device), batchAxis, timeAxis);
+        return ElementIndexing.reverseSequence(this, sequenceLens.to(device), batchAxis, timeAxis);
     }
 
     /**
@@ -2051,13 +2050,13 @@ public final class Tensor {
      * {@code x / (bias + alpha / size * sum(x^2))^beta}, summing channels {@code c - (size-1)/2} to
      * {@code c + ceil((size-1)/2)} (ONNX defaults alpha 1e-4, beta 0.75, bias 1).
      */
-    public Tensor lrn(int size, double alpha, double beta, double bias) { return OnnxOps.lrn(this, size, alpha, beta, bias); }
+    public Tensor lrn(int size, double alpha, double beta, double bias) { return Normalization.lrn(this, size, alpha, beta, bias); }
 
     /** ONNX LpNormalization: this tensor divided by its L1 ({@code p = 1}) or L2 ({@code p = 2}) norm along {@code axis}. */
-    public Tensor lpNormalization(int axis, int p) { return OnnxOps.lpNormalization(this, axis, p); }
+    public Tensor lpNormalization(int axis, int p) { return Normalization.lpNormalization(this, axis, p); }
 
     /** ONNX MeanVarianceNormalization: {@code (x - mean) / (std + 1e-9)} with mean and biased std over {@code axes} (ONNX default {0, 2, 3}). */
-    public Tensor meanVarianceNormalization(int... axes) { return OnnxOps.meanVarianceNormalization(this, axes); }
+    public Tensor meanVarianceNormalization(int... axes) { return Normalization.meanVarianceNormalization(this, axes); }
 
     /**
      * ONNX NegativeLogLikelihoodLoss of this (N, C, d...) tensor of log-probabilities and {@code target}
@@ -2067,7 +2066,7 @@ public final class Tensor {
      * of the counted targets.
      */
     public Tensor nllLoss(Tensor target, Tensor weight, String reduction, Integer ignoreIndex) {
-        return OnnxOps.nllLoss(this, target.to(device), weight == null ? null : weight.to(device), reduction, ignoreIndex);
+        return Losses.nllLoss(this, target.to(device), weight == null ? null : weight.to(device), reduction, ignoreIndex);
     }
 
     /**
@@ -2075,7 +2074,7 @@ public final class Tensor {
      * (ONNX's optional second output is {@code logSoftmax(1)} itself).
      */
     public Tensor softmaxCrossEntropyLoss(Tensor labels, Tensor weight, String reduction, Integer ignoreIndex) {
-        return OnnxOps.softmaxCrossEntropyLoss(this, labels.to(device), weight == null ? null : weight.to(device), reduction, ignoreIndex);
+        return Losses.softmaxCrossEntropyLoss(this, labels.to(device), weight == null ? null : weight.to(device), reduction, ignoreIndex);
     }
 
     /**
@@ -2084,7 +2083,7 @@ public final class Tensor {
      * 1-D one of size {@code dim(axis)} per index of {@code axis} (ONNX default axis 1).
      */
     public Tensor quantizeLinear(Tensor scale, Tensor zeroPoint, int axis) {
-        return OnnxOps.quantizeLinear(this, scale.to(device), zeroPoint == null ? null : zeroPoint.to(device), axis);
+        return Quantization.quantizeLinear(this, scale.to(device), zeroPoint == null ? null : zeroPoint.to(device), axis);
     }
 
     /**
@@ -2093,7 +2092,7 @@ public final class Tensor {
      * {@link #quantizeLinear}.
      */
     public Tensor dequantizeLinear(Tensor scale, Tensor zeroPoint, int axis) {
-        return OnnxOps.dequantizeLinear(this, scale.to(device), zeroPoint == null ? null : zeroPoint.to(device), axis);
+        return Quantization.dequantizeLinear(this, scale.to(device), zeroPoint == null ? null : zeroPoint.to(device), axis);
     }
 
     /** The outputs of {@link #dynamicQuantizeLinear()}: u8 values, the f32 scale and the u8 zero point (both 0-d). */
@@ -2103,13 +2102,13 @@ public final class Tensor {
      * ONNX DynamicQuantizeLinear of this float tensor: u8 quantisation of the range of the values extended
      * to include 0, {@code scale = (max - min) / 255}, {@code zeroPoint = round(clip(-min / scale, 0, 255))}.
      */
-    public Quantized dynamicQuantizeLinear() { return OnnxOps.dynamicQuantizeLinear(this); }
+    public Quantized dynamicQuantizeLinear() { return Quantization.dynamicQuantizeLinear(this); }
 
     /**
      * Determinants of the square matrices on the last two axes (ONNX Det), by Gaussian elimination with
      * partial pivoting unrolled over the static size (meant for small matrices); integer inputs give f32.
      */
-    public Tensor det() { return OnnxOps.det(this); }
+    public Tensor det() { return LinearAlgebra.det(this); }
 
     /**
      * ONNX MaxUnpool: this (N, C, spatial...) tensor's values placed at {@code indices} (their positions in
@@ -2117,49 +2116,30 @@ public final class Tensor {
      * (N, C, spatial...). Each index is read inside its own (n, c) plane, which is ONNX's flat placement
      * when the output planes have the pooled input's size (the default output shape) or N*C = 1.
      */
-    public Tensor maxUnpool(Tensor indices, int[] outputShape) { return OnnxOps.maxUnpool(this, indices.to(device), outputShape); }
+    public Tensor maxUnpool(Tensor indices, int[] outputShape) { return ElementIndexing.maxUnpool(this, indices.to(device), outputShape); }
 
     /** ONNX EyeLike: a tensor shaped like this 2-D one with ones on diagonal {@code k} (above the main one if positive), in {@code dtype} (this tensor's if null). */
-    public Tensor eyeLike(int k, DType dtype) { return OnnxOps.eyeLike(this, k, dtype); }
+    public Tensor eyeLike(int k, DType dtype) { return Creation.eyeLike(this, k, dtype); }
 
     /**
      * ONNX Range: {@code start + i * delta} for {@code 0 <= i < max(ceil((limit - start) / delta), 0)} in
      * {@code dtype}; integer dtypes compute exactly in 64 bits, float ones in double precision.
      */
-    public static Tensor range(Number start, Number limit, Number delta, DType dtype) { return OnnxOps.range(start, limit, delta, dtype); }
+    public static Tensor range(Number start, Number limit, Number delta, DType dtype) { return Creation.range(start, limit, delta, dtype); }
 
     /** ONNX HannWindow: {@code 0.5 - 0.5 cos(2 pi n / N)} with N = size (periodic) or size - 1 (symmetric). */
     public static Tensor hannWindow(int size, boolean periodic, DType dtype) {
-        return OnnxOps.window("hannWindow", OnnxOps.Window.HANN, size, periodic, dtype);
+        return Signal.window("hannWindow", Signal.Window.HANN, size, periodic, dtype);
     }
 
     /** ONNX HammingWindow: {@code 25/46 - 21/46 cos(2 pi n / N)}, N as in {@link #hannWindow}. */
     public static Tensor hammingWindow(int size, boolean periodic, DType dtype) {
-        return OnnxOps.window("hammingWindow", OnnxOps.Window.HAMMING, size, periodic, dtype);
+        return Signal.window("hammingWindow", Signal.Window.HAMMING, size, periodic, dtype);
     }
 
     /** ONNX BlackmanWindow: {@code 0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N)}, N as in {@link #hannWindow}. */
     public static Tensor blackmanWindow(int size, boolean periodic, DType dtype) {
-        return OnnxOps.window("blackmanWindow", OnnxOps.Window.BLACKMAN, size, periodic, dtype);
-    }
-
-    /**
-     * ONNX Resize (opsets 11 to 19, without antialias) of every axis to {@code sizes}. The source
-     * coordinate of output index j on an axis follows {@code coordinateTransformationMode}
-     * ({@code half_pixel}, {@code half_pixel_symmetric}, {@code pytorch_half_pixel}, {@code align_corners},
-     * {@code asymmetric}, {@code tf_half_pixel_for_nn}, {@code tf_crop_and_resize}) with the axis' scale,
-     * {@code scales[a]} or, when {@code scales} is null, {@code sizes[a] / dim(a)} (as ONNX with the sizes
-     * input); {@code roi} (starts then ends, normalised) is read by {@code tf_crop_and_resize} only, whose
-     * positions outside the input take {@code extrapolationValue}. Modes: {@code nearest} (rounding per
-     * {@code nearestMode}: {@code round_prefer_floor}, {@code round_prefer_ceil}, {@code floor}, {@code ceil};
-     * any dtype, values exact), {@code linear} and {@code cubic} (coefficient {@code cubicCoeffA}, ONNX
-     * default -0.75). Taps outside the input read the edge, or with {@code excludeOutside} drop out and the
-     * remaining weights are renormalised. Integer inputs interpolate in f32 and are truncated back.
-     */
-    public Tensor resize(int[] sizes, double[] scales, double[] roi, String mode, String coordinateTransformationMode, String nearestMode,
-                         double cubicCoeffA, boolean excludeOutside, double extrapolationValue) {
-        return Resampling.resize(this, sizes, scales, roi, mode, coordinateTransformationMode, nearestMode, cubicCoeffA, excludeOutside,
-                extrapolationValue);
+        return Signal.window("blackmanWindow", Signal.Window.BLACKMAN, size, periodic, dtype);
     }
 
     /**
@@ -2172,62 +2152,6 @@ public final class Tensor {
      */
     public Tensor gridSample(Tensor grid, String mode, String paddingMode, boolean alignCorners) {
         return Resampling.gridSample(this, grid.to(device), mode, paddingMode, alignCorners);
-    }
-
-    /**
-     * The outputs of {@link #rnn}, {@link #gru} and {@link #lstm}: all hidden states {@code y}
-     * (seq, dirs, batch, hidden), the last hidden state {@code yH} (dirs, batch, hidden) and, for LSTM,
-     * the last cell state {@code yC} (same shape; null otherwise). With layout 1 they are
-     * (batch, seq, dirs, hidden) and (batch, dirs, hidden).
-     */
-    public record RecurrentOutputs(Tensor y, Tensor yH, Tensor yC) {}
-
-    /**
-     * ONNX RNN, unrolled over the static sequence length: {@code H_t = f(X_t W^T + H_{t-1} R^T + Wb + Rb)}.
-     *
-     * @param x (seq, batch, input), or (batch, seq, input) with layout 1
-     * @param w (dirs, hidden, input)
-     * @param r (dirs, hidden, hidden)
-     * @param b (dirs, 2*hidden): Wb then Rb; null for zeros
-     * @param sequenceLens (batch) integers, or null for all full length; steps past a length keep the state and output 0
-     * @param initialH (dirs, batch, hidden) ((batch, dirs, hidden) with layout 1), or null for zeros
-     * @param direction {@code "forward"}, {@code "reverse"} or {@code "bidirectional"} (dirs = 2)
-     * @param activations one per direction (null for ONNX's default Tanh): Relu, Tanh, Sigmoid, Affine, LeakyRelu,
-     *                    ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus (case-insensitive)
-     * @param activationAlpha alpha values, consumed in order by the activations that take one (null for defaults)
-     * @param activationBeta beta values, likewise
-     * @param clip bound of the activations' inputs ({@code [-clip, clip]}), or null for none
-     * @param layout 0 (sequence-major) or 1 (batch-major), for x, initialH and the outputs
-     */
-    public static RecurrentOutputs rnn(Tensor x, Tensor w, Tensor r, Tensor b, Tensor sequenceLens, Tensor initialH, String direction,
-                                       String[] activations, double[] activationAlpha, double[] activationBeta, Double clip, int layout) {
-        return Recurrent.run(Recurrent.Cell.RNN, x, w, r, b, sequenceLens, initialH, null, null, direction, activations, activationAlpha,
-                activationBeta, clip, false, false, layout);
-    }
-
-    /**
-     * ONNX GRU (gates z, r, h in the weights' order), unrolled; parameters as {@link #rnn} with 3*hidden gate
-     * rows in w and r and 6*hidden biases, and two activations per direction (default Sigmoid, Tanh).
-     * {@code linearBeforeReset} applies the reset gate after the recurrent projection of the candidate.
-     */
-    public static RecurrentOutputs gru(Tensor x, Tensor w, Tensor r, Tensor b, Tensor sequenceLens, Tensor initialH, String direction,
-                                       String[] activations, double[] activationAlpha, double[] activationBeta, Double clip,
-                                       boolean linearBeforeReset, int layout) {
-        return Recurrent.run(Recurrent.Cell.GRU, x, w, r, b, sequenceLens, initialH, null, null, direction, activations, activationAlpha,
-                activationBeta, clip, linearBeforeReset, false, layout);
-    }
-
-    /**
-     * ONNX LSTM (gates i, o, f, c in the weights' order), unrolled; parameters as {@link #rnn} with 4*hidden
-     * gate rows in w and r, 8*hidden biases and three activations per direction (default Sigmoid, Tanh,
-     * Tanh). {@code initialC} (like initialH) and the peepholes {@code p} (dirs, 3*hidden: i, o, f) may be
-     * null; {@code inputForget} couples the forget gate to {@code 1 - i}.
-     */
-    public static RecurrentOutputs lstm(Tensor x, Tensor w, Tensor r, Tensor b, Tensor sequenceLens, Tensor initialH, Tensor initialC, Tensor p,
-                                        String direction, String[] activations, double[] activationAlpha, double[] activationBeta, Double clip,
-                                        boolean inputForget, int layout) {
-        return Recurrent.run(Recurrent.Cell.LSTM, x, w, r, b, sequenceLens, initialH, initialC, p, direction, activations, activationAlpha,
-                activationBeta, clip, false, inputForget, layout);
     }
 
     /**
@@ -2252,15 +2176,6 @@ public final class Tensor {
         return Signal.stft(this, frameStep, window == null ? null : window.to(device), frameLength, onesided);
     }
 
-    /**
-     * ONNX MelWeightMatrix: the (dftLength/2 + 1, numMelBins) matrix of triangular mel filters between
-     * {@code lowerEdgeHertz} and {@code upperEdgeHertz}, in {@code dtype} (ONNX default f32), computed on
-     * the host as ONNX's reference does.
-     */
-    public static Tensor melWeightMatrix(int numMelBins, int dftLength, int sampleRate, double lowerEdgeHertz, double upperEdgeHertz, DType dtype) {
-        return Signal.melWeightMatrix(numMelBins, dftLength, sampleRate, lowerEdgeHertz, upperEdgeHertz, dtype);
-    }
-
     /** The outputs of {@link #maxPoolWithIndices}: the pooled values and the i64 positions of the maxima. */
     public record Pooled(Tensor values, Tensor indices) {}
 
@@ -2274,7 +2189,7 @@ public final class Tensor {
      * @param ceilMode round the output size up; a window that would start in the end padding is dropped
      */
     public Tensor maxPool(int[] kernel, int[] strides, int[] pads, int[] dilations, boolean ceilMode) {
-        return OnnxPooling.maxPool(this, kernel, strides, pads, dilations, ceilMode);
+        return PaddedPooling.maxPool(this, kernel, strides, pads, dilations, ceilMode);
     }
 
     /**
@@ -2283,7 +2198,7 @@ public final class Tensor {
      * ({@code storageOrder} 0) or column-major ({@code storageOrder} 1), planes (n, c) in order.
      */
     public Pooled maxPoolWithIndices(int[] kernel, int[] strides, int[] pads, int[] dilations, boolean ceilMode, int storageOrder) {
-        return OnnxPooling.maxPoolWithIndices(this, kernel, strides, pads, dilations, ceilMode, storageOrder);
+        return PaddedPooling.maxPoolWithIndices(this, kernel, strides, pads, dilations, ceilMode, storageOrder);
     }
 
     /**
@@ -2292,12 +2207,12 @@ public final class Tensor {
      * input (the ceil-mode extra never counts); integer inputs give f32.
      */
     public Tensor avgPool(int[] kernel, int[] strides, int[] pads, int[] dilations, boolean ceilMode, boolean countIncludePad) {
-        return OnnxPooling.avgPool(this, kernel, strides, pads, dilations, ceilMode, countIncludePad);
+        return PaddedPooling.avgPool(this, kernel, strides, pads, dilations, ceilMode, countIncludePad);
     }
 
     /** ONNX LpPool: {@code (sum |x|^p)^(1/p)} over each window (padding counts as 0); geometry as {@link #maxPool(int[], int[], int[], int[], boolean)}. */
     public Tensor lpPool(double p, int[] kernel, int[] strides, int[] pads, int[] dilations, boolean ceilMode) {
-        return OnnxPooling.lpPool(this, p, kernel, strides, pads, dilations, ceilMode);
+        return PaddedPooling.lpPool(this, p, kernel, strides, pads, dilations, ceilMode);
     }
 
     /**
@@ -2316,19 +2231,5 @@ public final class Tensor {
                 coordinateTransformationMode);
     }
 
-    /**
-     * ONNX TfIdfVectorizer of this integer tensor of sequences, (C) or (N, C), giving f32 (outSize) or
-     * (N, outSize) with {@code outSize = max(ngramIndexes) + 1}. The pool holds n-grams grouped by length:
-     * those of length n start at {@code pool[ngramCounts[n-1]]}; pool n-gram k is counted, for each
-     * length from {@code minGramLength} to {@code maxGramLength}, at every start with its items spaced
-     * {@code skip + 1} apart for each skip from 0 to {@code maxSkipCount} (unigrams once). {@code mode}
-     * {@code "TF"} writes the count to position {@code ngramIndexes[k]}, {@code "IDF"} the weight where the
-     * count is positive, {@code "TFIDF"} count times weight; {@code weights} may be null (all 1).
-     */
-    public Tensor tfIdfVectorizer(int minGramLength, int maxGramLength, int maxSkipCount, String mode, long[] pool, int[] ngramCounts,
-                                  int[] ngramIndexes, double[] weights) {
-        return OnnxOps.tfIdfVectorizer(this, minGramLength, maxGramLength, maxSkipCount, mode, pool, ngramCounts, ngramIndexes, weights);
-    }
-
-    // end of ONNX-driven operators section
+    // end of operators from ONNX's catalogue
 }

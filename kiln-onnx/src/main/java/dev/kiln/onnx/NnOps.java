@@ -2,6 +2,7 @@ package dev.kiln.onnx;
 
 import dev.kiln.types.DType;
 import dev.kiln.Tensor;
+import dev.kiln.onnxspec.Resize;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -353,7 +354,7 @@ final class NnOps {
             sizes = new int[r];
             for (int a = 0; a < Math.min(r, scales.length); a++) sizes[a] = (int) Math.floor(x.dim(a) * scales[a]);
         }
-        return one(x.resize(sizes, scales, roi, mode, coord, nearest, c.a.f("cubic_coeff_a", -0.75), c.a.b("exclude_outside", false),
+        return one(Resize.apply(x, sizes, scales, roi, mode, coord, nearest, c.a.f("cubic_coeff_a", -0.75), c.a.b("exclude_outside", false),
                 c.a.f("extrapolation_value", 0.0)));
     }
 }

@@ -2,7 +2,12 @@ package dev.kiln;
 
 import dev.kiln.types.DType;
 
-/** Elementwise activations with parameters: hard sigmoid, shrink, thresholded ReLU and the signed infinity test. */
+import java.util.Arrays;
+
+/**
+ * Activation functions composed from elementwise ops: PReLU, the ELU family, GELU (exact and tanh), softplus,
+ * softmax and log-softmax, hard sigmoid, shrink and thresholded ReLU.
+ */
 final class Activations {
     private Activations() {}
 
@@ -20,11 +25,60 @@ final class Activations {
     /** {@code x > alpha ? x : 0}. */
     static Tensor thresholdedRelu(Tensor x, double alpha) { return Tensor.where(x.gt(alpha), x, x.zerosLike()); }
 
-    /** ONNX IsInf: true at +inf (if {@code detectPositive}) and -inf (if {@code detectNegative}). */
-    static Tensor isinf(Tensor x, boolean detectPositive, boolean detectNegative) {
-        Tensor no = x.fullLike(0).cast(DType.BOOL);
-        if (!x.dtype().isFloat()) return no;
-        Tensor pos = detectPositive ? x.eq(Double.POSITIVE_INFINITY) : no, neg = detectNegative ? x.eq(Double.NEGATIVE_INFINITY) : no;
-        return pos.logicalOr(neg);
+
+    static Tensor prelu(Tensor t, Tensor weight) {
+        Tensor w = weight;
+        if (w.ndim() == 1 && t.ndim() >= 2 && w.numel() > 1) {
+            int[] s = new int[t.ndim()];
+            Arrays.fill(s, 1);
+            s[1] = (int) w.numel();
+            w = w.reshape(s);
+        }
+        return Tensor.where(t.gt(0), t, t.mul(w));
+    }
+
+    static Tensor elu(Tensor t, double alpha) {
+        Tensor x = t.toFloat();
+        return Tensor.where(x.gt(0), x, x.expm1().mul(alpha));
+    }
+
+    static Tensor selu(Tensor t) {
+        double alpha = 1.6732632423543772848170429916717, scale = 1.0507009873554804934193349852946;
+        return t.elu(alpha).mul(scale);
+    }
+
+    static Tensor celu(Tensor t, double alpha) {
+        Tensor x = t.toFloat();
+        return x.relu().add(x.div(alpha).expm1().mul(alpha).minimum(0));
+    }
+
+    static Tensor gelu(Tensor t) {
+        Tensor x = t.toFloat();
+        return x.mul(0.5).mul(x.mul(1 / Math.sqrt(2)).erf().add(1.0));
+    }
+
+    static Tensor geluTanh(Tensor t) {
+        Tensor x = t.toFloat();
+        Tensor inner = x.add(x.mul(x).mul(x).mul(0.044715)).mul(Math.sqrt(2 / Math.PI));
+        return x.mul(0.5).mul(inner.tanh().add(1.0));
+    }
+
+    static Tensor softplus(Tensor t, double beta, double threshold) {
+        Tensor x = t.toFloat(), bx = x.mul(beta);
+        // log1p(exp(-|bx|)) + max(bx, 0) does not overflow
+        Tensor sp = bx.abs().neg().exp().log1p().add(bx.relu()).div(beta);
+        return Tensor.where(bx.gt(threshold), x, sp);
+    }
+
+    static Tensor softmax(Tensor t, int axis) {
+        Tensor x = t.toFloat();
+        Tensor e = x.sub(x.max(new int[] {axis}, true)).exp();
+        return e.div(e.sum(new int[] {axis}, true));
+    }
+
+    static Tensor logSoftmax(Tensor t, int axis) {
+        Tensor x = t.toFloat();
+        Tensor s = x.sub(x.max(new int[] {axis}, true));
+        return s.sub(s.exp().sum(new int[] {axis}, true).log());
     }
 }

@@ -1,8 +1,9 @@
 package dev.kiln;
 
-import dev.kiln.types.Shape;
-import dev.kiln.types.DType;
 import dev.kiln.runtime.Device;
+import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
+
 import java.util.Arrays;
 
 /**
@@ -25,12 +26,7 @@ final class ElementIndexing {
         int a = x.axis(axis, op);
         Tensor idx = indexOf(op, indices);
         sameRank(op, indices, x);
-        for (int d = 0; d < x.ndim(); d++) {
-            if (d != a && indices.dim(d) > x.dim(d)) {
-                throw new IllegalArgumentException(op + ": indices " + indices.shape() + " are larger than input " + x.shape() + " at axis " + d
-                        + " (" + indices.dim(d) + " > " + x.dim(d) + ", gather axis " + axis + ")");
-            }
-        }
+        fitsOutsideAxis(op, "gather", x, indices, a, axis);
         return Indexing.gather(x, a, wrap(idx, x.dim(a)));
     }
 
@@ -96,12 +92,7 @@ final class ElementIndexing {
         if (!updates.shape().equals(indices.shape())) {
             throw new IllegalArgumentException(op + ": updates " + updates.shape() + " must have the shape of indices " + indices.shape());
         }
-        for (int d = 0; d < x.ndim(); d++) {
-            if (d != a && indices.dim(d) > x.dim(d)) {
-                throw new IllegalArgumentException(op + ": indices " + indices.shape() + " are larger than input " + x.shape() + " at axis " + d
-                        + " (" + indices.dim(d) + " > " + x.dim(d) + ", scatter axis " + axis + ")");
-            }
-        }
+        fitsOutsideAxis(op, "scatter", x, indices, a, axis);
         int n = x.dim(a), r = x.ndim();
         // the part of x the indices reach: their extent in the other axes, all of the scatter axis
         Tensor part = x;
@@ -255,6 +246,16 @@ final class ElementIndexing {
     static Tensor indexOf(String op, Tensor index) {
         if (!index.dtype().isInt()) throw new IllegalArgumentException(op + ": indices must have an integer dtype, got " + index.dtype());
         return index.cast(DType.I64);
+    }
+
+    /** Indices of x's rank may be no larger than x outside the gather or scatter axis {@code a}. */
+    private static void fitsOutsideAxis(String op, String kind, Tensor x, Tensor indices, int a, int axis) {
+        for (int d = 0; d < x.ndim(); d++) {
+            if (d != a && indices.dim(d) > x.dim(d)) {
+                throw new IllegalArgumentException(op + ": indices " + indices.shape() + " are larger than input " + x.shape() + " at axis " + d
+                        + " (" + indices.dim(d) + " > " + x.dim(d) + ", " + kind + " axis " + axis + ")");
+            }
+        }
     }
 
     static void sameRank(String op, Tensor indices, Tensor x) {

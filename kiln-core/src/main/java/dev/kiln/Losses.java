@@ -1,7 +1,8 @@
 package dev.kiln;
 
-import dev.kiln.types.Shape;
 import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
+
 import java.util.Arrays;
 
 /** The negative log-likelihood and softmax cross-entropy losses, with class weights, an ignored index and reductions. */

@@ -1,6 +1,7 @@
 package dev.kiln;
 
 import dev.kiln.types.DType;
+
 import java.util.Arrays;
 
 /**

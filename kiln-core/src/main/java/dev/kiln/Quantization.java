@@ -1,6 +1,7 @@
 package dev.kiln;
 
 import dev.kiln.types.DType;
+
 import java.util.Arrays;
 
 /** Linear quantisation to integers and back, per tensor or per axis, and dynamic u8 quantisation. */

@@ -40,7 +40,7 @@ public final class Tensor {
         this.device = device;
     }
 
-    private Tensor(Buffer buffer, Shape shape, Device device) {
+    Tensor(Buffer buffer, Shape shape, Device device) {
         this(UOp.buffer(buffer), device);
         this.realized = buffer;
     }
@@ -87,77 +87,43 @@ public final class Tensor {
         return buf.shape().equals(shape()) ? buf : UOp.of(Op.RESHAPE, b.dtype(), shape(), buf);
     }
 
-    private Tensor make(UOp u) { return new Tensor(u, device); }
+    Tensor make(UOp u) { return new Tensor(u, device); }
 
     // =====================================================================================================
     // creation
 
     /** A tensor holding a copy of {@code data} with the given shape (f32). */
-    public static Tensor of(float[] data, int... shape) {
-        return fill(DType.F32, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setDouble(seg, DType.F32, i, data[i]));
-    }
+    public static Tensor of(float[] data, int... shape) { return Creation.of(data, shape); }
 
     /** A 1-D f32 tensor holding a copy of {@code data}. */
     public static Tensor of(float... data) { return of(data, data.length); }
 
     /** A tensor holding a copy of {@code data} (f64). */
-    public static Tensor of(double[] data, int... shape) {
-        return fill(DType.F64, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setDouble(seg, DType.F64, i, data[i]));
-    }
+    public static Tensor of(double[] data, int... shape) { return Creation.of(data, shape); }
 
     /** A tensor holding a copy of {@code data} (i32). */
-    public static Tensor of(int[] data, int... shape) {
-        return fill(DType.I32, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setLong(seg, DType.I32, i, data[i]));
-    }
+    public static Tensor of(int[] data, int... shape) { return Creation.of(data, shape); }
 
     /** A tensor holding a copy of {@code data} (i64). */
-    public static Tensor of(long[] data, int... shape) {
-        return fill(DType.I64, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setLong(seg, DType.I64, i, data[i]));
-    }
+    public static Tensor of(long[] data, int... shape) { return Creation.of(data, shape); }
 
     /** A tensor holding a copy of {@code data} (bool). */
-    public static Tensor of(boolean[] data, int... shape) {
-        return fill(DType.BOOL, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setLong(seg, DType.BOOL, i, data[i] ? 1 : 0));
-    }
+    public static Tensor of(boolean[] data, int... shape) { return Creation.of(data, shape); }
 
     /**
      * A tensor of {@code dtype} holding a copy of {@code values}, each converted to the dtype (integers
      * wrap, floats round).
      */
-    public static Tensor of(DType dtype, double[] values, int... shape) {
-        checkComputable("of", dtype);
-        return fill(dtype, values.length, shapeFor("of", values.length, shape), (seg, i) -> {
-            if (dtype.isFloat()) Elements.setDouble(seg, dtype, i, values[i]);
-            else Elements.setLong(seg, dtype, i, dev.kiln.ir.Alu.castFloatToInt(dtype, values[i]));
-        });
-    }
+    public static Tensor of(DType dtype, double[] values, int... shape) { return Creation.of(dtype, values, shape); }
 
     /** A tensor of {@code dtype} holding integer {@code values}, each wrapped to the dtype. */
-    public static Tensor of(DType dtype, long[] values, int... shape) {
-        checkComputable("of", dtype);
-        return fill(dtype, values.length, shapeFor("of", values.length, shape), (seg, i) -> {
-            if (dtype.isFloat()) Elements.setDouble(seg, dtype, i, dev.kiln.ir.Alu.castIntToFloat(DType.I64, dtype, values[i]));
-            else Elements.setLong(seg, dtype, i, dev.kiln.ir.Alu.wrap(dtype, values[i]));
-        });
-    }
+    public static Tensor of(DType dtype, long[] values, int... shape) { return Creation.of(dtype, values, shape); }
 
     /**
      * A tensor holding a copy of the first {@code dtype.byteSize(numel)} bytes of {@code data}, read as
      * dense C-order elements in native byte order.
      */
-    public static Tensor fromSegment(MemorySegment data, DType dtype, int... shape) {
-        checkComputable("fromSegment", dtype);
-        Shape s = Shape.of(shape);
-        long bytes = dtype.byteSize(s.numel());
-        if (data.byteSize() < bytes) {
-            throw new IllegalArgumentException("fromSegment: shape " + s + " of " + dtype + " needs " + bytes
-                    + " bytes, segment has " + data.byteSize());
-        }
-        Device d = defaultDevice();
-        Buffer b = d.allocate(dtype, s.numel());
-        MemorySegment.copy(data, 0, b.segment(), 0, bytes);
-        return new Tensor(b, s, d).reshapeTo(s);
-    }
+    public static Tensor fromSegment(MemorySegment data, DType dtype, int... shape) { return Creation.fromSegment(data, dtype, shape); }
 
     /** A 0-d f32 tensor. */
     public static Tensor scalar(double value) { return full(value, DType.F32); }
@@ -166,17 +132,7 @@ public final class Tensor {
     public static Tensor scalar(Number value, DType dtype) { return full(value, dtype); }
 
     /** A tensor of {@code shape} filled with {@code value} (converted to {@code dtype}). */
-    public static Tensor full(Number value, DType dtype, int... shape) {
-        checkComputable("full", dtype);
-        Shape s = Shape.of(shape);
-        UOp c = UOp.constant(dtype, value);
-        if (s.rank() > 0) {
-            int[] ones = new int[s.rank()];
-            Arrays.fill(ones, 1);
-            c = UOp.of(Op.EXPAND, dtype, s, UOp.of(Op.RESHAPE, dtype, Shape.of(ones), c));
-        }
-        return new Tensor(c, defaultDevice());
-    }
+    public static Tensor full(Number value, DType dtype, int... shape) { return Creation.full(value, dtype, shape); }
 
     public static Tensor zeros(int... shape) { return full(0.0, DType.F32, shape); }
 
@@ -197,66 +153,27 @@ public final class Tensor {
     public static Tensor arange(int end) { return arange(0, end, 1); }
 
     /** {@code start, start+step, ...} below {@code end} (above, for a negative step), as i32. */
-    public static Tensor arange(int start, int end, int step) {
-        if (step == 0) throw new IllegalArgumentException("arange: step must not be 0");
-        int n = Math.max(0, (int) Math.ceil((end - (double) start) / step));
-        // a node, not a buffer: kernels compute it from the loop index, and a one-hot sum over it becomes a load
-        Tensor t = new Tensor(UOp.arange(DType.I32, Shape.of(n)), defaultDevice());
-        if (step != 1) t = t.mul(step);
-        return start != 0 ? t.add(start) : t;
-    }
+    public static Tensor arange(int start, int end, int step) { return Creation.arange(start, end, step); }
 
     /** {@code start, start+step, ...} below {@code end}, as f32. */
-    public static Tensor arange(double start, double end, double step) {
-        if (step == 0 || !Double.isFinite(step)) throw new IllegalArgumentException("arange: step must be finite and non-zero, got " + step);
-        int n = Math.max(0, (int) Math.ceil((end - start) / step));
-        double[] v = new double[n];
-        for (int i = 0; i < n; i++) v[i] = start + i * step;
-        return of(DType.F32, v, n);
-    }
+    public static Tensor arange(double start, double end, double step) { return Creation.arange(start, end, step); }
 
     /** {@code steps} evenly spaced f32 values from {@code start} to {@code end} inclusive. */
-    public static Tensor linspace(double start, double end, int steps) {
-        if (steps < 0) throw new IllegalArgumentException("linspace: steps must be >= 0, got " + steps);
-        double[] v = new double[steps];
-        double step = steps > 1 ? (end - start) / (steps - 1) : 0;
-        for (int i = 0; i < steps; i++) v[i] = i == steps - 1 && steps > 1 ? end : start + i * step;
-        return of(DType.F32, v, steps);
-    }
+    public static Tensor linspace(double start, double end, int steps) { return Creation.linspace(start, end, steps); }
 
     /** The n-by-m f32 identity (ones on the main diagonal). */
-    public static Tensor eye(int n, int m) {
-        Tensor rows = arange(n).reshape(n, 1), cols = arange(m).reshape(1, m);
-        return rows.eq(cols).cast(DType.F32);
-    }
+    public static Tensor eye(int n, int m) { return Creation.eye(n, m); }
 
     public static Tensor eye(int n) { return eye(n, n); }
 
-    private interface Filler { void set(MemorySegment seg, int i); }
-
-    private static Tensor fill(DType dtype, int count, Shape shape, Filler f) {
-        Device d = defaultDevice();
-        Buffer b = d.allocate(dtype, count);
-        for (int i = 0; i < count; i++) f.set(b.segment(), i);
-        return new Tensor(b, shape, d).reshapeTo(shape);
-    }
-
-    private Tensor reshapeTo(Shape s) {
+    Tensor reshapeTo(Shape s) {
         if (s.equals(shape())) return this;
         UOp n = node();
         while (n.op() == Op.RESHAPE) n = n.src(0); // a reshape of a reshape is one reshape
         return make(n.shape().equals(s) ? n : UOp.of(Op.RESHAPE, dtype(), s, n));
     }
 
-    private static Shape shapeFor(String op, int length, int[] shape) {
-        Shape s = shape.length == 0 ? Shape.of(length) : Shape.of(shape);
-        if (s.numel() != length) {
-            throw new IllegalArgumentException(op + ": " + length + " values do not fill shape " + s + " (" + s.numel() + " elements)");
-        }
-        return s;
-    }
-
-    private static void checkComputable(String op, DType dtype) {
+    static void checkComputable(String op, DType dtype) {
         if (dtype.isPacked()) throw new IllegalArgumentException(op + ": packed dtype " + dtype + " holds weights only; it has no element values");
     }
 
@@ -394,9 +311,7 @@ public final class Tensor {
     }
 
     @Override
-    public String toString() {
-        return "Tensor" + shape() + " " + dtype() + " on " + device + (realized != null ? " (realised)" : "");
-    }
+    public String toString() { return "Tensor" + shape() + " " + dtype() + " on " + device + (realized != null ? " (realised)" : ""); }
 
     // =====================================================================================================
     // axes and broadcasting
@@ -483,7 +398,7 @@ public final class Tensor {
     }
 
     /** {@code dims} after {@code lead} leading ones. */
-    private static int[] ones(int lead, int[] dims) {
+    static int[] ones(int lead, int[] dims) {
         int[] out = new int[lead + dims.length];
         Arrays.fill(out, 0, lead, 1);
         System.arraycopy(dims, 0, out, lead, dims.length);
@@ -491,7 +406,7 @@ public final class Tensor {
     }
 
     /** A 0-d tensor for a Java scalar operand ({@link Number} or {@link Boolean}) of this tensor. */
-    private Tensor scalarLike(Object v, String op) {
+    Tensor scalarLike(Object v, String op) {
         if (v instanceof Boolean bo) return full(bo ? 1 : 0, dtype().isBool() ? DType.BOOL : dtype()).to(device);
         if (!(v instanceof Number num)) {
             throw new IllegalArgumentException(op + ": operand must be a Tensor, Number or Boolean, got " + (v == null ? "null" : v.getClass().getName()));
@@ -502,35 +417,31 @@ public final class Tensor {
         return full(num, dt).to(device);
     }
 
-    private static Tensor operand(Tensor self, Object o, String op) {
-        return o instanceof Tensor t ? t : self.scalarLike(o, op);
-    }
+    static Tensor operand(Tensor self, Object o, String op) { return o instanceof Tensor t ? t : self.scalarLike(o, op); }
 
     /** Broadcasts and promotes two operands; the result holds the two converted tensors. */
-    private static Tensor[] align(String op, Tensor a, Tensor b, DType dtype) {
+    static Tensor[] align(String op, Tensor a, Tensor b, DType dtype) {
         Shape s = broadcastShape(op, a.shape(), b.shape());
         Tensor x = a.cast(dtype).broadcastTo(s, op), y = b.to(a.device).cast(dtype).broadcastTo(s, op);
         return new Tensor[] {x, y};
     }
 
-    private static DType promoteFor(String op, Tensor a, Tensor b) {
-        return DType.promote(a.dtype(), b.dtype());
-    }
+    static DType promoteFor(String op, Tensor a, Tensor b) { return DType.promote(a.dtype(), b.dtype()); }
 
     /** A binary primitive after broadcasting and promotion. */
-    private Tensor binary(Op op, String name, Object other) {
+    Tensor binary(Op op, String name, Object other) {
         Tensor o = operand(this, other, name);
         Tensor[] xy = align(name, this, o, promoteFor(name, this, o));
         DType out = op.isComparison() ? DType.BOOL : xy[0].dtype();
         return make(UOp.of(op, out, null, xy[0].node(), xy[1].node()));
     }
 
-    private Tensor unary(Op op) { return make(UOp.of(op, dtype(), null, node())); }
+    Tensor unary(Op op) { return make(UOp.of(op, dtype(), null, node())); }
 
     /** This tensor as a float dtype (f32 if it is an integer or bool tensor). */
     Tensor toFloat() { return dtype().isFloat() ? this : cast(DType.F32); }
 
-    private Tensor requireIntOrBool(String op) {
+    Tensor requireIntOrBool(String op) {
         if (dtype().isFloat()) throw new IllegalArgumentException(op + ": needs integer or bool operands, got " + dtype());
         return this;
     }
@@ -567,23 +478,13 @@ public final class Tensor {
     public Tensor mul(Object other) { return binary(Op.MUL, "mul", other); }
 
     /** True division; integer operands give f32. */
-    public Tensor div(Object other) {
-        Tensor o = operand(this, other, "div");
-        DType dt = DType.promote(dtype(), o.dtype());
-        if (!dt.isFloat()) dt = DType.F32;
-        Tensor[] xy = align("div", this, o, dt);
-        return make(UOp.of(Op.DIV, dt, null, xy[0].node(), xy[1].node()));
-    }
+    public Tensor div(Object other) { return ElementwiseMath.div(this, other); }
 
     /** Division rounding toward negative infinity (Python {@code //}). */
     public Tensor floorDiv(Object other) { return binary(Op.FLOORDIV, "floorDiv", other); }
 
     /** Integer division truncating toward zero (C {@code /}); on floats, {@code trunc(a / b)}. */
-    public Tensor truncDiv(Object other) {
-        Tensor o = operand(this, other, "truncDiv");
-        if (dtype().isFloat() || o.dtype().isFloat()) return div(o).trunc();
-        return binary(Op.DIV, "truncDiv", o);
-    }
+    public Tensor truncDiv(Object other) { return ElementwiseMath.truncDiv(this, other); }
 
     /** Remainder with the divisor's sign (Python {@code %}, {@code torch.remainder}). */
     public Tensor mod(Object other) { return binary(Op.FLOORMOD, "mod", other); }
@@ -591,10 +492,7 @@ public final class Tensor {
     /** Remainder with the dividend's sign (C {@code fmod}, {@code torch.fmod}). */
     public Tensor fmod(Object other) { return binary(Op.MOD, "fmod", other); }
 
-    public Tensor neg() {
-        if (dtype().isBool()) throw new IllegalArgumentException("neg: not defined on bool; use logicalNot");
-        return unary(Op.NEG);
-    }
+    public Tensor neg() { return ElementwiseMath.neg(this); }
 
     public Tensor reciprocal() { return toFloat().unary(Op.RECIP); }
 
@@ -604,49 +502,16 @@ public final class Tensor {
     public Tensor maximum(Object other) { return binary(Op.MAX, "maximum", other); }
 
     /** Elementwise minimum; NaN wins. */
-    public Tensor minimum(Object other) {
-        Tensor o = operand(this, other, "minimum");
-        Tensor[] xy = align("minimum", this, o, promoteFor("minimum", this, o));
-        Tensor a = xy[0], b = xy[1];
-        Tensor pickA = a.lt(b);
-        if (a.dtype().isFloat()) pickA = pickA.logicalOr(a.isnan());
-        return where(pickA, a, b);
-    }
+    public Tensor minimum(Object other) { return ElementwiseMath.minimum(this, other); }
 
     /** {@code this ** exponent} with real-valued semantics: a negative base needs an integral exponent. */
-    public Tensor pow(Object exponent) {
-        Tensor e = operand(this, exponent, "pow");
-        DType dt = DType.promote(dtype(), e.dtype());
-        if (!dt.isFloat()) { // integer powers: exact through f64 for the magnitudes integers reach
-            Tensor[] xy = align("pow", this.cast(DType.F64), e.cast(DType.F64), DType.F64);
-            return xy[0].pow(xy[1]).round().cast(dt);
-        }
-        Tensor[] xy = align("pow", this, e, dt);
-        Tensor b = xy[0], y = xy[1];
-        Tensor mag = y.mul(b.abs().log2()).exp2();
-        Tensor yInt = y.trunc().eq(y);
-        Tensor yOdd = yInt.logicalAnd(y.mod(2.0).abs().eq(1.0));
-        Tensor negResult = where(yInt, where(yOdd, mag.neg(), mag), b.fullLike(Double.NaN));
-        Tensor negZero = b.eq(0.0).logicalAnd(b.reciprocal().lt(0.0)); // -0.0 ** odd keeps the sign: (-0.0)**-1 is -inf
-        Tensor r = where(b.lt(0.0), negResult, where(negZero.logicalAnd(yOdd), mag.neg(), mag));
-        // C99 pow: x**0, 1**y (even NaN) and (-1)**(+-inf) are 1
-        Tensor one = y.eq(0.0).logicalOr(b.eq(1.0)).logicalOr(b.eq(-1.0).logicalAnd(y.isinf()));
-        return where(one, b.fullLike(1.0), r);
-    }
+    public Tensor pow(Object exponent) { return ElementwiseMath.pow(this, exponent); }
 
     /** {@code this + weight * (end - this)}. */
-    public Tensor lerp(Object end, Object weight) {
-        Tensor e = operand(this, end, "lerp");
-        return add(operand(this, weight, "lerp").mul(e.sub(this)));
-    }
+    public Tensor lerp(Object end, Object weight) { return ElementwiseMath.lerp(this, end, weight); }
 
     /** Values clipped to {@code [min, max]}; either bound may be null. */
-    public Tensor clamp(Object min, Object max) {
-        Tensor x = this;
-        if (min != null) x = x.maximum(min);
-        if (max != null) x = x.minimum(max);
-        return x;
-    }
+    public Tensor clamp(Object min, Object max) { return ElementwiseMath.clamp(this, min, max); }
 
     // =====================================================================================================
     // exponentials, logarithms and powers
@@ -662,22 +527,10 @@ public final class Tensor {
     public Tensor log10() { return log2().mul(Math.log(2) / Math.log(10)); }
 
     /** {@code log(1 + x)}, accurate near 0. */
-    public Tensor log1p() {
-        Tensor x = toFloat(), u = x.add(1.0);
-        // log(u) * x / (u - 1) corrects the rounding of 1 + x (Goldberg's trick); x / (u - 1) first, so that
-        // huge x does not overflow, and +inf passes through
-        Tensor d = u.sub(1.0);
-        return where(d.eq(0.0).logicalOr(x.eq(Double.POSITIVE_INFINITY)), x, u.log().mul(x.div(d)));
-    }
+    public Tensor log1p() { return ElementwiseMath.log1p(this); }
 
     /** {@code exp(x) - 1}. */
-    public Tensor expm1() {
-        Tensor x = toFloat(), u = x.exp();
-        Tensor um1 = u.sub(1.0);
-        // (u - 1) * x / log(u) corrects the rounding of exp near 0; x / log(u) first, so that large x does
-        // not overflow, and an infinite exp passes through
-        return where(u.eq(1.0), x, where(um1.eq(-1.0).logicalOr(u.isinf()), um1, um1.mul(x.div(u.log()))));
-    }
+    public Tensor expm1() { return ElementwiseMath.expm1(this); }
 
     public Tensor sqrt() { return toFloat().unary(Op.SQRT); }
 
@@ -693,109 +546,47 @@ public final class Tensor {
     public Tensor tan() { return sin().div(cos()); }
 
     /** Arctangent from a minimax polynomial after range reduction (max error about 2 ulp in f32). */
-    public Tensor atan() {
-        Tensor x = toFloat(), a = x.abs();
-        // reduce |x| > tan(3pi/8) to -1/|x|, tan(pi/8) < |x| <= tan(3pi/8) to (|x|-1)/(|x|+1)
-        Tensor big = a.gt(2.414213562373095), mid = a.gt(0.4142135623730950).logicalAnd(big.logicalNot());
-        Tensor y0 = where(big, a.fullLike(Math.PI / 2), where(mid, a.fullLike(Math.PI / 4), a.fullLike(0.0)));
-        Tensor r = where(big, a.reciprocal().neg(), where(mid, a.sub(1.0).div(a.add(1.0)), a));
-        Tensor z = r.square();
-        Tensor p = z.mul(8.05374449538e-2).sub(1.38776856032e-1).mul(z).add(1.99777106478e-1).mul(z).sub(3.33329491539e-1).mul(z).mul(r).add(r);
-        Tensor res = y0.add(p);
-        return where(x.lt(0.0), res.neg(), res);
-    }
+    public Tensor atan() { return ElementwiseMath.atan(this); }
 
-    public Tensor asin() {
-        Tensor x = toFloat();
-        return x.div(x.square().rsub(1.0).sqrt()).atan();
-    }
+    public Tensor asin() { return ElementwiseMath.asin(this); }
 
     public Tensor acos() { return asin().rsub(Math.PI / 2); }
 
-    public Tensor sinh() {
-        Tensor x = toFloat();
-        return x.exp().sub(x.neg().exp()).mul(0.5);
-    }
+    public Tensor sinh() { return ElementwiseMath.sinh(this); }
 
-    public Tensor cosh() {
-        Tensor x = toFloat();
-        return x.exp().add(x.neg().exp()).mul(0.5);
-    }
+    public Tensor cosh() { return ElementwiseMath.cosh(this); }
 
-    public Tensor tanh() {
-        Tensor x = toFloat();
-        return x.mul(2.0).sigmoid().mul(2.0).sub(1.0);
-    }
+    public Tensor tanh() { return ElementwiseMath.tanh(this); }
 
-    public Tensor asinh() {
-        Tensor x = toFloat(), a = x.abs();
-        Tensor r = a.add(a.square().add(1.0).sqrt()).log();
-        return where(x.lt(0.0), r.neg(), r);
-    }
+    public Tensor asinh() { return ElementwiseMath.asinh(this); }
 
-    public Tensor acosh() {
-        Tensor x = toFloat();
-        return x.add(x.square().sub(1.0).sqrt()).log();
-    }
+    public Tensor acosh() { return ElementwiseMath.acosh(this); }
 
-    public Tensor atanh() {
-        Tensor x = toFloat();
-        return x.add(1.0).div(x.rsub(1.0)).log().mul(0.5);
-    }
+    public Tensor atanh() { return ElementwiseMath.atanh(this); }
 
     /** The error function (Abramowitz and Stegun 7.1.26, absolute error below 1.5e-7). */
-    public Tensor erf() {
-        Tensor x = toFloat(), a = x.abs();
-        Tensor t = a.mul(0.3275911).add(1.0).reciprocal();
-        Tensor poly = t.mul(1.061405429).sub(1.453152027).mul(t).add(1.421413741).mul(t).sub(0.284496736).mul(t).add(0.254829592).mul(t);
-        Tensor y = poly.mul(a.square().neg().exp()).rsub(1.0);
-        return where(x.lt(0.0), y.neg(), y);
-    }
+    public Tensor erf() { return ElementwiseMath.erf(this); }
 
     // =====================================================================================================
     // rounding and sign
 
     public Tensor trunc() { return dtype().isFloat() ? unary(Op.TRUNC) : this; }
 
-    public Tensor floor() {
-        if (!dtype().isFloat()) return this;
-        Tensor t = trunc();
-        return where(lt(t), t.sub(1.0), t);
-    }
+    public Tensor floor() { return ElementwiseMath.floor(this); }
 
-    public Tensor ceil() {
-        if (!dtype().isFloat()) return this;
-        Tensor t = trunc();
-        return where(gt(t), t.add(1.0), t);
-    }
+    public Tensor ceil() { return ElementwiseMath.ceil(this); }
 
     /** Round half to even, as NumPy and PyTorch do. */
-    public Tensor round() {
-        if (!dtype().isFloat()) return this;
-        Tensor f = floor(), d = sub(f);
-        Tensor even = f.mod(2.0).eq(0.0);
-        Tensor up = d.gt(0.5).logicalOr(d.eq(0.5).logicalAnd(even.logicalNot()));
-        return where(up, f.add(1.0), f);
-    }
+    public Tensor round() { return ElementwiseMath.round(this); }
 
-    public Tensor abs() {
-        if (dtype().isBool() || dtype().isUnsigned()) return this;
-        return maximum(neg());
-    }
+    public Tensor abs() { return ElementwiseMath.abs(this); }
 
     /** -1, 0 or 1 by sign (NaN stays NaN, zero keeps its sign as 0). */
-    public Tensor sign() {
-        if (dtype().isBool()) return this;
-        Tensor one = fullLike(1), zero = fullLike(0);
-        Tensor s = where(gt(zero), one, where(lt(zero), one.neg(), zero));
-        return dtype().isFloat() ? where(isnan(), this, s) : s;
-    }
+    public Tensor sign() { return ElementwiseMath.sign(this); }
 
     public Tensor isnan() { return dtype().isFloat() ? ne(this) : fullLike(0).cast(DType.BOOL); }
 
-    public Tensor isinf() {
-        return dtype().isFloat() ? eq(Double.POSITIVE_INFINITY).logicalOr(eq(Double.NEGATIVE_INFINITY)) : fullLike(0).cast(DType.BOOL);
-    }
+    public Tensor isinf() { return dtype().isFloat() ? eq(Double.POSITIVE_INFINITY).logicalOr(eq(Double.NEGATIVE_INFINITY)) : fullLike(0).cast(DType.BOOL); }
 
     public Tensor isfinite() { return isnan().logicalOr(isinf()).logicalNot(); }
 
@@ -825,16 +616,7 @@ public final class Tensor {
     public Tensor logicalXor(Object other) { return cast(DType.BOOL).binary(Op.XOR, "logicalXor", operand(this, other, "logicalXor").cast(DType.BOOL)); }
 
     /** {@code cond ? a : b}, broadcasting all three; {@code cond} is converted to bool. */
-    public static Tensor where(Tensor cond, Object a, Object b) {
-        Tensor ta = a instanceof Tensor t ? t : b instanceof Tensor tb ? tb.scalarLike(a, "where")
-                : cond.scalarLike(a, "where").cast(a instanceof Double || a instanceof Float ? DType.F32 : a instanceof Boolean ? DType.BOOL : DType.I32);
-        Tensor tbb = b instanceof Tensor t ? t : ta.scalarLike(b, "where");
-        DType dt = DType.promote(ta.dtype(), tbb.dtype());
-        Shape s = broadcastShape("where", broadcastShape("where", cond.shape(), ta.shape()), tbb.shape());
-        Tensor c = cond.cast(DType.BOOL).broadcastTo(s, "where");
-        Tensor x = ta.to(cond.device).cast(dt).broadcastTo(s, "where"), y = tbb.to(cond.device).cast(dt).broadcastTo(s, "where");
-        return cond.make(UOp.of(Op.WHERE, dt, null, c.node(), x.node(), y.node()));
-    }
+    public static Tensor where(Tensor cond, Object a, Object b) { return ElementwiseMath.where(cond, a, b); }
 
     /** {@code where(mask, value, this)}. */
     public Tensor maskedFill(Tensor mask, Number value) { return where(mask, scalarLike(value, "maskedFill").cast(dtype()), this); }
@@ -856,7 +638,7 @@ public final class Tensor {
     /** Right shift, arithmetic for signed and logical for unsigned dtypes. */
     public Tensor shr(Object bits) { return requireIntOrBool("shr").binaryInt(Op.SHR, "shr", bits); }
 
-    private Tensor binaryInt(Op op, String name, Object other) {
+    Tensor binaryInt(Op op, String name, Object other) {
         Tensor o = operand(this, other, name);
         o.requireIntOrBool(name);
         return binary(op, name, o);
@@ -872,44 +654,19 @@ public final class Tensor {
     public Tensor leakyRelu(double slope) { return where(gt(0), this, mul(slope)); }
 
     /** {@code x > 0 ? x : weight * x}; {@code weight} broadcasts along axis 1 (channels) if 1-D. */
-    public Tensor prelu(Tensor weight) {
-        Tensor w = weight;
-        if (w.ndim() == 1 && ndim() >= 2 && w.numel() > 1) {
-            int[] s = new int[ndim()];
-            Arrays.fill(s, 1);
-            s[1] = (int) w.numel();
-            w = w.reshape(s);
-        }
-        return where(gt(0), this, mul(w));
-    }
+    public Tensor prelu(Tensor weight) { return Activations.prelu(this, weight); }
 
-    public Tensor elu(double alpha) {
-        Tensor x = toFloat();
-        return where(x.gt(0), x, x.expm1().mul(alpha));
-    }
+    public Tensor elu(double alpha) { return Activations.elu(this, alpha); }
 
-    public Tensor selu() {
-        double alpha = 1.6732632423543772848170429916717, scale = 1.0507009873554804934193349852946;
-        return elu(alpha).mul(scale);
-    }
+    public Tensor selu() { return Activations.selu(this); }
 
-    public Tensor celu(double alpha) {
-        Tensor x = toFloat();
-        return x.relu().add(x.div(alpha).expm1().mul(alpha).minimum(0));
-    }
+    public Tensor celu(double alpha) { return Activations.celu(this, alpha); }
 
     /** GELU with the exact erf form. */
-    public Tensor gelu() {
-        Tensor x = toFloat();
-        return x.mul(0.5).mul(x.mul(1 / Math.sqrt(2)).erf().add(1.0));
-    }
+    public Tensor gelu() { return Activations.gelu(this); }
 
     /** GELU with the tanh approximation. */
-    public Tensor geluTanh() {
-        Tensor x = toFloat();
-        Tensor inner = x.add(x.mul(x).mul(x).mul(0.044715)).mul(Math.sqrt(2 / Math.PI));
-        return x.mul(0.5).mul(inner.tanh().add(1.0));
-    }
+    public Tensor geluTanh() { return Activations.geluTanh(this); }
 
     public Tensor sigmoid() { return toFloat().neg().exp().add(1.0).reciprocal(); }
 
@@ -920,12 +677,7 @@ public final class Tensor {
     public Tensor mish() { return mul(softplus(1, 20).tanh()); }
 
     /** {@code log(1 + exp(beta x)) / beta}, linear above {@code threshold} (as PyTorch). */
-    public Tensor softplus(double beta, double threshold) {
-        Tensor x = toFloat(), bx = x.mul(beta);
-        // log1p(exp(-|bx|)) + max(bx, 0) does not overflow
-        Tensor sp = bx.abs().neg().exp().log1p().add(bx.relu()).div(beta);
-        return where(bx.gt(threshold), x, sp);
-    }
+    public Tensor softplus(double beta, double threshold) { return Activations.softplus(this, beta, threshold); }
 
     public Tensor softplus() { return softplus(1, 20); }
 
@@ -939,22 +691,14 @@ public final class Tensor {
     public Tensor hardtanh(double min, double max) { return clamp(min, max); }
 
     /** Softmax along {@code axis}. */
-    public Tensor softmax(int axis) {
-        Tensor x = toFloat();
-        Tensor e = x.sub(x.max(new int[] {axis}, true)).exp();
-        return e.div(e.sum(new int[] {axis}, true));
-    }
+    public Tensor softmax(int axis) { return Activations.softmax(this, axis); }
 
-    public Tensor logSoftmax(int axis) {
-        Tensor x = toFloat();
-        Tensor s = x.sub(x.max(new int[] {axis}, true));
-        return s.sub(s.exp().sum(new int[] {axis}, true).log());
-    }
+    public Tensor logSoftmax(int axis) { return Activations.logSoftmax(this, axis); }
 
     // =====================================================================================================
     // reductions
 
-    private Tensor reduce(ReduceArg.Kind kind, String op, int[] axes, boolean keepdim) {
+    Tensor reduce(ReduceArg.Kind kind, String op, int[] axes, boolean keepdim) {
         int[] ax = axes(axes, op);
         DType dt = dtype();
         DType acc = (kind == ReduceArg.Kind.SUM || kind == ReduceArg.Kind.PROD) ? dt.accumulator() : dt;
@@ -964,7 +708,7 @@ public final class Tensor {
         return keepdim ? r : r.dropAxes(ax);
     }
 
-    private Tensor dropAxes(int[] ax) {
+    Tensor dropAxes(int[] ax) {
         int[] d = dims();
         int[] out = new int[d.length - ax.length];
         for (int i = 0, j = 0; i < d.length; i++) if (Arrays.binarySearch(ax, i) < 0) out[j++] = d[i];
@@ -993,38 +737,13 @@ public final class Tensor {
     /** Mean over axes (all if none); integer inputs give f32. */
     public Tensor mean(int... axes) { return mean(axes, false); }
 
-    public Tensor mean(int[] axes, boolean keepdim) {
-        Tensor x = toFloat();
-        Object count = countOver(axes, "mean", x.dtype(), 0); // checks the axes first, in the caller's terms
-        return x.sum(axes, keepdim).div(count);
-    }
-
-    /**
-     * The number of elements over {@code axes} minus {@code correction} (at least 0): a Java number, or a
-     * 0-d tensor of {@code dtype} when an axis is symbolic (its size is known only when the plan runs).
-     */
-    private Object countOver(int[] axes, String op, DType dtype, double correction) {
-        long n = 1;
-        Tensor symbolic = null;
-        for (int a : axes(axes, op)) {
-            Variable v = shape().variable(a);
-            if (v == null) n *= dim(a);
-            else symbolic = symbolic == null ? variable(v) : symbolic.mul(variable(v));
-        }
-        if (symbolic == null) return Math.max(0, n - correction);
-        return symbolic.cast(dtype).mul((double) n).sub(correction).maximum(0.0).to(device);
-    }
+    public Tensor mean(int[] axes, boolean keepdim) { return Reductions.mean(this, axes, keepdim); }
 
     /** Variance with Bessel's correction (as {@code torch.var}). */
     public Tensor var(int... axes) { return var(axes, false, 1); }
 
     /** Variance dividing by {@code N - correction}. */
-    public Tensor var(int[] axes, boolean keepdim, double correction) {
-        Tensor x = toFloat();
-        Object count = countOver(axes, "var", x.dtype(), correction);
-        Tensor d = x.sub(x.mean(axes, true));
-        return d.square().sum(axes, keepdim).div(count);
-    }
+    public Tensor var(int[] axes, boolean keepdim, double correction) { return Reductions.var(this, axes, keepdim, correction); }
 
     public Tensor std(int... axes) { return var(axes).sqrt(); }
 
@@ -1042,91 +761,33 @@ public final class Tensor {
     /** {@code log(sum(exp(x)))}, stable for large values. */
     public Tensor logsumexp(int... axes) { return logsumexp(axes, false); }
 
-    public Tensor logsumexp(int[] axes, boolean keepdim) {
-        Tensor x = toFloat();
-        Tensor m = x.max(axes, true);
-        m = where(m.isinf(), m.zerosLike(), m);
-        Tensor r = x.sub(m).exp().sum(axes, true).log().add(m);
-        return keepdim ? r : r.dropAxes(axes(axes, "logsumexp"));
-    }
+    public Tensor logsumexp(int[] axes, boolean keepdim) { return Reductions.logsumexp(this, axes, keepdim); }
 
     /** Index of the first maximum along {@code axis} (NaN counts as the maximum), as i64. */
-    public Tensor argmax(int axis, boolean keepdim) { return argExtreme(axis, keepdim, true); }
+    public Tensor argmax(int axis, boolean keepdim) { return Reductions.argExtreme(this, axis, keepdim, true); }
 
     public Tensor argmax(int axis) { return argmax(axis, false); }
 
     /** Index of the first maximum of the flattened tensor. */
     public Tensor argmax() { return flatten().argmax(0, false); }
 
-    public Tensor argmin(int axis, boolean keepdim) { return argExtreme(axis, keepdim, false); }
+    public Tensor argmin(int axis, boolean keepdim) { return Reductions.argExtreme(this, axis, keepdim, false); }
 
     public Tensor argmin(int axis) { return argmin(axis, false); }
 
     public Tensor argmin() { return flatten().argmin(0, false); }
 
-    private Tensor argExtreme(int axis, boolean keepdim, boolean max) {
-        int a = axis(axis, max ? "argmax" : "argmin");
-        int n = dim(a);
-        if (n == 0) throw new IllegalArgumentException((max ? "argmax" : "argmin") + ": axis " + axis + " of shape " + shape() + " is empty");
-        Tensor m = max ? max(new int[] {a}, true) : min(new int[] {a}, true);
-        Tensor hit = eq(m);
-        if (dtype().isFloat()) hit = hit.logicalOr(isnan());
-        int[] s = new int[ndim()];
-        Arrays.fill(s, 1);
-        s[a] = n;
-        // the first hit has the largest (n - index)
-        Tensor rev = arange(n, 0, -1).cast(DType.I64).reshape(s);
-        Tensor idx = where(hit, rev, rev.zerosLike()).max(new int[] {a}, keepdim).rsub((long) n);
-        return idx.cast(DType.I64);
-    }
-
     /** Running sum along {@code axis}. */
-    public Tensor cumsum(int axis) { return cumulative(axis, true); }
+    public Tensor cumsum(int axis) { return Reductions.cumulative(this, axis, true); }
 
     /** Running product along {@code axis}. */
-    public Tensor cumprod(int axis) { return cumulative(axis, false); }
-
-    private Tensor cumulative(int axis, boolean sum) {
-        int a = axis(axis, sum ? "cumsum" : "cumprod");
-        int n = dim(a);
-        Tensor x = transpose(a, -1).unsqueeze(-2); // (..., 1, n): element j
-        Tensor rows = arange(n).reshape(n, 1), cols = arange(n).reshape(1, n);
-        Tensor mask = cols.le(rows); // (n, n): output i takes j <= i
-        Tensor xe = x.expand(broadcastShape("cumsum", x.shape(), mask.shape()).toArray());
-        Tensor picked = where(mask, xe, sum ? xe.zerosLike() : xe.onesLike());
-        Tensor r = sum ? picked.sum(new int[] {-1}, false) : picked.prod(new int[] {-1}, false);
-        return r.transpose(a, -1);
-    }
+    public Tensor cumprod(int axis) { return Reductions.cumulative(this, axis, false); }
 
     // =====================================================================================================
     // movement
 
     /** The same elements in C order with a new shape; one dimension may be -1 (inferred). */
-    public Tensor reshape(int... shape) {
-        int[] s = shape.clone();
-        int infer = -1;
-        long known = 1;
-        for (int i = 0; i < s.length; i++) {
-            if (s[i] == -1) {
-                if (infer >= 0) throw new IllegalArgumentException("reshape: more than one -1 in " + Arrays.toString(shape));
-                infer = i;
-            } else if (s[i] < 0) {
-                throw new IllegalArgumentException("reshape: negative dimension " + s[i] + " in " + Arrays.toString(shape));
-            } else known *= s[i];
-        }
-        if (infer >= 0) {
-            if (known == 0 || numel() % known != 0) {
-                throw new IllegalArgumentException("reshape: cannot infer -1 in " + Arrays.toString(shape) + " for shape " + shape() + " (" + numel() + " elements)");
-            }
-            s[infer] = (int) (numel() / known);
-        }
-        Shape target = Shape.of(s);
-        if (target.numel() != numel()) {
-            throw new IllegalArgumentException("reshape: cannot reshape " + shape() + " (" + numel() + " elements) to " + target
-                    + " (" + target.numel() + " elements)");
-        }
-        return reshapeTo(shape().reshaped(s));
-    }
+    public Tensor reshape(int... shape) { return Movement.reshape(this, shape); }
 
     /**
      * This tensor with {@code axis} made symbolic: its size is {@code size}'s value when a plan runs (at
@@ -1134,367 +795,84 @@ public final class Tensor {
      * compute only the rows below the size, and never read the rows past it. Use it for inputs padded
      * to a maximum (a sequence of up to N tokens) and for tables laid out for the maximum.
      */
-    public Tensor withSymbolicDim(int axis, Variable size) {
-        int a = axis(axis, "withSymbolicDim");
-        Variable had = shape().variable(a);
-        if (had != null && !had.equals(size)) {
-            throw new IllegalArgumentException("withSymbolicDim: axis " + axis + " of " + shape() + " is already symbolic ("
-                    + had.name() + ")");
-        }
-        return reshapeTo(shape().withVariable(a, size));
-    }
+    public Tensor withSymbolicDim(int axis, Variable size) { return Movement.withSymbolicDim(this, axis, size); }
 
     /** Axes reordered: output axis i is input axis {@code order[i]}. */
-    public Tensor permute(int... order) {
-        if (order.length != ndim()) {
-            throw new IllegalArgumentException("permute: order " + Arrays.toString(order) + " has " + order.length + " axes, shape " + shape() + " has " + ndim());
-        }
-        int[] p = new int[order.length];
-        boolean[] seen = new boolean[order.length];
-        boolean identity = true;
-        for (int i = 0; i < order.length; i++) {
-            p[i] = axis(order[i], "permute");
-            if (seen[p[i]]) throw new IllegalArgumentException("permute: axis " + order[i] + " repeated in " + Arrays.toString(order));
-            seen[p[i]] = true;
-            identity &= p[i] == i;
-        }
-        return identity ? this : make(UOp.of(Op.PERMUTE, dtype(), Ints.of(p), node()));
-    }
+    public Tensor permute(int... order) { return Movement.permute(this, order); }
 
     /** Two axes swapped. */
-    public Tensor transpose(int a, int b) {
-        int x = axis(a, "transpose"), y = axis(b, "transpose");
-        int[] p = new int[ndim()];
-        for (int i = 0; i < p.length; i++) p[i] = i;
-        p[x] = y;
-        p[y] = x;
-        return permute(p);
-    }
+    public Tensor transpose(int a, int b) { return Movement.transpose(this, a, b); }
 
     /** The last two axes swapped (a matrix transpose). */
-    public Tensor mT() {
-        if (ndim() < 2) throw new IllegalArgumentException("mT: needs at least 2 axes, shape is " + shape());
-        return transpose(-2, -1);
-    }
+    public Tensor mT() { return Movement.mT(this); }
 
     /** Size-1 axes repeated to {@code shape} (-1 keeps a size); new leading axes may be added. */
-    public Tensor expand(int... shape) {
-        int[] s = shape.clone();
-        int off = s.length - ndim();
-        if (off < 0) throw new IllegalArgumentException("expand: shape " + Arrays.toString(shape) + " has fewer axes than " + shape());
-        for (int i = 0; i < s.length; i++) {
-            if (s[i] == -1) {
-                if (i < off) throw new IllegalArgumentException("expand: -1 not allowed for new axis " + i + " in " + Arrays.toString(shape));
-                s[i] = dim(i - off);
-            }
-            if (i >= off && dim(i - off) != 1 && dim(i - off) != s[i]) {
-                throw new IllegalArgumentException("expand: axis " + (i - off) + " of " + shape() + " has size " + dim(i - off)
-                        + ", cannot expand to " + s[i]);
-            }
-        }
-        return broadcastTo(s);
-    }
+    public Tensor expand(int... shape) { return Movement.expand(this, shape); }
 
     /** Size-1 axes removed: the given ones (each must have size 1), or all if none are given. */
-    public Tensor squeeze(int... axes) {
-        int[] d = dims();
-        List<Integer> keep = new ArrayList<>();
-        if (axes.length == 0) {
-            for (int x : d) if (x != 1) keep.add(x);
-        } else {
-            int[] ax = axes(axes, "squeeze");
-            for (int a : ax) {
-                if (d[a] != 1) throw new IllegalArgumentException("squeeze: axis " + a + " of shape " + shape() + " has size " + d[a] + ", not 1");
-            }
-            for (int i = 0; i < d.length; i++) if (Arrays.binarySearch(ax, i) < 0) keep.add(d[i]);
-        }
-        return reshape(keep.stream().mapToInt(Integer::intValue).toArray());
-    }
+    public Tensor squeeze(int... axes) { return Movement.squeeze(this, axes); }
 
     /** A size-1 axis inserted at {@code axis} (in {@code [-rank-1, rank]}). */
-    public Tensor unsqueeze(int axis) {
-        int a = normAxis(axis, ndim() + 1, "unsqueeze", shape());
-        int[] d = dims();
-        int[] out = new int[d.length + 1];
-        for (int i = 0, j = 0; i < out.length; i++) out[i] = i == a ? 1 : d[j++];
-        return reshape(out);
-    }
+    public Tensor unsqueeze(int axis) { return Movement.unsqueeze(this, axis); }
 
     /** All axes merged into one. */
-    public Tensor flatten() { return reshape((int) numel()); }
+    public Tensor flatten() { return Movement.flatten(this); }
 
     /** Axes {@code start..end} (inclusive) merged into one. */
-    public Tensor flatten(int start, int end) {
-        if (ndim() == 0) return reshape(1);
-        int s = axis(start, "flatten"), e = axis(end, "flatten");
-        if (s > e) throw new IllegalArgumentException("flatten: start axis " + start + " is after end axis " + end + " for shape " + shape());
-        int[] d = dims();
-        int[] out = new int[d.length - (e - s)];
-        int m = 1;
-        for (int i = s; i <= e; i++) m *= d[i];
-        for (int i = 0, j = 0; i < d.length; i++) {
-            if (i < s || i > e) out[j++] = d[i];
-            else if (i == s) out[j++] = m;
-        }
-        return reshape(out);
-    }
+    public Tensor flatten(int start, int end) { return Movement.flatten(this, start, end); }
 
     /** The order of elements reversed along the given axes. */
-    public Tensor flip(int... axes) {
-        if (axes.length == 0) return this;
-        return make(UOp.of(Op.FLIP, dtype(), Ints.of(axes(axes, "flip")), node()));
-    }
+    public Tensor flip(int... axes) { return Movement.flip(this, axes); }
 
     /**
      * Elements {@code start, start+step, ...} before {@code end} along {@code axis}, Python slice
      * semantics: negative indices count from the end, bounds are clipped, a negative step walks
      * backwards (then {@code start} defaults to the last element when given as {@code Integer.MAX_VALUE}).
      */
-    public Tensor slice(int axis, int start, int end, int step) {
-        int a = axis(axis, "slice");
-        int n = dim(a);
-        if (step == 0) throw new IllegalArgumentException("slice: step must not be 0 (axis " + axis + " of shape " + shape() + ")");
-        if (step > 0) {
-            int s = clampIndex(start, n, 0, n), e = clampIndex(end, n, 0, n);
-            if (e < s) e = s;
-            Tensor x = shrinkAxis(a, s, e);
-            return step == 1 ? x : x.stride(a, step);
-        }
-        // negative step: the same elements as a positive-step slice over the flipped axis
-        int s = clampIndex(start, n, -1, n - 1), e = clampIndex(end, n, -1, n - 1);
-        int fs = n - 1 - s, fe = n - 1 - e; // positions in the flipped axis
-        if (fe < fs) fe = fs;
-        return flip(a).shrinkAxis(a, fs, Math.min(fe, n)).stride(a, -step);
-    }
-
-    private static int clampIndex(int i, int n, int lo, int hi) {
-        long v = i < 0 && i != Integer.MIN_VALUE ? (long) i + n : i;
-        if (i == Integer.MIN_VALUE) v = lo;
-        return (int) Math.max(lo, Math.min(hi, v));
-    }
+    public Tensor slice(int axis, int start, int end, int step) { return Movement.slice(this, axis, start, end, step); }
 
     /** Elements {@code [start, end)} along an axis. */
-    Tensor shrinkAxis(int a, int start, int end) {
-        if (start == 0 && end == dim(a)) return this;
-        int[] b = new int[2 * ndim()];
-        for (int i = 0; i < ndim(); i++) {
-            b[2 * i] = i == a ? start : 0;
-            b[2 * i + 1] = i == a ? end : dim(i);
-        }
-        return make(UOp.of(Op.SHRINK, dtype(), Ints.of(b), node()));
-    }
-
-    /** Every {@code step}-th element along an axis, from a pad-reshape-shrink (no gather). */
-    private Tensor stride(int a, int step) {
-        int n = dim(a);
-        int out = (n + step - 1) / step;
-        Tensor x = padAxis(a, 0, out * step - n);
-        int[] d = x.dims();
-        int[] split = new int[d.length + 1];
-        for (int i = 0, j = 0; i < d.length; i++) {
-            if (i == a) {
-                split[j++] = out;
-                split[j++] = step;
-            } else split[j++] = d[i];
-        }
-        return x.reshape(split).shrinkAxis(a + 1, 0, 1).squeeze(a + 1);
-    }
-
-    private Tensor padAxis(int a, int before, int after) {
-        if (before == 0 && after == 0) return this;
-        int[] b = new int[2 * ndim()];
-        b[2 * a] = before;
-        b[2 * a + 1] = after;
-        return make(UOp.of(Op.PAD, dtype(), Ints.of(b), node()));
-    }
+    Tensor shrinkAxis(int a, int start, int end) { return Movement.shrinkAxis(this, a, start, end); }
 
     /** Padding modes of {@link #pad(int[][], PadMode, double)}. */
     public enum PadMode { CONSTANT, REFLECT, EDGE, CIRCULAR }
 
     /** Zero padding, {@code pads[i] = {before, after}} for each axis; negative amounts crop. */
-    public Tensor pad(int[][] pads) { return pad(pads, PadMode.CONSTANT, 0); }
+    public Tensor pad(int[][] pads) { return Movement.pad(this, pads); }
 
     /**
      * Padding with a mode: {@code CONSTANT} fills with {@code value}, {@code REFLECT} mirrors without
      * repeating the edge, {@code EDGE} repeats the edge, {@code CIRCULAR} wraps around. Negative amounts
      * crop (any mode).
      */
-    public Tensor pad(int[][] pads, PadMode mode, double value) {
-        if (pads.length != ndim()) {
-            throw new IllegalArgumentException("pad: " + pads.length + " (before, after) pairs for shape " + shape() + " of rank " + ndim());
-        }
-        Tensor x = this;
-        for (int a = 0; a < pads.length; a++) {
-            if (pads[a].length != 2) throw new IllegalArgumentException("pad: axis " + a + " needs a (before, after) pair, got " + Arrays.toString(pads[a]));
-            int before = pads[a][0], after = pads[a][1];
-            // crop first, so modes see the cropped data
-            x = x.shrinkAxis(a, Math.max(0, -before), x.dim(a) - Math.max(0, -after));
-            before = Math.max(0, before);
-            after = Math.max(0, after);
-            if (before == 0 && after == 0) continue;
-            int n = x.dim(a);
-            x = switch (mode) {
-                case CONSTANT -> {
-                    Tensor padded = x.padAxis(a, before, after);
-                    if (value == 0) yield padded;
-                    Tensor inside = x.onesLike().cast(DType.BOOL).padAxis(a, before, after);
-                    yield where(inside, padded, padded.fullLike(value));
-                }
-                case REFLECT -> {
-                    if (before >= n || after >= n) {
-                        throw new IllegalArgumentException("pad: reflect padding (" + before + ", " + after + ") needs less than the axis size " + n
-                                + " (axis " + a + " of " + shape() + ")");
-                    }
-                    // the after-part ends just before index n - 2 - after, which is -1 (open) for after = n - 1
-                    int afterEnd = n - 2 - after < 0 ? Integer.MIN_VALUE : n - 2 - after;
-                    yield cat(a, x.slice(a, before, 0, -1), x, x.slice(a, n - 2, afterEnd, -1));
-                }
-                case EDGE -> {
-                    if (n == 0) throw new IllegalArgumentException("pad: edge padding of empty axis " + a + " of " + shape());
-                    Tensor first = x.shrinkAxis(a, 0, 1), last = x.shrinkAxis(a, n - 1, n);
-                    yield cat(a, first.repeatAxis(a, before), x, last.repeatAxis(a, after));
-                }
-                case CIRCULAR -> {
-                    if (before > n || after > n) {
-                        throw new IllegalArgumentException("pad: circular padding (" + before + ", " + after + ") exceeds the axis size " + n
-                                + " (axis " + a + " of " + shape() + ")");
-                    }
-                    yield cat(a, x.shrinkAxis(a, n - before, n), x, x.shrinkAxis(a, 0, after));
-                }
-            };
-        }
-        return x;
-    }
-
-    private Tensor repeatAxis(int a, int times) {
-        int[] r = new int[ndim()];
-        Arrays.fill(r, 1);
-        r[a] = times;
-        return repeat(r);
-    }
+    public Tensor pad(int[][] pads, PadMode mode, double value) { return Movement.pad(this, pads, mode, value); }
 
     /** Tensors joined along an existing axis; other axes must match. */
-    public static Tensor cat(int axis, Tensor... tensors) {
-        if (tensors.length == 0) throw new IllegalArgumentException("cat: needs at least one tensor");
-        Tensor first = tensors[0];
-        int a = first.axis(axis, "cat");
-        DType dt = first.dtype();
-        int total = 0;
-        for (Tensor t : tensors) {
-            if (t.ndim() != first.ndim()) {
-                throw new IllegalArgumentException("cat: shapes " + first.shape() + " and " + t.shape() + " have different ranks");
-            }
-            for (int i = 0; i < t.ndim(); i++) {
-                if (i != a && t.dim(i) != first.dim(i)) {
-                    throw new IllegalArgumentException("cat: shapes " + first.shape() + " and " + t.shape() + " differ at axis " + i + " (cat axis " + axis + ")");
-                }
-            }
-            dt = DType.promote(dt, t.dtype());
-            total += t.dim(a);
-        }
-        Tensor acc = null;
-        int offset = 0;
-        for (Tensor t : tensors) {
-            Tensor p = t.to(first.device).cast(dt).padAxis(a, offset, total - offset - t.dim(a));
-            offset += t.dim(a);
-            acc = acc == null ? p : acc.add(p);
-        }
-        return acc;
-    }
+    public static Tensor cat(int axis, Tensor... tensors) { return Movement.cat(axis, tensors); }
 
     /** Tensors of one shape joined along a new axis. */
-    public static Tensor stack(int axis, Tensor... tensors) {
-        if (tensors.length == 0) throw new IllegalArgumentException("stack: needs at least one tensor");
-        Tensor[] u = new Tensor[tensors.length];
-        for (int i = 0; i < tensors.length; i++) {
-            if (!tensors[i].shape().equals(tensors[0].shape())) {
-                throw new IllegalArgumentException("stack: shapes " + tensors[0].shape() + " and " + tensors[i].shape() + " differ");
-            }
-            u[i] = tensors[i].unsqueeze(axis);
-        }
-        return cat(axis, u);
-    }
+    public static Tensor stack(int axis, Tensor... tensors) { return Movement.stack(axis, tensors); }
 
     /** Pieces of {@code size} along {@code axis} (the last may be smaller). */
-    public List<Tensor> split(int size, int axis) {
-        if (size <= 0) throw new IllegalArgumentException("split: size must be > 0, got " + size);
-        int a = axis(axis, "split");
-        List<Tensor> out = new ArrayList<>();
-        for (int s = 0; s < dim(a) || (s == 0 && dim(a) == 0); s += size) {
-            out.add(shrinkAxis(a, s, Math.min(dim(a), s + size)));
-            if (dim(a) == 0) break;
-        }
-        return out;
-    }
+    public List<Tensor> split(int size, int axis) { return Movement.split(this, size, axis); }
 
     /** Pieces of the given sizes along {@code axis}; the sizes must add up to the axis size. */
-    public List<Tensor> split(int[] sizes, int axis) {
-        int a = axis(axis, "split");
-        int total = Arrays.stream(sizes).sum();
-        if (total != dim(a) || Arrays.stream(sizes).anyMatch(s -> s < 0)) {
-            throw new IllegalArgumentException("split: sizes " + Arrays.toString(sizes) + " do not add up to axis " + axis + " of " + shape());
-        }
-        List<Tensor> out = new ArrayList<>();
-        int s = 0;
-        for (int size : sizes) {
-            out.add(shrinkAxis(a, s, s + size));
-            s += size;
-        }
-        return out;
-    }
+    public List<Tensor> split(int[] sizes, int axis) { return Movement.split(this, sizes, axis); }
 
     /** {@code chunks} pieces of equal size (the last may be smaller), as {@code torch.chunk}. */
-    public List<Tensor> chunk(int chunks, int axis) {
-        if (chunks <= 0) throw new IllegalArgumentException("chunk: chunks must be > 0, got " + chunks);
-        int n = dim(axis);
-        return split(Math.max(1, (n + chunks - 1) / chunks), axis);
-    }
+    public List<Tensor> chunk(int chunks, int axis) { return Movement.chunk(this, chunks, axis); }
 
     /** The tensor tiled {@code repeats[i]} times along each axis ({@code torch.repeat}; extra leading repeats add axes). */
-    public Tensor repeat(int... repeats) {
-        if (repeats.length < ndim()) {
-            throw new IllegalArgumentException("repeat: " + repeats.length + " repeats for shape " + shape() + " of rank " + ndim());
-        }
-        int off = repeats.length - ndim();
-        int[] base = new int[repeats.length];
-        for (int i = 0; i < repeats.length; i++) {
-            if (repeats[i] < 0) throw new IllegalArgumentException("repeat: negative count " + repeats[i]);
-            base[i] = i < off ? 1 : dim(i - off);
-        }
-        // (..., d, ...) -> (..., 1, d, ...) -> (..., r, d, ...) -> (..., r*d, ...)
-        int[] inter = new int[2 * repeats.length], expanded = new int[2 * repeats.length], out = new int[repeats.length];
-        for (int i = 0; i < repeats.length; i++) {
-            inter[2 * i] = 1;
-            inter[2 * i + 1] = base[i];
-            expanded[2 * i] = repeats[i];
-            expanded[2 * i + 1] = base[i];
-            out[i] = repeats[i] * base[i];
-        }
-        return reshape(inter).expand(expanded).reshape(out);
-    }
+    public Tensor repeat(int... repeats) { return Movement.repeat(this, repeats); }
 
     /** NumPy's tile: like {@link #repeat} but fewer repeats than axes apply to the trailing axes. */
-    public Tensor tile(int... reps) {
-        if (reps.length >= ndim()) return repeat(reps);
-        int[] r = new int[ndim()];
-        Arrays.fill(r, 1);
-        System.arraycopy(reps, 0, r, ndim() - reps.length, reps.length);
-        return repeat(r);
-    }
+    public Tensor tile(int... reps) { return Movement.tile(this, reps); }
 
     /** Elements on and above the {@code k}-th diagonal of the last two axes; others zero. */
-    public Tensor triu(int k) { return triangle(k, true); }
+    public Tensor triu(int k) { return Movement.triu(this, k); }
 
     /** Elements on and below the {@code k}-th diagonal of the last two axes; others zero. */
-    public Tensor tril(int k) { return triangle(k, false); }
-
-    private Tensor triangle(int k, boolean upper) {
-        if (ndim() < 2) throw new IllegalArgumentException((upper ? "triu" : "tril") + ": needs at least 2 axes, shape is " + shape());
-        int r = dim(-2), c = dim(-1);
-        Tensor rows = arange(r).reshape(r, 1), cols = arange(c).reshape(1, c);
-        Tensor keep = upper ? cols.sub(rows).ge(k) : cols.sub(rows).le(k);
-        return where(keep, this, zerosLike());
-    }
+    public Tensor tril(int k) { return Movement.tril(this, k); }
 
     // =====================================================================================================
     // linear algebra (LinearAlgebra.java)
@@ -1567,9 +945,7 @@ public final class Tensor {
      * As {@link #randint(long, long, long, int...)} with an integer result dtype; {@code [low, high)}
      * must fit the dtype.
      */
-    public static Tensor randint(long seed, long low, long high, DType dtype, int... shape) {
-        return RandomOps.randint(seed, low, high, dtype, shape);
-    }
+    public static Tensor randint(long seed, long low, long high, DType dtype, int... shape) { return RandomOps.randint(seed, low, high, dtype, shape); }
 
     /**
      * True with probability {@code p} for each element of {@code p} ({@code u < p} with {@code u} from
@@ -1821,14 +1197,10 @@ public final class Tensor {
      * @param stride default (null) the kernel size
      * @param ceilMode round the output size up
      */
-    public Tensor lpPool1d(double p, int[] kernel, int[] stride, boolean ceilMode) {
-        return Pooling.lpPool("lpPool1d", 1, this, p, kernel, stride, ceilMode);
-    }
+    public Tensor lpPool1d(double p, int[] kernel, int[] stride, boolean ceilMode) { return Pooling.lpPool("lpPool1d", 1, this, p, kernel, stride, ceilMode); }
 
     /** 2-D power-average pooling of (N, C, H, W) or (C, H, W); see {@link #lpPool1d}. */
-    public Tensor lpPool2d(double p, int[] kernel, int[] stride, boolean ceilMode) {
-        return Pooling.lpPool("lpPool2d", 2, this, p, kernel, stride, ceilMode);
-    }
+    public Tensor lpPool2d(double p, int[] kernel, int[] stride, boolean ceilMode) { return Pooling.lpPool("lpPool2d", 2, this, p, kernel, stride, ceilMode); }
 
     /** Mean over all spatial axes of (N, C, spatial...), kept as size 1 (ONNX GlobalAveragePool); integer inputs give f32. */
     public Tensor globalAvgPool() { return Pooling.globalAvgPool(this); }
@@ -1856,9 +1228,7 @@ public final class Tensor {
      * Batch normalisation with the batch's own statistics, as PyTorch in training mode (output only, no
      * running-statistics update): mean and biased variance over every axis but 1.
      */
-    public Tensor batchNormTraining(Tensor weight, Tensor bias, double eps) {
-        return Normalization.batchNormTraining(this, weight, bias, eps);
-    }
+    public Tensor batchNormTraining(Tensor weight, Tensor bias, double eps) { return Normalization.batchNormTraining(this, weight, bias, eps); }
 
     /**
      * Layer normalisation over the trailing axes given by {@code normalizedShape} (which must equal
@@ -1874,25 +1244,19 @@ public final class Tensor {
      * each (sample, group) is normalised over its channels and spatial positions, then a per-channel
      * {@code * weight + bias} (1-D of size C, nullable). {@code groups} must divide C.
      */
-    public Tensor groupNorm(int groups, Tensor weight, Tensor bias, double eps) {
-        return Normalization.groupNorm(this, groups, weight, bias, eps);
-    }
+    public Tensor groupNorm(int groups, Tensor weight, Tensor bias, double eps) { return Normalization.groupNorm(this, groups, weight, bias, eps); }
 
     /**
      * Instance normalisation of an (N, C, spatial...) input: each (sample, channel) is normalised over
      * its spatial axes, then a per-channel {@code * weight + bias} (1-D of size C, nullable).
      */
-    public Tensor instanceNorm(Tensor weight, Tensor bias, double eps) {
-        return Normalization.instanceNorm(this, weight, bias, eps);
-    }
+    public Tensor instanceNorm(Tensor weight, Tensor bias, double eps) { return Normalization.instanceNorm(this, weight, bias, eps); }
 
     /**
      * RMS normalisation ({@code torch.nn.functional.rms_norm}): {@code x / sqrt(mean(x^2) + eps) * weight}
      * with the mean over the trailing {@code normalizedShape} axes; {@code weight} has that shape or is null.
      */
-    public Tensor rmsNorm(int[] normalizedShape, Tensor weight, double eps) {
-        return Normalization.rmsNorm(this, normalizedShape, weight, eps);
-    }
+    public Tensor rmsNorm(int[] normalizedShape, Tensor weight, double eps) { return Normalization.rmsNorm(this, normalizedShape, weight, eps); }
 
     /**
      * Embedding lookup ({@code torch.nn.functional.embedding(indices, weight)}): row {@code indices[...]}
@@ -1922,9 +1286,7 @@ public final class Tensor {
      * either {@code dim}, used as laid out, or {@code dim/2}, one angle per pair, which is spread to the
      * chosen convention (duplicated halves, or each angle twice in a row).
      */
-    public Tensor rotaryEmbedding(Tensor cos, Tensor sin, boolean interleaved) {
-        return Attention.rotaryEmbedding(this, cos, sin, interleaved);
-    }
+    public Tensor rotaryEmbedding(Tensor cos, Tensor sin, boolean interleaved) { return Attention.rotaryEmbedding(this, cos, sin, interleaved); }
 
     /** The cos and sin tables of a rotary embedding, as returned by {@link #rotaryTables}. */
     public record RotaryTables(Tensor cos, Tensor sin) {}
@@ -1947,9 +1309,7 @@ public final class Tensor {
      * otherwise pixel centres are aligned ({@code src = (dst + 0.5) * in/out - 0.5}, clamped at 0).
      * {@code alignCorners} must be false for nearest.
      */
-    public Tensor interpolate(int[] size, String mode, boolean alignCorners) {
-        return Interpolation.interpolate(this, size, mode, alignCorners);
-    }
+    public Tensor interpolate(int[] size, String mode, boolean alignCorners) { return Interpolation.interpolate(this, size, mode, alignCorners); }
 
     // end of normalisation and attention section
 
@@ -2026,7 +1386,7 @@ public final class Tensor {
     public Tensor thresholdedRelu(double alpha) { return Activations.thresholdedRelu(this, alpha); }
 
     /** ONNX IsInf: true at +inf when {@code detectPositive} and at -inf when {@code detectNegative}. */
-    public Tensor isinf(boolean detectPositive, boolean detectNegative) { return Activations.isinf(this, detectPositive, detectNegative); }
+    public Tensor isinf(boolean detectPositive, boolean detectNegative) { return ElementwiseMath.isinf(this, detectPositive, detectNegative); }
 
     /**
      * ONNX DepthToSpace of (N, C, H, W) to (N, C/b^2, H*b, W*b); {@code mode} {@code "DCR"} takes the block
@@ -2128,9 +1488,7 @@ public final class Tensor {
     public static Tensor range(Number start, Number limit, Number delta, DType dtype) { return Creation.range(start, limit, delta, dtype); }
 
     /** ONNX HannWindow: {@code 0.5 - 0.5 cos(2 pi n / N)} with N = size (periodic) or size - 1 (symmetric). */
-    public static Tensor hannWindow(int size, boolean periodic, DType dtype) {
-        return Signal.window("hannWindow", Signal.Window.HANN, size, periodic, dtype);
-    }
+    public static Tensor hannWindow(int size, boolean periodic, DType dtype) { return Signal.window("hannWindow", Signal.Window.HANN, size, periodic, dtype); }
 
     /** ONNX HammingWindow: {@code 25/46 - 21/46 cos(2 pi n / N)}, N as in {@link #hannWindow}. */
     public static Tensor hammingWindow(int size, boolean periodic, DType dtype) {

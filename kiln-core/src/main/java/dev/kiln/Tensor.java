@@ -90,7 +90,7 @@ public final class Tensor {
     Tensor make(UOp u) { return new Tensor(u, device); }
 
     // =====================================================================================================
-    // creation
+    // creation (Creation.java)
 
     /** A tensor holding a copy of {@code data} with the given shape (f32). */
     public static Tensor of(float[] data, int... shape) { return Creation.of(data, shape); }
@@ -466,7 +466,7 @@ public final class Tensor {
     }
 
     // =====================================================================================================
-    // arithmetic
+    // arithmetic (ElementwiseMath.java)
 
     public Tensor add(Object other) { return binary(Op.ADD, "add", other); }
 
@@ -514,7 +514,7 @@ public final class Tensor {
     public Tensor clamp(Object min, Object max) { return ElementwiseMath.clamp(this, min, max); }
 
     // =====================================================================================================
-    // exponentials, logarithms and powers
+    // exponentials, logarithms and powers (ElementwiseMath.java)
 
     public Tensor exp2() { return toFloat().unary(Op.EXP2); }
 
@@ -537,7 +537,7 @@ public final class Tensor {
     public Tensor rsqrt() { return sqrt().reciprocal(); }
 
     // =====================================================================================================
-    // trigonometry
+    // trigonometry (ElementwiseMath.java)
 
     public Tensor sin() { return toFloat().unary(Op.SIN); }
 
@@ -568,7 +568,7 @@ public final class Tensor {
     public Tensor erf() { return ElementwiseMath.erf(this); }
 
     // =====================================================================================================
-    // rounding and sign
+    // rounding and sign (ElementwiseMath.java)
 
     public Tensor trunc() { return dtype().isFloat() ? unary(Op.TRUNC) : this; }
 
@@ -645,7 +645,7 @@ public final class Tensor {
     }
 
     // =====================================================================================================
-    // activations
+    // activations (Activations.java)
 
     public Tensor relu() { return maximum(0); }
 
@@ -696,7 +696,7 @@ public final class Tensor {
     public Tensor logSoftmax(int axis) { return Activations.logSoftmax(this, axis); }
 
     // =====================================================================================================
-    // reductions
+    // reductions (Reductions.java)
 
     Tensor reduce(ReduceArg.Kind kind, String op, int[] axes, boolean keepdim) {
         int[] ax = axes(axes, op);
@@ -784,7 +784,7 @@ public final class Tensor {
     public Tensor cumprod(int axis) { return Reductions.cumulative(this, axis, false); }
 
     // =====================================================================================================
-    // movement
+    // movement (Movement.java)
 
     /** The same elements in C order with a new shape; one dimension may be -1 (inferred). */
     public Tensor reshape(int... shape) { return Movement.reshape(this, shape); }

@@ -89,6 +89,9 @@ public final class Tensor {
 
     Tensor make(UOp u) { return new Tensor(u, device); }
 
+    /** An optional operand (null stays null) moved to this tensor's device. */
+    private Tensor onThisDevice(Tensor t) { return t == null ? null : t.to(device); }
+
     // =====================================================================================================
     // creation (Creation.java)
 
@@ -319,112 +322,22 @@ public final class Tensor {
     /** {@code axis} normalised to {@code [0, rank)}. */
     int axis(int axis, String op) { return normAxis(axis, ndim(), op, shape()); }
 
-    static int normAxis(int axis, int rank, String op, Shape shape) {
-        int a = axis < 0 ? axis + rank : axis;
-        if (a < 0 || a >= rank) {
-            throw new IllegalArgumentException(op + ": axis " + axis + " out of range for shape " + shape + " (rank " + rank + ")");
-        }
-        return a;
-    }
+    static int normAxis(int axis, int rank, String op, Shape shape) { return Broadcasting.normAxis(axis, rank, op, shape); }
 
-    /** Distinct normalised axes; an empty list means all axes. */
-    int[] axes(int[] axes, String op) {
-        if (axes.length == 0) {
-            int[] all = new int[ndim()];
-            for (int i = 0; i < all.length; i++) all[i] = i;
-            return all;
-        }
-        int[] out = new int[axes.length];
-        for (int i = 0; i < axes.length; i++) {
-            out[i] = axis(axes[i], op);
-            for (int j = 0; j < i; j++) {
-                if (out[j] == out[i]) throw new IllegalArgumentException(op + ": axis " + axes[i] + " given twice in " + Arrays.toString(axes));
-            }
-        }
-        Arrays.sort(out);
-        return out;
-    }
+    int[] axes(int[] axes, String op) { return Broadcasting.axes(this, axes, op); }
 
-    /**
-     * The NumPy broadcast of two shapes. A symbolic axis stays symbolic; a fixed axis of the same size
-     * as a symbolic one takes its variable (a table laid out for the maximum, read up to the size), and
-     * two different variables on one axis do not broadcast.
-     */
-    static Shape broadcastShape(String op, Shape a, Shape b) {
-        int r = Math.max(a.rank(), b.rank());
-        Object[] out = new Object[r];
-        for (int i = 0; i < r; i++) {
-            int ia = i - (r - a.rank()), ib = i - (r - b.rank());
-            int da = ia < 0 ? 1 : a.dim(ia), db = ib < 0 ? 1 : b.dim(ib);
-            Variable va = ia < 0 ? null : a.variable(ia), vb = ib < 0 ? null : b.variable(ib);
-            if (da != db && da != 1 && db != 1) {
-                throw new IllegalArgumentException(op + ": shapes " + a + " and " + b + " cannot broadcast (axis " + (i - r)
-                        + ": " + da + " vs " + db + ")");
-            }
-            if (da == db && va != null && vb != null && !va.equals(vb)) {
-                throw new IllegalArgumentException(op + ": shapes " + a + " and " + b + " cannot broadcast (axis " + (i - r)
-                        + ": symbolic sizes " + va.name() + " and " + vb.name() + ")");
-            }
-            Variable v = da == 1 && db != 1 ? vb : db == 1 && da != 1 ? va : va != null ? va : vb;
-            out[i] = v != null ? v : (Object) (da == 1 ? db : da);
-        }
-        return Shape.symbolic(out);
-    }
+    static Shape broadcastShape(String op, Shape a, Shape b) { return Broadcasting.broadcastShape(op, a, b); }
 
     /** This tensor broadcast to {@code target} (NumPy rules); symbolic axes of this tensor stay symbolic. */
-    public Tensor broadcastTo(int... target) {
-        Shape t = Shape.of(target);
-        for (int i = 0; i < ndim(); i++) {
-            int j = t.rank() - ndim() + i;
-            if (shape().variable(i) != null && j >= 0 && t.dim(j) == dim(i)) t = t.withVariable(j, shape().variable(i));
-        }
-        return broadcastTo(t, "broadcastTo");
-    }
+    public Tensor broadcastTo(int... target) { return Broadcasting.broadcastTo(this, target); }
 
-    /** This tensor broadcast to {@code t}; a fixed axis of this tensor may become symbolic, a symbolic one stays. */
-    Tensor broadcastTo(Shape t, String op) {
-        Shape s = shape();
-        if (s.equals(t)) return this;
-        Shape b = broadcastShape(op, s, t);
-        if (!b.equals(t)) throw new IllegalArgumentException(op + ": shape " + s + " cannot broadcast to " + t);
-        Shape padded = Shape.of(t.rank() == s.rank() ? s.toArray() : ones(t.rank() - s.rank(), s.toArray()));
-        for (int i = 0; i < s.rank(); i++) {
-            int j = t.rank() - s.rank() + i;
-            Variable v = s.variable(i) != null ? s.variable(i) : s.dim(i) != 1 ? t.variable(j) : null;
-            if (v != null) padded = padded.withVariable(j, v);
-        }
-        Tensor x = reshapeTo(padded);
-        return x.shape().equals(t) ? x : make(UOp.of(Op.EXPAND, dtype(), t, x.node()));
-    }
+    Tensor broadcastTo(Shape t, String op) { return Broadcasting.broadcastTo(this, t, op); }
 
-    /** {@code dims} after {@code lead} leading ones. */
-    static int[] ones(int lead, int[] dims) {
-        int[] out = new int[lead + dims.length];
-        Arrays.fill(out, 0, lead, 1);
-        System.arraycopy(dims, 0, out, lead, dims.length);
-        return out;
-    }
-
-    /** A 0-d tensor for a Java scalar operand ({@link Number} or {@link Boolean}) of this tensor. */
-    Tensor scalarLike(Object v, String op) {
-        if (v instanceof Boolean bo) return full(bo ? 1 : 0, dtype().isBool() ? DType.BOOL : dtype()).to(device);
-        if (!(v instanceof Number num)) {
-            throw new IllegalArgumentException(op + ": operand must be a Tensor, Number or Boolean, got " + (v == null ? "null" : v.getClass().getName()));
-        }
-        DType dt = dtype();
-        if ((num instanceof Double || num instanceof Float) && !dt.isFloat()) dt = DType.F32;
-        else if (dt.isBool()) dt = DType.I32;
-        return full(num, dt).to(device);
-    }
+    Tensor scalarLike(Object v, String op) { return Broadcasting.scalarLike(this, v, op); }
 
     static Tensor operand(Tensor self, Object o, String op) { return o instanceof Tensor t ? t : self.scalarLike(o, op); }
 
-    /** Broadcasts and promotes two operands; the result holds the two converted tensors. */
-    static Tensor[] align(String op, Tensor a, Tensor b, DType dtype) {
-        Shape s = broadcastShape(op, a.shape(), b.shape());
-        Tensor x = a.cast(dtype).broadcastTo(s, op), y = b.to(a.device).cast(dtype).broadcastTo(s, op);
-        return new Tensor[] {x, y};
-    }
+    static Tensor[] align(String op, Tensor a, Tensor b, DType dtype) { return Broadcasting.align(op, a, b, dtype); }
 
     static DType promoteFor(String op, Tensor a, Tensor b) { return DType.promote(a.dtype(), b.dtype()); }
 
@@ -881,7 +794,7 @@ public final class Tensor {
     public Tensor matmul(Tensor other) { return LinearAlgebra.matmul(this, other.to(device)); }
 
     /** {@code this @ weight^T + bias}; {@code weight} is (out, in), {@code bias} may be null. */
-    public Tensor linear(Tensor weight, Tensor bias) { return LinearAlgebra.linear(this, weight.to(device), bias == null ? null : bias.to(device)); }
+    public Tensor linear(Tensor weight, Tensor bias) { return LinearAlgebra.linear(this, weight.to(device), onThisDevice(bias)); }
 
     /** Einstein summation, e.g. {@code einsum("bij,bjk->bik", a, b)}. */
     public static Tensor einsum(String equation, Tensor... operands) { return LinearAlgebra.einsum(equation, operands); }
@@ -1051,13 +964,13 @@ public final class Tensor {
      * @param groups input and output channels split into this many independent groups ({@code groups == Cin}: depthwise)
      */
     public Tensor conv(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation, int groups) {
-        return Convolution.conv("conv", Convolution.spatialOf("conv", weight), this, weight.to(device), bias == null ? null : bias.to(device),
+        return Convolution.conv("conv", Convolution.spatialOf("conv", weight), this, weight.to(device), onThisDevice(bias),
                 stride, padding, dilation, groups);
     }
 
     /** 1-D convolution of (N, Cin, L) with weight (Cout, Cin/groups, kL); see {@link #conv}. */
     public Tensor conv1d(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation, int groups) {
-        return Convolution.conv("conv1d", 1, this, weight.to(device), bias == null ? null : bias.to(device), stride, padding, dilation, groups);
+        return Convolution.conv("conv1d", 1, this, weight.to(device), onThisDevice(bias), stride, padding, dilation, groups);
     }
 
     /** 1-D convolution with stride 1, no padding, dilation 1, one group. */
@@ -1065,7 +978,7 @@ public final class Tensor {
 
     /** 2-D convolution of (N, Cin, H, W) with weight (Cout, Cin/groups, kH, kW); see {@link #conv}. */
     public Tensor conv2d(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation, int groups) {
-        return Convolution.conv("conv2d", 2, this, weight.to(device), bias == null ? null : bias.to(device), stride, padding, dilation, groups);
+        return Convolution.conv("conv2d", 2, this, weight.to(device), onThisDevice(bias), stride, padding, dilation, groups);
     }
 
     /** 2-D convolution with stride 1, no padding, dilation 1, one group. */
@@ -1073,7 +986,7 @@ public final class Tensor {
 
     /** 3-D convolution of (N, Cin, D, H, W) with weight (Cout, Cin/groups, kD, kH, kW); see {@link #conv}. */
     public Tensor conv3d(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation, int groups) {
-        return Convolution.conv("conv3d", 3, this, weight.to(device), bias == null ? null : bias.to(device), stride, padding, dilation, groups);
+        return Convolution.conv("conv3d", 3, this, weight.to(device), onThisDevice(bias), stride, padding, dilation, groups);
     }
 
     /** 3-D convolution with stride 1, no padding, dilation 1, one group. */
@@ -1094,12 +1007,12 @@ public final class Tensor {
      */
     public Tensor convTranspose(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] outputPadding, int[] dilation, int groups) {
         return Convolution.convTranspose("convTranspose", Convolution.spatialOf("convTranspose", weight), this, weight.to(device),
-                bias == null ? null : bias.to(device), stride, padding, outputPadding, dilation, groups);
+                onThisDevice(bias), stride, padding, outputPadding, dilation, groups);
     }
 
     /** 1-D transposed convolution of (N, Cin, L) with weight (Cin, Cout/groups, kL); see {@link #convTranspose}. */
     public Tensor convTranspose1d(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] outputPadding, int[] dilation, int groups) {
-        return Convolution.convTranspose("convTranspose1d", 1, this, weight.to(device), bias == null ? null : bias.to(device), stride, padding,
+        return Convolution.convTranspose("convTranspose1d", 1, this, weight.to(device), onThisDevice(bias), stride, padding,
                 outputPadding, dilation, groups);
     }
 
@@ -1108,7 +1021,7 @@ public final class Tensor {
 
     /** 2-D transposed convolution of (N, Cin, H, W) with weight (Cin, Cout/groups, kH, kW); see {@link #convTranspose}. */
     public Tensor convTranspose2d(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] outputPadding, int[] dilation, int groups) {
-        return Convolution.convTranspose("convTranspose2d", 2, this, weight.to(device), bias == null ? null : bias.to(device), stride, padding,
+        return Convolution.convTranspose("convTranspose2d", 2, this, weight.to(device), onThisDevice(bias), stride, padding,
                 outputPadding, dilation, groups);
     }
 
@@ -1117,7 +1030,7 @@ public final class Tensor {
 
     /** 3-D transposed convolution of (N, Cin, D, H, W) with weight (Cin, Cout/groups, kD, kH, kW); see {@link #convTranspose}. */
     public Tensor convTranspose3d(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] outputPadding, int[] dilation, int groups) {
-        return Convolution.convTranspose("convTranspose3d", 3, this, weight.to(device), bias == null ? null : bias.to(device), stride, padding,
+        return Convolution.convTranspose("convTranspose3d", 3, this, weight.to(device), onThisDevice(bias), stride, padding,
                 outputPadding, dilation, groups);
     }
 
@@ -1426,7 +1339,7 @@ public final class Tensor {
      * of the counted targets.
      */
     public Tensor nllLoss(Tensor target, Tensor weight, String reduction, Integer ignoreIndex) {
-        return Losses.nllLoss(this, target.to(device), weight == null ? null : weight.to(device), reduction, ignoreIndex);
+        return Losses.nllLoss(this, target.to(device), onThisDevice(weight), reduction, ignoreIndex);
     }
 
     /**
@@ -1434,7 +1347,7 @@ public final class Tensor {
      * (ONNX's optional second output is {@code logSoftmax(1)} itself).
      */
     public Tensor softmaxCrossEntropyLoss(Tensor labels, Tensor weight, String reduction, Integer ignoreIndex) {
-        return Losses.softmaxCrossEntropyLoss(this, labels.to(device), weight == null ? null : weight.to(device), reduction, ignoreIndex);
+        return Losses.softmaxCrossEntropyLoss(this, labels.to(device), onThisDevice(weight), reduction, ignoreIndex);
     }
 
     /**
@@ -1443,7 +1356,7 @@ public final class Tensor {
      * 1-D one of size {@code dim(axis)} per index of {@code axis} (ONNX default axis 1).
      */
     public Tensor quantizeLinear(Tensor scale, Tensor zeroPoint, int axis) {
-        return Quantization.quantizeLinear(this, scale.to(device), zeroPoint == null ? null : zeroPoint.to(device), axis);
+        return Quantization.quantizeLinear(this, scale.to(device), onThisDevice(zeroPoint), axis);
     }
 
     /**
@@ -1452,7 +1365,7 @@ public final class Tensor {
      * {@link #quantizeLinear}.
      */
     public Tensor dequantizeLinear(Tensor scale, Tensor zeroPoint, int axis) {
-        return Quantization.dequantizeLinear(this, scale.to(device), zeroPoint == null ? null : zeroPoint.to(device), axis);
+        return Quantization.dequantizeLinear(this, scale.to(device), onThisDevice(zeroPoint), axis);
     }
 
     /** The outputs of {@link #dynamicQuantizeLinear()}: u8 values, the f32 scale and the u8 zero point (both 0-d). */
@@ -1531,7 +1444,7 @@ public final class Tensor {
      * {@code frameLength} may be null when a window is given.
      */
     public Tensor stft(int frameStep, Tensor window, Integer frameLength, boolean onesided) {
-        return Signal.stft(this, frameStep, window == null ? null : window.to(device), frameLength, onesided);
+        return Signal.stft(this, frameStep, onThisDevice(window), frameLength, onesided);
     }
 
     /** The outputs of {@link #maxPoolWithIndices}: the pooled values and the i64 positions of the maxima. */

@@ -123,7 +123,7 @@ public final class RecurrentLayers {
             lens = sequenceLens.cast(DType.I64).to(x.device());
         }
         List<UnaryOperator<Tensor>> act = activations(op, cell, dirs, activations, alpha, beta);
-        DType ct = computeType(x.dtype());
+        DType ct = Precision.computeType(x.dtype());
         Layer l = new Layer(cell, xs.cast(ct), w.to(x.device()).cast(ct), r.to(x.device()).cast(ct), b == null ? null : b.to(x.device()).cast(ct), lens,
                 h0 == null ? null : h0.to(x.device()).cast(ct), c0 == null ? null : c0.to(x.device()).cast(ct),
                 p == null ? null : p.to(x.device()).cast(ct), direction.equals("reverse"), act, clip, linearBeforeReset, inputForget, hidden, ct);
@@ -273,7 +273,4 @@ public final class RecurrentLayers {
         }
         return out;
     }
-
-    /** The type arithmetic runs in: half floats widen to f32 (as every Kiln float composite does). */
-    private static DType computeType(DType dt) { return dt == DType.F16 || dt == DType.BF16 ? DType.F32 : dt; }
 }

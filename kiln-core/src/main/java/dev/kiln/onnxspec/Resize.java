@@ -70,7 +70,7 @@ public final class Resize {
         }
         DType dt = x.dtype();
         boolean exact = kind == Kind.NEAREST;
-        DType ct = exact ? dt : computeType(dt.isFloat() ? dt : DType.F32);
+        DType ct = exact ? dt : Precision.computeType(dt.isFloat() ? dt : DType.F32);
         Tensor y = exact ? x : x.cast(ct);
         Tensor outside = null;
         for (int a = 0; a < r; a++) {
@@ -168,9 +168,6 @@ public final class Resize {
         Tensor terms = select ? xt : xt.mul(Tensor.of(dt, w, m, n).to(x.device()));
         return Tensor.where(mask, terms, zero).sum(new int[] {-1}, false).cast(dt).transpose(a, -1);
     }
-
-    /** The type arithmetic runs in: half floats widen to f32 (as every Kiln float composite does). */
-    private static DType computeType(DType dt) { return dt == DType.F16 || dt == DType.BF16 ? DType.F32 : dt; }
 
     private static String quote(String s) { return s == null ? "null" : "'" + s + "'"; }
 }

@@ -325,7 +325,7 @@ final class NnOps {
 
     /**
      * Resize and Upsample: the scales or sizes, and the modes of the node's opset (Upsample and Resize-10
-     * use asymmetric coordinates and floor rounding), passed to {@link Tensor#resize}.
+     * use asymmetric coordinates and floor rounding), passed to {@link Resize#apply}.
      */
     private static List<Tensor> resize(OpContext c) {
         Tensor x = c.in(0);

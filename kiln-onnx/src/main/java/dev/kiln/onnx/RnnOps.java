@@ -10,8 +10,8 @@ import java.util.List;
 import static dev.kiln.onnx.OnnxOps.add;
 
 /**
- * The recurrent operators RNN, GRU and LSTM, mapped onto {@link Tensor#rnn}, {@link Tensor#gru} and
- * {@link Tensor#lstm}: this class only reads the attributes (layout from opset 14).
+ * The recurrent operators RNN, GRU and LSTM, mapped onto {@link RecurrentLayers#rnn}, {@link RecurrentLayers#gru} and
+ * {@link RecurrentLayers#lstm}: this class only reads the attributes (layout from opset 14).
  */
 final class RnnOps {
     private RnnOps() {}

@@ -201,7 +201,7 @@ final class Movement {
         return stride(t.flip(a).shrinkAxis(a, fs, Math.min(fe, n)), a, -step);
     }
 
-    static int clampIndex(int i, int n, int lo, int hi) {
+    private static int clampIndex(int i, int n, int lo, int hi) {
         long v = i < 0 && i != Integer.MIN_VALUE ? (long) i + n : i;
         if (i == Integer.MIN_VALUE) v = lo;
         return (int) Math.max(lo, Math.min(hi, v));
@@ -219,7 +219,7 @@ final class Movement {
     }
 
     /** Every {@code step}-th element along an axis, from a pad-reshape-shrink (no gather). */
-    static Tensor stride(Tensor t, int a, int step) {
+    private static Tensor stride(Tensor t, int a, int step) {
         int n = t.dim(a);
         int out = (n + step - 1) / step;
         Tensor x = padAxis(t, a, 0, out * step - n);
@@ -234,7 +234,7 @@ final class Movement {
         return x.reshape(split).shrinkAxis(a + 1, 0, 1).squeeze(a + 1);
     }
 
-    static Tensor padAxis(Tensor t, int a, int before, int after) {
+    private static Tensor padAxis(Tensor t, int a, int before, int after) {
         if (before == 0 && after == 0) return t;
         int[] b = new int[2 * t.ndim()];
         b[2 * a] = before;
@@ -293,7 +293,7 @@ final class Movement {
         return x;
     }
 
-    static Tensor repeatAxis(Tensor t, int a, int times) {
+    private static Tensor repeatAxis(Tensor t, int a, int times) {
         int[] r = new int[t.ndim()];
         Arrays.fill(r, 1);
         r[a] = times;
@@ -410,7 +410,7 @@ final class Movement {
         return triangle(t, k, false);
     }
 
-    static Tensor triangle(Tensor t, int k, boolean upper) {
+    private static Tensor triangle(Tensor t, int k, boolean upper) {
         if (t.ndim() < 2) throw new IllegalArgumentException((upper ? "triu" : "tril") + ": needs at least 2 axes, shape is " + t.shape());
         int r = t.dim(-2), c = t.dim(-1);
         Tensor rows = Tensor.arange(r).reshape(r, 1), cols = Tensor.arange(c).reshape(1, c);

@@ -58,7 +58,7 @@ final class Reductions {
      * The number of elements over {@code axes} minus {@code correction} (at least 0): a Java number, or a
      * 0-d tensor of {@code dtype} when an axis is symbolic (its size is known only when the plan runs).
      */
-    static Object countOver(Tensor t, int[] axes, String op, DType dtype, double correction) {
+    private static Object countOver(Tensor t, int[] axes, String op, DType dtype, double correction) {
         long n = 1;
         Tensor symbolic = null;
         for (int a : t.axes(axes, op)) {

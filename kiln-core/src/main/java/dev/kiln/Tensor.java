@@ -354,7 +354,7 @@ public final class Tensor {
     /** This tensor as a float dtype (f32 if it is an integer or bool tensor). */
     Tensor toFloat() { return dtype().isFloat() ? this : cast(DType.F32); }
 
-    Tensor requireIntOrBool(String op) {
+    private Tensor requireIntOrBool(String op) {
         if (dtype().isFloat()) throw new IllegalArgumentException(op + ": needs integer or bool operands, got " + dtype());
         return this;
     }
@@ -551,7 +551,7 @@ public final class Tensor {
     /** Right shift, arithmetic for signed and logical for unsigned dtypes. */
     public Tensor shr(Object bits) { return requireIntOrBool("shr").binaryInt(Op.SHR, "shr", bits); }
 
-    Tensor binaryInt(Op op, String name, Object other) {
+    private Tensor binaryInt(Op op, String name, Object other) {
         Tensor o = operand(this, other, name);
         o.requireIntOrBool(name);
         return binary(op, name, o);
@@ -611,7 +611,7 @@ public final class Tensor {
     // =====================================================================================================
     // reductions (Reductions.java)
 
-    Tensor reduce(ReduceArg.Kind kind, String op, int[] axes, boolean keepdim) {
+    private Tensor reduce(ReduceArg.Kind kind, String op, int[] axes, boolean keepdim) {
         int[] ax = axes(axes, op);
         DType dt = dtype();
         DType acc = (kind == ReduceArg.Kind.SUM || kind == ReduceArg.Kind.PROD) ? dt.accumulator() : dt;

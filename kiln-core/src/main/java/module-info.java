@@ -13,9 +13,11 @@ module dev.kiln.core {
     exports dev.kiln.io;
     exports dev.kiln.ir;
     exports dev.kiln.models;
+    exports dev.kiln.onnxspec to dev.kiln.onnx;
     exports dev.kiln.runtime;
     exports dev.kiln.schedule;
     exports dev.kiln.serve;
+    exports dev.kiln.serve.moe;
     exports dev.kiln.types;
 
     uses dev.kiln.runtime.DeviceProvider;

@@ -1,6 +1,7 @@
 package dev.kiln;
 
 import dev.kiln.types.DType;
+
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -129,5 +130,40 @@ final class LinearAlgebra {
             acc = acc.sum(contracted, false).cast(dt);
         }
         return acc;
+    }
+
+    /**
+     * Determinants of the square matrices on the last two axes, by Gaussian elimination with partial
+     * pivoting unrolled over the (static) size; the graph grows with the square of the size.
+     */
+    static Tensor det(Tensor x) {
+        String op = "det";
+        if (x.ndim() < 2 || x.dim(-1) != x.dim(-2)) throw new IllegalArgumentException(op + ": needs square matrices on the last two axes, got " + x.shape());
+        DType out = x.dtype().isFloat() ? x.dtype() : DType.F32;
+        DType ct = Normalization.computeType(out);
+        int m = x.dim(-1), r = x.ndim();
+        int[] batch = Arrays.copyOfRange(x.dims(), 0, r - 2);
+        if (m == 0) return Tensor.ones(ct, batch).to(x.device()).cast(out);
+        Tensor a = x.cast(ct);
+        Tensor rows = Tensor.arange(m).cast(DType.I64).reshape(m, 1).to(x.device()); // (m, 1)
+        Tensor sign = Tensor.scalar(1.0, ct).to(x.device());
+        for (int k = 0; k < m; k++) {
+            // pivot: the row at or below k with the largest magnitude in column k
+            Tensor col = a.shrinkAxis(r - 1, k, k + 1); // (..., m, 1)
+            Tensor cand = Tensor.where(rows.ge((long) k), col.abs(), Tensor.scalar(-1.0, ct));
+            Tensor p = cand.argmax(r - 2, true); // (..., 1, 1)
+            // swap rows k and p: row i takes row src(i)
+            Tensor src = Tensor.where(rows.eq((long) k), p, Tensor.where(rows.eq(p), Tensor.scalar(k, DType.I64), rows)); // (..., m, 1)
+            Tensor sel = src.eq(rows.reshape(1, m)); // (..., m, m): [i, j] row i takes row j
+            a = Tensor.where(sel.unsqueeze(-1), a.unsqueeze(-3), Tensor.scalar(-0.0, ct)).sum(new int[] {-2}, false);
+            sign = Tensor.where(p.ne((long) k), sign.neg(), sign);
+            Tensor pivotRow = a.shrinkAxis(r - 2, k, k + 1); // (..., 1, m)
+            Tensor pivot = pivotRow.shrinkAxis(r - 1, k, k + 1); // (..., 1, 1)
+            Tensor colK = a.shrinkAxis(r - 1, k, k + 1);
+            Tensor factor = Tensor.where(rows.gt((long) k).logicalAnd(pivot.ne(0.0)), colK.div(pivot), Tensor.scalar(0.0, ct));
+            a = a.sub(factor.mul(pivotRow));
+        }
+        Tensor diag = Tensor.where(rows.eq(rows.reshape(1, m)), a, Tensor.scalar(0.0, ct)).sum(new int[] {-1}, false);
+        return diag.prod(new int[] {-1}, false).mul(sign.reshape(batch.length == 0 ? new int[0] : batch)).cast(out);
     }
 }

@@ -1,6 +1,7 @@
 package dev.kiln;
 
 import dev.kiln.types.DType;
+
 import java.util.Arrays;
 
 /**
@@ -199,4 +200,44 @@ final class Normalization {
 
     /** Half precision computes in f32; f32 and f64 compute as they are. */
     static DType computeType(DType dt) { return dt == DType.F16 || dt == DType.BF16 ? DType.F32 : dt; }
+
+    /**
+     * ONNX LRN over the channels (axis 1) of (N, C, ...): {@code x / (bias + alpha/size * sum x^2)^beta},
+     * the sum over channels {@code [c - (size-1)/2, c + ceil((size-1)/2)]}.
+     */
+    static Tensor lrn(Tensor x, int size, double alpha, double beta, double bias) {
+        String op = "lrn";
+        if (x.ndim() < 3) throw new IllegalArgumentException(op + ": input must be (N, C, spatial...) with at least 3 axes, got " + x.shape());
+        if (size <= 0) throw new IllegalArgumentException(op + ": size must be > 0, got " + size);
+        DType out = x.dtype().isFloat() ? x.dtype() : DType.F32;
+        Tensor xf = x.cast(Normalization.computeType(out));
+        int c = x.dim(1), before = (size - 1) / 2, after = size - 1 - before;
+        int[][] pads = new int[x.ndim()][2];
+        pads[1] = new int[] {before, after};
+        Tensor sq = xf.square().pad(pads);
+        Tensor sum = null;
+        for (int j = 0; j < size; j++) {
+            Tensor s = sq.shrinkAxis(1, j, j + c);
+            sum = sum == null ? s : sum.add(s);
+        }
+        return xf.div(sum.mul(alpha / size).add(bias).pow(beta)).cast(out);
+    }
+
+    /** ONNX LpNormalization: x divided by its L1 ({@code p = 1}) or L2 ({@code p = 2}) norm along {@code axis}. */
+    static Tensor lpNormalization(Tensor x, int axis, int p) {
+        String op = "lpNormalization";
+        int a = x.axis(axis, op);
+        if (p != 1 && p != 2) throw new IllegalArgumentException(op + ": p must be 1 or 2, got " + p);
+        Tensor xf = x.toFloat();
+        Tensor norm = p == 1 ? xf.abs().sum(new int[] {a}, true) : xf.square().sum(new int[] {a}, true).sqrt();
+        return xf.div(norm);
+    }
+
+    /** ONNX MeanVarianceNormalization: {@code (x - mean) / (sqrt(biased variance) + 1e-9)} over {@code axes}. */
+    static Tensor meanVarianceNormalization(Tensor x, int[] axes) {
+        if (axes.length == 0) throw new IllegalArgumentException("meanVarianceNormalization: axes must not be empty for input " + x.shape());
+        Tensor xf = x.toFloat();
+        Tensor d = xf.sub(xf.mean(axes, true));
+        return d.div(d.square().mean(axes, true).sqrt().add(1e-9));
+    }
 }

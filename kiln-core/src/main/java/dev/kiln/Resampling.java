@@ -12,149 +12,8 @@ import java.util.Arrays;
 final class Resampling {
     private Resampling() {}
 
-    private static final String TRANSFORMS = "'half_pixel', 'half_pixel_symmetric', 'pytorch_half_pixel', 'align_corners', 'asymmetric', "
-            + "'tf_half_pixel_for_nn', 'tf_crop_and_resize'";
-
     // =====================================================================================================
     // Resize
-
-    /**
-     * ONNX Resize (opset 11 to 19, without antialias) of every axis of x to {@code sizes}, the source
-     * coordinate of output index j on an axis computed by {@code transform} from the axis' scale
-     * ({@code scales[a]}, or {@code sizes[a] / in} when scales is null).
-     */
-    static Tensor resize(Tensor x, int[] sizes, double[] scales, double[] roi, String mode, String transform, String nearestMode,
-                         double cubicCoeffA, boolean excludeOutside, double extrapolationValue) {
-        String op = "resize";
-        int r = x.ndim();
-        if (sizes == null || sizes.length != r) {
-            throw new IllegalArgumentException(op + ": sizes " + Arrays.toString(sizes) + " must give one output size per axis of input " + x.shape());
-        }
-        if (scales != null && scales.length != r) {
-            throw new IllegalArgumentException(op + ": scales " + Arrays.toString(scales) + " must give one scale per axis of input " + x.shape());
-        }
-        Kind kind = switch (mode == null ? "" : mode) {
-            case "nearest" -> Kind.NEAREST;
-            case "linear" -> Kind.LINEAR;
-            case "cubic" -> Kind.CUBIC;
-            default -> throw new IllegalArgumentException(op + ": unknown mode " + quote(mode) + "; valid are 'nearest', 'linear', 'cubic'");
-        };
-        if (transform == null || !TRANSFORMS.contains("'" + transform + "'")) {
-            throw new IllegalArgumentException(op + ": unknown coordinate transformation mode " + quote(transform) + "; valid are " + TRANSFORMS);
-        }
-        boolean crop = transform.equals("tf_crop_and_resize");
-        if (crop && (roi == null || roi.length != 2 * r)) {
-            throw new IllegalArgumentException(op + ": tf_crop_and_resize needs roi with " + 2 * r + " values (starts, then ends) for input " + x.shape()
-                    + ", got " + Arrays.toString(roi));
-        }
-        if (kind == Kind.NEAREST && !Arrays.asList("round_prefer_floor", "round_prefer_ceil", "floor", "ceil").contains(nearestMode)) {
-            throw new IllegalArgumentException(op + ": unknown nearest mode " + quote(nearestMode) + "; valid are 'round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil'");
-        }
-        for (int a = 0; a < r; a++) {
-            if (sizes[a] < 0) throw new IllegalArgumentException(op + ": negative output size in " + Arrays.toString(sizes));
-            if (x.dim(a) == 0 && sizes[a] > 0) throw new IllegalArgumentException(op + ": cannot resize empty axis " + a + " of " + x.shape() + " to " + sizes[a]);
-            if (scales != null && !(scales[a] > 0)) throw new IllegalArgumentException(op + ": scales must be positive, got " + Arrays.toString(scales));
-        }
-        DType dt = x.dtype();
-        boolean exact = kind == Kind.NEAREST;
-        DType ct = exact ? dt : Normalization.computeType(dt.isFloat() ? dt : DType.F32);
-        Tensor y = exact ? x : x.cast(ct);
-        Tensor outside = null;
-        for (int a = 0; a < r; a++) {
-            int n = x.dim(a), m = sizes[a];
-            double scale = scales != null ? scales[a] : n == 0 ? 1 : (double) m / n;
-            double[] w = new double[m * n];
-            boolean[] out = new boolean[m];
-            boolean identity = m == n, anyOutside = false;
-            for (int j = 0; j < m; j++) {
-                double src = coordinate(transform, j, n, m, scale, crop ? roi[a] : 0, crop ? roi[a + r] : 0);
-                if (crop && (src < 0 || src > n - 1)) {
-                    out[j] = anyOutside = true;
-                    identity = false;
-                    continue;
-                }
-                addTaps(w, j, n, src, kind, nearestMode, cubicCoeffA, excludeOutside);
-                for (int i = 0; i < n && identity; i++) identity = w[j * n + i] == (i == j ? 1 : 0);
-            }
-            if (anyOutside) {
-                int[] s = new int[r];
-                Arrays.fill(s, 1);
-                s[a] = m;
-                Tensor o = Tensor.of(out, m).reshape(s).to(x.device());
-                outside = outside == null ? o : outside.logicalOr(o);
-            }
-            if (!identity) y = apply(y, a, n, m, w, exact);
-        }
-        if (outside != null) y = Tensor.where(outside, Tensor.scalar(extrapolationValue, ct), y);
-        return y.cast(dt);
-    }
-
-    private enum Kind { NEAREST, LINEAR, CUBIC }
-
-    /**
-     * The source coordinate of output index j of an axis resized from n to m. As in ONNX's reference, the
-     * resized length in the formulas is {@code n * scale} (not rounded to the output size m).
-     */
-    private static double coordinate(String transform, int j, int n, int m, double scale, double start, double end) {
-        double len = n * scale;
-        return switch (transform) {
-            case "half_pixel" -> (j + 0.5) / scale - 0.5;
-            case "half_pixel_symmetric" -> {
-                double adjustment = m / len, center = n / 2.0;
-                yield center * (1 - adjustment) + (j + 0.5) / scale - 0.5;
-            }
-            case "pytorch_half_pixel" -> len > 1 ? (j + 0.5) / scale - 0.5 : 0;
-            case "align_corners" -> len == 1 ? 0 : j * (n - 1) / (len - 1);
-            case "asymmetric" -> j / scale;
-            case "tf_half_pixel_for_nn" -> (j + 0.5) / scale;
-            default -> len > 1 ? start * (n - 1) + j * (end - start) * (n - 1) / (len - 1) : 0.5 * (start + end) * (n - 1);
-        };
-    }
-
-    /**
-     * Row j of the weight matrix: the taps around {@code src} with their coefficients, positions outside
-     * the axis read its edge (or, with {@code excludeOutside}, drop out and the rest are renormalised).
-     */
-    private static void addTaps(double[] w, int j, int n, double src, Kind kind, String nearestMode, double a, boolean excludeOutside) {
-        if (kind == Kind.NEAREST) {
-            double i = switch (nearestMode) {
-                case "round_prefer_floor" -> Math.ceil(src - 0.5);
-                case "round_prefer_ceil" -> Math.floor(src + 0.5);
-                case "floor" -> Math.floor(src);
-                default -> Math.ceil(src);
-            };
-            w[j * n + clamp((long) i, n)] = 1;
-            return;
-        }
-        double lo = Math.floor(src), t = src - lo;
-        double[] coeff = kind == Kind.LINEAR ? new double[] {1 - t, t} : new double[] {
-                ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
-                ((a + 2) * t - (a + 3)) * t * t + 1,
-                ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
-                ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a};
-        long first = (long) lo - (kind == Kind.LINEAR ? 0 : 1);
-        double total = 0;
-        for (int k = 0; k < coeff.length; k++) {
-            long i = first + k;
-            if (excludeOutside && (i < 0 || i >= n)) coeff[k] = 0;
-            total += coeff[k];
-        }
-        for (int k = 0; k < coeff.length; k++) w[j * n + clamp(first + k, n)] += excludeOutside ? coeff[k] / total : coeff[k];
-    }
-
-    private static int clamp(long i, int n) { return (int) Math.max(0, Math.min(n - 1, i)); }
-
-    /** Axis a (n) of x replaced by the m weighted sums of the rows of w; exact selection when {@code select}. */
-    private static Tensor apply(Tensor x, int a, int n, int m, double[] w, boolean select) {
-        boolean[] take = new boolean[m * n];
-        for (int k = 0; k < take.length; k++) take[k] = w[k] != 0;
-        Tensor xt = x.transpose(a, -1).unsqueeze(-2); // (..., 1, n) against (m, n)
-        Tensor mask = Tensor.of(take, m, n).to(x.device());
-        DType dt = x.dtype();
-        Tensor zero = Tensor.scalar(dt.isFloat() ? -0.0 : 0, dt);
-        Tensor terms = select ? xt : xt.mul(Tensor.of(dt, w, m, n).to(x.device()));
-        return Tensor.where(mask, terms, zero).sum(new int[] {-1}, false).cast(dt).transpose(a, -1);
-    }
 
     // =====================================================================================================
     // GridSample
@@ -263,7 +122,7 @@ final class Resampling {
             Tensor yi = (truncate ? iy.floor() : iy).cast(DType.I64), xi = (truncate ? ix.floor() : ix).cast(DType.I64);
             Tensor inside = yi.ge(0L).logicalAnd(yi.lt((long) h)).logicalAnd(xi.ge(0L)).logicalAnd(xi.lt((long) w));
             Tensor pos = Tensor.where(inside, yi.mul((long) w).add(xi), -1L); // (N, P)
-            Tensor hit = pos.unsqueeze(1).unsqueeze(-1).eq(OnnxOps.positions(h * w, 4, 3, flat.device())); // (N, 1, P, HW)
+            Tensor hit = pos.unsqueeze(1).unsqueeze(-1).eq(ElementIndexing.positions(h * w, 4, 3, flat.device())); // (N, 1, P, HW)
             DType dt = flat.dtype();
             Tensor v = Tensor.where(hit, flat.unsqueeze(2), Tensor.scalar(dt.isFloat() ? -0.0 : 0, dt)).sum(new int[] {-1}, false).cast(dt);
             return v.dtype().isFloat() ? v : v.cast(DType.F32);
@@ -341,7 +200,7 @@ final class Resampling {
         Tensor atEdge = low.ge((double) (size - 1));
         Tensor high = Tensor.where(atEdge, low, low.add(1.0));
         Tensor frac = Tensor.where(atEdge, y.zerosLike(), y.sub(low));
-        Tensor positions = OnnxOps.positions(size, 3, 2, start.device());
+        Tensor positions = ElementIndexing.positions(size, 3, 2, start.device());
         Tensor lowW = Tensor.where(valid, frac.rsub(1.0), 0.0).unsqueeze(-1), highW = Tensor.where(valid, frac, 0.0).unsqueeze(-1);
         Tensor zero = Tensor.scalar(0.0, ct);
         return new Tensor[] {

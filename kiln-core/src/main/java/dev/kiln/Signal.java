@@ -89,51 +89,26 @@ final class Signal {
         return dft(frames.permute(0, 2, 3, 1), 2, false, onesided, null);
     }
 
-    /**
-     * ONNX MelWeightMatrix: (dftLength/2 + 1, numMelBins) triangular filters, as ONNX's reference computes
-     * them (the mel range split into numMelBins + 2 equal steps, each point mapped to the spectrogram bin
-     * {@code floor((dftLength + 1) * hz / sampleRate)}).
-     */
-    static Tensor melWeightMatrix(int numMelBins, int dftLength, int sampleRate, double lowerEdgeHertz, double upperEdgeHertz, DType dtype) {
-        String op = "melWeightMatrix";
-        if (numMelBins <= 0 || dftLength <= 0 || sampleRate <= 0) {
-            throw new IllegalArgumentException(op + ": numMelBins " + numMelBins + ", dftLength " + dftLength + " and sampleRate " + sampleRate + " must be > 0");
+    /** The window functions of ONNX (opset 17): cosine sums {@code a0 - a1 cos(2 pi n/N) + a2 cos(4 pi n/N)}. */
+    enum Window {
+        HANN(0.5, 0.5, 0), HAMMING(25.0 / 46, 21.0 / 46, 0), BLACKMAN(0.42, 0.5, 0.08);
+
+        final double a0, a1, a2;
+
+        Window(double a0, double a1, double a2) {
+            this.a0 = a0;
+            this.a1 = a1;
+            this.a2 = a2;
         }
-        if (!(lowerEdgeHertz >= 0 && lowerEdgeHertz < upperEdgeHertz && upperEdgeHertz <= sampleRate / 2.0)) {
-            throw new IllegalArgumentException(op + ": edges " + lowerEdgeHertz + " Hz and " + upperEdgeHertz + " Hz must satisfy 0 <= lower < upper <= sampleRate / 2 = "
-                    + sampleRate / 2.0);
-        }
+    }
+
+    /** A window of {@code size} points; N is {@code size} if {@code periodic}, else {@code size - 1}. */
+    static Tensor window(String op, Window w, int size, boolean periodic, DType dtype) {
+        if (size < 0) throw new IllegalArgumentException(op + ": size must be >= 0, got " + size);
         if (dtype.isBool() || dtype.isPacked()) throw new IllegalArgumentException(op + ": dtype must be numeric, got " + dtype);
-        int bins = dftLength / 2 + 1;
-        double lowMel = 2595 * Math.log10(1 + lowerEdgeHertz / 700), highMel = 2595 * Math.log10(1 + upperEdgeHertz / 700);
-        double step = (highMel - lowMel) / (numMelBins + 2);
-        int[] points = new int[numMelBins + 2];
-        for (int i = 0; i < points.length; i++) {
-            double hz = 700 * (Math.pow(10, (i * step + lowMel) / 2595) - 1);
-            points[i] = (int) pythonFloorDiv((dftLength + 1) * hz, sampleRate);
-        }
-        double[] w = new double[bins * numMelBins];
-        for (int i = 0; i < numMelBins; i++) {
-            int lo = points[i], ce = points[i + 1], hi = points[i + 2];
-            if (ce == lo) set(w, bins, numMelBins, ce, i, 1);
-            else for (int j = lo; j <= ce; j++) set(w, bins, numMelBins, j, i, (double) (j - lo) / (ce - lo));
-            for (int j = ce; j < hi; j++) set(w, bins, numMelBins, j, i, (double) (hi - j) / (hi - ce));
-        }
-        return Tensor.of(dtype, w, bins, numMelBins);
-    }
-
-    private static void set(double[] w, int rows, int cols, int row, int col, double v) {
-        if (row < 0 || row >= rows) {
-            throw new IllegalArgumentException("melWeightMatrix: filter " + col + " reaches spectrogram bin " + row + " outside [0, " + rows + ")");
-        }
-        w[row * cols + col] = v;
-    }
-
-    /** Python's float floor division, which the reference uses (it corrects the rounding of {@code a / b}). */
-    private static double pythonFloorDiv(double a, double b) {
-        double mod = a % b, div = (a - mod) / b;
-        if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;
-        double fl = Math.floor(div);
-        return div - fl > 0.5 ? fl + 1 : fl;
+        double n = periodic ? size : size - 1;
+        double[] v = new double[size];
+        for (int i = 0; i < size; i++) v[i] = w.a0 - w.a1 * Math.cos(2 * Math.PI * i / n) + w.a2 * Math.cos(4 * Math.PI * i / n);
+        return Tensor.of(dtype, v, size);
     }
 }

@@ -40,7 +40,7 @@ public final class Tensor {
         this.device = device;
     }
 
-    private Tensor(Buffer buffer, Shape shape, Device device) {
+    Tensor(Buffer buffer, Shape shape, Device device) {
         this(UOp.buffer(buffer), device);
         this.realized = buffer;
     }
@@ -87,77 +87,46 @@ public final class Tensor {
         return buf.shape().equals(shape()) ? buf : UOp.of(Op.RESHAPE, b.dtype(), shape(), buf);
     }
 
-    private Tensor make(UOp u) { return new Tensor(u, device); }
+    Tensor make(UOp u) { return new Tensor(u, device); }
+
+    /** An optional operand (null stays null) moved to this tensor's device. */
+    private Tensor onThisDevice(Tensor t) { return t == null ? null : t.to(device); }
 
     // =====================================================================================================
-    // creation
+    // creation (Creation.java)
 
     /** A tensor holding a copy of {@code data} with the given shape (f32). */
-    public static Tensor of(float[] data, int... shape) {
-        return fill(DType.F32, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setDouble(seg, DType.F32, i, data[i]));
-    }
+    public static Tensor of(float[] data, int... shape) { return Creation.of(data, shape); }
 
     /** A 1-D f32 tensor holding a copy of {@code data}. */
     public static Tensor of(float... data) { return of(data, data.length); }
 
     /** A tensor holding a copy of {@code data} (f64). */
-    public static Tensor of(double[] data, int... shape) {
-        return fill(DType.F64, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setDouble(seg, DType.F64, i, data[i]));
-    }
+    public static Tensor of(double[] data, int... shape) { return Creation.of(data, shape); }
 
     /** A tensor holding a copy of {@code data} (i32). */
-    public static Tensor of(int[] data, int... shape) {
-        return fill(DType.I32, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setLong(seg, DType.I32, i, data[i]));
-    }
+    public static Tensor of(int[] data, int... shape) { return Creation.of(data, shape); }
 
     /** A tensor holding a copy of {@code data} (i64). */
-    public static Tensor of(long[] data, int... shape) {
-        return fill(DType.I64, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setLong(seg, DType.I64, i, data[i]));
-    }
+    public static Tensor of(long[] data, int... shape) { return Creation.of(data, shape); }
 
     /** A tensor holding a copy of {@code data} (bool). */
-    public static Tensor of(boolean[] data, int... shape) {
-        return fill(DType.BOOL, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setLong(seg, DType.BOOL, i, data[i] ? 1 : 0));
-    }
+    public static Tensor of(boolean[] data, int... shape) { return Creation.of(data, shape); }
 
     /**
      * A tensor of {@code dtype} holding a copy of {@code values}, each converted to the dtype (integers
      * wrap, floats round).
      */
-    public static Tensor of(DType dtype, double[] values, int... shape) {
-        checkComputable("of", dtype);
-        return fill(dtype, values.length, shapeFor("of", values.length, shape), (seg, i) -> {
-            if (dtype.isFloat()) Elements.setDouble(seg, dtype, i, values[i]);
-            else Elements.setLong(seg, dtype, i, dev.kiln.ir.Alu.castFloatToInt(dtype, values[i]));
-        });
-    }
+    public static Tensor of(DType dtype, double[] values, int... shape) { return Creation.of(dtype, values, shape); }
 
     /** A tensor of {@code dtype} holding integer {@code values}, each wrapped to the dtype. */
-    public static Tensor of(DType dtype, long[] values, int... shape) {
-        checkComputable("of", dtype);
-        return fill(dtype, values.length, shapeFor("of", values.length, shape), (seg, i) -> {
-            if (dtype.isFloat()) Elements.setDouble(seg, dtype, i, dev.kiln.ir.Alu.castIntToFloat(DType.I64, dtype, values[i]));
-            else Elements.setLong(seg, dtype, i, dev.kiln.ir.Alu.wrap(dtype, values[i]));
-        });
-    }
+    public static Tensor of(DType dtype, long[] values, int... shape) { return Creation.of(dtype, values, shape); }
 
     /**
      * A tensor holding a copy of the first {@code dtype.byteSize(numel)} bytes of {@code data}, read as
      * dense C-order elements in native byte order.
      */
-    public static Tensor fromSegment(MemorySegment data, DType dtype, int... shape) {
-        checkComputable("fromSegment", dtype);
-        Shape s = Shape.of(shape);
-        long bytes = dtype.byteSize(s.numel());
-        if (data.byteSize() < bytes) {
-            throw new IllegalArgumentException("fromSegment: shape " + s + " of " + dtype + " needs " + bytes
-                    + " bytes, segment has " + data.byteSize());
-        }
-        Device d = defaultDevice();
-        Buffer b = d.allocate(dtype, s.numel());
-        MemorySegment.copy(data, 0, b.segment(), 0, bytes);
-        return new Tensor(b, s, d).reshapeTo(s);
-    }
+    public static Tensor fromSegment(MemorySegment data, DType dtype, int... shape) { return Creation.fromSegment(data, dtype, shape); }
 
     /** A 0-d f32 tensor. */
     public static Tensor scalar(double value) { return full(value, DType.F32); }
@@ -166,17 +135,7 @@ public final class Tensor {
     public static Tensor scalar(Number value, DType dtype) { return full(value, dtype); }
 
     /** A tensor of {@code shape} filled with {@code value} (converted to {@code dtype}). */
-    public static Tensor full(Number value, DType dtype, int... shape) {
-        checkComputable("full", dtype);
-        Shape s = Shape.of(shape);
-        UOp c = UOp.constant(dtype, value);
-        if (s.rank() > 0) {
-            int[] ones = new int[s.rank()];
-            Arrays.fill(ones, 1);
-            c = UOp.of(Op.EXPAND, dtype, s, UOp.of(Op.RESHAPE, dtype, Shape.of(ones), c));
-        }
-        return new Tensor(c, defaultDevice());
-    }
+    public static Tensor full(Number value, DType dtype, int... shape) { return Creation.full(value, dtype, shape); }
 
     public static Tensor zeros(int... shape) { return full(0.0, DType.F32, shape); }
 
@@ -197,66 +156,27 @@ public final class Tensor {
     public static Tensor arange(int end) { return arange(0, end, 1); }
 
     /** {@code start, start+step, ...} below {@code end} (above, for a negative step), as i32. */
-    public static Tensor arange(int start, int end, int step) {
-        if (step == 0) throw new IllegalArgumentException("arange: step must not be 0");
-        int n = Math.max(0, (int) Math.ceil((end - (double) start) / step));
-        // a node, not a buffer: kernels compute it from the loop index, and a one-hot sum over it becomes a load
-        Tensor t = new Tensor(UOp.arange(DType.I32, Shape.of(n)), defaultDevice());
-        if (step != 1) t = t.mul(step);
-        return start != 0 ? t.add(start) : t;
-    }
+    public static Tensor arange(int start, int end, int step) { return Creation.arange(start, end, step); }
 
     /** {@code start, start+step, ...} below {@code end}, as f32. */
-    public static Tensor arange(double start, double end, double step) {
-        if (step == 0 || !Double.isFinite(step)) throw new IllegalArgumentException("arange: step must be finite and non-zero, got " + step);
-        int n = Math.max(0, (int) Math.ceil((end - start) / step));
-        double[] v = new double[n];
-        for (int i = 0; i < n; i++) v[i] = start + i * step;
-        return of(DType.F32, v, n);
-    }
+    public static Tensor arange(double start, double end, double step) { return Creation.arange(start, end, step); }
 
     /** {@code steps} evenly spaced f32 values from {@code start} to {@code end} inclusive. */
-    public static Tensor linspace(double start, double end, int steps) {
-        if (steps < 0) throw new IllegalArgumentException("linspace: steps must be >= 0, got " + steps);
-        double[] v = new double[steps];
-        double step = steps > 1 ? (end - start) / (steps - 1) : 0;
-        for (int i = 0; i < steps; i++) v[i] = i == steps - 1 && steps > 1 ? end : start + i * step;
-        return of(DType.F32, v, steps);
-    }
+    public static Tensor linspace(double start, double end, int steps) { return Creation.linspace(start, end, steps); }
 
     /** The n-by-m f32 identity (ones on the main diagonal). */
-    public static Tensor eye(int n, int m) {
-        Tensor rows = arange(n).reshape(n, 1), cols = arange(m).reshape(1, m);
-        return rows.eq(cols).cast(DType.F32);
-    }
+    public static Tensor eye(int n, int m) { return Creation.eye(n, m); }
 
     public static Tensor eye(int n) { return eye(n, n); }
 
-    private interface Filler { void set(MemorySegment seg, int i); }
-
-    private static Tensor fill(DType dtype, int count, Shape shape, Filler f) {
-        Device d = defaultDevice();
-        Buffer b = d.allocate(dtype, count);
-        for (int i = 0; i < count; i++) f.set(b.segment(), i);
-        return new Tensor(b, shape, d).reshapeTo(shape);
-    }
-
-    private Tensor reshapeTo(Shape s) {
+    Tensor reshapeTo(Shape s) {
         if (s.equals(shape())) return this;
         UOp n = node();
         while (n.op() == Op.RESHAPE) n = n.src(0); // a reshape of a reshape is one reshape
         return make(n.shape().equals(s) ? n : UOp.of(Op.RESHAPE, dtype(), s, n));
     }
 
-    private static Shape shapeFor(String op, int length, int[] shape) {
-        Shape s = shape.length == 0 ? Shape.of(length) : Shape.of(shape);
-        if (s.numel() != length) {
-            throw new IllegalArgumentException(op + ": " + length + " values do not fill shape " + s + " (" + s.numel() + " elements)");
-        }
-        return s;
-    }
-
-    private static void checkComputable(String op, DType dtype) {
+    static void checkComputable(String op, DType dtype) {
         if (dtype.isPacked()) throw new IllegalArgumentException(op + ": packed dtype " + dtype + " holds weights only; it has no element values");
     }
 
@@ -394,9 +314,7 @@ public final class Tensor {
     }
 
     @Override
-    public String toString() {
-        return "Tensor" + shape() + " " + dtype() + " on " + device + (realized != null ? " (realised)" : "");
-    }
+    public String toString() { return "Tensor" + shape() + " " + dtype() + " on " + device + (realized != null ? " (realised)" : ""); }
 
     // =====================================================================================================
     // axes and broadcasting
@@ -404,128 +322,34 @@ public final class Tensor {
     /** {@code axis} normalised to {@code [0, rank)}. */
     int axis(int axis, String op) { return normAxis(axis, ndim(), op, shape()); }
 
-    static int normAxis(int axis, int rank, String op, Shape shape) {
-        int a = axis < 0 ? axis + rank : axis;
-        if (a < 0 || a >= rank) {
-            throw new IllegalArgumentException(op + ": axis " + axis + " out of range for shape " + shape + " (rank " + rank + ")");
-        }
-        return a;
-    }
+    static int normAxis(int axis, int rank, String op, Shape shape) { return Broadcasting.normAxis(axis, rank, op, shape); }
 
-    /** Distinct normalised axes; an empty list means all axes. */
-    int[] axes(int[] axes, String op) {
-        if (axes.length == 0) {
-            int[] all = new int[ndim()];
-            for (int i = 0; i < all.length; i++) all[i] = i;
-            return all;
-        }
-        int[] out = new int[axes.length];
-        for (int i = 0; i < axes.length; i++) {
-            out[i] = axis(axes[i], op);
-            for (int j = 0; j < i; j++) {
-                if (out[j] == out[i]) throw new IllegalArgumentException(op + ": axis " + axes[i] + " given twice in " + Arrays.toString(axes));
-            }
-        }
-        Arrays.sort(out);
-        return out;
-    }
+    int[] axes(int[] axes, String op) { return Broadcasting.axes(this, axes, op); }
 
-    /**
-     * The NumPy broadcast of two shapes. A symbolic axis stays symbolic; a fixed axis of the same size
-     * as a symbolic one takes its variable (a table laid out for the maximum, read up to the size), and
-     * two different variables on one axis do not broadcast.
-     */
-    static Shape broadcastShape(String op, Shape a, Shape b) {
-        int r = Math.max(a.rank(), b.rank());
-        Object[] out = new Object[r];
-        for (int i = 0; i < r; i++) {
-            int ia = i - (r - a.rank()), ib = i - (r - b.rank());
-            int da = ia < 0 ? 1 : a.dim(ia), db = ib < 0 ? 1 : b.dim(ib);
-            Variable va = ia < 0 ? null : a.variable(ia), vb = ib < 0 ? null : b.variable(ib);
-            if (da != db && da != 1 && db != 1) {
-                throw new IllegalArgumentException(op + ": shapes " + a + " and " + b + " cannot broadcast (axis " + (i - r)
-                        + ": " + da + " vs " + db + ")");
-            }
-            if (da == db && va != null && vb != null && !va.equals(vb)) {
-                throw new IllegalArgumentException(op + ": shapes " + a + " and " + b + " cannot broadcast (axis " + (i - r)
-                        + ": symbolic sizes " + va.name() + " and " + vb.name() + ")");
-            }
-            Variable v = da == 1 && db != 1 ? vb : db == 1 && da != 1 ? va : va != null ? va : vb;
-            out[i] = v != null ? v : (Object) (da == 1 ? db : da);
-        }
-        return Shape.symbolic(out);
-    }
+    static Shape broadcastShape(String op, Shape a, Shape b) { return Broadcasting.broadcastShape(op, a, b); }
 
     /** This tensor broadcast to {@code target} (NumPy rules); symbolic axes of this tensor stay symbolic. */
-    public Tensor broadcastTo(int... target) {
-        Shape t = Shape.of(target);
-        for (int i = 0; i < ndim(); i++) {
-            int j = t.rank() - ndim() + i;
-            if (shape().variable(i) != null && j >= 0 && t.dim(j) == dim(i)) t = t.withVariable(j, shape().variable(i));
-        }
-        return broadcastTo(t, "broadcastTo");
-    }
+    public Tensor broadcastTo(int... target) { return Broadcasting.broadcastTo(this, target); }
 
-    /** This tensor broadcast to {@code t}; a fixed axis of this tensor may become symbolic, a symbolic one stays. */
-    Tensor broadcastTo(Shape t, String op) {
-        Shape s = shape();
-        if (s.equals(t)) return this;
-        Shape b = broadcastShape(op, s, t);
-        if (!b.equals(t)) throw new IllegalArgumentException(op + ": shape " + s + " cannot broadcast to " + t);
-        Shape padded = Shape.of(t.rank() == s.rank() ? s.toArray() : ones(t.rank() - s.rank(), s.toArray()));
-        for (int i = 0; i < s.rank(); i++) {
-            int j = t.rank() - s.rank() + i;
-            Variable v = s.variable(i) != null ? s.variable(i) : s.dim(i) != 1 ? t.variable(j) : null;
-            if (v != null) padded = padded.withVariable(j, v);
-        }
-        Tensor x = reshapeTo(padded);
-        return x.shape().equals(t) ? x : make(UOp.of(Op.EXPAND, dtype(), t, x.node()));
-    }
+    Tensor broadcastTo(Shape t, String op) { return Broadcasting.broadcastTo(this, t, op); }
 
-    /** {@code dims} after {@code lead} leading ones. */
-    private static int[] ones(int lead, int[] dims) {
-        int[] out = new int[lead + dims.length];
-        Arrays.fill(out, 0, lead, 1);
-        System.arraycopy(dims, 0, out, lead, dims.length);
-        return out;
-    }
+    Tensor scalarLike(Object v, String op) { return Broadcasting.scalarLike(this, v, op); }
 
-    /** A 0-d tensor for a Java scalar operand ({@link Number} or {@link Boolean}) of this tensor. */
-    private Tensor scalarLike(Object v, String op) {
-        if (v instanceof Boolean bo) return full(bo ? 1 : 0, dtype().isBool() ? DType.BOOL : dtype()).to(device);
-        if (!(v instanceof Number num)) {
-            throw new IllegalArgumentException(op + ": operand must be a Tensor, Number or Boolean, got " + (v == null ? "null" : v.getClass().getName()));
-        }
-        DType dt = dtype();
-        if ((num instanceof Double || num instanceof Float) && !dt.isFloat()) dt = DType.F32;
-        else if (dt.isBool()) dt = DType.I32;
-        return full(num, dt).to(device);
-    }
+    static Tensor operand(Tensor self, Object o, String op) { return o instanceof Tensor t ? t : self.scalarLike(o, op); }
 
-    private static Tensor operand(Tensor self, Object o, String op) {
-        return o instanceof Tensor t ? t : self.scalarLike(o, op);
-    }
+    static Tensor[] align(String op, Tensor a, Tensor b, DType dtype) { return Broadcasting.align(op, a, b, dtype); }
 
-    /** Broadcasts and promotes two operands; the result holds the two converted tensors. */
-    private static Tensor[] align(String op, Tensor a, Tensor b, DType dtype) {
-        Shape s = broadcastShape(op, a.shape(), b.shape());
-        Tensor x = a.cast(dtype).broadcastTo(s, op), y = b.to(a.device).cast(dtype).broadcastTo(s, op);
-        return new Tensor[] {x, y};
-    }
-
-    private static DType promoteFor(String op, Tensor a, Tensor b) {
-        return DType.promote(a.dtype(), b.dtype());
-    }
+    static DType promoteFor(String op, Tensor a, Tensor b) { return DType.promote(a.dtype(), b.dtype()); }
 
     /** A binary primitive after broadcasting and promotion. */
-    private Tensor binary(Op op, String name, Object other) {
+    Tensor binary(Op op, String name, Object other) {
         Tensor o = operand(this, other, name);
         Tensor[] xy = align(name, this, o, promoteFor(name, this, o));
         DType out = op.isComparison() ? DType.BOOL : xy[0].dtype();
         return make(UOp.of(op, out, null, xy[0].node(), xy[1].node()));
     }
 
-    private Tensor unary(Op op) { return make(UOp.of(op, dtype(), null, node())); }
+    Tensor unary(Op op) { return make(UOp.of(op, dtype(), null, node())); }
 
     /** This tensor as a float dtype (f32 if it is an integer or bool tensor). */
     Tensor toFloat() { return dtype().isFloat() ? this : cast(DType.F32); }
@@ -555,7 +379,7 @@ public final class Tensor {
     }
 
     // =====================================================================================================
-    // arithmetic
+    // arithmetic (ElementwiseMath.java)
 
     public Tensor add(Object other) { return binary(Op.ADD, "add", other); }
 
@@ -567,23 +391,13 @@ public final class Tensor {
     public Tensor mul(Object other) { return binary(Op.MUL, "mul", other); }
 
     /** True division; integer operands give f32. */
-    public Tensor div(Object other) {
-        Tensor o = operand(this, other, "div");
-        DType dt = DType.promote(dtype(), o.dtype());
-        if (!dt.isFloat()) dt = DType.F32;
-        Tensor[] xy = align("div", this, o, dt);
-        return make(UOp.of(Op.DIV, dt, null, xy[0].node(), xy[1].node()));
-    }
+    public Tensor div(Object other) { return ElementwiseMath.div(this, other); }
 
     /** Division rounding toward negative infinity (Python {@code //}). */
     public Tensor floorDiv(Object other) { return binary(Op.FLOORDIV, "floorDiv", other); }
 
     /** Integer division truncating toward zero (C {@code /}); on floats, {@code trunc(a / b)}. */
-    public Tensor truncDiv(Object other) {
-        Tensor o = operand(this, other, "truncDiv");
-        if (dtype().isFloat() || o.dtype().isFloat()) return div(o).trunc();
-        return binary(Op.DIV, "truncDiv", o);
-    }
+    public Tensor truncDiv(Object other) { return ElementwiseMath.truncDiv(this, other); }
 
     /** Remainder with the divisor's sign (Python {@code %}, {@code torch.remainder}). */
     public Tensor mod(Object other) { return binary(Op.FLOORMOD, "mod", other); }
@@ -591,10 +405,7 @@ public final class Tensor {
     /** Remainder with the dividend's sign (C {@code fmod}, {@code torch.fmod}). */
     public Tensor fmod(Object other) { return binary(Op.MOD, "fmod", other); }
 
-    public Tensor neg() {
-        if (dtype().isBool()) throw new IllegalArgumentException("neg: not defined on bool; use logicalNot");
-        return unary(Op.NEG);
-    }
+    public Tensor neg() { return ElementwiseMath.neg(this); }
 
     public Tensor reciprocal() { return toFloat().unary(Op.RECIP); }
 
@@ -604,52 +415,19 @@ public final class Tensor {
     public Tensor maximum(Object other) { return binary(Op.MAX, "maximum", other); }
 
     /** Elementwise minimum; NaN wins. */
-    public Tensor minimum(Object other) {
-        Tensor o = operand(this, other, "minimum");
-        Tensor[] xy = align("minimum", this, o, promoteFor("minimum", this, o));
-        Tensor a = xy[0], b = xy[1];
-        Tensor pickA = a.lt(b);
-        if (a.dtype().isFloat()) pickA = pickA.logicalOr(a.isnan());
-        return where(pickA, a, b);
-    }
+    public Tensor minimum(Object other) { return ElementwiseMath.minimum(this, other); }
 
     /** {@code this ** exponent} with real-valued semantics: a negative base needs an integral exponent. */
-    public Tensor pow(Object exponent) {
-        Tensor e = operand(this, exponent, "pow");
-        DType dt = DType.promote(dtype(), e.dtype());
-        if (!dt.isFloat()) { // integer powers: exact through f64 for the magnitudes integers reach
-            Tensor[] xy = align("pow", this.cast(DType.F64), e.cast(DType.F64), DType.F64);
-            return xy[0].pow(xy[1]).round().cast(dt);
-        }
-        Tensor[] xy = align("pow", this, e, dt);
-        Tensor b = xy[0], y = xy[1];
-        Tensor mag = y.mul(b.abs().log2()).exp2();
-        Tensor yInt = y.trunc().eq(y);
-        Tensor yOdd = yInt.logicalAnd(y.mod(2.0).abs().eq(1.0));
-        Tensor negResult = where(yInt, where(yOdd, mag.neg(), mag), b.fullLike(Double.NaN));
-        Tensor negZero = b.eq(0.0).logicalAnd(b.reciprocal().lt(0.0)); // -0.0 ** odd keeps the sign: (-0.0)**-1 is -inf
-        Tensor r = where(b.lt(0.0), negResult, where(negZero.logicalAnd(yOdd), mag.neg(), mag));
-        // C99 pow: x**0, 1**y (even NaN) and (-1)**(+-inf) are 1
-        Tensor one = y.eq(0.0).logicalOr(b.eq(1.0)).logicalOr(b.eq(-1.0).logicalAnd(y.isinf()));
-        return where(one, b.fullLike(1.0), r);
-    }
+    public Tensor pow(Object exponent) { return ElementwiseMath.pow(this, exponent); }
 
     /** {@code this + weight * (end - this)}. */
-    public Tensor lerp(Object end, Object weight) {
-        Tensor e = operand(this, end, "lerp");
-        return add(operand(this, weight, "lerp").mul(e.sub(this)));
-    }
+    public Tensor lerp(Object end, Object weight) { return ElementwiseMath.lerp(this, end, weight); }
 
     /** Values clipped to {@code [min, max]}; either bound may be null. */
-    public Tensor clamp(Object min, Object max) {
-        Tensor x = this;
-        if (min != null) x = x.maximum(min);
-        if (max != null) x = x.minimum(max);
-        return x;
-    }
+    public Tensor clamp(Object min, Object max) { return ElementwiseMath.clamp(this, min, max); }
 
     // =====================================================================================================
-    // exponentials, logarithms and powers
+    // exponentials, logarithms and powers (ElementwiseMath.java)
 
     public Tensor exp2() { return toFloat().unary(Op.EXP2); }
 
@@ -662,29 +440,17 @@ public final class Tensor {
     public Tensor log10() { return log2().mul(Math.log(2) / Math.log(10)); }
 
     /** {@code log(1 + x)}, accurate near 0. */
-    public Tensor log1p() {
-        Tensor x = toFloat(), u = x.add(1.0);
-        // log(u) * x / (u - 1) corrects the rounding of 1 + x (Goldberg's trick); x / (u - 1) first, so that
-        // huge x does not overflow, and +inf passes through
-        Tensor d = u.sub(1.0);
-        return where(d.eq(0.0).logicalOr(x.eq(Double.POSITIVE_INFINITY)), x, u.log().mul(x.div(d)));
-    }
+    public Tensor log1p() { return ElementwiseMath.log1p(this); }
 
     /** {@code exp(x) - 1}. */
-    public Tensor expm1() {
-        Tensor x = toFloat(), u = x.exp();
-        Tensor um1 = u.sub(1.0);
-        // (u - 1) * x / log(u) corrects the rounding of exp near 0; x / log(u) first, so that large x does
-        // not overflow, and an infinite exp passes through
-        return where(u.eq(1.0), x, where(um1.eq(-1.0).logicalOr(u.isinf()), um1, um1.mul(x.div(u.log()))));
-    }
+    public Tensor expm1() { return ElementwiseMath.expm1(this); }
 
     public Tensor sqrt() { return toFloat().unary(Op.SQRT); }
 
     public Tensor rsqrt() { return sqrt().reciprocal(); }
 
     // =====================================================================================================
-    // trigonometry
+    // trigonometry (ElementwiseMath.java)
 
     public Tensor sin() { return toFloat().unary(Op.SIN); }
 
@@ -693,109 +459,47 @@ public final class Tensor {
     public Tensor tan() { return sin().div(cos()); }
 
     /** Arctangent from a minimax polynomial after range reduction (max error about 2 ulp in f32). */
-    public Tensor atan() {
-        Tensor x = toFloat(), a = x.abs();
-        // reduce |x| > tan(3pi/8) to -1/|x|, tan(pi/8) < |x| <= tan(3pi/8) to (|x|-1)/(|x|+1)
-        Tensor big = a.gt(2.414213562373095), mid = a.gt(0.4142135623730950).logicalAnd(big.logicalNot());
-        Tensor y0 = where(big, a.fullLike(Math.PI / 2), where(mid, a.fullLike(Math.PI / 4), a.fullLike(0.0)));
-        Tensor r = where(big, a.reciprocal().neg(), where(mid, a.sub(1.0).div(a.add(1.0)), a));
-        Tensor z = r.square();
-        Tensor p = z.mul(8.05374449538e-2).sub(1.38776856032e-1).mul(z).add(1.99777106478e-1).mul(z).sub(3.33329491539e-1).mul(z).mul(r).add(r);
-        Tensor res = y0.add(p);
-        return where(x.lt(0.0), res.neg(), res);
-    }
+    public Tensor atan() { return ElementwiseMath.atan(this); }
 
-    public Tensor asin() {
-        Tensor x = toFloat();
-        return x.div(x.square().rsub(1.0).sqrt()).atan();
-    }
+    public Tensor asin() { return ElementwiseMath.asin(this); }
 
     public Tensor acos() { return asin().rsub(Math.PI / 2); }
 
-    public Tensor sinh() {
-        Tensor x = toFloat();
-        return x.exp().sub(x.neg().exp()).mul(0.5);
-    }
+    public Tensor sinh() { return ElementwiseMath.sinh(this); }
 
-    public Tensor cosh() {
-        Tensor x = toFloat();
-        return x.exp().add(x.neg().exp()).mul(0.5);
-    }
+    public Tensor cosh() { return ElementwiseMath.cosh(this); }
 
-    public Tensor tanh() {
-        Tensor x = toFloat();
-        return x.mul(2.0).sigmoid().mul(2.0).sub(1.0);
-    }
+    public Tensor tanh() { return ElementwiseMath.tanh(this); }
 
-    public Tensor asinh() {
-        Tensor x = toFloat(), a = x.abs();
-        Tensor r = a.add(a.square().add(1.0).sqrt()).log();
-        return where(x.lt(0.0), r.neg(), r);
-    }
+    public Tensor asinh() { return ElementwiseMath.asinh(this); }
 
-    public Tensor acosh() {
-        Tensor x = toFloat();
-        return x.add(x.square().sub(1.0).sqrt()).log();
-    }
+    public Tensor acosh() { return ElementwiseMath.acosh(this); }
 
-    public Tensor atanh() {
-        Tensor x = toFloat();
-        return x.add(1.0).div(x.rsub(1.0)).log().mul(0.5);
-    }
+    public Tensor atanh() { return ElementwiseMath.atanh(this); }
 
     /** The error function (Abramowitz and Stegun 7.1.26, absolute error below 1.5e-7). */
-    public Tensor erf() {
-        Tensor x = toFloat(), a = x.abs();
-        Tensor t = a.mul(0.3275911).add(1.0).reciprocal();
-        Tensor poly = t.mul(1.061405429).sub(1.453152027).mul(t).add(1.421413741).mul(t).sub(0.284496736).mul(t).add(0.254829592).mul(t);
-        Tensor y = poly.mul(a.square().neg().exp()).rsub(1.0);
-        return where(x.lt(0.0), y.neg(), y);
-    }
+    public Tensor erf() { return ElementwiseMath.erf(this); }
 
     // =====================================================================================================
-    // rounding and sign
+    // rounding and sign (ElementwiseMath.java)
 
     public Tensor trunc() { return dtype().isFloat() ? unary(Op.TRUNC) : this; }
 
-    public Tensor floor() {
-        if (!dtype().isFloat()) return this;
-        Tensor t = trunc();
-        return where(lt(t), t.sub(1.0), t);
-    }
+    public Tensor floor() { return ElementwiseMath.floor(this); }
 
-    public Tensor ceil() {
-        if (!dtype().isFloat()) return this;
-        Tensor t = trunc();
-        return where(gt(t), t.add(1.0), t);
-    }
+    public Tensor ceil() { return ElementwiseMath.ceil(this); }
 
     /** Round half to even, as NumPy and PyTorch do. */
-    public Tensor round() {
-        if (!dtype().isFloat()) return this;
-        Tensor f = floor(), d = sub(f);
-        Tensor even = f.mod(2.0).eq(0.0);
-        Tensor up = d.gt(0.5).logicalOr(d.eq(0.5).logicalAnd(even.logicalNot()));
-        return where(up, f.add(1.0), f);
-    }
+    public Tensor round() { return ElementwiseMath.round(this); }
 
-    public Tensor abs() {
-        if (dtype().isBool() || dtype().isUnsigned()) return this;
-        return maximum(neg());
-    }
+    public Tensor abs() { return ElementwiseMath.abs(this); }
 
     /** -1, 0 or 1 by sign (NaN stays NaN, zero keeps its sign as 0). */
-    public Tensor sign() {
-        if (dtype().isBool()) return this;
-        Tensor one = fullLike(1), zero = fullLike(0);
-        Tensor s = where(gt(zero), one, where(lt(zero), one.neg(), zero));
-        return dtype().isFloat() ? where(isnan(), this, s) : s;
-    }
+    public Tensor sign() { return ElementwiseMath.sign(this); }
 
     public Tensor isnan() { return dtype().isFloat() ? ne(this) : fullLike(0).cast(DType.BOOL); }
 
-    public Tensor isinf() {
-        return dtype().isFloat() ? eq(Double.POSITIVE_INFINITY).logicalOr(eq(Double.NEGATIVE_INFINITY)) : fullLike(0).cast(DType.BOOL);
-    }
+    public Tensor isinf() { return dtype().isFloat() ? eq(Double.POSITIVE_INFINITY).logicalOr(eq(Double.NEGATIVE_INFINITY)) : fullLike(0).cast(DType.BOOL); }
 
     public Tensor isfinite() { return isnan().logicalOr(isinf()).logicalNot(); }
 
@@ -825,16 +529,7 @@ public final class Tensor {
     public Tensor logicalXor(Object other) { return cast(DType.BOOL).binary(Op.XOR, "logicalXor", operand(this, other, "logicalXor").cast(DType.BOOL)); }
 
     /** {@code cond ? a : b}, broadcasting all three; {@code cond} is converted to bool. */
-    public static Tensor where(Tensor cond, Object a, Object b) {
-        Tensor ta = a instanceof Tensor t ? t : b instanceof Tensor tb ? tb.scalarLike(a, "where")
-                : cond.scalarLike(a, "where").cast(a instanceof Double || a instanceof Float ? DType.F32 : a instanceof Boolean ? DType.BOOL : DType.I32);
-        Tensor tbb = b instanceof Tensor t ? t : ta.scalarLike(b, "where");
-        DType dt = DType.promote(ta.dtype(), tbb.dtype());
-        Shape s = broadcastShape("where", broadcastShape("where", cond.shape(), ta.shape()), tbb.shape());
-        Tensor c = cond.cast(DType.BOOL).broadcastTo(s, "where");
-        Tensor x = ta.to(cond.device).cast(dt).broadcastTo(s, "where"), y = tbb.to(cond.device).cast(dt).broadcastTo(s, "where");
-        return cond.make(UOp.of(Op.WHERE, dt, null, c.node(), x.node(), y.node()));
-    }
+    public static Tensor where(Tensor cond, Object a, Object b) { return ElementwiseMath.where(cond, a, b); }
 
     /** {@code where(mask, value, this)}. */
     public Tensor maskedFill(Tensor mask, Number value) { return where(mask, scalarLike(value, "maskedFill").cast(dtype()), this); }
@@ -863,7 +558,7 @@ public final class Tensor {
     }
 
     // =====================================================================================================
-    // activations
+    // activations (Activations.java)
 
     public Tensor relu() { return maximum(0); }
 
@@ -872,44 +567,19 @@ public final class Tensor {
     public Tensor leakyRelu(double slope) { return where(gt(0), this, mul(slope)); }
 
     /** {@code x > 0 ? x : weight * x}; {@code weight} broadcasts along axis 1 (channels) if 1-D. */
-    public Tensor prelu(Tensor weight) {
-        Tensor w = weight;
-        if (w.ndim() == 1 && ndim() >= 2 && w.numel() > 1) {
-            int[] s = new int[ndim()];
-            Arrays.fill(s, 1);
-            s[1] = (int) w.numel();
-            w = w.reshape(s);
-        }
-        return where(gt(0), this, mul(w));
-    }
+    public Tensor prelu(Tensor weight) { return Activations.prelu(this, weight); }
 
-    public Tensor elu(double alpha) {
-        Tensor x = toFloat();
-        return where(x.gt(0), x, x.expm1().mul(alpha));
-    }
+    public Tensor elu(double alpha) { return Activations.elu(this, alpha); }
 
-    public Tensor selu() {
-        double alpha = 1.6732632423543772848170429916717, scale = 1.0507009873554804934193349852946;
-        return elu(alpha).mul(scale);
-    }
+    public Tensor selu() { return Activations.selu(this); }
 
-    public Tensor celu(double alpha) {
-        Tensor x = toFloat();
-        return x.relu().add(x.div(alpha).expm1().mul(alpha).minimum(0));
-    }
+    public Tensor celu(double alpha) { return Activations.celu(this, alpha); }
 
     /** GELU with the exact erf form. */
-    public Tensor gelu() {
-        Tensor x = toFloat();
-        return x.mul(0.5).mul(x.mul(1 / Math.sqrt(2)).erf().add(1.0));
-    }
+    public Tensor gelu() { return Activations.gelu(this); }
 
     /** GELU with the tanh approximation. */
-    public Tensor geluTanh() {
-        Tensor x = toFloat();
-        Tensor inner = x.add(x.mul(x).mul(x).mul(0.044715)).mul(Math.sqrt(2 / Math.PI));
-        return x.mul(0.5).mul(inner.tanh().add(1.0));
-    }
+    public Tensor geluTanh() { return Activations.geluTanh(this); }
 
     public Tensor sigmoid() { return toFloat().neg().exp().add(1.0).reciprocal(); }
 
@@ -920,12 +590,7 @@ public final class Tensor {
     public Tensor mish() { return mul(softplus(1, 20).tanh()); }
 
     /** {@code log(1 + exp(beta x)) / beta}, linear above {@code threshold} (as PyTorch). */
-    public Tensor softplus(double beta, double threshold) {
-        Tensor x = toFloat(), bx = x.mul(beta);
-        // log1p(exp(-|bx|)) + max(bx, 0) does not overflow
-        Tensor sp = bx.abs().neg().exp().log1p().add(bx.relu()).div(beta);
-        return where(bx.gt(threshold), x, sp);
-    }
+    public Tensor softplus(double beta, double threshold) { return Activations.softplus(this, beta, threshold); }
 
     public Tensor softplus() { return softplus(1, 20); }
 
@@ -939,20 +604,12 @@ public final class Tensor {
     public Tensor hardtanh(double min, double max) { return clamp(min, max); }
 
     /** Softmax along {@code axis}. */
-    public Tensor softmax(int axis) {
-        Tensor x = toFloat();
-        Tensor e = x.sub(x.max(new int[] {axis}, true)).exp();
-        return e.div(e.sum(new int[] {axis}, true));
-    }
+    public Tensor softmax(int axis) { return Activations.softmax(this, axis); }
 
-    public Tensor logSoftmax(int axis) {
-        Tensor x = toFloat();
-        Tensor s = x.sub(x.max(new int[] {axis}, true));
-        return s.sub(s.exp().sum(new int[] {axis}, true).log());
-    }
+    public Tensor logSoftmax(int axis) { return Activations.logSoftmax(this, axis); }
 
     // =====================================================================================================
-    // reductions
+    // reductions (Reductions.java)
 
     private Tensor reduce(ReduceArg.Kind kind, String op, int[] axes, boolean keepdim) {
         int[] ax = axes(axes, op);
@@ -964,7 +621,7 @@ public final class Tensor {
         return keepdim ? r : r.dropAxes(ax);
     }
 
-    private Tensor dropAxes(int[] ax) {
+    Tensor dropAxes(int[] ax) {
         int[] d = dims();
         int[] out = new int[d.length - ax.length];
         for (int i = 0, j = 0; i < d.length; i++) if (Arrays.binarySearch(ax, i) < 0) out[j++] = d[i];
@@ -993,38 +650,13 @@ public final class Tensor {
     /** Mean over axes (all if none); integer inputs give f32. */
     public Tensor mean(int... axes) { return mean(axes, false); }
 
-    public Tensor mean(int[] axes, boolean keepdim) {
-        Tensor x = toFloat();
-        Object count = countOver(axes, "mean", x.dtype(), 0); // checks the axes first, in the caller's terms
-        return x.sum(axes, keepdim).div(count);
-    }
-
-    /**
-     * The number of elements over {@code axes} minus {@code correction} (at least 0): a Java number, or a
-     * 0-d tensor of {@code dtype} when an axis is symbolic (its size is known only when the plan runs).
-     */
-    private Object countOver(int[] axes, String op, DType dtype, double correction) {
-        long n = 1;
-        Tensor symbolic = null;
-        for (int a : axes(axes, op)) {
-            Variable v = shape().variable(a);
-            if (v == null) n *= dim(a);
-            else symbolic = symbolic == null ? variable(v) : symbolic.mul(variable(v));
-        }
-        if (symbolic == null) return Math.max(0, n - correction);
-        return symbolic.cast(dtype).mul((double) n).sub(correction).maximum(0.0).to(device);
-    }
+    public Tensor mean(int[] axes, boolean keepdim) { return Reductions.mean(this, axes, keepdim); }
 
     /** Variance with Bessel's correction (as {@code torch.var}). */
     public Tensor var(int... axes) { return var(axes, false, 1); }
 
     /** Variance dividing by {@code N - correction}. */
-    public Tensor var(int[] axes, boolean keepdim, double correction) {
-        Tensor x = toFloat();
-        Object count = countOver(axes, "var", x.dtype(), correction);
-        Tensor d = x.sub(x.mean(axes, true));
-        return d.square().sum(axes, keepdim).div(count);
-    }
+    public Tensor var(int[] axes, boolean keepdim, double correction) { return Reductions.var(this, axes, keepdim, correction); }
 
     public Tensor std(int... axes) { return var(axes).sqrt(); }
 
@@ -1042,91 +674,33 @@ public final class Tensor {
     /** {@code log(sum(exp(x)))}, stable for large values. */
     public Tensor logsumexp(int... axes) { return logsumexp(axes, false); }
 
-    public Tensor logsumexp(int[] axes, boolean keepdim) {
-        Tensor x = toFloat();
-        Tensor m = x.max(axes, true);
-        m = where(m.isinf(), m.zerosLike(), m);
-        Tensor r = x.sub(m).exp().sum(axes, true).log().add(m);
-        return keepdim ? r : r.dropAxes(axes(axes, "logsumexp"));
-    }
+    public Tensor logsumexp(int[] axes, boolean keepdim) { return Reductions.logsumexp(this, axes, keepdim); }
 
     /** Index of the first maximum along {@code axis} (NaN counts as the maximum), as i64. */
-    public Tensor argmax(int axis, boolean keepdim) { return argExtreme(axis, keepdim, true); }
+    public Tensor argmax(int axis, boolean keepdim) { return Reductions.argExtreme(this, axis, keepdim, true); }
 
     public Tensor argmax(int axis) { return argmax(axis, false); }
 
     /** Index of the first maximum of the flattened tensor. */
     public Tensor argmax() { return flatten().argmax(0, false); }
 
-    public Tensor argmin(int axis, boolean keepdim) { return argExtreme(axis, keepdim, false); }
+    public Tensor argmin(int axis, boolean keepdim) { return Reductions.argExtreme(this, axis, keepdim, false); }
 
     public Tensor argmin(int axis) { return argmin(axis, false); }
 
     public Tensor argmin() { return flatten().argmin(0, false); }
 
-    private Tensor argExtreme(int axis, boolean keepdim, boolean max) {
-        int a = axis(axis, max ? "argmax" : "argmin");
-        int n = dim(a);
-        if (n == 0) throw new IllegalArgumentException((max ? "argmax" : "argmin") + ": axis " + axis + " of shape " + shape() + " is empty");
-        Tensor m = max ? max(new int[] {a}, true) : min(new int[] {a}, true);
-        Tensor hit = eq(m);
-        if (dtype().isFloat()) hit = hit.logicalOr(isnan());
-        int[] s = new int[ndim()];
-        Arrays.fill(s, 1);
-        s[a] = n;
-        // the first hit has the largest (n - index)
-        Tensor rev = arange(n, 0, -1).cast(DType.I64).reshape(s);
-        Tensor idx = where(hit, rev, rev.zerosLike()).max(new int[] {a}, keepdim).rsub((long) n);
-        return idx.cast(DType.I64);
-    }
-
     /** Running sum along {@code axis}. */
-    public Tensor cumsum(int axis) { return cumulative(axis, true); }
+    public Tensor cumsum(int axis) { return Reductions.cumulative(this, axis, true); }
 
     /** Running product along {@code axis}. */
-    public Tensor cumprod(int axis) { return cumulative(axis, false); }
-
-    private Tensor cumulative(int axis, boolean sum) {
-        int a = axis(axis, sum ? "cumsum" : "cumprod");
-        int n = dim(a);
-        Tensor x = transpose(a, -1).unsqueeze(-2); // (..., 1, n): element j
-        Tensor rows = arange(n).reshape(n, 1), cols = arange(n).reshape(1, n);
-        Tensor mask = cols.le(rows); // (n, n): output i takes j <= i
-        Tensor xe = x.expand(broadcastShape("cumsum", x.shape(), mask.shape()).toArray());
-        Tensor picked = where(mask, xe, sum ? xe.zerosLike() : xe.onesLike());
-        Tensor r = sum ? picked.sum(new int[] {-1}, false) : picked.prod(new int[] {-1}, false);
-        return r.transpose(a, -1);
-    }
+    public Tensor cumprod(int axis) { return Reductions.cumulative(this, axis, false); }
 
     // =====================================================================================================
-    // movement
+    // movement (Movement.java)
 
     /** The same elements in C order with a new shape; one dimension may be -1 (inferred). */
-    public Tensor reshape(int... shape) {
-        int[] s = shape.clone();
-        int infer = -1;
-        long known = 1;
-        for (int i = 0; i < s.length; i++) {
-            if (s[i] == -1) {
-                if (infer >= 0) throw new IllegalArgumentException("reshape: more than one -1 in " + Arrays.toString(shape));
-                infer = i;
-            } else if (s[i] < 0) {
-                throw new IllegalArgumentException("reshape: negative dimension " + s[i] + " in " + Arrays.toString(shape));
-            } else known *= s[i];
-        }
-        if (infer >= 0) {
-            if (known == 0 || numel() % known != 0) {
-                throw new IllegalArgumentException("reshape: cannot infer -1 in " + Arrays.toString(shape) + " for shape " + shape() + " (" + numel() + " elements)");
-            }
-            s[infer] = (int) (numel() / known);
-        }
-        Shape target = Shape.of(s);
-        if (target.numel() != numel()) {
-            throw new IllegalArgumentException("reshape: cannot reshape " + shape() + " (" + numel() + " elements) to " + target
-                    + " (" + target.numel() + " elements)");
-        }
-        return reshapeTo(shape().reshaped(s));
-    }
+    public Tensor reshape(int... shape) { return Movement.reshape(this, shape); }
 
     /**
      * This tensor with {@code axis} made symbolic: its size is {@code size}'s value when a plan runs (at
@@ -1134,367 +708,84 @@ public final class Tensor {
      * compute only the rows below the size, and never read the rows past it. Use it for inputs padded
      * to a maximum (a sequence of up to N tokens) and for tables laid out for the maximum.
      */
-    public Tensor withSymbolicDim(int axis, Variable size) {
-        int a = axis(axis, "withSymbolicDim");
-        Variable had = shape().variable(a);
-        if (had != null && !had.equals(size)) {
-            throw new IllegalArgumentException("withSymbolicDim: axis " + axis + " of " + shape() + " is already symbolic ("
-                    + had.name() + ")");
-        }
-        return reshapeTo(shape().withVariable(a, size));
-    }
+    public Tensor withSymbolicDim(int axis, Variable size) { return Movement.withSymbolicDim(this, axis, size); }
 
     /** Axes reordered: output axis i is input axis {@code order[i]}. */
-    public Tensor permute(int... order) {
-        if (order.length != ndim()) {
-            throw new IllegalArgumentException("permute: order " + Arrays.toString(order) + " has " + order.length + " axes, shape " + shape() + " has " + ndim());
-        }
-        int[] p = new int[order.length];
-        boolean[] seen = new boolean[order.length];
-        boolean identity = true;
-        for (int i = 0; i < order.length; i++) {
-            p[i] = axis(order[i], "permute");
-            if (seen[p[i]]) throw new IllegalArgumentException("permute: axis " + order[i] + " repeated in " + Arrays.toString(order));
-            seen[p[i]] = true;
-            identity &= p[i] == i;
-        }
-        return identity ? this : make(UOp.of(Op.PERMUTE, dtype(), Ints.of(p), node()));
-    }
+    public Tensor permute(int... order) { return Movement.permute(this, order); }
 
     /** Two axes swapped. */
-    public Tensor transpose(int a, int b) {
-        int x = axis(a, "transpose"), y = axis(b, "transpose");
-        int[] p = new int[ndim()];
-        for (int i = 0; i < p.length; i++) p[i] = i;
-        p[x] = y;
-        p[y] = x;
-        return permute(p);
-    }
+    public Tensor transpose(int a, int b) { return Movement.transpose(this, a, b); }
 
     /** The last two axes swapped (a matrix transpose). */
-    public Tensor mT() {
-        if (ndim() < 2) throw new IllegalArgumentException("mT: needs at least 2 axes, shape is " + shape());
-        return transpose(-2, -1);
-    }
+    public Tensor mT() { return Movement.mT(this); }
 
     /** Size-1 axes repeated to {@code shape} (-1 keeps a size); new leading axes may be added. */
-    public Tensor expand(int... shape) {
-        int[] s = shape.clone();
-        int off = s.length - ndim();
-        if (off < 0) throw new IllegalArgumentException("expand: shape " + Arrays.toString(shape) + " has fewer axes than " + shape());
-        for (int i = 0; i < s.length; i++) {
-            if (s[i] == -1) {
-                if (i < off) throw new IllegalArgumentException("expand: -1 not allowed for new axis " + i + " in " + Arrays.toString(shape));
-                s[i] = dim(i - off);
-            }
-            if (i >= off && dim(i - off) != 1 && dim(i - off) != s[i]) {
-                throw new IllegalArgumentException("expand: axis " + (i - off) + " of " + shape() + " has size " + dim(i - off)
-                        + ", cannot expand to " + s[i]);
-            }
-        }
-        return broadcastTo(s);
-    }
+    public Tensor expand(int... shape) { return Movement.expand(this, shape); }
 
     /** Size-1 axes removed: the given ones (each must have size 1), or all if none are given. */
-    public Tensor squeeze(int... axes) {
-        int[] d = dims();
-        List<Integer> keep = new ArrayList<>();
-        if (axes.length == 0) {
-            for (int x : d) if (x != 1) keep.add(x);
-        } else {
-            int[] ax = axes(axes, "squeeze");
-            for (int a : ax) {
-                if (d[a] != 1) throw new IllegalArgumentException("squeeze: axis " + a + " of shape " + shape() + " has size " + d[a] + ", not 1");
-            }
-            for (int i = 0; i < d.length; i++) if (Arrays.binarySearch(ax, i) < 0) keep.add(d[i]);
-        }
-        return reshape(keep.stream().mapToInt(Integer::intValue).toArray());
-    }
+    public Tensor squeeze(int... axes) { return Movement.squeeze(this, axes); }
 
     /** A size-1 axis inserted at {@code axis} (in {@code [-rank-1, rank]}). */
-    public Tensor unsqueeze(int axis) {
-        int a = normAxis(axis, ndim() + 1, "unsqueeze", shape());
-        int[] d = dims();
-        int[] out = new int[d.length + 1];
-        for (int i = 0, j = 0; i < out.length; i++) out[i] = i == a ? 1 : d[j++];
-        return reshape(out);
-    }
+    public Tensor unsqueeze(int axis) { return Movement.unsqueeze(this, axis); }
 
     /** All axes merged into one. */
-    public Tensor flatten() { return reshape((int) numel()); }
+    public Tensor flatten() { return Movement.flatten(this); }
 
     /** Axes {@code start..end} (inclusive) merged into one. */
-    public Tensor flatten(int start, int end) {
-        if (ndim() == 0) return reshape(1);
-        int s = axis(start, "flatten"), e = axis(end, "flatten");
-        if (s > e) throw new IllegalArgumentException("flatten: start axis " + start + " is after end axis " + end + " for shape " + shape());
-        int[] d = dims();
-        int[] out = new int[d.length - (e - s)];
-        int m = 1;
-        for (int i = s; i <= e; i++) m *= d[i];
-        for (int i = 0, j = 0; i < d.length; i++) {
-            if (i < s || i > e) out[j++] = d[i];
-            else if (i == s) out[j++] = m;
-        }
-        return reshape(out);
-    }
+    public Tensor flatten(int start, int end) { return Movement.flatten(this, start, end); }
 
     /** The order of elements reversed along the given axes. */
-    public Tensor flip(int... axes) {
-        if (axes.length == 0) return this;
-        return make(UOp.of(Op.FLIP, dtype(), Ints.of(axes(axes, "flip")), node()));
-    }
+    public Tensor flip(int... axes) { return Movement.flip(this, axes); }
 
     /**
      * Elements {@code start, start+step, ...} before {@code end} along {@code axis}, Python slice
      * semantics: negative indices count from the end, bounds are clipped, a negative step walks
      * backwards (then {@code start} defaults to the last element when given as {@code Integer.MAX_VALUE}).
      */
-    public Tensor slice(int axis, int start, int end, int step) {
-        int a = axis(axis, "slice");
-        int n = dim(a);
-        if (step == 0) throw new IllegalArgumentException("slice: step must not be 0 (axis " + axis + " of shape " + shape() + ")");
-        if (step > 0) {
-            int s = clampIndex(start, n, 0, n), e = clampIndex(end, n, 0, n);
-            if (e < s) e = s;
-            Tensor x = shrinkAxis(a, s, e);
-            return step == 1 ? x : x.stride(a, step);
-        }
-        // negative step: the same elements as a positive-step slice over the flipped axis
-        int s = clampIndex(start, n, -1, n - 1), e = clampIndex(end, n, -1, n - 1);
-        int fs = n - 1 - s, fe = n - 1 - e; // positions in the flipped axis
-        if (fe < fs) fe = fs;
-        return flip(a).shrinkAxis(a, fs, Math.min(fe, n)).stride(a, -step);
-    }
-
-    private static int clampIndex(int i, int n, int lo, int hi) {
-        long v = i < 0 && i != Integer.MIN_VALUE ? (long) i + n : i;
-        if (i == Integer.MIN_VALUE) v = lo;
-        return (int) Math.max(lo, Math.min(hi, v));
-    }
+    public Tensor slice(int axis, int start, int end, int step) { return Movement.slice(this, axis, start, end, step); }
 
     /** Elements {@code [start, end)} along an axis. */
-    Tensor shrinkAxis(int a, int start, int end) {
-        if (start == 0 && end == dim(a)) return this;
-        int[] b = new int[2 * ndim()];
-        for (int i = 0; i < ndim(); i++) {
-            b[2 * i] = i == a ? start : 0;
-            b[2 * i + 1] = i == a ? end : dim(i);
-        }
-        return make(UOp.of(Op.SHRINK, dtype(), Ints.of(b), node()));
-    }
-
-    /** Every {@code step}-th element along an axis, from a pad-reshape-shrink (no gather). */
-    private Tensor stride(int a, int step) {
-        int n = dim(a);
-        int out = (n + step - 1) / step;
-        Tensor x = padAxis(a, 0, out * step - n);
-        int[] d = x.dims();
-        int[] split = new int[d.length + 1];
-        for (int i = 0, j = 0; i < d.length; i++) {
-            if (i == a) {
-                split[j++] = out;
-                split[j++] = step;
-            } else split[j++] = d[i];
-        }
-        return x.reshape(split).shrinkAxis(a + 1, 0, 1).squeeze(a + 1);
-    }
-
-    private Tensor padAxis(int a, int before, int after) {
-        if (before == 0 && after == 0) return this;
-        int[] b = new int[2 * ndim()];
-        b[2 * a] = before;
-        b[2 * a + 1] = after;
-        return make(UOp.of(Op.PAD, dtype(), Ints.of(b), node()));
-    }
+    Tensor shrinkAxis(int a, int start, int end) { return Movement.shrinkAxis(this, a, start, end); }
 
     /** Padding modes of {@link #pad(int[][], PadMode, double)}. */
     public enum PadMode { CONSTANT, REFLECT, EDGE, CIRCULAR }
 
     /** Zero padding, {@code pads[i] = {before, after}} for each axis; negative amounts crop. */
-    public Tensor pad(int[][] pads) { return pad(pads, PadMode.CONSTANT, 0); }
+    public Tensor pad(int[][] pads) { return Movement.pad(this, pads); }
 
     /**
      * Padding with a mode: {@code CONSTANT} fills with {@code value}, {@code REFLECT} mirrors without
      * repeating the edge, {@code EDGE} repeats the edge, {@code CIRCULAR} wraps around. Negative amounts
      * crop (any mode).
      */
-    public Tensor pad(int[][] pads, PadMode mode, double value) {
-        if (pads.length != ndim()) {
-            throw new IllegalArgumentException("pad: " + pads.length + " (before, after) pairs for shape " + shape() + " of rank " + ndim());
-        }
-        Tensor x = this;
-        for (int a = 0; a < pads.length; a++) {
-            if (pads[a].length != 2) throw new IllegalArgumentException("pad: axis " + a + " needs a (before, after) pair, got " + Arrays.toString(pads[a]));
-            int before = pads[a][0], after = pads[a][1];
-            // crop first, so modes see the cropped data
-            x = x.shrinkAxis(a, Math.max(0, -before), x.dim(a) - Math.max(0, -after));
-            before = Math.max(0, before);
-            after = Math.max(0, after);
-            if (before == 0 && after == 0) continue;
-            int n = x.dim(a);
-            x = switch (mode) {
-                case CONSTANT -> {
-                    Tensor padded = x.padAxis(a, before, after);
-                    if (value == 0) yield padded;
-                    Tensor inside = x.onesLike().cast(DType.BOOL).padAxis(a, before, after);
-                    yield where(inside, padded, padded.fullLike(value));
-                }
-                case REFLECT -> {
-                    if (before >= n || after >= n) {
-                        throw new IllegalArgumentException("pad: reflect padding (" + before + ", " + after + ") needs less than the axis size " + n
-                                + " (axis " + a + " of " + shape() + ")");
-                    }
-                    // the after-part ends just before index n - 2 - after, which is -1 (open) for after = n - 1
-                    int afterEnd = n - 2 - after < 0 ? Integer.MIN_VALUE : n - 2 - after;
-                    yield cat(a, x.slice(a, before, 0, -1), x, x.slice(a, n - 2, afterEnd, -1));
-                }
-                case EDGE -> {
-                    if (n == 0) throw new IllegalArgumentException("pad: edge padding of empty axis " + a + " of " + shape());
-                    Tensor first = x.shrinkAxis(a, 0, 1), last = x.shrinkAxis(a, n - 1, n);
-                    yield cat(a, first.repeatAxis(a, before), x, last.repeatAxis(a, after));
-                }
-                case CIRCULAR -> {
-                    if (before > n || after > n) {
-                        throw new IllegalArgumentException("pad: circular padding (" + before + ", " + after + ") exceeds the axis size " + n
-                                + " (axis " + a + " of " + shape() + ")");
-                    }
-                    yield cat(a, x.shrinkAxis(a, n - before, n), x, x.shrinkAxis(a, 0, after));
-                }
-            };
-        }
-        return x;
-    }
-
-    private Tensor repeatAxis(int a, int times) {
-        int[] r = new int[ndim()];
-        Arrays.fill(r, 1);
-        r[a] = times;
-        return repeat(r);
-    }
+    public Tensor pad(int[][] pads, PadMode mode, double value) { return Movement.pad(this, pads, mode, value); }
 
     /** Tensors joined along an existing axis; other axes must match. */
-    public static Tensor cat(int axis, Tensor... tensors) {
-        if (tensors.length == 0) throw new IllegalArgumentException("cat: needs at least one tensor");
-        Tensor first = tensors[0];
-        int a = first.axis(axis, "cat");
-        DType dt = first.dtype();
-        int total = 0;
-        for (Tensor t : tensors) {
-            if (t.ndim() != first.ndim()) {
-                throw new IllegalArgumentException("cat: shapes " + first.shape() + " and " + t.shape() + " have different ranks");
-            }
-            for (int i = 0; i < t.ndim(); i++) {
-                if (i != a && t.dim(i) != first.dim(i)) {
-                    throw new IllegalArgumentException("cat: shapes " + first.shape() + " and " + t.shape() + " differ at axis " + i + " (cat axis " + axis + ")");
-                }
-            }
-            dt = DType.promote(dt, t.dtype());
-            total += t.dim(a);
-        }
-        Tensor acc = null;
-        int offset = 0;
-        for (Tensor t : tensors) {
-            Tensor p = t.to(first.device).cast(dt).padAxis(a, offset, total - offset - t.dim(a));
-            offset += t.dim(a);
-            acc = acc == null ? p : acc.add(p);
-        }
-        return acc;
-    }
+    public static Tensor cat(int axis, Tensor... tensors) { return Movement.cat(axis, tensors); }
 
     /** Tensors of one shape joined along a new axis. */
-    public static Tensor stack(int axis, Tensor... tensors) {
-        if (tensors.length == 0) throw new IllegalArgumentException("stack: needs at least one tensor");
-        Tensor[] u = new Tensor[tensors.length];
-        for (int i = 0; i < tensors.length; i++) {
-            if (!tensors[i].shape().equals(tensors[0].shape())) {
-                throw new IllegalArgumentException("stack: shapes " + tensors[0].shape() + " and " + tensors[i].shape() + " differ");
-            }
-            u[i] = tensors[i].unsqueeze(axis);
-        }
-        return cat(axis, u);
-    }
+    public static Tensor stack(int axis, Tensor... tensors) { return Movement.stack(axis, tensors); }
 
     /** Pieces of {@code size} along {@code axis} (the last may be smaller). */
-    public List<Tensor> split(int size, int axis) {
-        if (size <= 0) throw new IllegalArgumentException("split: size must be > 0, got " + size);
-        int a = axis(axis, "split");
-        List<Tensor> out = new ArrayList<>();
-        for (int s = 0; s < dim(a) || (s == 0 && dim(a) == 0); s += size) {
-            out.add(shrinkAxis(a, s, Math.min(dim(a), s + size)));
-            if (dim(a) == 0) break;
-        }
-        return out;
-    }
+    public List<Tensor> split(int size, int axis) { return Movement.split(this, size, axis); }
 
     /** Pieces of the given sizes along {@code axis}; the sizes must add up to the axis size. */
-    public List<Tensor> split(int[] sizes, int axis) {
-        int a = axis(axis, "split");
-        int total = Arrays.stream(sizes).sum();
-        if (total != dim(a) || Arrays.stream(sizes).anyMatch(s -> s < 0)) {
-            throw new IllegalArgumentException("split: sizes " + Arrays.toString(sizes) + " do not add up to axis " + axis + " of " + shape());
-        }
-        List<Tensor> out = new ArrayList<>();
-        int s = 0;
-        for (int size : sizes) {
-            out.add(shrinkAxis(a, s, s + size));
-            s += size;
-        }
-        return out;
-    }
+    public List<Tensor> split(int[] sizes, int axis) { return Movement.split(this, sizes, axis); }
 
     /** {@code chunks} pieces of equal size (the last may be smaller), as {@code torch.chunk}. */
-    public List<Tensor> chunk(int chunks, int axis) {
-        if (chunks <= 0) throw new IllegalArgumentException("chunk: chunks must be > 0, got " + chunks);
-        int n = dim(axis);
-        return split(Math.max(1, (n + chunks - 1) / chunks), axis);
-    }
+    public List<Tensor> chunk(int chunks, int axis) { return Movement.chunk(this, chunks, axis); }
 
     /** The tensor tiled {@code repeats[i]} times along each axis ({@code torch.repeat}; extra leading repeats add axes). */
-    public Tensor repeat(int... repeats) {
-        if (repeats.length < ndim()) {
-            throw new IllegalArgumentException("repeat: " + repeats.length + " repeats for shape " + shape() + " of rank " + ndim());
-        }
-        int off = repeats.length - ndim();
-        int[] base = new int[repeats.length];
-        for (int i = 0; i < repeats.length; i++) {
-            if (repeats[i] < 0) throw new IllegalArgumentException("repeat: negative count " + repeats[i]);
-            base[i] = i < off ? 1 : dim(i - off);
-        }
-        // (..., d, ...) -> (..., 1, d, ...) -> (..., r, d, ...) -> (..., r*d, ...)
-        int[] inter = new int[2 * repeats.length], expanded = new int[2 * repeats.length], out = new int[repeats.length];
-        for (int i = 0; i < repeats.length; i++) {
-            inter[2 * i] = 1;
-            inter[2 * i + 1] = base[i];
-            expanded[2 * i] = repeats[i];
-            expanded[2 * i + 1] = base[i];
-            out[i] = repeats[i] * base[i];
-        }
-        return reshape(inter).expand(expanded).reshape(out);
-    }
+    public Tensor repeat(int... repeats) { return Movement.repeat(this, repeats); }
 
     /** NumPy's tile: like {@link #repeat} but fewer repeats than axes apply to the trailing axes. */
-    public Tensor tile(int... reps) {
-        if (reps.length >= ndim()) return repeat(reps);
-        int[] r = new int[ndim()];
-        Arrays.fill(r, 1);
-        System.arraycopy(reps, 0, r, ndim() - reps.length, reps.length);
-        return repeat(r);
-    }
+    public Tensor tile(int... reps) { return Movement.tile(this, reps); }
 
     /** Elements on and above the {@code k}-th diagonal of the last two axes; others zero. */
-    public Tensor triu(int k) { return triangle(k, true); }
+    public Tensor triu(int k) { return Movement.triu(this, k); }
 
     /** Elements on and below the {@code k}-th diagonal of the last two axes; others zero. */
-    public Tensor tril(int k) { return triangle(k, false); }
-
-    private Tensor triangle(int k, boolean upper) {
-        if (ndim() < 2) throw new IllegalArgumentException((upper ? "triu" : "tril") + ": needs at least 2 axes, shape is " + shape());
-        int r = dim(-2), c = dim(-1);
-        Tensor rows = arange(r).reshape(r, 1), cols = arange(c).reshape(1, c);
-        Tensor keep = upper ? cols.sub(rows).ge(k) : cols.sub(rows).le(k);
-        return where(keep, this, zerosLike());
-    }
+    public Tensor tril(int k) { return Movement.tril(this, k); }
 
     // =====================================================================================================
     // linear algebra (LinearAlgebra.java)
@@ -1503,7 +794,7 @@ public final class Tensor {
     public Tensor matmul(Tensor other) { return LinearAlgebra.matmul(this, other.to(device)); }
 
     /** {@code this @ weight^T + bias}; {@code weight} is (out, in), {@code bias} may be null. */
-    public Tensor linear(Tensor weight, Tensor bias) { return LinearAlgebra.linear(this, weight.to(device), bias == null ? null : bias.to(device)); }
+    public Tensor linear(Tensor weight, Tensor bias) { return LinearAlgebra.linear(this, weight.to(device), onThisDevice(bias)); }
 
     /** Einstein summation, e.g. {@code einsum("bij,bjk->bik", a, b)}. */
     public static Tensor einsum(String equation, Tensor... operands) { return LinearAlgebra.einsum(equation, operands); }
@@ -1567,9 +858,7 @@ public final class Tensor {
      * As {@link #randint(long, long, long, int...)} with an integer result dtype; {@code [low, high)}
      * must fit the dtype.
      */
-    public static Tensor randint(long seed, long low, long high, DType dtype, int... shape) {
-        return RandomOps.randint(seed, low, high, dtype, shape);
-    }
+    public static Tensor randint(long seed, long low, long high, DType dtype, int... shape) { return RandomOps.randint(seed, low, high, dtype, shape); }
 
     /**
      * True with probability {@code p} for each element of {@code p} ({@code u < p} with {@code u} from
@@ -1675,13 +964,13 @@ public final class Tensor {
      * @param groups input and output channels split into this many independent groups ({@code groups == Cin}: depthwise)
      */
     public Tensor conv(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation, int groups) {
-        return Convolution.conv("conv", Convolution.spatialOf("conv", weight), this, weight.to(device), bias == null ? null : bias.to(device),
+        return Convolution.conv("conv", Convolution.spatialOf("conv", weight), this, weight.to(device), onThisDevice(bias),
                 stride, padding, dilation, groups);
     }
 
     /** 1-D convolution of (N, Cin, L) with weight (Cout, Cin/groups, kL); see {@link #conv}. */
     public Tensor conv1d(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation, int groups) {
-        return Convolution.conv("conv1d", 1, this, weight.to(device), bias == null ? null : bias.to(device), stride, padding, dilation, groups);
+        return Convolution.conv("conv1d", 1, this, weight.to(device), onThisDevice(bias), stride, padding, dilation, groups);
     }
 
     /** 1-D convolution with stride 1, no padding, dilation 1, one group. */
@@ -1689,7 +978,7 @@ public final class Tensor {
 
     /** 2-D convolution of (N, Cin, H, W) with weight (Cout, Cin/groups, kH, kW); see {@link #conv}. */
     public Tensor conv2d(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation, int groups) {
-        return Convolution.conv("conv2d", 2, this, weight.to(device), bias == null ? null : bias.to(device), stride, padding, dilation, groups);
+        return Convolution.conv("conv2d", 2, this, weight.to(device), onThisDevice(bias), stride, padding, dilation, groups);
     }
 
     /** 2-D convolution with stride 1, no padding, dilation 1, one group. */
@@ -1697,7 +986,7 @@ public final class Tensor {
 
     /** 3-D convolution of (N, Cin, D, H, W) with weight (Cout, Cin/groups, kD, kH, kW); see {@link #conv}. */
     public Tensor conv3d(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation, int groups) {
-        return Convolution.conv("conv3d", 3, this, weight.to(device), bias == null ? null : bias.to(device), stride, padding, dilation, groups);
+        return Convolution.conv("conv3d", 3, this, weight.to(device), onThisDevice(bias), stride, padding, dilation, groups);
     }
 
     /** 3-D convolution with stride 1, no padding, dilation 1, one group. */
@@ -1718,12 +1007,12 @@ public final class Tensor {
      */
     public Tensor convTranspose(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] outputPadding, int[] dilation, int groups) {
         return Convolution.convTranspose("convTranspose", Convolution.spatialOf("convTranspose", weight), this, weight.to(device),
-                bias == null ? null : bias.to(device), stride, padding, outputPadding, dilation, groups);
+                onThisDevice(bias), stride, padding, outputPadding, dilation, groups);
     }
 
     /** 1-D transposed convolution of (N, Cin, L) with weight (Cin, Cout/groups, kL); see {@link #convTranspose}. */
     public Tensor convTranspose1d(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] outputPadding, int[] dilation, int groups) {
-        return Convolution.convTranspose("convTranspose1d", 1, this, weight.to(device), bias == null ? null : bias.to(device), stride, padding,
+        return Convolution.convTranspose("convTranspose1d", 1, this, weight.to(device), onThisDevice(bias), stride, padding,
                 outputPadding, dilation, groups);
     }
 
@@ -1732,7 +1021,7 @@ public final class Tensor {
 
     /** 2-D transposed convolution of (N, Cin, H, W) with weight (Cin, Cout/groups, kH, kW); see {@link #convTranspose}. */
     public Tensor convTranspose2d(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] outputPadding, int[] dilation, int groups) {
-        return Convolution.convTranspose("convTranspose2d", 2, this, weight.to(device), bias == null ? null : bias.to(device), stride, padding,
+        return Convolution.convTranspose("convTranspose2d", 2, this, weight.to(device), onThisDevice(bias), stride, padding,
                 outputPadding, dilation, groups);
     }
 
@@ -1741,7 +1030,7 @@ public final class Tensor {
 
     /** 3-D transposed convolution of (N, Cin, D, H, W) with weight (Cin, Cout/groups, kD, kH, kW); see {@link #convTranspose}. */
     public Tensor convTranspose3d(Tensor weight, Tensor bias, int[] stride, int[] padding, int[] outputPadding, int[] dilation, int groups) {
-        return Convolution.convTranspose("convTranspose3d", 3, this, weight.to(device), bias == null ? null : bias.to(device), stride, padding,
+        return Convolution.convTranspose("convTranspose3d", 3, this, weight.to(device), onThisDevice(bias), stride, padding,
                 outputPadding, dilation, groups);
     }
 
@@ -1821,14 +1110,10 @@ public final class Tensor {
      * @param stride default (null) the kernel size
      * @param ceilMode round the output size up
      */
-    public Tensor lpPool1d(double p, int[] kernel, int[] stride, boolean ceilMode) {
-        return Pooling.lpPool("lpPool1d", 1, this, p, kernel, stride, ceilMode);
-    }
+    public Tensor lpPool1d(double p, int[] kernel, int[] stride, boolean ceilMode) { return Pooling.lpPool("lpPool1d", 1, this, p, kernel, stride, ceilMode); }
 
     /** 2-D power-average pooling of (N, C, H, W) or (C, H, W); see {@link #lpPool1d}. */
-    public Tensor lpPool2d(double p, int[] kernel, int[] stride, boolean ceilMode) {
-        return Pooling.lpPool("lpPool2d", 2, this, p, kernel, stride, ceilMode);
-    }
+    public Tensor lpPool2d(double p, int[] kernel, int[] stride, boolean ceilMode) { return Pooling.lpPool("lpPool2d", 2, this, p, kernel, stride, ceilMode); }
 
     /** Mean over all spatial axes of (N, C, spatial...), kept as size 1 (ONNX GlobalAveragePool); integer inputs give f32. */
     public Tensor globalAvgPool() { return Pooling.globalAvgPool(this); }
@@ -1856,9 +1141,7 @@ public final class Tensor {
      * Batch normalisation with the batch's own statistics, as PyTorch in training mode (output only, no
      * running-statistics update): mean and biased variance over every axis but 1.
      */
-    public Tensor batchNormTraining(Tensor weight, Tensor bias, double eps) {
-        return Normalization.batchNormTraining(this, weight, bias, eps);
-    }
+    public Tensor batchNormTraining(Tensor weight, Tensor bias, double eps) { return Normalization.batchNormTraining(this, weight, bias, eps); }
 
     /**
      * Layer normalisation over the trailing axes given by {@code normalizedShape} (which must equal
@@ -1874,25 +1157,19 @@ public final class Tensor {
      * each (sample, group) is normalised over its channels and spatial positions, then a per-channel
      * {@code * weight + bias} (1-D of size C, nullable). {@code groups} must divide C.
      */
-    public Tensor groupNorm(int groups, Tensor weight, Tensor bias, double eps) {
-        return Normalization.groupNorm(this, groups, weight, bias, eps);
-    }
+    public Tensor groupNorm(int groups, Tensor weight, Tensor bias, double eps) { return Normalization.groupNorm(this, groups, weight, bias, eps); }
 
     /**
      * Instance normalisation of an (N, C, spatial...) input: each (sample, channel) is normalised over
      * its spatial axes, then a per-channel {@code * weight + bias} (1-D of size C, nullable).
      */
-    public Tensor instanceNorm(Tensor weight, Tensor bias, double eps) {
-        return Normalization.instanceNorm(this, weight, bias, eps);
-    }
+    public Tensor instanceNorm(Tensor weight, Tensor bias, double eps) { return Normalization.instanceNorm(this, weight, bias, eps); }
 
     /**
      * RMS normalisation ({@code torch.nn.functional.rms_norm}): {@code x / sqrt(mean(x^2) + eps) * weight}
      * with the mean over the trailing {@code normalizedShape} axes; {@code weight} has that shape or is null.
      */
-    public Tensor rmsNorm(int[] normalizedShape, Tensor weight, double eps) {
-        return Normalization.rmsNorm(this, normalizedShape, weight, eps);
-    }
+    public Tensor rmsNorm(int[] normalizedShape, Tensor weight, double eps) { return Normalization.rmsNorm(this, normalizedShape, weight, eps); }
 
     /**
      * Embedding lookup ({@code torch.nn.functional.embedding(indices, weight)}): row {@code indices[...]}
@@ -1922,9 +1199,7 @@ public final class Tensor {
      * either {@code dim}, used as laid out, or {@code dim/2}, one angle per pair, which is spread to the
      * chosen convention (duplicated halves, or each angle twice in a row).
      */
-    public Tensor rotaryEmbedding(Tensor cos, Tensor sin, boolean interleaved) {
-        return Attention.rotaryEmbedding(this, cos, sin, interleaved);
-    }
+    public Tensor rotaryEmbedding(Tensor cos, Tensor sin, boolean interleaved) { return Attention.rotaryEmbedding(this, cos, sin, interleaved); }
 
     /** The cos and sin tables of a rotary embedding, as returned by {@link #rotaryTables}. */
     public record RotaryTables(Tensor cos, Tensor sin) {}
@@ -1947,32 +1222,29 @@ public final class Tensor {
      * otherwise pixel centres are aligned ({@code src = (dst + 0.5) * in/out - 0.5}, clamped at 0).
      * {@code alignCorners} must be false for nearest.
      */
-    public Tensor interpolate(int[] size, String mode, boolean alignCorners) {
-        return Interpolation.interpolate(this, size, mode, alignCorners);
-    }
+    public Tensor interpolate(int[] size, String mode, boolean alignCorners) { return Interpolation.interpolate(this, size, mode, alignCorners); }
 
     // end of normalisation and attention section
 
     // =====================================================================================================
-    // ONNX-driven operators (OnnxOps.java)
-    //
-    // General operators with the semantics of their ONNX namesakes (attributes become parameters); see
-    // OnnxOps for the shared conventions. Indices follow the indexing section's rule: lazy, not checked,
-    // an out-of-range index selects nothing.
+    // operators from ONNX's catalogue that any model format wants (bodies by topic: ElementIndexing,
+    // Reductions, Activations, Movement, Normalization, Losses, Quantization, LinearAlgebra, Creation,
+    // Signal, Resampling, PaddedPooling; what only ONNX needs lives in dev.kiln.onnxspec). Indices follow
+    // the indexing section's rule: lazy, not checked, an out-of-range index selects nothing.
 
     /**
      * ONNX GatherElements: {@link #gather} along {@code axis}, with negative indices counting from the end
      * of the axis. {@code indices} has this tensor's rank and is no larger in the other axes; the result
      * has the indices' shape.
      */
-    public Tensor gatherElements(int axis, Tensor indices) { return OnnxOps.gatherElements(this, axis, indices.to(device)); }
+    public Tensor gatherElements(int axis, Tensor indices) { return ElementIndexing.gatherElements(this, axis, indices.to(device)); }
 
     /**
      * ONNX GatherND: the last axis of {@code indices} (size k) holds coordinates (negative ones wrap) into
      * the k axes that follow the first {@code batchDims} axes, which this tensor and the indices share;
      * the result has shape {@code indices.shape[:-1] + shape[batchDims + k:]}.
      */
-    public Tensor gatherND(Tensor indices, int batchDims) { return OnnxOps.gatherND(this, indices.to(device), batchDims); }
+    public Tensor gatherND(Tensor indices, int batchDims) { return ElementIndexing.gatherND(this, indices.to(device), batchDims); }
 
     /**
      * ONNX ScatterElements (and the older Scatter): a copy of this tensor with {@code updates} (the shape
@@ -1982,7 +1254,7 @@ public final class Tensor {
      * existing element and every update that names it).
      */
     public Tensor scatterElements(int axis, Tensor indices, Tensor updates, String reduction) {
-        return OnnxOps.scatterElements(this, axis, indices.to(device), updates.to(device), reduction);
+        return ElementIndexing.scatterElements(this, axis, indices.to(device), updates.to(device), reduction);
     }
 
     /**
@@ -1991,7 +1263,7 @@ public final class Tensor {
      * combined per {@code reduction} as in {@link #scatterElements}.
      */
     public Tensor scatterND(Tensor indices, Tensor updates, String reduction) {
-        return OnnxOps.scatterND(this, indices.to(device), updates.to(device), reduction);
+        return ElementIndexing.scatterND(this, indices.to(device), updates.to(device), reduction);
     }
 
     /**
@@ -2000,50 +1272,50 @@ public final class Tensor {
      * {@code values} (2 elements). Indices in {@code [-depth, depth)} count, negative ones from the end;
      * float indices are truncated; others give an all-off row.
      */
-    public Tensor oneHot(int depth, int axis, Tensor values) { return OnnxOps.oneHot(this, depth, axis, values.to(device)); }
+    public Tensor oneHot(int depth, int axis, Tensor values) { return ElementIndexing.oneHot(this, depth, axis, values.to(device)); }
 
     /** ONNX Hardmax: 1 at the first maximum along {@code axis} and 0 elsewhere, in this tensor's dtype. */
-    public Tensor hardmax(int axis) { return OnnxOps.hardmax(this, axis); }
+    public Tensor hardmax(int axis) { return Reductions.hardmax(this, axis); }
 
     /** {@link #argmax(int, boolean)} returning the last index of equal maxima when {@code selectLastIndex} (ONNX ArgMax). */
-    public Tensor argmax(int axis, boolean keepdim, boolean selectLastIndex) { return OnnxOps.argExtreme(this, axis, keepdim, true, selectLastIndex); }
+    public Tensor argmax(int axis, boolean keepdim, boolean selectLastIndex) { return Reductions.argExtreme(this, axis, keepdim, true, selectLastIndex); }
 
     /** {@link #argmin(int, boolean)} returning the last index of equal minima when {@code selectLastIndex} (ONNX ArgMin). */
-    public Tensor argmin(int axis, boolean keepdim, boolean selectLastIndex) { return OnnxOps.argExtreme(this, axis, keepdim, false, selectLastIndex); }
+    public Tensor argmin(int axis, boolean keepdim, boolean selectLastIndex) { return Reductions.argExtreme(this, axis, keepdim, false, selectLastIndex); }
 
     /**
      * ONNX CumSum: the running sum along {@code axis} in this tensor's dtype; {@code exclusive} leaves each
      * element out of its own sum, {@code reverse} sums from the end of the axis.
      */
-    public Tensor cumsum(int axis, boolean exclusive, boolean reverse) { return OnnxOps.cumsum(this, axis, exclusive, reverse); }
+    public Tensor cumsum(int axis, boolean exclusive, boolean reverse) { return Reductions.cumsum(this, axis, exclusive, reverse); }
 
     /** ONNX HardSigmoid: {@code max(0, min(1, alpha * x + beta))} (ONNX defaults alpha 0.2, beta 0.5). */
-    public Tensor hardSigmoid(double alpha, double beta) { return OnnxOps.hardSigmoid(this, alpha, beta); }
+    public Tensor hardSigmoid(double alpha, double beta) { return Activations.hardSigmoid(this, alpha, beta); }
 
     /** ONNX Shrink: {@code x + bias} where {@code x < -lambd}, {@code x - bias} where {@code x > lambd}, else 0; dtype kept. */
-    public Tensor shrink(double lambd, double bias) { return OnnxOps.shrink(this, lambd, bias); }
+    public Tensor shrink(double lambd, double bias) { return Activations.shrink(this, lambd, bias); }
 
     /** ONNX ThresholdedRelu: {@code x > alpha ? x : 0}. */
-    public Tensor thresholdedRelu(double alpha) { return OnnxOps.thresholdedRelu(this, alpha); }
+    public Tensor thresholdedRelu(double alpha) { return Activations.thresholdedRelu(this, alpha); }
 
     /** ONNX IsInf: true at +inf when {@code detectPositive} and at -inf when {@code detectNegative}. */
-    public Tensor isinf(boolean detectPositive, boolean detectNegative) { return OnnxOps.isinf(this, detectPositive, detectNegative); }
+    public Tensor isinf(boolean detectPositive, boolean detectNegative) { return ElementwiseMath.isinf(this, detectPositive, detectNegative); }
 
     /**
      * ONNX DepthToSpace of (N, C, H, W) to (N, C/b^2, H*b, W*b); {@code mode} {@code "DCR"} takes the block
      * offsets from the leading channel bits, {@code "CRD"} from the trailing ones.
      */
-    public Tensor depthToSpace(int blockSize, String mode) { return OnnxOps.depthToSpace(this, blockSize, mode); }
+    public Tensor depthToSpace(int blockSize, String mode) { return Movement.depthToSpace(this, blockSize, mode); }
 
     /** ONNX SpaceToDepth of (N, C, H, W) to (N, C*b^2, H/b, W/b), the inverse of DCR {@link #depthToSpace}. */
-    public Tensor spaceToDepth(int blockSize) { return OnnxOps.spaceToDepth(this, blockSize); }
+    public Tensor spaceToDepth(int blockSize) { return Movement.spaceToDepth(this, blockSize); }
 
     /**
      * ONNX ReverseSequence: for each index b of {@code batchAxis}, the first {@code sequenceLens[b]}
      * elements along {@code timeAxis} in reverse order, the rest unchanged.
      */
     public Tensor reverseSequence(Tensor sequenceLens, int batchAxis, int timeAxis) {
-        return OnnxOps.reverseSequence(this, sequenceLens.to(device), batchAxis, timeAxis);
+        return ElementIndexing.reverseSequence(this, sequenceLens.to(device), batchAxis, timeAxis);
     }
 
     /**
@@ -2051,13 +1323,13 @@ public final class Tensor {
      * {@code x / (bias + alpha / size * sum(x^2))^beta}, summing channels {@code c - (size-1)/2} to
      * {@code c + ceil((size-1)/2)} (ONNX defaults alpha 1e-4, beta 0.75, bias 1).
      */
-    public Tensor lrn(int size, double alpha, double beta, double bias) { return OnnxOps.lrn(this, size, alpha, beta, bias); }
+    public Tensor lrn(int size, double alpha, double beta, double bias) { return Normalization.lrn(this, size, alpha, beta, bias); }
 
     /** ONNX LpNormalization: this tensor divided by its L1 ({@code p = 1}) or L2 ({@code p = 2}) norm along {@code axis}. */
-    public Tensor lpNormalization(int axis, int p) { return OnnxOps.lpNormalization(this, axis, p); }
+    public Tensor lpNormalization(int axis, int p) { return Normalization.lpNormalization(this, axis, p); }
 
     /** ONNX MeanVarianceNormalization: {@code (x - mean) / (std + 1e-9)} with mean and biased std over {@code axes} (ONNX default {0, 2, 3}). */
-    public Tensor meanVarianceNormalization(int... axes) { return OnnxOps.meanVarianceNormalization(this, axes); }
+    public Tensor meanVarianceNormalization(int... axes) { return Normalization.meanVarianceNormalization(this, axes); }
 
     /**
      * ONNX NegativeLogLikelihoodLoss of this (N, C, d...) tensor of log-probabilities and {@code target}
@@ -2067,7 +1339,7 @@ public final class Tensor {
      * of the counted targets.
      */
     public Tensor nllLoss(Tensor target, Tensor weight, String reduction, Integer ignoreIndex) {
-        return OnnxOps.nllLoss(this, target.to(device), weight == null ? null : weight.to(device), reduction, ignoreIndex);
+        return Losses.nllLoss(this, target.to(device), onThisDevice(weight), reduction, ignoreIndex);
     }
 
     /**
@@ -2075,7 +1347,7 @@ public final class Tensor {
      * (ONNX's optional second output is {@code logSoftmax(1)} itself).
      */
     public Tensor softmaxCrossEntropyLoss(Tensor labels, Tensor weight, String reduction, Integer ignoreIndex) {
-        return OnnxOps.softmaxCrossEntropyLoss(this, labels.to(device), weight == null ? null : weight.to(device), reduction, ignoreIndex);
+        return Losses.softmaxCrossEntropyLoss(this, labels.to(device), onThisDevice(weight), reduction, ignoreIndex);
     }
 
     /**
@@ -2084,7 +1356,7 @@ public final class Tensor {
      * 1-D one of size {@code dim(axis)} per index of {@code axis} (ONNX default axis 1).
      */
     public Tensor quantizeLinear(Tensor scale, Tensor zeroPoint, int axis) {
-        return OnnxOps.quantizeLinear(this, scale.to(device), zeroPoint == null ? null : zeroPoint.to(device), axis);
+        return Quantization.quantizeLinear(this, scale.to(device), onThisDevice(zeroPoint), axis);
     }
 
     /**
@@ -2093,7 +1365,7 @@ public final class Tensor {
      * {@link #quantizeLinear}.
      */
     public Tensor dequantizeLinear(Tensor scale, Tensor zeroPoint, int axis) {
-        return OnnxOps.dequantizeLinear(this, scale.to(device), zeroPoint == null ? null : zeroPoint.to(device), axis);
+        return Quantization.dequantizeLinear(this, scale.to(device), onThisDevice(zeroPoint), axis);
     }
 
     /** The outputs of {@link #dynamicQuantizeLinear()}: u8 values, the f32 scale and the u8 zero point (both 0-d). */
@@ -2103,13 +1375,13 @@ public final class Tensor {
      * ONNX DynamicQuantizeLinear of this float tensor: u8 quantisation of the range of the values extended
      * to include 0, {@code scale = (max - min) / 255}, {@code zeroPoint = round(clip(-min / scale, 0, 255))}.
      */
-    public Quantized dynamicQuantizeLinear() { return OnnxOps.dynamicQuantizeLinear(this); }
+    public Quantized dynamicQuantizeLinear() { return Quantization.dynamicQuantizeLinear(this); }
 
     /**
      * Determinants of the square matrices on the last two axes (ONNX Det), by Gaussian elimination with
      * partial pivoting unrolled over the static size (meant for small matrices); integer inputs give f32.
      */
-    public Tensor det() { return OnnxOps.det(this); }
+    public Tensor det() { return LinearAlgebra.det(this); }
 
     /**
      * ONNX MaxUnpool: this (N, C, spatial...) tensor's values placed at {@code indices} (their positions in
@@ -2117,49 +1389,28 @@ public final class Tensor {
      * (N, C, spatial...). Each index is read inside its own (n, c) plane, which is ONNX's flat placement
      * when the output planes have the pooled input's size (the default output shape) or N*C = 1.
      */
-    public Tensor maxUnpool(Tensor indices, int[] outputShape) { return OnnxOps.maxUnpool(this, indices.to(device), outputShape); }
+    public Tensor maxUnpool(Tensor indices, int[] outputShape) { return ElementIndexing.maxUnpool(this, indices.to(device), outputShape); }
 
     /** ONNX EyeLike: a tensor shaped like this 2-D one with ones on diagonal {@code k} (above the main one if positive), in {@code dtype} (this tensor's if null). */
-    public Tensor eyeLike(int k, DType dtype) { return OnnxOps.eyeLike(this, k, dtype); }
+    public Tensor eyeLike(int k, DType dtype) { return Creation.eyeLike(this, k, dtype); }
 
     /**
      * ONNX Range: {@code start + i * delta} for {@code 0 <= i < max(ceil((limit - start) / delta), 0)} in
      * {@code dtype}; integer dtypes compute exactly in 64 bits, float ones in double precision.
      */
-    public static Tensor range(Number start, Number limit, Number delta, DType dtype) { return OnnxOps.range(start, limit, delta, dtype); }
+    public static Tensor range(Number start, Number limit, Number delta, DType dtype) { return Creation.range(start, limit, delta, dtype); }
 
     /** ONNX HannWindow: {@code 0.5 - 0.5 cos(2 pi n / N)} with N = size (periodic) or size - 1 (symmetric). */
-    public static Tensor hannWindow(int size, boolean periodic, DType dtype) {
-        return OnnxOps.window("hannWindow", OnnxOps.Window.HANN, size, periodic, dtype);
-    }
+    public static Tensor hannWindow(int size, boolean periodic, DType dtype) { return Signal.window("hannWindow", Signal.Window.HANN, size, periodic, dtype); }
 
     /** ONNX HammingWindow: {@code 25/46 - 21/46 cos(2 pi n / N)}, N as in {@link #hannWindow}. */
     public static Tensor hammingWindow(int size, boolean periodic, DType dtype) {
-        return OnnxOps.window("hammingWindow", OnnxOps.Window.HAMMING, size, periodic, dtype);
+        return Signal.window("hammingWindow", Signal.Window.HAMMING, size, periodic, dtype);
     }
 
     /** ONNX BlackmanWindow: {@code 0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N)}, N as in {@link #hannWindow}. */
     public static Tensor blackmanWindow(int size, boolean periodic, DType dtype) {
-        return OnnxOps.window("blackmanWindow", OnnxOps.Window.BLACKMAN, size, periodic, dtype);
-    }
-
-    /**
-     * ONNX Resize (opsets 11 to 19, without antialias) of every axis to {@code sizes}. The source
-     * coordinate of output index j on an axis follows {@code coordinateTransformationMode}
-     * ({@code half_pixel}, {@code half_pixel_symmetric}, {@code pytorch_half_pixel}, {@code align_corners},
-     * {@code asymmetric}, {@code tf_half_pixel_for_nn}, {@code tf_crop_and_resize}) with the axis' scale,
-     * {@code scales[a]} or, when {@code scales} is null, {@code sizes[a] / dim(a)} (as ONNX with the sizes
-     * input); {@code roi} (starts then ends, normalised) is read by {@code tf_crop_and_resize} only, whose
-     * positions outside the input take {@code extrapolationValue}. Modes: {@code nearest} (rounding per
-     * {@code nearestMode}: {@code round_prefer_floor}, {@code round_prefer_ceil}, {@code floor}, {@code ceil};
-     * any dtype, values exact), {@code linear} and {@code cubic} (coefficient {@code cubicCoeffA}, ONNX
-     * default -0.75). Taps outside the input read the edge, or with {@code excludeOutside} drop out and the
-     * remaining weights are renormalised. Integer inputs interpolate in f32 and are truncated back.
-     */
-    public Tensor resize(int[] sizes, double[] scales, double[] roi, String mode, String coordinateTransformationMode, String nearestMode,
-                         double cubicCoeffA, boolean excludeOutside, double extrapolationValue) {
-        return Resampling.resize(this, sizes, scales, roi, mode, coordinateTransformationMode, nearestMode, cubicCoeffA, excludeOutside,
-                extrapolationValue);
+        return Signal.window("blackmanWindow", Signal.Window.BLACKMAN, size, periodic, dtype);
     }
 
     /**
@@ -2172,62 +1423,6 @@ public final class Tensor {
      */
     public Tensor gridSample(Tensor grid, String mode, String paddingMode, boolean alignCorners) {
         return Resampling.gridSample(this, grid.to(device), mode, paddingMode, alignCorners);
-    }
-
-    /**
-     * The outputs of {@link #rnn}, {@link #gru} and {@link #lstm}: all hidden states {@code y}
-     * (seq, dirs, batch, hidden), the last hidden state {@code yH} (dirs, batch, hidden) and, for LSTM,
-     * the last cell state {@code yC} (same shape; null otherwise). With layout 1 they are
-     * (batch, seq, dirs, hidden) and (batch, dirs, hidden).
-     */
-    public record RecurrentOutputs(Tensor y, Tensor yH, Tensor yC) {}
-
-    /**
-     * ONNX RNN, unrolled over the static sequence length: {@code H_t = f(X_t W^T + H_{t-1} R^T + Wb + Rb)}.
-     *
-     * @param x (seq, batch, input), or (batch, seq, input) with layout 1
-     * @param w (dirs, hidden, input)
-     * @param r (dirs, hidden, hidden)
-     * @param b (dirs, 2*hidden): Wb then Rb; null for zeros
-     * @param sequenceLens (batch) integers, or null for all full length; steps past a length keep the state and output 0
-     * @param initialH (dirs, batch, hidden) ((batch, dirs, hidden) with layout 1), or null for zeros
-     * @param direction {@code "forward"}, {@code "reverse"} or {@code "bidirectional"} (dirs = 2)
-     * @param activations one per direction (null for ONNX's default Tanh): Relu, Tanh, Sigmoid, Affine, LeakyRelu,
-     *                    ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus (case-insensitive)
-     * @param activationAlpha alpha values, consumed in order by the activations that take one (null for defaults)
-     * @param activationBeta beta values, likewise
-     * @param clip bound of the activations' inputs ({@code [-clip, clip]}), or null for none
-     * @param layout 0 (sequence-major) or 1 (batch-major), for x, initialH and the outputs
-     */
-    public static RecurrentOutputs rnn(Tensor x, Tensor w, Tensor r, Tensor b, Tensor sequenceLens, Tensor initialH, String direction,
-                                       String[] activations, double[] activationAlpha, double[] activationBeta, Double clip, int layout) {
-        return Recurrent.run(Recurrent.Cell.RNN, x, w, r, b, sequenceLens, initialH, null, null, direction, activations, activationAlpha,
-                activationBeta, clip, false, false, layout);
-    }
-
-    /**
-     * ONNX GRU (gates z, r, h in the weights' order), unrolled; parameters as {@link #rnn} with 3*hidden gate
-     * rows in w and r and 6*hidden biases, and two activations per direction (default Sigmoid, Tanh).
-     * {@code linearBeforeReset} applies the reset gate after the recurrent projection of the candidate.
-     */
-    public static RecurrentOutputs gru(Tensor x, Tensor w, Tensor r, Tensor b, Tensor sequenceLens, Tensor initialH, String direction,
-                                       String[] activations, double[] activationAlpha, double[] activationBeta, Double clip,
-                                       boolean linearBeforeReset, int layout) {
-        return Recurrent.run(Recurrent.Cell.GRU, x, w, r, b, sequenceLens, initialH, null, null, direction, activations, activationAlpha,
-                activationBeta, clip, linearBeforeReset, false, layout);
-    }
-
-    /**
-     * ONNX LSTM (gates i, o, f, c in the weights' order), unrolled; parameters as {@link #rnn} with 4*hidden
-     * gate rows in w and r, 8*hidden biases and three activations per direction (default Sigmoid, Tanh,
-     * Tanh). {@code initialC} (like initialH) and the peepholes {@code p} (dirs, 3*hidden: i, o, f) may be
-     * null; {@code inputForget} couples the forget gate to {@code 1 - i}.
-     */
-    public static RecurrentOutputs lstm(Tensor x, Tensor w, Tensor r, Tensor b, Tensor sequenceLens, Tensor initialH, Tensor initialC, Tensor p,
-                                        String direction, String[] activations, double[] activationAlpha, double[] activationBeta, Double clip,
-                                        boolean inputForget, int layout) {
-        return Recurrent.run(Recurrent.Cell.LSTM, x, w, r, b, sequenceLens, initialH, initialC, p, direction, activations, activationAlpha,
-                activationBeta, clip, false, inputForget, layout);
     }
 
     /**
@@ -2249,16 +1444,7 @@ public final class Tensor {
      * {@code frameLength} may be null when a window is given.
      */
     public Tensor stft(int frameStep, Tensor window, Integer frameLength, boolean onesided) {
-        return Signal.stft(this, frameStep, window == null ? null : window.to(device), frameLength, onesided);
-    }
-
-    /**
-     * ONNX MelWeightMatrix: the (dftLength/2 + 1, numMelBins) matrix of triangular mel filters between
-     * {@code lowerEdgeHertz} and {@code upperEdgeHertz}, in {@code dtype} (ONNX default f32), computed on
-     * the host as ONNX's reference does.
-     */
-    public static Tensor melWeightMatrix(int numMelBins, int dftLength, int sampleRate, double lowerEdgeHertz, double upperEdgeHertz, DType dtype) {
-        return Signal.melWeightMatrix(numMelBins, dftLength, sampleRate, lowerEdgeHertz, upperEdgeHertz, dtype);
+        return Signal.stft(this, frameStep, onThisDevice(window), frameLength, onesided);
     }
 
     /** The outputs of {@link #maxPoolWithIndices}: the pooled values and the i64 positions of the maxima. */
@@ -2274,7 +1460,7 @@ public final class Tensor {
      * @param ceilMode round the output size up; a window that would start in the end padding is dropped
      */
     public Tensor maxPool(int[] kernel, int[] strides, int[] pads, int[] dilations, boolean ceilMode) {
-        return OnnxPooling.maxPool(this, kernel, strides, pads, dilations, ceilMode);
+        return PaddedPooling.maxPool(this, kernel, strides, pads, dilations, ceilMode);
     }
 
     /**
@@ -2283,7 +1469,7 @@ public final class Tensor {
      * ({@code storageOrder} 0) or column-major ({@code storageOrder} 1), planes (n, c) in order.
      */
     public Pooled maxPoolWithIndices(int[] kernel, int[] strides, int[] pads, int[] dilations, boolean ceilMode, int storageOrder) {
-        return OnnxPooling.maxPoolWithIndices(this, kernel, strides, pads, dilations, ceilMode, storageOrder);
+        return PaddedPooling.maxPoolWithIndices(this, kernel, strides, pads, dilations, ceilMode, storageOrder);
     }
 
     /**
@@ -2292,12 +1478,12 @@ public final class Tensor {
      * input (the ceil-mode extra never counts); integer inputs give f32.
      */
     public Tensor avgPool(int[] kernel, int[] strides, int[] pads, int[] dilations, boolean ceilMode, boolean countIncludePad) {
-        return OnnxPooling.avgPool(this, kernel, strides, pads, dilations, ceilMode, countIncludePad);
+        return PaddedPooling.avgPool(this, kernel, strides, pads, dilations, ceilMode, countIncludePad);
     }
 
     /** ONNX LpPool: {@code (sum |x|^p)^(1/p)} over each window (padding counts as 0); geometry as {@link #maxPool(int[], int[], int[], int[], boolean)}. */
     public Tensor lpPool(double p, int[] kernel, int[] strides, int[] pads, int[] dilations, boolean ceilMode) {
-        return OnnxPooling.lpPool(this, p, kernel, strides, pads, dilations, ceilMode);
+        return PaddedPooling.lpPool(this, p, kernel, strides, pads, dilations, ceilMode);
     }
 
     /**
@@ -2316,68 +1502,5 @@ public final class Tensor {
                 coordinateTransformationMode);
     }
 
-    /**
-     * ONNX TfIdfVectorizer of this integer tensor of sequences, (C) or (N, C), giving f32 (outSize) or
-     * (N, outSize) with {@code outSize = max(ngramIndexes) + 1}. The pool holds n-grams grouped by length:
-     * those of length n start at {@code pool[ngramCounts[n-1]]}; pool n-gram k is counted, for each
-     * length from {@code minGramLength} to {@code maxGramLength}, at every start with its items spaced
-     * {@code skip + 1} apart for each skip from 0 to {@code maxSkipCount} (unigrams once). {@code mode}
-     * {@code "TF"} writes the count to position {@code ngramIndexes[k]}, {@code "IDF"} the weight where the
-     * count is positive, {@code "TFIDF"} count times weight; {@code weights} may be null (all 1).
-     */
-    public Tensor tfIdfVectorizer(int minGramLength, int maxGramLength, int maxSkipCount, String mode, long[] pool, int[] ngramCounts,
-                                  int[] ngramIndexes, double[] weights) {
-        return OnnxOps.tfIdfVectorizer(this, minGramLength, maxGramLength, maxSkipCount, mode, pool, ngramCounts, ngramIndexes, weights);
-    }
-
-    // end of ONNX-driven operators section
-
-    // =====================================================================================================
-    // mixture of experts (MixtureOfExperts.java)
-
-    /**
-     * A mixture-of-experts layer with SwiGLU experts (Mixtral style) over this tensor's last axis,
-     * {@code (..., d)}: router probabilities {@code softmax(x · router)} over the experts, the {@code topK}
-     * most probable experts per token (ties go to the lower expert index), their probabilities
-     * renormalised to sum to 1, and the output {@code sum_k w_k * down_e(silu(gate_e(x)) * up_e(x))} for
-     * each chosen expert {@code e}. Same shape and dtype as this tensor.
-     *
-     * <p>The experts compute sparsely: each routed expert runs once over just the tokens routed to it.
-     * In an execution plan each such layer has a {@link MoeLayerState} (expert residency, counters, top-k
-     * capture), found with {@link MoeLayers#of}.
-     *
-     * @param router (d, experts)
-     * @param gate (experts, ff, d), as {@code nn.Linear} weights stacked over experts
-     * @param up (experts, ff, d)
-     * @param down (experts, d, ff)
-     * @param topK experts per token, 1..experts
-     * @throws IllegalArgumentException on shapes that do not fit together, non-float dtypes or a bad topK
-     */
-    public Tensor mixtureOfExperts(Tensor router, Tensor gate, Tensor up, Tensor down, int topK) {
-        return MixtureOfExperts.swiglu(this, router, gate, up, down, topK, true);
-    }
-
-    /**
-     * {@link #mixtureOfExperts(Tensor, Tensor, Tensor, Tensor, int)} choosing whether the top-k
-     * probabilities are renormalised to sum to 1 (Mixtral) or used as they are (Qwen-MoE's default).
-     */
-    public Tensor mixtureOfExperts(Tensor router, Tensor gate, Tensor up, Tensor down, int topK, boolean renormalize) {
-        return MixtureOfExperts.swiglu(this, router, gate, up, down, topK, renormalize);
-    }
-
-    /**
-     * A mixture-of-experts layer whose experts are plain two-layer MLPs {@code down_e(act(up_e(x)))}, routed
-     * as {@link #mixtureOfExperts(Tensor, Tensor, Tensor, Tensor, int, boolean)}.
-     *
-     * @param router (d, experts)
-     * @param up (experts, ff, d)
-     * @param down (experts, d, ff)
-     * @param activation {@code "relu"}, {@code "silu"} or {@code "gelu_tanh"}
-     * @throws IllegalArgumentException on bad shapes, dtypes, topK or activation
-     */
-    public Tensor mixtureOfExpertsMlp(Tensor router, Tensor up, Tensor down, int topK, boolean renormalize, String activation) {
-        return MixtureOfExperts.mlp(this, router, up, down, topK, renormalize, activation);
-    }
-
-    // end of mixture of experts section
+    // end of operators from ONNX's catalogue
 }

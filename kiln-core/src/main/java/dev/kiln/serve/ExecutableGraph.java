@@ -225,5 +225,5 @@ public interface ExecutableGraph extends AutoCloseable {
     java.util.Optional<List<int[]>> takeMoeTopkCapture();
 
     /** Expert hits, misses and bytes staged since the last call, per layer; empty if the graph has no MoE layer. */
-    java.util.Optional<dev.kiln.MoeResidencyStats> takeMoeResidencyStats();
+    java.util.Optional<dev.kiln.serve.moe.MoeResidencyStats> takeMoeResidencyStats();
 }

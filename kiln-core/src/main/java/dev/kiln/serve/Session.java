@@ -58,7 +58,7 @@ public final class Session {
     public CompiledGraph compile(Graph graph, CompileOptions options) {
         Objects.requireNonNull(graph, "graph");
         Objects.requireNonNull(options, "options");
-        return CompiledGraph.compile(device, graph, options);
+        return GraphCompiler.compile(device, graph, options);
     }
 
     @Override

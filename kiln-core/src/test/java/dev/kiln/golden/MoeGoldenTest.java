@@ -1,6 +1,7 @@
 package dev.kiln.golden;
 
 import dev.kiln.Tensor;
+import dev.kiln.serve.moe.MixtureOfExperts;
 
 import java.util.List;
 import java.util.Map;
@@ -19,8 +20,8 @@ class MoeGoldenTest extends GoldenTestBase {
     Map<String, GoldenOp> ops() {
         return Map.of(
                 "mixture_of_experts", GoldenOp.one((in, a) ->
-                        x(in, a).mixtureOfExperts(in.get(1), in.get(2), in.get(3), in.get(4), a.i("k"), a.b("renormalize"))),
+                        MixtureOfExperts.layer(x(in, a), in.get(1), in.get(2), in.get(3), in.get(4), a.i("k"), a.b("renormalize"))),
                 "mixture_of_experts_mlp", GoldenOp.one((in, a) ->
-                        x(in, a).mixtureOfExpertsMlp(in.get(1), in.get(2), in.get(3), a.i("k"), a.b("renormalize"), a.s("activation"))));
+                        MixtureOfExperts.mlpLayer(x(in, a), in.get(1), in.get(2), in.get(3), a.i("k"), a.b("renormalize"), a.s("activation"))));
     }
 }

@@ -2,6 +2,11 @@ package dev.kiln.golden;
 
 import dev.kiln.types.DType;
 import dev.kiln.Tensor;
+import dev.kiln.onnxspec.MelWeightMatrix;
+import dev.kiln.onnxspec.RecurrentLayers;
+import dev.kiln.onnxspec.RecurrentOutputs;
+import dev.kiln.onnxspec.Resize;
+import dev.kiln.onnxspec.TfIdfVectorizer;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -49,7 +54,7 @@ class OnnxOpsGoldenTest extends GoldenTestBase {
         return m;
     }
 
-    private static List<Tensor> outputs(Tensor.RecurrentOutputs o) {
+    private static List<Tensor> outputs(RecurrentOutputs o) {
         return o.yC() == null ? all(o.y(), o.yH()) : all(o.y(), o.yH(), o.yC());
     }
 
@@ -94,22 +99,22 @@ class OnnxOpsGoldenTest extends GoldenTestBase {
                 Map.entry("onnx_range", GoldenOp.one((in, a) -> Tensor.range(a.number("start"), a.number("limit"), a.number("delta"), DType.parse(a.s("dtype"))))),
                 Map.entry("onnx_hann_window", GoldenOp.one((in, a) -> Tensor.hannWindow(a.i("size"), a.b("periodic"), DType.parse(a.s("dtype"))))),
                 Map.entry("onnx_hamming_window", GoldenOp.one((in, a) -> Tensor.hammingWindow(a.i("size"), a.b("periodic"), DType.parse(a.s("dtype"))))),
-                Map.entry("onnx_resize", GoldenOp.one((in, a) -> in.get(0).resize(a.ints("sizes"), doubles(a, "scales"), doubles(a, "roi"), a.s("mode"),
+                Map.entry("onnx_resize", GoldenOp.one((in, a) -> Resize.apply(in.get(0), a.ints("sizes"), doubles(a, "scales"), doubles(a, "roi"), a.s("mode"),
                         a.s("transform"), a.s("nearest_mode"), a.d("cubic_coeff_a"), a.b("exclude_outside"), a.d("extrapolation_value")))),
                 Map.entry("onnx_grid_sample", GoldenOp.one((in, a) -> in.get(0).gridSample(in.get(1), a.s("mode"), a.s("padding_mode"), a.b("align_corners")))),
                 Map.entry("onnx_rnn", (in, a) -> {
                     Map<String, Tensor> t = named(in, a);
-                    return outputs(Tensor.rnn(t.get("x"), t.get("w"), t.get("r"), t.get("b"), t.get("lens"), t.get("h0"), a.s("direction", "forward"),
+                    return outputs(RecurrentLayers.rnn(t.get("x"), t.get("w"), t.get("r"), t.get("b"), t.get("lens"), t.get("h0"), a.s("direction", "forward"),
                             strings(a, "activations"), doubles(a, "alpha"), doubles(a, "beta"), clip(a), a.i("layout", 0)));
                 }),
                 Map.entry("onnx_gru", (in, a) -> {
                     Map<String, Tensor> t = named(in, a);
-                    return outputs(Tensor.gru(t.get("x"), t.get("w"), t.get("r"), t.get("b"), t.get("lens"), t.get("h0"), a.s("direction", "forward"),
+                    return outputs(RecurrentLayers.gru(t.get("x"), t.get("w"), t.get("r"), t.get("b"), t.get("lens"), t.get("h0"), a.s("direction", "forward"),
                             strings(a, "activations"), doubles(a, "alpha"), doubles(a, "beta"), clip(a), a.b("linear_before_reset", false), a.i("layout", 0)));
                 }),
                 Map.entry("onnx_lstm", (in, a) -> {
                     Map<String, Tensor> t = named(in, a);
-                    return outputs(Tensor.lstm(t.get("x"), t.get("w"), t.get("r"), t.get("b"), t.get("lens"), t.get("h0"), t.get("c0"), t.get("p"),
+                    return outputs(RecurrentLayers.lstm(t.get("x"), t.get("w"), t.get("r"), t.get("b"), t.get("lens"), t.get("h0"), t.get("c0"), t.get("p"),
                             a.s("direction", "forward"), strings(a, "activations"), doubles(a, "alpha"), doubles(a, "beta"), clip(a),
                             a.b("input_forget", false), a.i("layout", 0)));
                 }),
@@ -117,7 +122,7 @@ class OnnxOpsGoldenTest extends GoldenTestBase {
                         a.has("dft_length") ? a.i("dft_length") : null))),
                 Map.entry("onnx_stft", GoldenOp.one((in, a) -> in.get(0).stft(a.i("frame_step"), optional(in, 1, a, "window"),
                         a.has("frame_length") ? a.i("frame_length") : null, a.b("onesided")))),
-                Map.entry("onnx_mel_weight_matrix", GoldenOp.one((in, a) -> Tensor.melWeightMatrix(a.i("num_mel_bins"), a.i("dft_length"),
+                Map.entry("onnx_mel_weight_matrix", GoldenOp.one((in, a) -> MelWeightMatrix.of(a.i("num_mel_bins"), a.i("dft_length"),
                         a.i("sample_rate"), a.d("lower_edge_hertz"), a.d("upper_edge_hertz"), DType.parse(a.s("dtype"))))),
                 Map.entry("onnx_max_pool", GoldenOp.one((in, a) -> in.get(0).maxPool(a.ints("kernel"), a.ints("strides", null), a.ints("pads", null),
                         a.ints("dilations", null), a.b("ceil_mode")))),
@@ -132,7 +137,7 @@ class OnnxOpsGoldenTest extends GoldenTestBase {
                         a.ints("dilations", null), a.b("ceil_mode")))),
                 Map.entry("onnx_roi_align", GoldenOp.one((in, a) -> in.get(0).roiAlign(in.get(1), in.get(2), a.s("mode"), a.i("output_height"),
                         a.i("output_width"), a.i("sampling_ratio"), a.d("spatial_scale"), a.s("transform")))),
-                Map.entry("onnx_tfidf_vectorizer", GoldenOp.one((in, a) -> in.get(0).tfIdfVectorizer(a.i("min_gram"), a.i("max_gram"), a.i("max_skip"),
+                Map.entry("onnx_tfidf_vectorizer", GoldenOp.one((in, a) -> TfIdfVectorizer.apply(in.get(0), a.i("min_gram"), a.i("max_gram"), a.i("max_skip"),
                         a.s("mode"), java.util.Arrays.stream(a.ints("pool")).asLongStream().toArray(), a.ints("ngram_counts"), a.ints("ngram_indexes"),
                         doubles(a, "weights")))),
                 Map.entry("onnx_blackman_window", GoldenOp.one((in, a) -> Tensor.blackmanWindow(a.i("size"), a.b("periodic"), DType.parse(a.s("dtype"))))));

@@ -1,7 +1,8 @@
 package dev.kiln.serve;
 
 import dev.kiln.types.DType;
-import dev.kiln.MoeResidencyStats;
+import dev.kiln.serve.moe.MixtureOfExperts;
+import dev.kiln.serve.moe.MoeResidencyStats;
 import dev.kiln.Tensor;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -23,8 +24,8 @@ class MoeServingTest {
         Tensor x = g.input("x", DType.F32, T, D);
         Tensor router = g.param("router", DType.F32, D, E);
         Tensor gate = g.param("gate", DType.F32, E, FF, D), up = g.param("up", DType.F32, E, FF, D), down = g.param("down", DType.F32, E, D, FF);
-        Tensor h = x.mixtureOfExperts(router, gate, up, down, K);
-        g.outputs(h.mixtureOfExperts(router, gate, up, down, K)); // two layers sharing weights
+        Tensor h = MixtureOfExperts.layer(x, router, gate, up, down, K);
+        g.outputs(MixtureOfExperts.layer(h, router, gate, up, down, K)); // two layers sharing weights
         CompiledGraph c = s.compile(g);
         c.setParam("router", data(D * E, 1));
         c.setParam("gate", data(E * FF * D, 2));

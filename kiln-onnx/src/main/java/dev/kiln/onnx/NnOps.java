@@ -2,6 +2,7 @@ package dev.kiln.onnx;
 
 import dev.kiln.types.DType;
 import dev.kiln.Tensor;
+import dev.kiln.onnxspec.Resize;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -324,7 +325,7 @@ final class NnOps {
 
     /**
      * Resize and Upsample: the scales or sizes, and the modes of the node's opset (Upsample and Resize-10
-     * use asymmetric coordinates and floor rounding), passed to {@link Tensor#resize}.
+     * use asymmetric coordinates and floor rounding), passed to {@link Resize#apply}.
      */
     private static List<Tensor> resize(OpContext c) {
         Tensor x = c.in(0);
@@ -353,7 +354,7 @@ final class NnOps {
             sizes = new int[r];
             for (int a = 0; a < Math.min(r, scales.length); a++) sizes[a] = (int) Math.floor(x.dim(a) * scales[a]);
         }
-        return one(x.resize(sizes, scales, roi, mode, coord, nearest, c.a.f("cubic_coeff_a", -0.75), c.a.b("exclude_outside", false),
+        return one(Resize.apply(x, sizes, scales, roi, mode, coord, nearest, c.a.f("cubic_coeff_a", -0.75), c.a.b("exclude_outside", false),
                 c.a.f("extrapolation_value", 0.0)));
     }
 }

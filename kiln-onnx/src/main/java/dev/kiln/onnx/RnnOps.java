@@ -1,6 +1,8 @@
 package dev.kiln.onnx;
 
 import dev.kiln.Tensor;
+import dev.kiln.onnxspec.RecurrentLayers;
+import dev.kiln.onnxspec.RecurrentOutputs;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -8,18 +10,18 @@ import java.util.List;
 import static dev.kiln.onnx.OnnxOps.add;
 
 /**
- * The recurrent operators RNN, GRU and LSTM, mapped onto {@link Tensor#rnn}, {@link Tensor#gru} and
- * {@link Tensor#lstm}: this class only reads the attributes (layout from opset 14).
+ * The recurrent operators RNN, GRU and LSTM, mapped onto {@link RecurrentLayers#rnn}, {@link RecurrentLayers#gru} and
+ * {@link RecurrentLayers#lstm}: this class only reads the attributes (layout from opset 14).
  */
 final class RnnOps {
     private RnnOps() {}
 
     static void register() {
-        add("RNN", 7, c -> outputs(Tensor.rnn(c.in(0), c.in(1), c.in(2), c.opt(3), c.opt(4), c.opt(5), direction(c), activations(c), alpha(c), beta(c),
+        add("RNN", 7, c -> outputs(RecurrentLayers.rnn(c.in(0), c.in(1), c.in(2), c.opt(3), c.opt(4), c.opt(5), direction(c), activations(c), alpha(c), beta(c),
                 clip(c), layout(c))));
-        add("GRU", 7, c -> outputs(Tensor.gru(c.in(0), c.in(1), c.in(2), c.opt(3), c.opt(4), c.opt(5), direction(c), activations(c), alpha(c), beta(c),
+        add("GRU", 7, c -> outputs(RecurrentLayers.gru(c.in(0), c.in(1), c.in(2), c.opt(3), c.opt(4), c.opt(5), direction(c), activations(c), alpha(c), beta(c),
                 clip(c), c.a.b("linear_before_reset", false), layout(c))));
-        add("LSTM", 7, c -> outputs(Tensor.lstm(c.in(0), c.in(1), c.in(2), c.opt(3), c.opt(4), c.opt(5), c.opt(6), c.opt(7), direction(c),
+        add("LSTM", 7, c -> outputs(RecurrentLayers.lstm(c.in(0), c.in(1), c.in(2), c.opt(3), c.opt(4), c.opt(5), c.opt(6), c.opt(7), direction(c),
                 activations(c), alpha(c), beta(c), clip(c), c.a.b("input_forget", false), layout(c))));
     }
 
@@ -43,7 +45,7 @@ final class RnnOps {
     }
 
     /** Y and Y_h, and Y_c for LSTM. */
-    private static List<Tensor> outputs(Tensor.RecurrentOutputs o) {
+    private static List<Tensor> outputs(RecurrentOutputs o) {
         List<Tensor> out = new ArrayList<>(List.of(o.y(), o.yH()));
         if (o.yC() != null) out.add(o.yC());
         return out;

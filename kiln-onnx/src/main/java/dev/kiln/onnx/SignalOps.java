@@ -2,6 +2,8 @@ package dev.kiln.onnx;
 
 import dev.kiln.types.DType;
 import dev.kiln.Tensor;
+import dev.kiln.onnxspec.MelWeightMatrix;
+import dev.kiln.onnxspec.TfIdfVectorizer;
 
 import static dev.kiln.onnx.OnnxOps.add;
 import static dev.kiln.onnx.OnnxOps.one;
@@ -28,7 +30,7 @@ final class SignalOps {
         add("STFT", 17, c -> one(c.in(0).stft((int) c.longs(1)[0], c.opt(2), c.has(3) ? (int) c.longs(3)[0] : null, c.a.b("onesided", true))));
         add("MelWeightMatrix", 17, c -> {
             DType dt = TensorProtos.dtype((int) c.a.i("output_datatype", 1), "output_datatype");
-            return one(c.here(Tensor.melWeightMatrix((int) c.longs(0)[0], (int) c.longs(1)[0], (int) c.longs(2)[0], c.scalar(3), c.scalar(4), dt)));
+            return one(c.here(MelWeightMatrix.of((int) c.longs(0)[0], (int) c.longs(1)[0], (int) c.longs(2)[0], c.scalar(3), c.scalar(4), dt)));
         }, (n, opset) -> ElementwiseOps.castTarget(n.attrs().i("output_datatype", 1)));
         add("TfIdfVectorizer", 9, c -> {
             float[] w = c.a.floats("weights");
@@ -37,7 +39,7 @@ final class SignalOps {
                 weights = new double[w.length];
                 for (int k = 0; k < w.length; k++) weights[k] = w[k];
             }
-            return one(c.in(0).tfIdfVectorizer((int) c.a.i("min_gram_length", 0), (int) c.a.i("max_gram_length", 0), (int) c.a.i("max_skip_count", 0),
+            return one(TfIdfVectorizer.apply(c.in(0), (int) c.a.i("min_gram_length", 0), (int) c.a.i("max_gram_length", 0), (int) c.a.i("max_skip_count", 0),
                     c.a.s("mode", ""), c.a.longs("pool_int64s"), c.a.ints("ngram_counts"), c.a.ints("ngram_indexes"), weights));
         }, (n, opset) -> n.attrs().has("pool_strings") ? "pool_strings (string n-grams) is not supported: Kiln has no string dtype" : null);
     }

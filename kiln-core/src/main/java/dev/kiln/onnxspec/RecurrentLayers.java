@@ -1,7 +1,9 @@
-package dev.kiln;
+package dev.kiln.onnxspec;
 
-import dev.kiln.types.Shape;
+import dev.kiln.Tensor;
 import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
+
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -15,10 +17,58 @@ import java.util.function.UnaryOperator;
  * within their lengths, and its outputs are reversed back. Steps at or past a batch entry's sequence
  * length keep its state and output zeros.
  */
-final class Recurrent {
-    private Recurrent() {}
+public final class RecurrentLayers {
+    private RecurrentLayers() {}
 
-    enum Cell {
+    /**
+     * ONNX RNN, unrolled over the static sequence length: {@code H_t = f(X_t W^T + H_{t-1} R^T + Wb + Rb)}.
+     *
+     * @param x (seq, batch, input), or (batch, seq, input) with layout 1
+     * @param w (dirs, hidden, input)
+     * @param r (dirs, hidden, hidden)
+     * @param b (dirs, 2*hidden): Wb then Rb; null for zeros
+     * @param sequenceLens (batch) integers, or null for all full length; steps past a length keep the state and output 0
+     * @param initialH (dirs, batch, hidden) ((batch, dirs, hidden) with layout 1), or null for zeros
+     * @param direction {@code "forward"}, {@code "reverse"} or {@code "bidirectional"} (dirs = 2)
+     * @param activations one per direction (null for ONNX's default Tanh): Relu, Tanh, Sigmoid, Affine, LeakyRelu,
+     *                    ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus (case-insensitive)
+     * @param activationAlpha alpha values, consumed in order by the activations that take one (null for defaults)
+     * @param activationBeta beta values, likewise
+     * @param clip bound of the activations' inputs ({@code [-clip, clip]}), or null for none
+     * @param layout 0 (sequence-major) or 1 (batch-major), for x, initialH and the outputs
+     */
+    public static RecurrentOutputs rnn(Tensor x, Tensor w, Tensor r, Tensor b, Tensor sequenceLens, Tensor initialH, String direction,
+                                       String[] activations, double[] activationAlpha, double[] activationBeta, Double clip, int layout) {
+        return run(Cell.RNN, x, w, r, b, sequenceLens, initialH, null, null, direction, activations, activationAlpha,
+                activationBeta, clip, false, false, layout);
+    }
+
+    /**
+     * ONNX GRU (gates z, r, h in the weights' order), unrolled; parameters as {@link #rnn} with 3*hidden gate
+     * rows in w and r and 6*hidden biases, and two activations per direction (default Sigmoid, Tanh).
+     * {@code linearBeforeReset} applies the reset gate after the recurrent projection of the candidate.
+     */
+    public static RecurrentOutputs gru(Tensor x, Tensor w, Tensor r, Tensor b, Tensor sequenceLens, Tensor initialH, String direction,
+                                       String[] activations, double[] activationAlpha, double[] activationBeta, Double clip,
+                                       boolean linearBeforeReset, int layout) {
+        return run(Cell.GRU, x, w, r, b, sequenceLens, initialH, null, null, direction, activations, activationAlpha,
+                activationBeta, clip, linearBeforeReset, false, layout);
+    }
+
+    /**
+     * ONNX LSTM (gates i, o, f, c in the weights' order), unrolled; parameters as {@link #rnn} with 4*hidden
+     * gate rows in w and r, 8*hidden biases and three activations per direction (default Sigmoid, Tanh,
+     * Tanh). {@code initialC} (like initialH) and the peepholes {@code p} (dirs, 3*hidden: i, o, f) may be
+     * null; {@code inputForget} couples the forget gate to {@code 1 - i}.
+     */
+    public static RecurrentOutputs lstm(Tensor x, Tensor w, Tensor r, Tensor b, Tensor sequenceLens, Tensor initialH, Tensor initialC, Tensor p,
+                                        String direction, String[] activations, double[] activationAlpha, double[] activationBeta, Double clip,
+                                        boolean inputForget, int layout) {
+        return run(Cell.LSTM, x, w, r, b, sequenceLens, initialH, initialC, p, direction, activations, activationAlpha,
+                activationBeta, clip, false, inputForget, layout);
+    }
+
+    private enum Cell {
         RNN(1, "Tanh"), GRU(3, "Sigmoid", "Tanh"), LSTM(4, "Sigmoid", "Tanh", "Tanh");
 
         final int gates;
@@ -37,7 +87,7 @@ final class Recurrent {
                          boolean reverseOnly, List<UnaryOperator<Tensor>> act, Double clip, boolean linearBeforeReset, boolean inputForget,
                          int hidden, DType ct) {}
 
-    static Tensor.RecurrentOutputs run(Cell cell, Tensor x, Tensor w, Tensor r, Tensor b, Tensor sequenceLens, Tensor initialH, Tensor initialC,
+    private static RecurrentOutputs run(Cell cell, Tensor x, Tensor w, Tensor r, Tensor b, Tensor sequenceLens, Tensor initialH, Tensor initialC,
                                        Tensor p, String direction, String[] activations, double[] alpha, double[] beta, Double clip,
                                        boolean linearBeforeReset, boolean inputForget, int layout) {
         String op = cell.op();
@@ -73,7 +123,7 @@ final class Recurrent {
             lens = sequenceLens.cast(DType.I64).to(x.device());
         }
         List<UnaryOperator<Tensor>> act = activations(op, cell, dirs, activations, alpha, beta);
-        DType ct = Normalization.computeType(x.dtype());
+        DType ct = Precision.computeType(x.dtype());
         Layer l = new Layer(cell, xs.cast(ct), w.to(x.device()).cast(ct), r.to(x.device()).cast(ct), b == null ? null : b.to(x.device()).cast(ct), lens,
                 h0 == null ? null : h0.to(x.device()).cast(ct), c0 == null ? null : c0.to(x.device()).cast(ct),
                 p == null ? null : p.to(x.device()).cast(ct), direction.equals("reverse"), act, clip, linearBeforeReset, inputForget, hidden, ct);
@@ -93,7 +143,7 @@ final class Recurrent {
             yh = yh.transpose(0, 1);
             if (yc != null) yc = yc.transpose(0, 1);
         }
-        return new Tensor.RecurrentOutputs(y, yh, yc);
+        return new RecurrentOutputs(y, yh, yc);
     }
 
     /** One direction: Y (seq, batch, hidden), the last hidden state and (LSTM) the last cell state. */
@@ -101,24 +151,24 @@ final class Recurrent {
         int h = l.hidden, g = l.cell.gates;
         Tensor x = l.x;
         if (reverse) x = l.lens == null ? x.flip(0) : x.reverseSequence(l.lens, 1, 0);
-        Tensor w = l.w.shrinkAxis(0, d, d + 1).reshape(g * h, -1), r = l.r.shrinkAxis(0, d, d + 1).reshape(g * h, h);
+        Tensor w = l.w.slice(0, d, d + 1, 1).reshape(g * h, -1), r = l.r.slice(0, d, d + 1, 1).reshape(g * h, h);
         Tensor wb = null, rb = null;
         if (l.b != null) {
-            Tensor bd = l.b.shrinkAxis(0, d, d + 1).reshape(2 * g * h);
-            wb = bd.shrinkAxis(0, 0, g * h);
-            rb = bd.shrinkAxis(0, g * h, 2 * g * h);
+            Tensor bd = l.b.slice(0, d, d + 1, 1).reshape(2 * g * h);
+            wb = bd.slice(0, 0, g * h, 1);
+            rb = bd.slice(0, g * h, 2 * g * h, 1);
         }
         Tensor xw = x.matmul(w.mT()); // (seq, batch, g*h)
         if (wb != null) xw = xw.add(wb);
-        Tensor state = l.h0 != null ? l.h0.shrinkAxis(0, d, d + 1).reshape(batch, h) : Tensor.zeros(l.ct, batch, h).to(x.device());
+        Tensor state = l.h0 != null ? l.h0.slice(0, d, d + 1, 1).reshape(batch, h) : Tensor.zeros(l.ct, batch, h).to(x.device());
         Tensor cellState = l.cell != Cell.LSTM ? null
-                : l.c0 != null ? l.c0.shrinkAxis(0, d, d + 1).reshape(batch, h) : Tensor.zeros(l.ct, batch, h).to(x.device());
+                : l.c0 != null ? l.c0.slice(0, d, d + 1, 1).reshape(batch, h) : Tensor.zeros(l.ct, batch, h).to(x.device());
         Tensor[] peep = new Tensor[3];
-        if (l.p != null) for (int k = 0; k < 3; k++) peep[k] = l.p.shrinkAxis(0, d, d + 1).reshape(3 * h).shrinkAxis(0, k * h, (k + 1) * h);
+        if (l.p != null) for (int k = 0; k < 3; k++) peep[k] = l.p.slice(0, d, d + 1, 1).reshape(3 * h).slice(0, k * h, (k + 1) * h, 1);
         List<UnaryOperator<Tensor>> f = l.act.subList(d * l.cell.defaults.length, (d + 1) * l.cell.defaults.length);
         List<Tensor> ys = new ArrayList<>();
         for (int t = 0; t < steps; t++) {
-            Tensor xt = xw.shrinkAxis(0, t, t + 1).reshape(batch, g * h);
+            Tensor xt = xw.slice(0, t, t + 1, 1).reshape(batch, g * h);
             Tensor rec = state.matmul(r.mT()); // (batch, g*h)
             Tensor newState, newCell = null;
             switch (l.cell) {
@@ -158,10 +208,10 @@ final class Recurrent {
     }
 
     /** Gate k (of width h) of the last axis; null stays null. */
-    private static Tensor gate(Tensor t, int k, int h) { return t == null ? null : t.shrinkAxis(t.ndim() - 1, k * h, (k + 1) * h); }
+    private static Tensor gate(Tensor t, int k, int h) { return t == null ? null : t.slice(t.ndim() - 1, k * h, (k + 1) * h, 1); }
 
     /** Gate k of a weight matrix's rows (axis {@code axis}). */
-    private static Tensor gate(Tensor t, int k, int h, int axis) { return t.shrinkAxis(axis, k * h, (k + 1) * h); }
+    private static Tensor gate(Tensor t, int k, int h, int axis) { return t.slice(axis, k * h, (k + 1) * h, 1); }
 
     private static Tensor add(Tensor a, Tensor b) { return b == null ? a : a.add(b); }
 

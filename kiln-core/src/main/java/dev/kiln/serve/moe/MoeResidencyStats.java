@@ -1,4 +1,4 @@
-package dev.kiln;
+package dev.kiln.serve.moe;
 
 import java.util.List;
 

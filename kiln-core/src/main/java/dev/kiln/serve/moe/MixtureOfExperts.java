@@ -1,5 +1,6 @@
-package dev.kiln;
+package dev.kiln.serve.moe;
 
+import dev.kiln.Tensor;
 import dev.kiln.types.DType;
 import dev.kiln.ir.CustomFunction;
 import dev.kiln.runtime.WorkerPool;
@@ -30,7 +31,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * operations (vector lanes summed in a fixed order, {@link StrictMath} for the activation) whatever the
  * residency masks, the thread count or the JIT state.
  */
-final class MixtureOfExperts {
+public final class MixtureOfExperts {
     private MixtureOfExperts() {}
 
     /** The expert MLP. */
@@ -55,13 +56,47 @@ final class MixtureOfExperts {
         };
     }
 
-    /** SwiGLU experts: {@code gate}, {@code up} (E, ff, d), {@code down} (E, d, ff). */
-    static Tensor swiglu(Tensor x, Tensor router, Tensor gate, Tensor up, Tensor down, int topK, boolean renormalize) {
+    /**
+     * A mixture-of-experts layer with SwiGLU experts (Mixtral style) over the last axis of {@code x},
+     * {@code (..., d)}: router probabilities {@code softmax(x · router)} over the experts, the {@code topK}
+     * most probable experts per token (ties go to the lower expert index), their probabilities
+     * renormalised to sum to 1, and the output {@code sum_k w_k * down_e(silu(gate_e(x)) * up_e(x))} for
+     * each chosen expert {@code e}. Same shape and dtype as {@code x}.
+     *
+     * <p>The experts compute sparsely: each routed expert runs once over just the tokens routed to it.
+     * In an execution plan each such layer has a {@link MoeLayerState} (expert residency, counters, top-k
+     * capture), found with {@link MoeLayers#of}.
+     *
+     * @param router (d, experts)
+     * @param gate (experts, ff, d), as {@code nn.Linear} weights stacked over experts
+     * @param up (experts, ff, d)
+     * @param down (experts, d, ff)
+     * @param topK experts per token, 1..experts
+     * @throws IllegalArgumentException on shapes that do not fit together, non-float dtypes or a bad topK
+     */
+    public static Tensor layer(Tensor x, Tensor router, Tensor gate, Tensor up, Tensor down, int topK) {
+        return layer(x, router, gate, up, down, topK, true);
+    }
+
+    /**
+     * {@link #layer(Tensor, Tensor, Tensor, Tensor, Tensor, int)} choosing whether the top-k
+     * probabilities are renormalised to sum to 1 (Mixtral) or used as they are (Qwen-MoE's default).
+     */
+    public static Tensor layer(Tensor x, Tensor router, Tensor gate, Tensor up, Tensor down, int topK, boolean renormalize) {
         return build("mixtureOfExperts", Kind.SWIGLU, x, router, gate, up, down, topK, renormalize);
     }
 
-    /** Plain two-layer experts: {@code up} (E, ff, d), {@code down} (E, d, ff). */
-    static Tensor mlp(Tensor x, Tensor router, Tensor up, Tensor down, int topK, boolean renormalize, String activation) {
+    /**
+     * A mixture-of-experts layer whose experts are plain two-layer MLPs {@code down_e(act(up_e(x)))}, routed
+     * as {@link #layer(Tensor, Tensor, Tensor, Tensor, Tensor, int, boolean)}.
+     *
+     * @param router (d, experts)
+     * @param up (experts, ff, d)
+     * @param down (experts, d, ff)
+     * @param activation {@code "relu"}, {@code "silu"} or {@code "gelu_tanh"}
+     * @throws IllegalArgumentException on bad shapes, dtypes, topK or activation
+     */
+    public static Tensor mlpLayer(Tensor x, Tensor router, Tensor up, Tensor down, int topK, boolean renormalize, String activation) {
         return build("mixtureOfExpertsMlp", activation(activation), x, router, null, up, down, topK, renormalize);
     }
 

@@ -1,4 +1,4 @@
-package dev.kiln;
+package dev.kiln.serve.moe;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -7,7 +7,7 @@ import java.util.Arrays;
 import java.util.Optional;
 
 /**
- * The runtime state of one mixture-of-experts layer ({@link Tensor#mixtureOfExperts}) in one execution plan:
+ * The runtime state of one mixture-of-experts layer ({@link MixtureOfExperts#layer}) in one execution plan:
  * which experts are resident, the backing store of the others, the residency counters and the top-k
  * capture. Find a plan's states with {@link MoeLayers#of}. Every plan, and every replica of a plan, has
  * its own states; the layer's weights are shared.

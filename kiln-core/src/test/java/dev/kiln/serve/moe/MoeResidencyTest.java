@@ -1,5 +1,6 @@
-package dev.kiln;
+package dev.kiln.serve.moe;
 
+import dev.kiln.Tensor;
 import dev.kiln.runtime.ExecutionPlan;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -30,7 +31,7 @@ class MoeResidencyTest {
         }
 
         Tensor apply(Tensor x, String device, int d, int ff, int e, int k) {
-            return x.mixtureOfExperts(on(router, device, d, e), on(gate, device, e, ff, d), on(up, device, e, ff, d),
+            return MixtureOfExperts.layer(x, on(router, device, d, e), on(gate, device, e, ff, d), on(up, device, e, ff, d),
                     on(down, device, e, d, ff), k);
         }
     }

@@ -1,5 +1,6 @@
-package dev.kiln;
+package dev.kiln.serve.moe;
 
+import dev.kiln.Tensor;
 import dev.kiln.types.DType;
 import dev.kiln.runtime.ExecutionPlan;
 import org.junit.jupiter.api.Test;
@@ -15,45 +16,45 @@ class MoeErrorsTest {
 
     @Test
     void shapesThatDoNotFit() {
-        assertThatThrownBy(() -> Tensor.zeros(5, D + 1).mixtureOfExperts(router, gate, up, down, 1))
+        assertThatThrownBy(() -> MixtureOfExperts.layer(Tensor.zeros(5, D + 1), router, gate, up, down, 1))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("mixtureOfExperts: router [4, 3] must be (d, experts) with d = 5 of x [5, 5]");
-        assertThatThrownBy(() -> x.mixtureOfExperts(Tensor.zeros(D), gate, up, down, 1))
+        assertThatThrownBy(() -> MixtureOfExperts.layer(x, Tensor.zeros(D), gate, up, down, 1))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("router [4] must be (d, experts)");
-        assertThatThrownBy(() -> x.mixtureOfExperts(router, gate, Tensor.zeros(E + 1, FF, D), down, 1))
+        assertThatThrownBy(() -> MixtureOfExperts.layer(x, router, gate, Tensor.zeros(E + 1, FF, D), down, 1))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("mixtureOfExperts: up [4, 6, 4] must be (experts, ff, d) = (3, ff, 4)");
-        assertThatThrownBy(() -> x.mixtureOfExperts(router, Tensor.zeros(E, FF + 1, D), up, down, 1))
+        assertThatThrownBy(() -> MixtureOfExperts.layer(x, router, Tensor.zeros(E, FF + 1, D), up, down, 1))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("mixtureOfExperts: gate [3, 7, 4] must match up [3, 6, 4]");
-        assertThatThrownBy(() -> x.mixtureOfExperts(router, gate, up, Tensor.zeros(E, FF, D), 1))
+        assertThatThrownBy(() -> MixtureOfExperts.layer(x, router, gate, up, Tensor.zeros(E, FF, D), 1))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("mixtureOfExperts: down [3, 6, 4] must be (experts, d, ff) = (3, 4, 6)");
-        assertThatThrownBy(() -> Tensor.scalar(1.0).mixtureOfExperts(router, gate, up, down, 1))
+        assertThatThrownBy(() -> MixtureOfExperts.layer(Tensor.scalar(1.0), router, gate, up, down, 1))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("mixtureOfExperts: x [] needs a feature axis");
     }
 
     @Test
     void topKOutOfRange() {
-        assertThatThrownBy(() -> x.mixtureOfExperts(router, gate, up, down, E + 1))
+        assertThatThrownBy(() -> MixtureOfExperts.layer(x, router, gate, up, down, E + 1))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("mixtureOfExperts: topK 4 out of range 1..3");
-        assertThatThrownBy(() -> x.mixtureOfExpertsMlp(router, up, down, 0, true, "relu"))
+        assertThatThrownBy(() -> MixtureOfExperts.mlpLayer(x, router, up, down, 0, true, "relu"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("mixtureOfExpertsMlp: topK 0 out of range 1..3");
     }
 
     @Test
     void dtypesAndActivations() {
-        assertThatThrownBy(() -> Tensor.zeros(DType.I32, 5, D).mixtureOfExperts(router, gate, up, down, 1))
+        assertThatThrownBy(() -> MixtureOfExperts.layer(Tensor.zeros(DType.I32, 5, D), router, gate, up, down, 1))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must have float dtypes, got i32[5, 4]");
-        assertThatThrownBy(() -> x.mixtureOfExpertsMlp(router, up, down, 1, true, "tanh"))
+        assertThatThrownBy(() -> MixtureOfExperts.mlpLayer(x, router, up, down, 1, true, "tanh"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("mixtureOfExpertsMlp: unknown activation 'tanh' (expected relu, silu or gelu_tanh)");
     }
 
     @Test
     void masksOfTheWrongLengthOrCount() {
-        Tensor y = x.mixtureOfExperts(router, gate, up, down, 2);
-        try (ExecutionPlan plan = Tensor.prepare(y, y.mixtureOfExperts(Tensor.zeros(D, E + 1), Tensor.zeros(E + 1, FF, D),
+        Tensor y = MixtureOfExperts.layer(x, router, gate, up, down, 2);
+        try (ExecutionPlan plan = Tensor.prepare(y, MixtureOfExperts.layer(y, Tensor.zeros(D, E + 1), Tensor.zeros(E + 1, FF, D),
                 Tensor.zeros(E + 1, FF, D), Tensor.zeros(E + 1, D, FF), 1))) {
             assertThatThrownBy(() -> MoeLayers.of(plan).getFirst().setResident(new boolean[E + 2]))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("setResident: mask has 5 entries, the layer has 3 experts");

@@ -8,8 +8,8 @@ import java.util.Arrays;
  * (any size, as ONNX's explicit and auto pads give them), dilations, ceil mode, and for max pooling the
  * Indices output. Windows come from {@link Convolution#windows} over the padded input.
  */
-final class OnnxPooling {
-    private OnnxPooling() {}
+final class PaddedPooling {
+    private PaddedPooling() {}
 
     /** Window geometry: the number of spatial axes, kernel, strides, (begin, end) pads, dilations, output sizes, ceil-mode extra end padding. */
     private record Geometry(int m, int[] kernel, int[] stride, int[] begin, int[] end, int[] dilation, int[] out, int[] extra) {
@@ -85,19 +85,19 @@ final class OnnxPooling {
         long stride = 1;
         for (int j = 0; j < m; j++) {
             int i = storageOrder == 0 ? m - 1 - j : j; // the fastest-varying spatial axis first
-            Tensor term = OnnxOps.positions(spatial[i], r, 2 + i, x.device()).mul(stride);
+            Tensor term = ElementIndexing.positions(spatial[i], r, 2 + i, x.device()).mul(stride);
             pos = pos == null ? term : pos.add(term);
             stride *= spatial[i];
         }
-        Tensor plane = OnnxOps.positions(x.dim(0), r, 0, x.device()).mul((long) x.dim(1)).add(OnnxOps.positions(x.dim(1), r, 1, x.device())).mul(stride);
+        Tensor plane = ElementIndexing.positions(x.dim(0), r, 0, x.device()).mul((long) x.dim(1)).add(ElementIndexing.positions(x.dim(1), r, 1, x.device())).mul(stride);
         pos = pos.add(plane);
         Tensor vals = windows(x.pad(g.pads(r, true), Tensor.PadMode.CONSTANT, lowest(x.dtype())), g);
         Tensor where = windows(pos.broadcastTo(x.dims()).pad(g.pads(r, true), Tensor.PadMode.CONSTANT, -1), g);
         int[] lead = Arrays.copyOfRange(vals.dims(), 0, r), flat = Arrays.copyOf(lead, r + 1);
-        flat[r] = OnnxOps.prod(g.kernel);
+        flat[r] = ElementIndexing.prod(g.kernel);
         Tensor v = vals.reshape(flat), w = where.reshape(flat);
         Tensor first = v.argmax(r, true); // the first maximum in window order (row-major over the kernel)
-        Tensor hit = first.eq(OnnxOps.positions(flat[r], r + 1, r, x.device()));
+        Tensor hit = first.eq(ElementIndexing.positions(flat[r], r + 1, r, x.device()));
         Tensor idx = Tensor.where(hit, w, 0L).sum(new int[] {r}, false);
         return new Tensor.Pooled(v.max(new int[] {r}, false), idx.cast(DType.I64));
     }

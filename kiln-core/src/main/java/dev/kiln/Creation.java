@@ -1,0 +1,158 @@
+package dev.kiln;
+
+import dev.kiln.ir.Elements;
+import dev.kiln.ir.Op;
+import dev.kiln.ir.UOp;
+import dev.kiln.runtime.Buffer;
+import dev.kiln.runtime.Device;
+import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+
+/**
+ * Tensors made from host data and parameters: copies of Java arrays and memory segments, constants, integer
+ * and float ranges, evenly spaced values, identities (also shaped like a tensor) and ranges of any dtype.
+ */
+final class Creation {
+    private Creation() {}
+
+    /** ONNX EyeLike: ones on diagonal {@code k} of a 2-D tensor shaped like x, in {@code dtype} (x's when null). */
+    static Tensor eyeLike(Tensor x, int k, DType dtype) {
+        if (x.ndim() != 2) throw new IllegalArgumentException("eyeLike: input must be 2-D, got " + x.shape());
+        int r = x.dim(0), c = x.dim(1);
+        Tensor diag = Tensor.arange(c).reshape(1, c).sub(Tensor.arange(r).reshape(r, 1)).eq(k);
+        return diag.cast(dtype == null ? x.dtype() : dtype).to(x.device());
+    }
+
+    /** ONNX Range: {@code start + i*delta} for {@code i < max(ceil((limit - start) / delta), 0)}, in {@code dtype}. */
+    static Tensor range(Number start, Number limit, Number delta, DType dtype) {
+        String op = "range";
+        if (dtype.isBool() || dtype.isPacked()) throw new IllegalArgumentException(op + ": dtype must be numeric, got " + dtype);
+        if (dtype.isFloat()) {
+            double s = start.doubleValue(), l = limit.doubleValue(), d = delta.doubleValue();
+            if (d == 0 || !Double.isFinite(d)) throw new IllegalArgumentException(op + ": delta must be finite and non-zero, got " + delta);
+            int n = (int) Math.max(0, Math.ceil((l - s) / d));
+            double[] v = new double[n];
+            for (int i = 0; i < n; i++) v[i] = s + i * d;
+            return Tensor.of(dtype, v, n);
+        }
+        long s = start.longValue(), l = limit.longValue(), d = delta.longValue();
+        if (d == 0) throw new IllegalArgumentException(op + ": delta must not be 0");
+        long n = Math.max(0, d > 0 ? Math.ceilDiv(l - s, d) : Math.ceilDiv(s - l, -d));
+        if (n > Integer.MAX_VALUE) throw new IllegalArgumentException(op + ": " + n + " elements from " + start + " to " + limit + " by " + delta + " are too many");
+        long[] v = new long[(int) n];
+        for (int i = 0; i < n; i++) v[i] = s + i * d;
+        return Tensor.of(dtype, v, (int) n);
+    }
+
+    static Tensor of(float[] data, int... shape) {
+        return fill(DType.F32, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setDouble(seg, DType.F32, i, data[i]));
+    }
+
+    static Tensor of(double[] data, int... shape) {
+        return fill(DType.F64, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setDouble(seg, DType.F64, i, data[i]));
+    }
+
+    static Tensor of(int[] data, int... shape) {
+        return fill(DType.I32, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setLong(seg, DType.I32, i, data[i]));
+    }
+
+    static Tensor of(long[] data, int... shape) {
+        return fill(DType.I64, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setLong(seg, DType.I64, i, data[i]));
+    }
+
+    static Tensor of(boolean[] data, int... shape) {
+        return fill(DType.BOOL, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setLong(seg, DType.BOOL, i, data[i] ? 1 : 0));
+    }
+
+    static Tensor of(DType dtype, double[] values, int... shape) {
+        Tensor.checkComputable("of", dtype);
+        return fill(dtype, values.length, shapeFor("of", values.length, shape), (seg, i) -> {
+            if (dtype.isFloat()) Elements.setDouble(seg, dtype, i, values[i]);
+            else Elements.setLong(seg, dtype, i, dev.kiln.ir.Alu.castFloatToInt(dtype, values[i]));
+        });
+    }
+
+    static Tensor of(DType dtype, long[] values, int... shape) {
+        Tensor.checkComputable("of", dtype);
+        return fill(dtype, values.length, shapeFor("of", values.length, shape), (seg, i) -> {
+            if (dtype.isFloat()) Elements.setDouble(seg, dtype, i, dev.kiln.ir.Alu.castIntToFloat(DType.I64, dtype, values[i]));
+            else Elements.setLong(seg, dtype, i, dev.kiln.ir.Alu.wrap(dtype, values[i]));
+        });
+    }
+
+    static Tensor fromSegment(MemorySegment data, DType dtype, int... shape) {
+        Tensor.checkComputable("fromSegment", dtype);
+        Shape s = Shape.of(shape);
+        long bytes = dtype.byteSize(s.numel());
+        if (data.byteSize() < bytes) {
+            throw new IllegalArgumentException("fromSegment: shape " + s + " of " + dtype + " needs " + bytes
+                    + " bytes, segment has " + data.byteSize());
+        }
+        Device d = Tensor.defaultDevice();
+        Buffer b = d.allocate(dtype, s.numel());
+        MemorySegment.copy(data, 0, b.segment(), 0, bytes);
+        return new Tensor(b, s, d).reshapeTo(s);
+    }
+
+    static Tensor full(Number value, DType dtype, int... shape) {
+        Tensor.checkComputable("full", dtype);
+        Shape s = Shape.of(shape);
+        UOp c = UOp.constant(dtype, value);
+        if (s.rank() > 0) {
+            int[] ones = new int[s.rank()];
+            Arrays.fill(ones, 1);
+            c = UOp.of(Op.EXPAND, dtype, s, UOp.of(Op.RESHAPE, dtype, Shape.of(ones), c));
+        }
+        return new Tensor(c, Tensor.defaultDevice());
+    }
+
+    static Tensor arange(int start, int end, int step) {
+        if (step == 0) throw new IllegalArgumentException("arange: step must not be 0");
+        int n = Math.max(0, (int) Math.ceil((end - (double) start) / step));
+        // a node, not a buffer: kernels compute it from the loop index, and a one-hot sum over it becomes a load
+        Tensor t = new Tensor(UOp.arange(DType.I32, Shape.of(n)), Tensor.defaultDevice());
+        if (step != 1) t = t.mul(step);
+        return start != 0 ? t.add(start) : t;
+    }
+
+    static Tensor arange(double start, double end, double step) {
+        if (step == 0 || !Double.isFinite(step)) throw new IllegalArgumentException("arange: step must be finite and non-zero, got " + step);
+        int n = Math.max(0, (int) Math.ceil((end - start) / step));
+        double[] v = new double[n];
+        for (int i = 0; i < n; i++) v[i] = start + i * step;
+        return Tensor.of(DType.F32, v, n);
+    }
+
+    static Tensor linspace(double start, double end, int steps) {
+        if (steps < 0) throw new IllegalArgumentException("linspace: steps must be >= 0, got " + steps);
+        double[] v = new double[steps];
+        double step = steps > 1 ? (end - start) / (steps - 1) : 0;
+        for (int i = 0; i < steps; i++) v[i] = i == steps - 1 && steps > 1 ? end : start + i * step;
+        return Tensor.of(DType.F32, v, steps);
+    }
+
+    static Tensor eye(int n, int m) {
+        Tensor rows = Tensor.arange(n).reshape(n, 1), cols = Tensor.arange(m).reshape(1, m);
+        return rows.eq(cols).cast(DType.F32);
+    }
+
+    private interface Filler { void set(MemorySegment seg, int i); }
+
+    private static Tensor fill(DType dtype, int count, Shape shape, Filler f) {
+        Device d = Tensor.defaultDevice();
+        Buffer b = d.allocate(dtype, count);
+        for (int i = 0; i < count; i++) f.set(b.segment(), i);
+        return new Tensor(b, shape, d).reshapeTo(shape);
+    }
+
+    private static Shape shapeFor(String op, int length, int[] shape) {
+        Shape s = shape.length == 0 ? Shape.of(length) : Shape.of(shape);
+        if (s.numel() != length) {
+            throw new IllegalArgumentException(op + ": " + length + " values do not fill shape " + s + " (" + s.numel() + " elements)");
+        }
+        return s;
+    }
+}

@@ -1,0 +1,97 @@
+package dev.kiln.serve;
+
+import dev.kiln.ir.Op;
+import dev.kiln.ir.UOp;
+import dev.kiln.runtime.Buffer;
+import dev.kiln.runtime.Device;
+import dev.kiln.runtime.ExecutionPlan;
+import dev.kiln.runtime.PlanBuilder;
+import dev.kiln.types.Shape;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Turns a {@link Graph} into a {@link CompiledGraph}: placeholders become owned buffers, constants move to the device. */
+final class GraphCompiler {
+    private GraphCompiler() {}
+
+    /** Compiles {@code graph} for {@code device}: placeholders become owned buffers, constants move to the device. */
+    static CompiledGraph compile(Device device, Graph graph, CompileOptions options) {
+        List<UOp> roots = graph.outputNodes();
+        String where = device.spec().toString();
+        Arena weights = Arena.ofShared();
+        Arena own = Arena.ofShared();
+        try {
+            List<TensorSpec> inputSpecs = graph.inputs(), paramSpecs = graph.params();
+            Buffer[] inputBuffers = new Buffer[inputSpecs.size()];
+            MemorySegment[] paramSegments = new MemorySegment[paramSpecs.size()];
+            Map<Graph.Placeholder, UOp> replacement = new IdentityHashMap<>();
+            int in = 0, pa = 0;
+            for (Graph.Placeholder p : graph.placeholders()) {
+                TensorSpec s = p.spec();
+                Buffer b = new Buffer(where, s.dtype(), s.numel(), (p.param() ? weights : own).allocate(Math.max(s.byteSize(), 1), SharedGraphState.ALIGN));
+                if (p.param()) paramSegments[pa++] = b.segment();
+                else inputBuffers[in++] = b;
+                UOp node = UOp.buffer(b);
+                Shape laid = s.shape().maxShape(); // the placeholder node has the maximum shape; the graph made its symbolic axes
+                replacement.put(p, node.shape().equals(laid) ? node : UOp.of(Op.RESHAPE, s.dtype(), laid, node));
+            }
+            List<UOp> rewritten = rewrite(roots, graph, replacement, where, weights);
+            ExecutionPlan plan = PlanBuilder.build(device, rewritten);
+            List<TensorSpec> outputSpecs = new ArrayList<>();
+            for (int i = 0; i < rewritten.size(); i++) {
+                UOp r = rewritten.get(i);
+                outputSpecs.add(new TensorSpec("output" + i, r.dtype(), r.shape()));
+            }
+            SharedGraphState shared = new SharedGraphState(device.spec(), options, List.copyOf(inputSpecs), List.copyOf(paramSpecs), List.copyOf(outputSpecs),
+                    inputBuffers, paramSegments, weights);
+            MemorySegment[] inputSegments = Arrays.stream(inputBuffers).map(Buffer::segment).toArray(MemorySegment[]::new);
+            return new CompiledGraph(shared, false, plan, own, inputSegments);
+        } catch (RuntimeException | Error e) {
+            own.close();
+            weights.close();
+            throw e;
+        }
+    }
+
+    /**
+     * The output nodes with every placeholder replaced by its buffer and every constant buffer of another
+     * device copied (once, into the shared arena) to this one.
+     */
+    private static List<UOp> rewrite(List<UOp> roots, Graph graph, Map<Graph.Placeholder, UOp> replacement, String where, Arena weights) {
+        Map<UOp, UOp> done = new IdentityHashMap<>();
+        List<UOp> out = new ArrayList<>();
+        for (UOp root : roots) {
+            for (UOp u : root.toposort()) {
+                if (done.containsKey(u)) continue;
+                Graph.Placeholder p = Graph.placeholderOf(u);
+                UOp next;
+                if (p != null) {
+                    if (p.graph() != graph) {
+                        throw new IllegalArgumentException("compile: an output reads " + (p.param() ? "param" : "input") + " '" + p.spec().name()
+                                + "' of another graph");
+                    }
+                    next = replacement.get(p);
+                } else if (u.op() == Op.BUFFER && !((Buffer) u.arg()).device().equals(where)) {
+                    Buffer b = (Buffer) u.arg();
+                    long bytes = b.dtype().byteSize(b.count());
+                    MemorySegment s = weights.allocate(Math.max(bytes, 1), SharedGraphState.ALIGN);
+                    MemorySegment.copy(b.segment(), 0, s, 0, bytes);
+                    next = UOp.buffer(new Buffer(where, b.dtype(), b.count(), s));
+                } else {
+                    List<UOp> src = new ArrayList<>(u.src().size());
+                    for (UOp s : u.src()) src.add(done.get(s));
+                    next = u.withSrc(src);
+                }
+                done.put(u, next);
+            }
+            out.add(done.get(root));
+        }
+        return out;
+    }
+}

@@ -1,0 +1,117 @@
+package dev.kiln.serve;
+
+import dev.kiln.runtime.ExecutionPlan;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The memory a compiled graph reads and writes per run: the input buffers the plan reads, where the plan
+ * writes each output, and the output block (every output at a fixed, aligned offset) that
+ * {@link CompiledGraph#arena()} shows and the raw views of {@link CompiledGraph#runRaw} re-scope.
+ */
+final class IoBlock {
+    private final SharedGraphState shared;
+    final MemorySegment[] inputs;      // per input, the plan reads it
+    final MemorySegment[] planOutputs; // per output, where the plan writes it
+    final MemorySegment[] outputs;     // per output, its slice of the block
+    final MemorySegment arenaView;
+    final OutputSlots slots;
+    private Arena rawArena;
+
+    IoBlock(SharedGraphState shared, ExecutionPlan plan, Arena arena, MemorySegment[] inputs) {
+        this.shared = shared;
+        this.inputs = inputs;
+        int n = shared.outputs.size();
+        this.planOutputs = new MemorySegment[n];
+        long[] offsets = new long[n], lengths = new long[n];
+        long end = 0;
+        for (int i = 0; i < n; i++) {
+            TensorSpec o = shared.outputs.get(i);
+            planOutputs[i] = plan.outputBuffer(i).segment().asSlice(0, o.byteSize());
+            offsets[i] = end;
+            lengths[i] = o.numel();
+            end = SharedGraphState.align(end + o.byteSize());
+        }
+        MemorySegment outputBlock = arena.allocate(Math.max(end, 1), SharedGraphState.ALIGN);
+        this.outputs = new MemorySegment[n];
+        for (int i = 0; i < n; i++) outputs[i] = outputBlock.asSlice(offsets[i], shared.outputs.get(i).byteSize());
+        this.arenaView = outputBlock.asReadOnly();
+        this.slots = new OutputSlots(offsets, lengths, shared.outputs.stream().map(TensorSpec::dtype).toList());
+    }
+
+    /** Writes the given float inputs (checked beforehand) into the plan's input buffers. */
+    void writeInputs(Map<String, float[]> in) {
+        for (var e : in.entrySet()) {
+            int i = shared.inputIndex.get(e.getKey());
+            writeInput(i, e.getValue());
+        }
+    }
+
+    void writeInput(int i, float[] values) { DTypeCodec.writeFloats(values, inputs[i], shared.inputs.get(i).dtype()); }
+
+    /** Writes the given typed inputs (checked beforehand: each in its input's dtype) into the plan's input buffers. */
+    void writeTypedInputs(Map<String, TypedValues> in) {
+        for (var e : in.entrySet()) {
+            int i = shared.inputIndex.get(e.getKey());
+            TensorSpec s = shared.inputs.get(i);
+            DTypeCodec.typedToBuffer(MemorySegment.ofArray(e.getValue().bytes()), s.dtype(), inputs[i], s.dtype(), s.numel());
+        }
+    }
+
+    /** Input {@code i} as it is now (a handle's value), as floats. */
+    float[] readInput(int i) {
+        float[] out = new float[Math.toIntExact(shared.inputs.get(i).numel())];
+        DTypeCodec.readFloats(inputs[i], shared.inputs.get(i).dtype(), out);
+        return out;
+    }
+
+    /** Copies output {@code output} as the plan wrote it into input {@code input} (a handle fed by the run). */
+    void feed(int input, int output) { MemorySegment.copy(planOutputs[output], 0, inputs[input], 0, planOutputs[output].byteSize()); }
+
+    /** Copies every output the plan wrote into its slice of the output block. */
+    void fillOutputBlock() {
+        for (int i = 0; i < outputs.length; i++) MemorySegment.copy(planOutputs[i], 0, outputs[i], 0, outputs[i].byteSize());
+    }
+
+    float[] readOutput(int i) {
+        float[] out = new float[Math.toIntExact(shared.outputs.get(i).numel())];
+        DTypeCodec.readFloats(outputs[i], shared.outputs.get(i).dtype(), out);
+        return out;
+    }
+
+    List<float[]> readOutputs() {
+        List<float[]> out = new ArrayList<>(outputs.length);
+        for (int i = 0; i < outputs.length; i++) out.add(readOutput(i));
+        return out;
+    }
+
+    List<TypedValues> readTypedOutputs() {
+        List<TypedValues> out = new ArrayList<>(outputs.length);
+        for (int i = 0; i < outputs.length; i++) {
+            TensorSpec s = shared.outputs.get(i);
+            out.add(new TypedValues(s.dtype(), DTypeCodec.bufferToTyped(outputs[i], s.dtype(), s.numel())));
+        }
+        return out;
+    }
+
+    /** Read-only views of the output block, valid until {@link #invalidateRaw()}. */
+    List<MemorySegment> rawViews() {
+        // Views of the output block itself, re-scoped to an arena of this run: closing that arena at the next
+        // run kills the views, while the block's memory stays owned (and freed) by the graph's own arena.
+        rawArena = Arena.ofShared();
+        List<MemorySegment> views = new ArrayList<>(outputs.length);
+        for (MemorySegment o : outputs) views.add(o.reinterpret(o.byteSize(), rawArena, null).asReadOnly());
+        return List.copyOf(views);
+    }
+
+    void invalidateRaw() {
+        if (rawArena != null) {
+            rawArena.close();
+            rawArena = null;
+        }
+    }
+}

@@ -1,0 +1,153 @@
+package dev.kiln.serve;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * The asynchronous runs of one compiled graph: a commit copies its inputs into a free slot of a small
+ * ring (the caller blocks while every slot is taken) and queues the run on the graph's single executor
+ * thread, which copies the slot into the plan's input buffers, frees the slot and runs. Runs are strictly
+ * ordered, so the inputs of run k+1 reach the plan's buffers only after run k has finished reading them,
+ * while the caller stages run k+1 during run k.
+ */
+final class StagingRing {
+    private final SharedGraphState shared;
+    private final IoBlock io;
+    private final Runnable execute;  // runs the plan on its input buffers and fills the output block
+    private final MemorySegment[] staging;
+    private final BlockingQueue<Integer> freeSlots;
+    private ExecutorService executor;
+    private Future<?> last;
+    private volatile RuntimeException asyncFailure;
+
+    StagingRing(SharedGraphState shared, IoBlock io, Arena arena, Runnable execute) {
+        this.shared = shared;
+        this.io = io;
+        this.execute = execute;
+        long stagingBytes = 0;
+        for (TensorSpec s : shared.inputs) stagingBytes = SharedGraphState.align(stagingBytes + s.byteSize());
+        this.staging = new MemorySegment[shared.options.stagingSlots()];
+        this.freeSlots = new ArrayBlockingQueue<>(staging.length);
+        for (int s = 0; s < staging.length; s++) {
+            staging[s] = arena.allocate(Math.max(stagingBytes, 1), SharedGraphState.ALIGN);
+            freeSlots.add(s);
+        }
+    }
+
+    /** Whether runs have been queued since the last {@link #sync}. */
+    boolean pending() { return last != null; }
+
+    /** Whether a queued run failed and {@link #sync} has not reported it yet. */
+    boolean failed() { return asyncFailure != null; }
+
+    /**
+     * Stages {@code in} (checked beforehand) in a free slot of the ring, waiting for one, and queues the run;
+     * with {@code results}, the run's outputs are copied into {@code results[index]}.
+     */
+    void commit(Map<String, float[]> in, float[][][] results, int index) {
+        int slot = takeSlot();
+        MemorySegment stage = staging[slot];
+        long offset = 0;
+        boolean[] given = new boolean[io.inputs.length];
+        for (int i = 0; i < io.inputs.length; i++) {
+            TensorSpec s = shared.inputs.get(i);
+            float[] v = in.get(s.name());
+            if (v != null) {
+                DTypeCodec.writeFloats(v, stage.asSlice(offset, s.byteSize()), s.dtype());
+                given[i] = true;
+            }
+            offset = SharedGraphState.align(offset + s.byteSize());
+        }
+        if (executor == null) {
+            executor = Executors.newSingleThreadExecutor(Thread.ofPlatform().daemon().name("kiln-serve-" + shared.device).factory());
+        }
+        last = executor.submit(() -> runStaged(slot, given, results, index));
+    }
+
+    /** On the executor thread: moves a staged run's inputs into the plan's buffers, frees the slot, runs. */
+    private void runStaged(int slot, boolean[] given, float[][][] results, int index) {
+        try {
+            if (asyncFailure != null) return; // an earlier run failed: later ones are skipped, sync reports it
+            long offset = 0;
+            for (int i = 0; i < io.inputs.length; i++) {
+                long bytes = shared.inputs.get(i).byteSize();
+                if (given[i]) MemorySegment.copy(staging[slot], offset, io.inputs[i], 0, bytes);
+                offset = SharedGraphState.align(offset + bytes);
+            }
+            freeSlots.add(slot);
+            slot = -1;
+            execute.run();
+            if (results != null) {
+                float[][] r = new float[io.outputs.length][];
+                for (int i = 0; i < io.outputs.length; i++) r[i] = io.readOutput(i);
+                results[index] = r;
+            }
+        } catch (RuntimeException e) {
+            asyncFailure = e;
+        } finally {
+            if (slot >= 0) freeSlots.add(slot);
+        }
+    }
+
+    private int takeSlot() {
+        try {
+            return freeSlots.take();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("commit: interrupted while waiting for a free staging slot", e);
+        }
+    }
+
+    /** Waits for every queued run and reports the first failure. */
+    void sync() {
+        Future<?> f = last;
+        if (f != null) {
+            try {
+                f.get(); // one executor thread runs commits in order: the last one done means all are
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("syncPending: interrupted while waiting for committed runs", e);
+            } catch (ExecutionException e) {
+                throw new IllegalStateException("syncPending: a committed run failed", e.getCause());
+            }
+            last = null;
+        }
+        RuntimeException failure = asyncFailure;
+        if (failure != null) {
+            asyncFailure = null;
+            throw failure;
+        }
+    }
+
+    /** Waits for the queued runs (even if interrupted; the interrupt is kept), then stops the thread; failures nobody synced for are dropped. */
+    void close() {
+        try {
+            awaitQuietly(last); // memory is freed only after the executor has stopped touching it
+        } finally {
+            if (executor != null) executor.shutdownNow();
+        }
+    }
+
+    private static void awaitQuietly(Future<?> f) {
+        if (f == null) return;
+        boolean interrupted = false;
+        while (true) {
+            try {
+                f.get();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            } catch (ExecutionException e) {
+                break; // closing: a failure nobody synced for goes with the graph
+            }
+        }
+        if (interrupted) Thread.currentThread().interrupt();
+    }
+}

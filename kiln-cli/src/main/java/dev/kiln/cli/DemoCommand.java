@@ -6,7 +6,6 @@ import dev.kiln.models.TinyDecoder;
 import dev.kiln.serve.CompiledGraph;
 import dev.kiln.serve.Session;
 import dev.kiln.runtime.Buffer;
-import dev.kiln.ir.Elements;
 import dev.kiln.runtime.ExecutionPlan;
 import dev.kiln.runtime.KernelProfile;
 import dev.kiln.runtime.ProfileReport;
@@ -89,7 +88,7 @@ final class DemoCommand extends KilnCommand {
             List<KernelProfile> profile = plan.executeProfiled();
             Buffer out = plan.outputBuffer();
             double[] v = new double[(int) out.count()];
-            for (int i = 0; i < v.length; i++) v[i] = Elements.getAsDouble(out.segment(), out.dtype(), i);
+            for (int i = 0; i < v.length; i++) v[i] = out.getDouble(i);
             double sum = Arrays.stream(v).sum();
             w.printf(Locale.ROOT, "%n%s%n  input  %s %s%n  output %s %s   (prepared in %.1f ms: %d kernels)%n  first  %s%n  sum    %.6f%n",
                     name, Arrays.toString(input.dims()), input.dtype(), Arrays.toString(output.dims()), output.dtype(), prepareMs,

@@ -2,7 +2,6 @@ package dev.kiln.cli;
 
 import dev.kiln.types.DType;
 import dev.kiln.runtime.Buffer;
-import dev.kiln.ir.Elements;
 import dev.kiln.runtime.KernelProfile;
 
 import java.util.ArrayList;
@@ -98,7 +97,7 @@ final class Reports {
         long finite = 0, nan = 0, inf = 0;
         List<String> first = new ArrayList<>();
         for (long i = 0; i < n; i++) {
-            double v = Elements.getAsDouble(buffer.segment(), dtype, i);
+            double v = buffer.getDouble(i);
             if (i < 4) first.add(format(dtype, v));
             if (Double.isNaN(v)) nan++;
             else if (Double.isInfinite(v)) inf++;

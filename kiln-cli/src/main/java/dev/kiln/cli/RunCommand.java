@@ -3,12 +3,10 @@ package dev.kiln.cli;
 import dev.kiln.types.DType;
 import dev.kiln.io.Npy;
 import dev.kiln.runtime.Buffer;
-import dev.kiln.ir.Elements;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -54,9 +52,9 @@ final class RunCommand extends ModelCommand {
             return;
         }
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment f32 = arena.allocate(DType.F32.byteSize(b.count()), 4);
-            for (long i = 0; i < b.count(); i++) Elements.setDouble(f32, DType.F32, i, Elements.getDouble(b.segment(), DType.BF16, i));
-            Npy.write(file, DType.F32, o.dims(), f32);
+            Buffer f32 = new Buffer(b.device(), DType.F32, b.count(), arena.allocate(DType.F32.byteSize(b.count()), 4));
+            for (long i = 0; i < b.count(); i++) f32.setDouble(i, b.getDouble(i));
+            Npy.write(file, DType.F32, o.dims(), f32.segment());
         }
     }
 }

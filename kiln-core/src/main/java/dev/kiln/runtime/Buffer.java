@@ -1,6 +1,8 @@
 package dev.kiln.runtime;
 
+import dev.kiln.ir.Alu;
 import dev.kiln.ir.BufferRef;
+import dev.kiln.ir.Elements;
 import dev.kiln.types.DType;
 
 import java.lang.foreign.MemorySegment;
@@ -57,6 +59,43 @@ public final class Buffer implements BufferRef {
 
     /** The storage; its first {@code dtype.byteSize(count)} bytes hold the data. */
     public MemorySegment segment() { return segment; }
+
+    /**
+     * Element {@code i} as a double: a float as it is stored, an integer or bool converted (u64 read as
+     * unsigned, so values above 2^53 round).
+     *
+     * @throws IndexOutOfBoundsException if {@code i} is not in {@code [0, count)}
+     * @throws IllegalArgumentException  for a packed (quantised block) dtype
+     */
+    public double getDouble(long i) { return Elements.getAsDouble(segment, dtype, Objects.checkIndex(i, count)); }
+
+    /**
+     * Element {@code i} of an integer or bool buffer: signed types sign-extended, unsigned ones zero-extended
+     * (u64 as raw bits), bool as 0 or 1.
+     *
+     * @throws IndexOutOfBoundsException if {@code i} is not in {@code [0, count)}
+     * @throws IllegalArgumentException  if the dtype is not an integer or bool
+     */
+    public long getLong(long i) { return Elements.getLong(segment, dtype, Objects.checkIndex(i, count)); }
+
+    /**
+     * Stores {@code v} at element {@code i} of a float buffer, rounded to its dtype (ties to even).
+     *
+     * @throws IndexOutOfBoundsException if {@code i} is not in {@code [0, count)}
+     * @throws IllegalArgumentException  if the dtype is not a float
+     */
+    public void setDouble(long i, double v) { Elements.setDouble(segment, dtype, Objects.checkIndex(i, count), v); }
+
+    /**
+     * Stores {@code v} at element {@code i} of an integer or bool buffer, wrapped to its width and signedness
+     * (any non-zero value is a true bool).
+     *
+     * @throws IndexOutOfBoundsException if {@code i} is not in {@code [0, count)}
+     * @throws IllegalArgumentException  if the dtype is not an integer or bool
+     */
+    public void setLong(long i, long v) {
+        Elements.setLong(segment, dtype, Objects.checkIndex(i, count), Alu.wrap(dtype, v));
+    }
 
     @Override
     public String toString() { return "Buffer[" + device + ", " + count + " x " + dtype + "]"; }

@@ -10,7 +10,6 @@ import dev.kiln.schedule.Scheduler;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.Device;
 import dev.kiln.runtime.DeviceRegistry;
-import dev.kiln.ir.Elements;
 import dev.kiln.runtime.ExecutionPlan;
 import onnx.Onnx.ModelProto;
 import onnx.Onnx.NodeProto;
@@ -257,12 +256,12 @@ public final class ConformanceRunner {
         for (long i = 0; i < n; i++) {
             double excess;
             if (dt.isFloat()) {
-                double e = Elements.getDouble(want.segment(), dt, i), g = Elements.getDouble(got.segment(), dt, i);
+                double e = want.getDouble(i), g = got.getDouble(i);
                 boolean ok = Double.isNaN(e) ? Double.isNaN(g) : Double.isInfinite(e) ? e == g : Math.abs(g - e) <= ATOL + RTOL * Math.abs(e);
                 excess = ok ? 0 : Double.isNaN(e) || Double.isNaN(g) || Double.isInfinite(e) || Double.isInfinite(g) ? Double.POSITIVE_INFINITY
                         : Math.abs(g - e) / (ATOL + RTOL * Math.abs(e));
             } else {
-                excess = Elements.getLong(want.segment(), dt, i) == Elements.getLong(got.segment(), dt, i) ? 0 : Double.POSITIVE_INFINITY;
+                excess = want.getLong(i) == got.getLong(i) ? 0 : Double.POSITIVE_INFINITY;
             }
             if (excess > 0) {
                 bad++;
@@ -278,7 +277,7 @@ public final class ConformanceRunner {
     }
 
     private static String format(Buffer b, DType dt, long i) {
-        return dt.isFloat() ? Double.toString(Elements.getDouble(b.segment(), dt, i)) : Long.toString(Elements.getLong(b.segment(), dt, i));
+        return dt.isFloat() ? Double.toString(b.getDouble(i)) : Long.toString(b.getLong(i));
     }
 
     private static int[] unravel(long i, int[] dims) {

@@ -4,8 +4,7 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.kiln.types.DType;
 import dev.kiln.Tensor;
-import dev.kiln.ir.Alu;
-import dev.kiln.ir.Elements;
+import dev.kiln.runtime.Buffer;
 import onnx.Onnx.TensorProto;
 
 import java.io.IOException;
@@ -114,7 +113,7 @@ public final class TensorProtos {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment seg = arena.allocate(Math.max(1, dt.byteSize(count)), 8);
             if (p.hasRawData()) readRaw(p.getRawData(), dt, count, seg, what);
-            else readTyped(p, dt, count, seg, what);
+            else readTyped(p, dt, count, new Buffer("CPU", dt, count, seg), what);
             return Tensor.fromSegment(seg, dt, shape);
         }
     }
@@ -138,7 +137,7 @@ public final class TensorProtos {
         }
     }
 
-    private static void readTyped(TensorProto p, DType dt, int count, MemorySegment seg, String what) {
+    private static void readTyped(TensorProto p, DType dt, int count, Buffer out, String what) {
         int have = switch (dt) {
             case F32 -> p.getFloatDataCount();
             case F64 -> p.getDoubleDataCount();
@@ -151,12 +150,12 @@ public final class TensorProtos {
         }
         for (int i = 0; i < count; i++) {
             switch (dt) {
-                case F32 -> Elements.setDouble(seg, dt, i, p.getFloatData(i));
-                case F64 -> Elements.setDouble(seg, dt, i, p.getDoubleData(i));
-                case F16, BF16 -> seg.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, (short) p.getInt32Data(i));
-                case I64 -> Elements.setLong(seg, dt, i, p.getInt64Data(i));
-                case U32, U64 -> Elements.setLong(seg, dt, i, Alu.wrap(dt, p.getUint64Data(i)));
-                default -> Elements.setLong(seg, dt, i, Alu.wrap(dt, p.getInt32Data(i)));
+                case F32 -> out.setDouble(i, p.getFloatData(i));
+                case F64 -> out.setDouble(i, p.getDoubleData(i));
+                case F16, BF16 -> out.segment().setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, (short) p.getInt32Data(i));
+                case I64 -> out.setLong(i, p.getInt64Data(i));
+                case U32, U64 -> out.setLong(i, p.getUint64Data(i));
+                default -> out.setLong(i, p.getInt32Data(i));
             }
         }
     }

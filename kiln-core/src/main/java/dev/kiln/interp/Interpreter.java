@@ -72,7 +72,7 @@ final class Interpreter {
                     for (int i = 0; i < out.ints.length; i++) out.ints[i] = i;
                     yield out;
                 }
-                case BUFFER -> Value.read((Buffer) u.arg(), u.shape());
+                case BUFFER -> Value.read(Buffer.of(u), u.shape());
                 case COPY, CONTIGUOUS -> in(u, 0);
                 case ASSIGN -> assign(u, in(u, 1));
                 case CUSTOM -> custom(u);
@@ -269,7 +269,7 @@ final class Interpreter {
         if (target.op() != Op.BUFFER) {
             throw new IllegalArgumentException("ASSIGN target must be a realised buffer, got " + target.op());
         }
-        v.write(((Buffer) target.arg()).segment());
+        v.write(Buffer.of(target).segment());
         return v;
     }
 

@@ -3,6 +3,7 @@ package dev.kiln.runtime;
 import dev.kiln.ir.Alu;
 import dev.kiln.ir.BufferRef;
 import dev.kiln.ir.Elements;
+import dev.kiln.ir.UOp;
 import dev.kiln.types.DType;
 
 import java.lang.foreign.MemorySegment;
@@ -30,6 +31,14 @@ public final class Buffer implements BufferRef {
                     + " bytes, segment has " + segment.byteSize());
         }
     }
+
+    /**
+     * The storage a BUFFER node names. Tensor graphs hold runtime buffers only (the IR sees them as
+     * {@link BufferRef}s), so this is the one place the runtime turns the IR's reference back into its storage.
+     *
+     * @throws IllegalStateException if {@code node} is not a BUFFER node
+     */
+    public static Buffer of(UOp node) { return (Buffer) node.bufferArg(); }
 
     /** A zero-filled buffer on the Java heap (the storage of the INTERP device). */
     public static Buffer allocateHeap(String device, DType dtype, long count) {

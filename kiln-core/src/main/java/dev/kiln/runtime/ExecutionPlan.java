@@ -147,7 +147,7 @@ public final class ExecutionPlan implements AutoCloseable {
     /** The storage of an external input: its buffer's, or its replacement in a replica. */
     private MemorySegment inputSegment(UOp buffer) {
         MemorySegment s = rebound.get(buffer);
-        return s != null ? s : ((Buffer) buffer.arg()).segment();
+        return s != null ? s : Buffer.of(buffer).segment();
     }
 
     // ---------------------------------------------------------------- memory

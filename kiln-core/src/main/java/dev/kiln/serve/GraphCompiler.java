@@ -77,8 +77,8 @@ final class GraphCompiler {
                                 + "' of another graph");
                     }
                     next = replacement.get(p);
-                } else if (u.op() == Op.BUFFER && !((Buffer) u.arg()).device().equals(where)) {
-                    Buffer b = (Buffer) u.arg();
+                } else if (u.op() == Op.BUFFER && !Buffer.of(u).device().equals(where)) {
+                    Buffer b = Buffer.of(u);
                     long bytes = b.dtype().byteSize(b.count());
                     MemorySegment s = weights.allocate(Math.max(bytes, 1), SharedGraphState.ALIGN);
                     MemorySegment.copy(b.segment(), 0, s, 0, bytes);

@@ -1,6 +1,9 @@
 package dev.kiln.serve;
 
+import dev.kiln.ir.GraphRewriter;
 import dev.kiln.ir.Op;
+import dev.kiln.ir.PatternMatcher;
+import dev.kiln.ir.UPat;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.Device;
@@ -12,9 +15,12 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+
+import static dev.kiln.ir.PatternMatcher.rule;
 
 /** Turns a {@link Graph} into a {@link CompiledGraph}: placeholders become owned buffers, constants move to the device. */
 final class GraphCompiler {
@@ -64,34 +70,22 @@ final class GraphCompiler {
      * device copied (once, into the shared arena) to this one.
      */
     private static List<UOp> rewrite(List<UOp> roots, Graph graph, Map<Graph.Placeholder, UOp> replacement, String where, Arena weights) {
-        Map<UOp, UOp> done = new IdentityHashMap<>();
-        List<UOp> out = new ArrayList<>();
-        for (UOp root : roots) {
-            for (UOp u : root.toposort()) {
-                if (done.containsKey(u)) continue;
-                Graph.Placeholder p = Graph.placeholderOf(u);
-                UOp next;
-                if (p != null) {
+        PatternMatcher compile = new PatternMatcher(List.of(
+                rule(UPat.anyOf(EnumSet.of(Op.CUSTOM)).where(u -> Graph.placeholderOf(u) != null).named("p"), m -> {
+                    Graph.Placeholder p = Graph.placeholderOf(m.get("p"));
                     if (p.graph() != graph) {
                         throw new IllegalArgumentException("compile: an output reads " + (p.param() ? "param" : "input") + " '" + p.spec().name()
                                 + "' of another graph");
                     }
-                    next = replacement.get(p);
-                } else if (u.op() == Op.BUFFER && !Buffer.of(u).device().equals(where)) {
-                    Buffer b = Buffer.of(u);
+                    return replacement.get(p);
+                }),
+                rule(UPat.anyOf(EnumSet.of(Op.BUFFER)).where(u -> !Buffer.of(u).device().equals(where)).named("b"), m -> {
+                    Buffer b = Buffer.of(m.get("b"));
                     long bytes = b.dtype().byteSize(b.count());
                     MemorySegment s = weights.allocate(Math.max(bytes, 1), SharedGraphState.ALIGN);
                     MemorySegment.copy(b.segment(), 0, s, 0, bytes);
-                    next = UOp.buffer(new Buffer(where, b.dtype(), b.count(), s));
-                } else {
-                    List<UOp> src = new ArrayList<>(u.src().size());
-                    for (UOp s : u.src()) src.add(done.get(s));
-                    next = u.withSrc(src);
-                }
-                done.put(u, next);
-            }
-            out.add(done.get(root));
-        }
-        return out;
+                    return UOp.buffer(new Buffer(where, b.dtype(), b.count(), s));
+                })));
+        return GraphRewriter.substitute(roots, compile); // one rewrite per node: each foreign buffer is copied once
     }
 }

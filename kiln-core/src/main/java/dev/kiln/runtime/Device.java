@@ -54,7 +54,8 @@ public interface Device {
      * Compiles the kernels of {@code graphs} (each a list of outputs, as {@code prepare} takes them) ahead of
      * time, in a few large batches side by side, so that plans built from these graphs later find them
      * compiled: one compiler run (a javac task, a C compiler process) per batch costs far less than one per
-     * plan. A graph that cannot be scheduled is skipped; building its plan reports the problem.
+     * plan. A graph that cannot be scheduled, or a batch with a kernel that cannot be compiled, is skipped:
+     * building the plans reports the problem.
      */
     default void compileAhead(List<List<UOp>> graphs) { PlanBuilder.compileAhead(this, graphs); }
 }

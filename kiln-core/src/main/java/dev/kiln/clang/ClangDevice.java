@@ -15,8 +15,8 @@ import dev.kiln.runtime.Device;
 import dev.kiln.runtime.KernelBackend;
 import dev.kiln.runtime.KernelCache;
 import dev.kiln.runtime.KernelPipeline;
-import dev.kiln.runtime.RenderedKernel;
 import dev.kiln.runtime.PlanBuilder;
+import dev.kiln.runtime.RenderedKernel;
 import dev.kiln.runtime.WorkerPool;
 import dev.kiln.schedule.ScheduleItem;
 

@@ -6,22 +6,28 @@ import dev.kiln.types.Variable;
 import dev.kiln.codegen.CpuInfo;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
+import dev.kiln.codegen.Opt;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.CompiledKernel;
 import dev.kiln.runtime.CompilerIdentity;
 import dev.kiln.runtime.Device;
+import dev.kiln.runtime.KernelBackend;
 import dev.kiln.runtime.KernelCache;
+import dev.kiln.runtime.KernelPipeline;
 import dev.kiln.runtime.PlanBuilder;
+import dev.kiln.runtime.RenderedKernel;
 import dev.kiln.runtime.WorkerPool;
+import dev.kiln.schedule.ScheduleItem;
 
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 
 /**
  * The native CPU device: kernels rendered as C ({@link CRenderer}), compiled by the system C compiler
  * ({@link CCompiler}) in one shared object per plan, loaded through the foreign function API
- * ({@link NativeLibrary}), cached in memory and on disk ({@link KernelCache}), and run on the
+ * ({@link NativeLibrary}), cached in memory and on disk by the {@link KernelPipeline}, and run on the
  * {@link WorkerPool}, split across workers where the heuristic marks a kernel THREAD — the CPU device's
  * pipeline with C in place of Java.
  *
@@ -32,8 +38,8 @@ import java.util.Map;
  * arena). Native code cannot point into the Java heap, so kernels write off-heap memory only, and
  * inputs on the heap (INTERP buffers read by a mixed-device graph) are copied off-heap for each call.
  *
- * <p>The kernel cache has one entry per kernel; a batch's kernels share one shared object, which their
- * entries name by hash ({@link SharedObjects}): stored once, loaded once per process.
+ * <p>The binary layer of the cache has one entry per kernel source; a batch's kernels share one shared
+ * object, which their entries name by hash ({@link SharedObjects}): stored once, loaded once per process.
  */
 public final class ClangDevice implements Device {
     /** Renderer output format: bump when generated code changes meaning, so stale disk entries miss. */
@@ -41,19 +47,39 @@ public final class ClangDevice implements Device {
 
     private static final KernelCache<NativeLibrary> CACHE = new KernelCache<>(SharedObjects::resolve);
 
-    /** The rendered C function per kernel structure (programs without their names). */
-    private static final KernelFunctions FUNCTIONS = new KernelFunctions(CRenderer::render);
-
     private final DeviceSpec spec;
     private final CCompiler compiler;
-    private final CompilerIdentity identity;
-    private final CpuInfo cpu;
+    private final KernelPipeline<NativeLibrary, CompiledKernel> pipeline;
 
     ClangDevice(DeviceSpec spec, CCompiler compiler) {
         this.spec = spec;
         this.compiler = compiler;
-        this.identity = compiler.identity().with("render.format", RENDER_FORMAT);
-        this.cpu = new CpuInfo(WorkerPool.size(), compiler.vectorBytes());
+        this.pipeline = new KernelPipeline<>(new CBackend(compiler, compiler.identity().with("render.format", RENDER_FORMAT),
+                new CpuInfo(WorkerPool.size(), compiler.vectorBytes())), CACHE);
+    }
+
+    /** What the CLANG device supplies to the pipeline: the CPU heuristic for its vectors, the C renderer, the C compiler. */
+    private record CBackend(CCompiler compiler, CompilerIdentity identity, CpuInfo cpu) implements KernelBackend<NativeLibrary, CompiledKernel> {
+        @Override
+        public CompilerIdentity programIdentity() { return identity.with("cpu.cores", String.valueOf(cpu.cores())); }
+
+        @Override
+        public List<Opt> chooseOpts(KernelProgram lowered) { return Heuristics.defaultOpts(lowered, cpu); }
+
+        @Override
+        public RenderedKernel render(KernelProgram anonymous) { return RenderedKernel.namedByContent(anonymous, CRenderer::render); }
+
+        @Override
+        public List<byte[]> compile(List<RenderedKernel> sources) {
+            byte[] library = SharedObjects.publish(compiler.compileShared(CRenderer.translationUnit(sources.stream().map(RenderedKernel::source).toList())));
+            return Collections.nCopies(sources.size(), library);
+        }
+
+        @Override
+        public CompiledKernel link(KernelProgram program, RenderedKernel kernel, NativeLibrary library) {
+            CKernel k = new CKernel(program, kernel.entryPoint(), kernel.source(), library.function(kernel.entryPoint()));
+            return new CompiledKernel(program, k.source(), k::run);
+        }
     }
 
     @Override
@@ -70,18 +96,15 @@ public final class ClangDevice implements Device {
 
     /** The default CPU heuristic's actions (threads, tiles, upcasts, grouped reductions) for this CPU's vectors. */
     @Override
-    public KernelProgram optimize(KernelProgram program) {
-        return Heuristics.optimize(program, cpu);
+    public KernelProgram optimize(KernelProgram program) { return pipeline.optimize(program); }
+
+    @Override
+    public List<CompiledKernel> compileKernels(List<ScheduleItem.Kernel> kernels, List<String> names) {
+        return pipeline.compile(kernels, names);
     }
 
     @Override
-    public List<CompiledKernel> compile(List<KernelProgram> programs) {
-        return FUNCTIONS.compile(CACHE, identity, programs, sources -> SharedObjects.publish(compiler.compileShared(CRenderer.translationUnit(sources))),
-                (p, f, library) -> {
-                    CKernel k = new CKernel(p, f.symbol(), f.source(), library.function(f.symbol()));
-                    return new CompiledKernel(p, k.source(), k::run);
-                });
-    }
+    public List<CompiledKernel> compile(List<KernelProgram> programs) { return pipeline.compilePrograms(programs); }
 
     /** Statistics of the process-wide kernel cache (memory and disk hits, compiles). */
     public static KernelCache.Stats cacheStats() { return CACHE.stats(); }

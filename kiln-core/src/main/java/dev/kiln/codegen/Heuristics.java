@@ -67,17 +67,10 @@ public final class Heuristics {
 
     private Heuristics() {}
 
-    private record Key(KernelProgram program, CpuInfo cpu) {}
-
-    private static final dev.kiln.ir.BoundedCache<Key, KernelProgram> OPTIMIZED = new dev.kiln.ir.BoundedCache<>(4096);
-
-    /**
-     * {@code program} with the default actions for {@code cpu} applied, memoised per kernel structure
-     * (so the same layer in twelve blocks is optimised once).
-     */
+    /** {@code program} with the default actions for {@code cpu} applied. */
     public static KernelProgram optimize(KernelProgram program, CpuInfo cpu) {
-        KernelProgram best = OPTIMIZED.get(new Key(program.anonymous(), cpu), k -> Optimizer.apply(k.program(), defaultOpts(k.program(), k.cpu())));
-        return best.withName(program.name());
+        KernelProgram anonymous = program.anonymous();
+        return Optimizer.apply(anonymous, defaultOpts(anonymous, cpu)).withName(program.name());
     }
 
     /** The default actions for {@code program} on {@code cpu}; {@link Optimizer#apply} accepts them. */

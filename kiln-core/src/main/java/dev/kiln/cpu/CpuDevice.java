@@ -1,39 +1,37 @@
 package dev.kiln.cpu;
 
-import dev.kiln.types.DType;
-import dev.kiln.runtime.DeviceSpec;
-import dev.kiln.types.Variable;
 import dev.kiln.codegen.CpuInfo;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
-import dev.kiln.codegen.LoweringCache;
-import dev.kiln.ir.BoundedCache;
+import dev.kiln.codegen.Opt;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.CompiledKernel;
 import dev.kiln.runtime.CompilerIdentity;
+import dev.kiln.runtime.ContentStore;
 import dev.kiln.runtime.Device;
+import dev.kiln.runtime.DeviceSpec;
+import dev.kiln.runtime.KernelBackend;
 import dev.kiln.runtime.KernelCache;
+import dev.kiln.runtime.KernelPipeline;
 import dev.kiln.runtime.PlanBuilder;
+import dev.kiln.runtime.RenderedKernel;
 import dev.kiln.runtime.WorkerPool;
 import dev.kiln.schedule.ScheduleItem;
+import dev.kiln.types.DType;
+import dev.kiln.types.Variable;
 import jdk.incubator.vector.FloatVector;
 
 import java.lang.invoke.MethodHandle;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 
 /**
  * The default device: kernels rendered as Java ({@link JavaRenderer}), compiled in process in one batch
- * per plan ({@link JavaKernelCompiler}), loaded as hidden classes, cached in memory and on disk
- * ({@link KernelCache}), and run on the {@link WorkerPool}, split across workers where the heuristic
- * marks a kernel THREAD. The programs and sources of kernel structures are cached too
- * ({@link ProgramCache}), so a kernel met before is neither lowered, optimised nor rendered again.
+ * per plan ({@link JavaKernelCompiler}), loaded as hidden classes, and run on the {@link WorkerPool}, split
+ * across workers where the heuristic marks a kernel THREAD. Kernels go through the {@link KernelPipeline}
+ * (programs per kernel structure, classes per source, in memory and on disk), so a kernel met before is
+ * neither lowered, optimised nor rendered again.
  *
  * <p>Tensor buffers on this device are off-heap, owned by the tensor that holds them (an automatic
  * arena: freed when the tensor is unreachable). Plans own their own memory and free it on close.
@@ -45,7 +43,6 @@ public final class CpuDevice implements Device {
     /** A kernel class as the cache keeps it: its bytes (what goes to disk) and its loaded entry point. */
     private record Loaded(byte[] classBytes, MethodHandle run) {}
 
-    private static final KernelCache<Loaded> CACHE = new KernelCache<>(bytes -> new Loaded(bytes, JavaKernelCompiler.define(bytes)));
     private static final CpuInfo CPU = new CpuInfo(WorkerPool.size(), FloatVector.SPECIES_PREFERRED.vectorByteSize());
     private static final CompilerIdentity IDENTITY = CompilerIdentity.of("kiln-java",
             "java.version", Runtime.version().toString(),
@@ -53,13 +50,45 @@ public final class CpuDevice implements Device {
             "vector.bytes", String.valueOf(CPU.vectorBytes()),
             "render.format", RENDER_FORMAT);
 
-    // per kernel structure (programs without their names): the heuristic's choice and the rendered source
-    private static final BoundedCache<KernelProgram, String> SOURCES = new BoundedCache<>(4096);
+    /** What the CPU device supplies to the pipeline: the CPU heuristic, the Java renderer and javac. */
+    private static final class JavaBackend implements KernelBackend<Loaded, CompiledKernel> {
+        @Override
+        public CompilerIdentity identity() { return IDENTITY; }
 
-    /** Created on first use: fingerprinting Kiln's classes costs tens of milliseconds cold, which a process without kernels should not pay. */
-    private static final class Programs {
-        static final ProgramCache CACHE = ProgramCache.create(IDENTITY.with("cpu.cores", String.valueOf(CPU.cores())));
+        @Override
+        public CompilerIdentity programIdentity() { return IDENTITY.with("cpu.cores", String.valueOf(CPU.cores())); }
+
+        @Override
+        public List<Opt> chooseOpts(KernelProgram lowered) { return Heuristics.defaultOpts(lowered, CPU); }
+
+        /** Source whose class name is a hash of the computation, so it is the same in every plan and JVM. */
+        @Override
+        public RenderedKernel render(KernelProgram anonymous) {
+            // the class name appears only in its declaration: rendering once and renaming saves a second rendering
+            String draft = JavaRenderer.render(anonymous, "Kernel", CPU.vectorBytes());
+            String declaration = "\nfinal class Kernel {\n";
+            int at = draft.indexOf(declaration);
+            if (at < 0) throw new IllegalStateException("rendered kernel source declares no class Kernel:\n" + draft);
+            String name = "K" + ContentStore.sha256(draft).substring(0, 20);
+            return new RenderedKernel(name, draft.substring(0, at) + "\nfinal class " + name + " {\n"
+                    + draft.substring(at + declaration.length()));
+        }
+
+        @Override
+        public List<byte[]> compile(List<RenderedKernel> sources) {
+            List<JavaKernelCompiler.Source> batch = sources.stream().map(k -> new JavaKernelCompiler.Source(k.entryPoint(), k.source())).toList();
+            return JavaKernelCompiler.compile(batch).classes().stream().map(JavaKernelCompiler.Compiled::classBytes).toList();
+        }
+
+        @Override
+        public CompiledKernel link(KernelProgram program, RenderedKernel kernel, Loaded loaded) {
+            CpuKernel k = new CpuKernel(program.name(), kernel.source(), loaded.classBytes(), loaded.run(), program.outerExtent());
+            return new CompiledKernel(program, k.source(), k::run);
+        }
     }
+
+    private static final KernelPipeline<Loaded, CompiledKernel> PIPELINE = new KernelPipeline<>(new JavaBackend(),
+            new KernelCache<>(bytes -> new Loaded(bytes, JavaKernelCompiler.define(bytes))));
 
     private final DeviceSpec spec;
 
@@ -76,97 +105,27 @@ public final class CpuDevice implements Device {
 
     /** The default heuristic's actions (threads, tiles, unrolls, grouped reductions). */
     @Override
-    public KernelProgram optimize(KernelProgram program) {
-        return Heuristics.optimize(program, CPU);
-    }
+    public KernelProgram optimize(KernelProgram program) { return PIPELINE.optimize(program); }
 
-    /**
-     * Lowers, optimises and renders only kernel structures met neither earlier in this process nor, with
-     * the disk cache on, by an earlier process running the same Kiln build on this configuration
-     * ({@link ProgramCache}); the others' programs and sources come from the cache. Then compiles as
-     * {@link #compile}.
-     */
     @Override
     public List<CompiledKernel> compileKernels(List<ScheduleItem.Kernel> kernels, List<String> names) {
-        return compileKernels(kernels, names, Programs.CACHE);
-    }
-
-    /** {@link #compileKernels(List, List)} with the program cache given (tests use their own). */
-    List<CompiledKernel> compileKernels(List<ScheduleItem.Kernel> kernels, List<String> names, ProgramCache programs) {
-        List<ProgramCache.Entry> entries = programs.get(kernels, kernel -> {
-            KernelProgram p = optimize(LoweringCache.lower(kernel, "kernel"));
-            return new ProgramCache.Entry(p, sourceOf(p));
-        });
-        List<KernelProgram> named = new ArrayList<>();
-        List<String> sources = new ArrayList<>();
-        for (int i = 0; i < kernels.size(); i++) {
-            named.add(entries.get(i).program().withName(names.get(i)));
-            sources.add(entries.get(i).source());
-        }
-        return compile(named, sources);
+        return PIPELINE.compile(kernels, names);
     }
 
     @Override
-    public List<CompiledKernel> compile(List<KernelProgram> programs) {
-        return compile(programs, programs.stream().map(CpuDevice::sourceOf).toList());
-    }
+    public List<CompiledKernel> compile(List<KernelProgram> programs) { return PIPELINE.compilePrograms(programs); }
 
-    private static List<CompiledKernel> compile(List<KernelProgram> programs, List<String> sources) {
-        // keyed by source: it decides the class, and kernels of one structure share one source string,
-        // whose hash is computed once (a program's hash walks all its statements, every time)
-        List<KernelCache.Request<String>> requests = new ArrayList<>();
-        for (String source : sources) requests.add(new KernelCache.Request<>(source, source, IDENTITY));
-        Map<String, Loaded> loaded = CACHE.getOrCompileAll(requests, misses -> {
-            List<JavaKernelCompiler.Source> batch = new ArrayList<>();
-            for (var m : misses) batch.add(new JavaKernelCompiler.Source(classNameIn(m.source()), m.source()));
-            return JavaKernelCompiler.compile(batch).classes().stream().map(JavaKernelCompiler.Compiled::classBytes).toList();
-        });
-        List<CompiledKernel> out = new ArrayList<>();
-        for (int i = 0; i < programs.size(); i++) {
-            KernelProgram p = programs.get(i);
-            Loaded l = loaded.get(sources.get(i));
-            CpuKernel k = new CpuKernel(p.name(), sources.get(i), l.classBytes(), l.run(), p.outerExtent());
-            out.add(new CompiledKernel(p, k.source(), k::run));
-        }
-        return out;
-    }
-
-    /** Source whose class name is a hash of the computation, so it is the same in every plan and JVM. */
-    private static String sourceOf(KernelProgram p) {
-        return SOURCES.get(p.anonymous(), anon -> {
-            // the class name appears only in its declaration: rendering once and renaming saves a second rendering
-            String draft = JavaRenderer.render(anon, "Kernel", CPU.vectorBytes());
-            String declaration = "\nfinal class Kernel {\n";
-            int at = draft.indexOf(declaration);
-            if (at < 0) throw new IllegalStateException("rendered kernel source declares no class Kernel:\n" + draft);
-            return draft.substring(0, at) + "\nfinal class K" + sha256(draft).substring(0, 20) + " {\n"
-                    + draft.substring(at + declaration.length());
-        });
-    }
-
-    private static String classNameIn(String source) {
-        int i = source.indexOf("final class ") + "final class ".length();
-        int j = i;
-        while (Character.isJavaIdentifierPart(source.charAt(j))) j++;
-        return source.substring(i, j);
-    }
-
-    private static String sha256(String s) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new AssertionError("SHA-256 is required of every JVM", e);
-        }
-    }
+    /** The pipeline this device compiles through. */
+    public static KernelPipeline<?, CompiledKernel> pipeline() { return PIPELINE; }
 
     /** Statistics of the process-wide kernel cache (memory and disk hits, compiles). */
-    public static KernelCache.Stats cacheStats() { return CACHE.stats(); }
+    public static KernelCache.Stats cacheStats() { return PIPELINE.binaryStats(); }
 
     /**
      * Statistics of the process-wide program cache: per kernel structure, the optimised program and its
      * source (memory and disk hits; "compiles" counts structures lowered, optimised and rendered).
      */
-    public static KernelCache.Stats programCacheStats() { return Programs.CACHE.stats(); }
+    public static KernelCache.Stats programCacheStats() { return PIPELINE.programStats(); }
 
     @Override
     public String toString() { return spec.toString(); }

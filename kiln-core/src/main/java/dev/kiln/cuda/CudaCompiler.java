@@ -3,17 +3,22 @@ package dev.kiln.cuda;
 import dev.kiln.codegen.CpuInfo;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
-import dev.kiln.clang.KernelFunctions;
+import dev.kiln.codegen.Opt;
 import dev.kiln.runtime.CompilerIdentity;
+import dev.kiln.runtime.KernelBackend;
 import dev.kiln.runtime.KernelCache;
+import dev.kiln.runtime.KernelPipeline;
+import dev.kiln.runtime.RenderedKernel;
+import dev.kiln.schedule.ScheduleItem;
 
+import java.util.Collections;
 import java.util.List;
 
 /**
  * The CUDA device's front half, which needs no GPU: kernels optimised ({@link #optimize}), rendered as
- * CUDA ({@link CudaRenderer}), compiled to PTX by {@link Nvcc} in one run per batch, and cached in
- * memory and on disk ({@link KernelCache}: one entry per kernel, pointing to its batch's module,
- * {@link PtxModules}).
+ * CUDA ({@link CudaRenderer}), compiled to PTX by {@link Nvcc} in one run per batch, through the
+ * {@link KernelPipeline} (binaries cached in memory and on disk: one entry per kernel source, pointing to
+ * its batch's module, {@link PtxModules}).
  */
 public final class CudaCompiler {
     /** Renderer output format: bump when generated code changes meaning, so stale disk entries miss. */
@@ -27,16 +32,33 @@ public final class CudaCompiler {
 
     private static final KernelCache<PtxModule> CACHE = new KernelCache<>(PtxModules::resolve);
 
-    /** The rendered CUDA kernel per kernel structure (programs without their names). */
-    private static final KernelFunctions FUNCTIONS = new KernelFunctions(CudaRenderer::render);
-
     private final Nvcc nvcc;
-    private final CompilerIdentity identity;
+    private final KernelPipeline<PtxModule, PtxKernel> pipeline;
 
     /** A compiler that runs {@code nvcc}. */
     public CudaCompiler(Nvcc nvcc) {
         this.nvcc = nvcc;
-        this.identity = nvcc.identity().with("render.format", RENDER_FORMAT);
+        this.pipeline = new KernelPipeline<>(new CudaBackend(nvcc, nvcc.identity().with("render.format", RENDER_FORMAT)), CACHE);
+    }
+
+    /** What CUDA supplies to the pipeline: the default heuristic for {@link #TARGET}, the CUDA renderer, nvcc. */
+    private record CudaBackend(Nvcc nvcc, CompilerIdentity identity) implements KernelBackend<PtxModule, PtxKernel> {
+        @Override
+        public List<Opt> chooseOpts(KernelProgram lowered) { return Heuristics.defaultOpts(lowered, TARGET); }
+
+        @Override
+        public RenderedKernel render(KernelProgram anonymous) { return RenderedKernel.namedByContent(anonymous, CudaRenderer::render); }
+
+        @Override
+        public List<byte[]> compile(List<RenderedKernel> sources) {
+            byte[] module = PtxModules.publish(nvcc.compilePtx(CudaRenderer.translationUnit(sources.stream().map(RenderedKernel::source).toList())));
+            return Collections.nCopies(sources.size(), module);
+        }
+
+        @Override
+        public PtxKernel link(KernelProgram program, RenderedKernel kernel, PtxModule module) {
+            return new PtxKernel(program, kernel.entryPoint(), kernel.source(), module);
+        }
     }
 
     /** The nvcc this compiler runs. */
@@ -51,8 +73,15 @@ public final class CudaCompiler {
      * @throws IllegalStateException if nvcc rejects the generated code (a Kiln bug; the message holds the source)
      */
     public List<PtxKernel> compile(List<KernelProgram> programs) {
-        return FUNCTIONS.compile(CACHE, identity, programs, sources -> PtxModules.publish(nvcc.compilePtx(CudaRenderer.translationUnit(sources))),
-                (p, f, module) -> new PtxKernel(p, f.symbol(), f.source(), module));
+        return pipeline.compilePrograms(programs);
+    }
+
+    /**
+     * Lowers, optimises, renders and compiles scheduled kernels (each structure once, from the cache when met
+     * before), named as given, into one PTX module for the misses.
+     */
+    public List<PtxKernel> compileKernels(List<ScheduleItem.Kernel> kernels, List<String> names) {
+        return pipeline.compile(kernels, names);
     }
 
     /** Statistics of the process-wide PTX cache (memory and disk hits, compiles). */

@@ -3,7 +3,7 @@ package dev.kiln.runtime;
 import dev.kiln.types.DType;
 import dev.kiln.types.Variable;
 import dev.kiln.codegen.KernelProgram;
-import dev.kiln.codegen.LoweringCache;
+import dev.kiln.codegen.KernelLowering;
 import dev.kiln.ir.UOp;
 import dev.kiln.schedule.ScheduleItem;
 
@@ -36,16 +36,26 @@ public interface Device {
 
     /**
      * Compiles scheduled kernels for this device, as one batch, the result in the same order: each is
-     * lowered ({@link LoweringCache}), {@linkplain #optimize optimised} and named, then all are
-     * {@linkplain #compile compiled}. A device may instead serve kernels whose structure it has
-     * prepared before (in this process or, from a disk cache, in an earlier one) without lowering,
-     * optimising or rendering them again; the programs and sources must be the same either way.
+     * lowered ({@link KernelLowering}), {@linkplain #optimize optimised} and named, then all are
+     * {@linkplain #compile compiled}. Compiling devices do this through their {@link KernelPipeline}, which
+     * serves kernels whose structure it has prepared before (in this process or, from its disk cache, in an
+     * earlier one) without lowering, optimising or rendering them again; the programs and sources are the
+     * same either way. The default, without caches, is for devices that evaluate programs (INTERP).
      *
      * @param names the kernels' names, one per kernel
      */
     default List<CompiledKernel> compileKernels(List<ScheduleItem.Kernel> kernels, List<String> names) {
         List<KernelProgram> programs = new ArrayList<>();
-        for (int i = 0; i < kernels.size(); i++) programs.add(optimize(LoweringCache.lower(kernels.get(i), names.get(i))));
+        for (int i = 0; i < kernels.size(); i++) programs.add(optimize(KernelLowering.lower(kernels.get(i), names.get(i))));
         return compile(programs);
     }
+
+    /**
+     * Compiles the kernels of {@code graphs} (each a list of outputs, as {@code prepare} takes them) ahead of
+     * time, in a few large batches side by side, so that plans built from these graphs later find them
+     * compiled: one compiler run (a javac task, a C compiler process) per batch costs far less than one per
+     * plan. A graph that cannot be scheduled, or a batch with a kernel that cannot be compiled, is skipped:
+     * building the plans reports the problem.
+     */
+    default void compileAhead(List<List<UOp>> graphs) { PlanBuilder.compileAhead(this, graphs); }
 }

@@ -218,21 +218,6 @@ public final class KernelCache<P> {
     }
 
     /**
-     * As {@link #getOrCompileAll} for a compiler that builds one artifact from all missing kernels at once
-     * (one translation unit, one compiler run): the distinct sources of the misses, in order (programs that
-     * differ only in their optimisation actions share a source), go to {@code compileUnit} together, and
-     * every miss refers to the artifact it returns.
-     */
-    public <K> Map<K, P> getOrCompileTogether(List<Request<K>> requests, java.util.function.Function<List<String>, byte[]> compileUnit) {
-        Objects.requireNonNull(compileUnit, "compileUnit");
-        return getOrCompileAll(requests, misses -> {
-            java.util.LinkedHashSet<String> unique = new java.util.LinkedHashSet<>();
-            for (Request<K> m : misses) unique.add(m.source());
-            return java.util.Collections.nCopies(misses.size(), compileUnit.apply(List.copyOf(unique)));
-        });
-    }
-
-    /**
      * The programs for many kernels, by key in request order. Kernels found in memory or on disk are not
      * compiled; the others go to {@code compiler} in one call. Repeated keys are served once.
      *

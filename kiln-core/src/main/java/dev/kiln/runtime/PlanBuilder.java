@@ -22,6 +22,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.IntStream;
 
 /**
  * Turns graph outputs into an {@link ExecutionPlan}: schedule, plan memory, lower every kernel,
@@ -142,6 +143,32 @@ public final class PlanBuilder {
         }
         List<Integer> outputs = roots.stream().map(index::get).toList();
         return new ExecutionPlan(device, schedule, memory, nodes, ops, runners, outputs, List.copyOf(variables), itemDevices);
+    }
+
+    /** Kernels per batch of {@link #compileAhead}: large enough to amortise a compiler run, small enough to use every core. */
+    private static final int AHEAD_BATCH = 128;
+
+    /** {@link Device#compileAhead}: the kernels of every graph that schedules, in batches compiled side by side. */
+    static void compileAhead(Device device, List<List<UOp>> graphs) {
+        List<ScheduleItem.Kernel> kernels = new ArrayList<>();
+        for (List<UOp> roots : graphs) {
+            try {
+                for (ScheduleItem item : Scheduler.schedule(roots).items()) {
+                    if (item instanceof ScheduleItem.Kernel k) kernels.add(k);
+                }
+            } catch (RuntimeException e) {
+                // reported when the graph's plan is built
+            }
+        }
+        IntStream.range(0, (kernels.size() + AHEAD_BATCH - 1) / AHEAD_BATCH).parallel().forEach(b -> {
+            int from = b * AHEAD_BATCH, to = Math.min(kernels.size(), from + AHEAD_BATCH);
+            try {
+                device.compileKernels(kernels.subList(from, to), IntStream.range(from, to).mapToObj(i -> "k" + i).toList());
+            } catch (RuntimeException e) {
+                // a kernel that does not lower or compile fails its batch: the plans that need these kernels
+                // compile them themselves, and the one at fault reports its problem there
+            }
+        });
     }
 
     /** The device whose buffer a realised input node is. */

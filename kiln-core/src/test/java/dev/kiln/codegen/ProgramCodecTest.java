@@ -48,7 +48,7 @@ class ProgramCodecTest {
     void programsRoundTripToTheSameInternedNodes() {
         int checked = 0;
         for (ScheduleItem.Kernel k : variedKernels()) {
-            KernelProgram lowered = LoweringCache.lower(k, "k" + checked);
+            KernelProgram lowered = KernelLowering.lower(k, "k" + checked);
             for (KernelProgram p : List.of(lowered, Heuristics.optimize(lowered, CPU))) {
                 KernelProgram back = ProgramCodec.decode(ProgramCodec.encode(p));
                 assertThat(back).isEqualTo(p);
@@ -61,7 +61,7 @@ class ProgramCodecTest {
             }
         }
         assertThat(checked).isGreaterThan(20);
-        assertThat(variedKernels().stream().map(k -> Heuristics.optimize(LoweringCache.lower(k, "k"), CPU).opts()).flatMap(List::stream)
+        assertThat(variedKernels().stream().map(k -> Heuristics.optimize(KernelLowering.lower(k, "k"), CPU).opts()).flatMap(List::stream)
                 .map(Opt::kind).distinct().toList()).as("optimised programs with actions were round-tripped").isNotEmpty();
     }
 
@@ -109,7 +109,7 @@ class ProgramCodecTest {
 
     @Test
     void damagedBytesAreRejectedOrDecodeToSomeValidProgram() {
-        KernelProgram p = Heuristics.optimize(LoweringCache.lower(kernels(Tensor.rand(1, 16, 32).realize().softmax(1)).getLast(), "k"), CPU);
+        KernelProgram p = Heuristics.optimize(KernelLowering.lower(kernels(Tensor.rand(1, 16, 32).realize().softmax(1)).getLast(), "k"), CPU);
         byte[] good = ProgramCodec.encode(p);
         for (int len = 0; len < good.length; len++) {
             byte[] cut = Arrays.copyOf(good, len);

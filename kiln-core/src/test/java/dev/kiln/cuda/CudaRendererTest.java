@@ -1,20 +1,26 @@
 package dev.kiln.cuda;
 
+import dev.kiln.Tensor;
 import dev.kiln.types.DType;
 import dev.kiln.runtime.DeviceSpec;
 import dev.kiln.types.Variable;
 import dev.kiln.clang.CRenderer;
+import dev.kiln.codegen.KernelLowering;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Stmt;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.Slot;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.DeviceRegistry;
+import dev.kiln.schedule.ScheduleItem;
+import dev.kiln.schedule.Scheduler;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -91,6 +97,29 @@ class CudaRendererTest {
                 .hasMessageContaining("nvcc failed").hasMessageContaining("kernels.cu");
         assertThatThrownBy(() -> new Nvcc(nvcc.executable(), nvcc.version(), "90")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'90'");
+    }
+
+    @Test
+    void scheduledKernelsGoThroughThePipelineToWhatTheirProgramsCompileTo() {
+        Nvcc.Discovery found = Nvcc.discover(System.getenv("PATH"));
+        Assumptions.assumeTrue(found.nvcc().isPresent(), found.reason());
+        CudaCompiler compiler = new CudaCompiler(found.nvcc().get());
+        Tensor x = Tensor.rand(3, 5, 29).realize();
+        List<ScheduleItem.Kernel> kernels = new ArrayList<>();
+        for (ScheduleItem item : Scheduler.schedule(List.of(x.exp().sum(1).uop(), x.sqrt().uop())).items()) {
+            if (item instanceof ScheduleItem.Kernel k) kernels.add(k);
+        }
+        List<String> names = IntStream.range(0, kernels.size()).mapToObj(i -> "k" + i).toList();
+        List<PtxKernel> viaPipeline = compiler.compileKernels(kernels, names);
+        List<PtxKernel> viaPrograms = compiler.compile(IntStream.range(0, kernels.size())
+                .mapToObj(i -> CudaCompiler.optimize(KernelLowering.lower(kernels.get(i), names.get(i)))).toList());
+        assertThat(viaPipeline).hasSize(kernels.size());
+        for (int i = 0; i < kernels.size(); i++) {
+            assertThat(viaPipeline.get(i).program()).isEqualTo(viaPrograms.get(i).program());
+            assertThat(viaPipeline.get(i).symbol()).isEqualTo(viaPrograms.get(i).symbol());
+            assertThat(viaPipeline.get(i).source()).isEqualTo(viaPrograms.get(i).source());
+            assertThat(viaPipeline.get(i).module().ptx()).contains(".entry " + viaPipeline.get(i).symbol() + "(");
+        }
     }
 
     @Test

@@ -2,7 +2,7 @@ package dev.kiln.golden;
 
 import dev.kiln.Tensor;
 import dev.kiln.codegen.KernelProgram;
-import dev.kiln.codegen.LoweringCache;
+import dev.kiln.codegen.KernelLowering;
 import dev.kiln.cuda.CudaCompiler;
 import dev.kiln.cuda.Nvcc;
 import dev.kiln.cuda.PtxKernel;
@@ -62,7 +62,7 @@ class CudaPtxGoldenTest {
                     List<UOp> roots = ops.get(c.op()).apply(inputs, c.args()).stream().map(Tensor::uop).toList();
                     for (ScheduleItem item : Scheduler.schedule(roots).items()) {
                         if (item instanceof ScheduleItem.Kernel k) {
-                            KernelProgram p = CudaCompiler.optimize(LoweringCache.lower(k, "k" + unique.size()));
+                            KernelProgram p = CudaCompiler.optimize(KernelLowering.lower(k, "k" + unique.size()));
                             unique.putIfAbsent(p.anonymous(), p);
                         }
                     }

@@ -3,7 +3,7 @@ package dev.kiln.golden;
 import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 import dev.kiln.codegen.KernelProgram;
-import dev.kiln.codegen.LoweringCache;
+import dev.kiln.codegen.KernelLowering;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Device;
 import dev.kiln.runtime.DeviceRegistry;
@@ -82,7 +82,7 @@ abstract class GoldenTestBase {
                 for (GoldenArray a : c.inputs()) inputs.add(a.toTensor().to(device));
                 List<UOp> roots = ops.get(c.op()).apply(inputs, c.args()).stream().map(Tensor::uop).toList();
                 for (ScheduleItem item : Scheduler.schedule(roots).items()) {
-                    if (item instanceof ScheduleItem.Kernel k) programs.add(d.optimize(LoweringCache.lower(k, "k" + programs.size())));
+                    if (item instanceof ScheduleItem.Kernel k) programs.add(d.optimize(KernelLowering.lower(k, "k" + programs.size())));
                 }
             } catch (RuntimeException e) {
                 // reported by the case's own test

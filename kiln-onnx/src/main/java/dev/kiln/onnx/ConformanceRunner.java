@@ -2,11 +2,7 @@ package dev.kiln.onnx;
 
 import dev.kiln.types.DType;
 import dev.kiln.Tensor;
-import dev.kiln.codegen.KernelProgram;
-import dev.kiln.codegen.LoweringCache;
 import dev.kiln.ir.UOp;
-import dev.kiln.schedule.ScheduleItem;
-import dev.kiln.schedule.Scheduler;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.Device;
 import dev.kiln.runtime.DeviceRegistry;
@@ -28,7 +24,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Consumer;
-import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
 /**
@@ -123,7 +118,7 @@ public final class ConformanceRunner {
      * case. A case that cannot be built here reports its problem when it runs.
      */
     static void precompile(List<Path> dirs, Device device) {
-        List<KernelProgram> programs = new ArrayList<>();
+        List<List<UOp>> graphs = new ArrayList<>();
         for (Path dir : dirs) {
             for (Path c : cases(dir)) {
                 try {
@@ -134,18 +129,13 @@ public final class ConformanceRunner {
                         ValueInfo v = model.inputs().get(k);
                         inputs.put(v.name(), asDeclared(TensorProtos.read(set.resolve("input_" + k + ".pb")), v.dtype()).to(device).realize());
                     }
-                    List<UOp> roots = model.run(inputs).stream().map(Tensor::uop).toList();
-                    for (ScheduleItem item : Scheduler.schedule(roots).items()) {
-                        if (item instanceof ScheduleItem.Kernel k) programs.add(device.optimize(LoweringCache.lower(k, "k" + programs.size())));
-                    }
+                    graphs.add(model.run(inputs).stream().map(Tensor::uop).toList());
                 } catch (RuntimeException e) {
                     // reported when the case runs
                 }
             }
         }
-        int batch = 128;
-        IntStream.range(0, (programs.size() + batch - 1) / batch).parallel()
-                .forEach(i -> device.compile(programs.subList(i * batch, Math.min(programs.size(), (i + 1) * batch))));
+        device.compileAhead(graphs);
     }
 
     /** The case folders under {@code dir}, sorted by name. */

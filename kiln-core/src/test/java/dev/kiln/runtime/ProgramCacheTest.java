@@ -1,13 +1,10 @@
-package dev.kiln.cpu;
+package dev.kiln.runtime;
 
 import dev.kiln.types.DType;
 import dev.kiln.Tensor;
-import dev.kiln.codegen.LoweringCache;
+import dev.kiln.codegen.KernelLowering;
+import dev.kiln.cpu.CpuDevice;
 import dev.kiln.models.SmallModels;
-import dev.kiln.runtime.CompiledKernel;
-import dev.kiln.runtime.CompilerIdentity;
-import dev.kiln.runtime.DeviceRegistry;
-import dev.kiln.runtime.KernelCache;
 import dev.kiln.schedule.ScheduleItem;
 import dev.kiln.schedule.Scheduler;
 import org.junit.jupiter.api.Test;
@@ -28,7 +25,7 @@ import java.util.stream.Stream;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The CPU device's program cache: hits skip lowering, optimisation and rendering and give the same
+ * The program layer of the kernel pipeline, through the CPU device: hits skip lowering, optimisation and rendering and give the same
  * programs and sources; corrupt entries are rebuilt; the key follows the structure and the identity.
  */
 class ProgramCacheTest {
@@ -56,7 +53,7 @@ class ProgramCacheTest {
     private static List<CompiledKernel> compile(List<ScheduleItem.Kernel> kernels, ProgramCache cache) {
         List<String> names = new ArrayList<>();
         for (int i = 0; i < kernels.size(); i++) names.add("k" + i);
-        return CPU.compileKernels(kernels, names, cache);
+        return CpuDevice.pipeline().withPrograms(cache).compile(kernels, names);
     }
 
     private static long distinct(List<ScheduleItem.Kernel> kernels) {
@@ -90,7 +87,7 @@ class ProgramCacheTest {
         }
         // and both are what the device makes without any program cache
         List<dev.kiln.codegen.KernelProgram> programs = new ArrayList<>();
-        for (int i = 0; i < kernels.size(); i++) programs.add(CPU.optimize(LoweringCache.lower(kernels.get(i), "k" + i)));
+        for (int i = 0; i < kernels.size(); i++) programs.add(CPU.optimize(KernelLowering.lower(kernels.get(i), "k" + i)));
         List<CompiledKernel> direct = CPU.compile(programs);
         for (int i = 0; i < kernels.size(); i++) {
             assertThat(read.get(i).program()).isEqualTo(direct.get(i).program());
@@ -153,6 +150,13 @@ class ProgramCacheTest {
         assertThat(key(a.cast(DType.F64).realize().exp().sum(1))).isNotEqualTo(key);
         assertThat(key(Tensor.rand(3, 4, 16).realize().exp().sum(1))).isNotEqualTo(key);
         assertThat(key(a.exp().sum(1).add(1))).isNotEqualTo(key);
+    }
+
+    @Test
+    void aBroadcastScalarInputIsNotMistakenForAFullSizeInput() {
+        Tensor x = Tensor.of(DType.U8, new long[] {1, 2, 3, 4}, 4), y = Tensor.of(DType.U8, new long[] {5, 6, 7, 8}, 4);
+        Tensor s = y.sum().cast(DType.U8).contiguous(); // a rank-0 buffer, broadcast inside the add kernel
+        assertThat(key(x.add(s))).isNotEqualTo(key(x.add(y)));
     }
 
     private static String key(Tensor t) { return ProgramCache.key(kernels(t).getLast()); }

@@ -10,11 +10,11 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The lowering cache shares programs between equal kernels only. */
-class LoweringCacheTest {
+/** Lowering as a structure keeps a broadcast scalar input apart from a full-size one. */
+class KernelLoweringTest {
     private static List<Long> sizesOf(Tensor t) {
         for (ScheduleItem item : Scheduler.schedule(List.of(t.uop())).items().reversed()) {
-            if (item instanceof ScheduleItem.Kernel k) return LoweringCache.lower(k, "k").sizes();
+            if (item instanceof ScheduleItem.Kernel k) return KernelLowering.lower(k, "k").sizes();
         }
         throw new AssertionError("no kernel");
     }

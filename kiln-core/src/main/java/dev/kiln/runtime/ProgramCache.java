@@ -1,10 +1,7 @@
-package dev.kiln.cpu;
+package dev.kiln.runtime;
 
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.ProgramCodec;
-import dev.kiln.runtime.CodeFingerprint;
-import dev.kiln.runtime.CompilerIdentity;
-import dev.kiln.runtime.KernelCache;
 import dev.kiln.schedule.ScheduleItem;
 
 import java.nio.ByteBuffer;
@@ -18,18 +15,19 @@ import java.util.Optional;
 import java.util.function.Function;
 
 /**
- * The CPU device's front-end cache: per kernel structure, the optimised program and its Java source,
- * so that preparing a kernel met before skips lowering, optimisation and rendering — within a process
- * (the same layer in twelve blocks) and, on disk, across processes (a server restarting with a model it
- * has prepared before). The class files stay in the device's {@link KernelCache} of kernels.
+ * The program layer of a {@link KernelPipeline}'s cache: per kernel structure, the optimised program and
+ * its rendered source, so that preparing a kernel met before skips lowering, optimisation and rendering —
+ * within a process (the same layer in twelve blocks) and, on disk, across processes (a server restarting
+ * with a model it has prepared before). Binaries stay in the pipeline's other layer, keyed by source.
+ * It subsumes per-process memos of lowered, optimised and rendered programs: a structure is lowered,
+ * optimised and rendered once per process at most, and then not even once in the next process.
  *
  * <p><b>Key.</b> A kernel's structure is its graph {@linkplain ProgramCodec#encodeKernel encoded} with its
  * inputs as placeholders of their position, dtype and shape: every op, dtype, argument (shapes, axes,
- * constants' bits, symbolic variables) and edge. Together with the identity — the device's compiler
- * identity (Java version, architecture, vector width, render format), the core count the heuristic
- * threads for, and the {@link CodeFingerprint} of Kiln's classes, since the program is what Kiln's own
- * lowering, heuristics and renderer make of the kernel — it decides the entry. A different Kiln build
- * never reads another's entries.
+ * constants' bits, symbolic variables) and edge. Together with the identity — the backend's
+ * {@linkplain KernelBackend#programIdentity program identity} and the {@link CodeFingerprint} of Kiln's
+ * classes, since the program is what Kiln's own lowering, heuristics and renderer make of the kernel — it
+ * decides the entry. A different Kiln build never reads another's entries.
  *
  * <p><b>Disk.</b> Entries live in the {@code programs} folder of {@link KernelCache#cacheRoot()} and
  * follow {@link KernelCache}'s rules: checksummed, published atomically, a corrupt or undecodable entry
@@ -41,28 +39,28 @@ final class ProgramCache {
      * What the cache keeps per kernel structure.
      *
      * @param program the optimised program, named {@code kernel} (callers rename it)
-     * @param source  its Java source
+     * @param kernel  its source
      */
-    record Entry(KernelProgram program, String source) {}
+    record Entry(KernelProgram program, RenderedKernel kernel) {}
 
     private final KernelCache<Entry> cache;
     private final CompilerIdentity identity;
 
-    /** A cache over {@code cache} whose entries are made by a compiler with {@code identity}. */
+    /** A cache over {@code cache} whose entries are made by a pipeline with {@code identity}. */
     ProgramCache(KernelCache<Entry> cache, CompilerIdentity identity) {
         this.cache = cache;
         this.identity = identity;
     }
 
     /**
-     * The process's cache for a device with {@code deviceIdentity}: on disk when the cache location is on
+     * The process's cache for a backend with {@code programIdentity}: on disk when the cache location is on
      * and Kiln's classes have a fingerprint, else in memory.
      */
-    static ProgramCache create(CompilerIdentity deviceIdentity) {
+    static ProgramCache create(CompilerIdentity programIdentity) {
         Optional<String> code = KernelCache.cacheRoot().isPresent() ? CodeFingerprint.of(ProgramCache.class) : Optional.empty();
         KernelCache<Entry> cache = code.isPresent()
                 ? KernelCache.inCacheFolder("programs", ProgramCache::decode) : KernelCache.inMemory(ProgramCache::decode);
-        return new ProgramCache(cache, deviceIdentity.with("kiln.code", code.orElse("this process")));
+        return new ProgramCache(cache, programIdentity.with("kiln.code", code.orElse("this process")));
     }
 
     /**
@@ -96,12 +94,13 @@ final class ProgramCache {
 
     CompilerIdentity identity() { return identity; }
 
-    /** The program's encoding, then the source in UTF-8. */
+    /** The program's encoding, the entry point's name, then the source, each string in UTF-8. */
     static byte[] encode(Entry e) {
         byte[] program = ProgramCodec.encode(e.program());
-        byte[] source = e.source().getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(Integer.BYTES + program.length + source.length)
-                .putInt(program.length).put(program).put(source).array();
+        byte[] entryPoint = e.kernel().entryPoint().getBytes(StandardCharsets.UTF_8);
+        byte[] source = e.kernel().source().getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(2 * Integer.BYTES + program.length + entryPoint.length + source.length)
+                .putInt(program.length).put(program).putInt(entryPoint.length).put(entryPoint).put(source).array();
     }
 
     /**
@@ -110,14 +109,23 @@ final class ProgramCache {
      * @throws IllegalArgumentException if the bytes are not a valid entry
      */
     static Entry decode(byte[] bytes) {
-        if (bytes.length < Integer.BYTES) throw new IllegalArgumentException("program cache entry: " + bytes.length + " bytes");
-        int n = ByteBuffer.wrap(bytes).getInt();
-        if (n < 0 || n > bytes.length - Integer.BYTES) {
-            throw new IllegalArgumentException("program cache entry: program of " + n + " bytes in an entry of " + bytes.length);
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        KernelProgram program = ProgramCodec.decode(part(b, "program"));
+        String entryPoint = new String(part(b, "entry point"), StandardCharsets.UTF_8);
+        String source = new String(bytes, b.position(), b.remaining(), StandardCharsets.UTF_8);
+        if (entryPoint.isEmpty()) throw new IllegalArgumentException("program cache entry: no entry point");
+        return new Entry(program, new RenderedKernel(entryPoint, source));
+    }
+
+    /** The next length-prefixed part of an entry. */
+    private static byte[] part(ByteBuffer b, String what) {
+        if (b.remaining() < Integer.BYTES) throw new IllegalArgumentException("program cache entry: no " + what);
+        int n = b.getInt();
+        if (n < 0 || n > b.remaining()) {
+            throw new IllegalArgumentException("program cache entry: " + what + " of " + n + " bytes with " + b.remaining() + " left");
         }
-        KernelProgram program = ProgramCodec.decode(Arrays.copyOfRange(bytes, Integer.BYTES, Integer.BYTES + n));
-        String source = new String(bytes, Integer.BYTES + n, bytes.length - Integer.BYTES - n, StandardCharsets.UTF_8);
-        if (!source.contains("\nfinal class K")) throw new IllegalArgumentException("program cache entry: the source declares no kernel class");
-        return new Entry(program, source);
+        byte[] out = Arrays.copyOfRange(b.array(), b.position(), b.position() + n);
+        b.position(b.position() + n);
+        return out;
     }
 }

@@ -1,7 +1,6 @@
 package dev.kiln.codegen;
 
 import dev.kiln.types.Shape;
-import dev.kiln.ir.BoundedCache;
 import dev.kiln.ir.GraphRewriter;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.PatternMatcher;
@@ -16,28 +15,19 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Lowers each kernel structure once per process. A kernel's inputs are replaced by canonical
- * placeholders (parameter slot i, broadcast to the input's shape), so kernels that compute the same thing
- * from different buffers — the same layer with other weights, the same model prepared again — share one
- * lowered program; only its name differs. Bounded (least recently used entries leave first).
+ * Lowers a scheduled kernel as its structure: its inputs are replaced by canonical placeholders (parameter
+ * slot i, broadcast to the input's shape), so kernels that compute the same thing from different buffers —
+ * the same layer with other weights, the same model prepared again — lower to one program; only its name
+ * differs. Caching per structure is the {@link dev.kiln.runtime.KernelPipeline}'s job (its key holds the
+ * placeholders too: the output alone is ambiguous, since a scalar input broadcast inside the kernel and an
+ * input of the full shape can give the same output graph, but they are buffers of different sizes).
  */
-public final class LoweringCache {
-    private static final BoundedCache<Key, KernelProgram> LOWERED = new BoundedCache<>(4096);
+public final class KernelLowering {
+    private KernelLowering() {}
 
-    /**
-     * A canonical kernel: its output and its placeholders. The placeholders are part of the key because
-     * the output alone is ambiguous: a scalar input broadcast inside the kernel and an input of the full
-     * shape can give the same output graph, but they are buffers of different sizes.
-     */
-    private record Key(UOp output, List<UOp> inputs) {}
-
-    private LoweringCache() {}
-
-    /** The program of {@code kernel}, lowered now or taken from an identical earlier kernel, named {@code name}. */
+    /** The program of {@code kernel}, lowered as its structure, named {@code name}. */
     public static KernelProgram lower(ScheduleItem.Kernel kernel, String name) {
-        ScheduleItem.Kernel canonical = canonical(kernel);
-        KernelProgram p = LOWERED.get(new Key(canonical.output(), canonical.inputs()), key -> Lowerer.lower(canonical, "kernel"));
-        return new KernelProgram(name, p.params(), p.sizes(), p.variables(), p.body(), p.opts());
+        return Lowerer.lower(canonical(kernel), "kernel").withName(name);
     }
 
     /** The kernel with input i replaced by a placeholder of its dtype and shape. */

@@ -212,6 +212,18 @@ public final class Tensor {
     }
 
     /**
+     * Compiles, ahead of time and in a few large batches, the kernels of many graphs (each a list of
+     * outputs) for {@code device}, so that plans prepared later find them in the kernel caches: one compiler
+     * run per batch costs far less than one per graph. A graph that cannot be scheduled or compiled here is
+     * skipped; preparing it later reports the problem.
+     */
+    public static void compileAhead(Device device, List<List<Tensor>> graphs) {
+        List<List<UOp>> roots = new ArrayList<>();
+        for (List<Tensor> g : graphs) roots.add(g.stream().map(t -> t.to(device).node()).toList());
+        device.compileAhead(roots);
+    }
+
+    /**
      * A 0-d i64 tensor holding the value of a symbolic variable, given when a plan runs
      * ({@link dev.kiln.runtime.ExecutionPlan#executeWithVars}); use it like any scalar, e.g. to mask
      * positions past a length: {@code arange(n).lt(variable(len))}.

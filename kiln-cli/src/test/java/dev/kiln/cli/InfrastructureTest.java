@@ -3,7 +3,6 @@ package dev.kiln.cli;
 import dev.kiln.types.DType;
 import dev.kiln.io.NpyFormatException;
 import dev.kiln.runtime.Buffer;
-import dev.kiln.ir.Elements;
 import dev.kiln.runtime.KernelProfile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -208,11 +207,11 @@ class InfrastructureTest {
     void tensorSummaryLine() {
         Buffer b = Buffer.allocateHeap("INTERP", DType.F32, 6);
         double[] v = {1, -2, Double.NaN, 4, Double.POSITIVE_INFINITY, 0.5};
-        for (int i = 0; i < v.length; i++) Elements.setDouble(b.segment(), DType.F32, i, v[i]);
+        for (int i = 0; i < v.length; i++) b.setDouble(i, v[i]);
         assertThat(Reports.summary(DType.F32, new int[] {2, 3}, b))
                 .isEqualTo("f32 [2, 3]  min -2.00000  max 4.00000  mean 0.875000  nan 1  inf 1  first [1.00000, -2.00000, NaN, 4.00000] ...");
         Buffer ints = Buffer.allocateHeap("INTERP", DType.I64, 2);
-        Elements.setLong(ints.segment(), DType.I64, 1, 7);
+        ints.setLong(1, 7);
         assertThat(Reports.summary(DType.I64, new int[] {2}, ints)).isEqualTo("i64 [2]  min 0  max 7  mean 3.50000  first [0, 7]");
         assertThat(Reports.summary(DType.BOOL, new int[] {0, 3}, Buffer.allocateHeap("INTERP", DType.BOOL, 0))).isEqualTo("bool [0, 3]  (empty)");
     }

@@ -2,7 +2,6 @@ package dev.kiln.onnx;
 
 import dev.kiln.types.DType;
 import dev.kiln.Tensor;
-import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.Device;
 import dev.kiln.runtime.DeviceRegistry;
@@ -118,7 +117,7 @@ public final class ConformanceRunner {
      * case. A case that cannot be built here reports its problem when it runs.
      */
     static void precompile(List<Path> dirs, Device device) {
-        List<List<UOp>> graphs = new ArrayList<>();
+        List<List<Tensor>> graphs = new ArrayList<>();
         for (Path dir : dirs) {
             for (Path c : cases(dir)) {
                 try {
@@ -129,13 +128,13 @@ public final class ConformanceRunner {
                         ValueInfo v = model.inputs().get(k);
                         inputs.put(v.name(), asDeclared(TensorProtos.read(set.resolve("input_" + k + ".pb")), v.dtype()).to(device).realize());
                     }
-                    graphs.add(model.run(inputs).stream().map(Tensor::uop).toList());
+                    graphs.add(model.run(inputs));
                 } catch (RuntimeException e) {
                     // reported when the case runs
                 }
             }
         }
-        device.compileAhead(graphs);
+        Tensor.compileAhead(device, graphs);
     }
 
     /** The case folders under {@code dir}, sorted by name. */

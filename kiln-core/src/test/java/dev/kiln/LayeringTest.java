@@ -80,6 +80,8 @@ class LayeringTest {
         assertThat(deps.get("dev.kiln.ir")).isSubsetOf("dev.kiln.types");
         assertThat(deps.get("dev.kiln.schedule")).isSubsetOf("dev.kiln.types", "dev.kiln.ir");
         assertThat(deps.get("dev.kiln.codegen")).isSubsetOf("dev.kiln.types", "dev.kiln.ir", "dev.kiln.schedule");
+        // the kernel pipeline and its caches know the compiler, never the plans or devices that use them
+        assertThat(deps.get("dev.kiln.compile")).isSubsetOf("dev.kiln.types", "dev.kiln.ir", "dev.kiln.schedule", "dev.kiln.codegen");
     }
 
     @Test

@@ -3,7 +3,6 @@ package dev.kiln.cli;
 import dev.kiln.Tensor;
 import dev.kiln.runtime.DeviceProvider;
 import dev.kiln.runtime.DeviceRegistry;
-import dev.kiln.runtime.KernelCache;
 import picocli.CommandLine.Command;
 
 import java.util.Map;
@@ -28,7 +27,7 @@ final class DevicesCommand extends KilnCommand {
             out().printf("%-8s %s%s%n", e.getKey(), status, e.getKey().equals(dflt) ? " (default)" : "");
         }
         if (dfltProblem != null) out().println("default device: " + ErrorHandler.oneLine(dfltProblem));
-        out().println("kernel cache: " + KernelCache.cacheRoot().map(Object::toString).orElse("off"));
+        out().println("kernel cache: " + DeviceRegistry.kernelCacheRoot().map(Object::toString).orElse("off"));
         return 0;
     }
 }

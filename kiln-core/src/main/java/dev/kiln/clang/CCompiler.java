@@ -1,7 +1,7 @@
 package dev.kiln.clang;
 
-import dev.kiln.runtime.CompilerIdentity;
-import dev.kiln.runtime.ContentStore;
+import dev.kiln.compile.CompilerIdentity;
+import dev.kiln.compile.ContentStore;
 
 import java.io.File;
 import java.io.IOException;

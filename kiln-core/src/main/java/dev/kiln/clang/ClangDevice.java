@@ -10,13 +10,13 @@ import dev.kiln.codegen.Opt;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.CompiledKernel;
-import dev.kiln.runtime.CompilerIdentity;
+import dev.kiln.compile.CompilerIdentity;
 import dev.kiln.runtime.Device;
-import dev.kiln.runtime.KernelBackend;
-import dev.kiln.runtime.KernelCache;
-import dev.kiln.runtime.KernelPipeline;
+import dev.kiln.compile.KernelBackend;
+import dev.kiln.compile.KernelCache;
+import dev.kiln.compile.KernelPipeline;
 import dev.kiln.runtime.PlanBuilder;
-import dev.kiln.runtime.RenderedKernel;
+import dev.kiln.compile.RenderedKernel;
 import dev.kiln.runtime.WorkerPool;
 import dev.kiln.schedule.ScheduleItem;
 

@@ -1,6 +1,6 @@
 package dev.kiln.clang;
 
-import dev.kiln.runtime.ContentStore;
+import dev.kiln.compile.ContentStore;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

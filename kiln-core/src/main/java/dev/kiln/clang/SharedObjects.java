@@ -1,6 +1,6 @@
 package dev.kiln.clang;
 
-import dev.kiln.runtime.ContentStore;
+import dev.kiln.compile.ContentStore;
 
 /**
  * Shared objects by content ({@link ContentStore}, folder {@code clang}): what the CLANG device's kernel

@@ -18,7 +18,7 @@ import java.util.Map;
  * Lowers a scheduled kernel as its structure: its inputs are replaced by canonical placeholders (parameter
  * slot i, broadcast to the input's shape), so kernels that compute the same thing from different buffers —
  * the same layer with other weights, the same model prepared again — lower to one program; only its name
- * differs. Caching per structure is the {@link dev.kiln.runtime.KernelPipeline}'s job (its key holds the
+ * differs. Caching per structure is the {@link dev.kiln.compile.KernelPipeline}'s job (its key holds the
  * placeholders too: the output alone is ambiguous, since a scalar input broadcast inside the kernel and an
  * input of the full shape can give the same output graph, but they are buffers of different sizes).
  */

@@ -4,11 +4,11 @@ import dev.kiln.codegen.CpuInfo;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Opt;
-import dev.kiln.runtime.CompilerIdentity;
-import dev.kiln.runtime.KernelBackend;
-import dev.kiln.runtime.KernelCache;
-import dev.kiln.runtime.KernelPipeline;
-import dev.kiln.runtime.RenderedKernel;
+import dev.kiln.compile.CompilerIdentity;
+import dev.kiln.compile.KernelBackend;
+import dev.kiln.compile.KernelCache;
+import dev.kiln.compile.KernelPipeline;
+import dev.kiln.compile.RenderedKernel;
 import dev.kiln.schedule.ScheduleItem;
 
 import java.util.Collections;

@@ -2,8 +2,8 @@ package dev.kiln.cuda;
 
 import dev.kiln.clang.ExternalCommand;
 
-import dev.kiln.runtime.CompilerIdentity;
-import dev.kiln.runtime.ContentStore;
+import dev.kiln.compile.CompilerIdentity;
+import dev.kiln.compile.ContentStore;
 
 import java.io.File;
 import java.io.IOException;

@@ -1,6 +1,6 @@
 package dev.kiln.cuda;
 
-import dev.kiln.runtime.ContentStore;
+import dev.kiln.compile.ContentStore;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Map;

@@ -1,6 +1,7 @@
 package dev.kiln.runtime;
 
 
+import dev.kiln.compile.KernelCache;
 import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.TreeMap;
@@ -43,4 +44,10 @@ public final class DeviceRegistry {
 
     /** As {@link #get(DeviceSpec)} for a device name such as {@code "INTERP"}. */
     public static Device get(String name) { return get(DeviceSpec.parse(name)); }
+
+    /**
+     * The folder where compiling devices keep their kernel caches ({@code kiln.cache.dir} /
+     * {@code KILN_CACHE_DIR}, else {@code ~/.cache/kiln}), or empty when the disk cache is off.
+     */
+    public static java.util.Optional<java.nio.file.Path> kernelCacheRoot() { return KernelCache.cacheRoot(); }
 }

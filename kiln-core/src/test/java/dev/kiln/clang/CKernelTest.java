@@ -13,7 +13,7 @@ import dev.kiln.ir.Slot;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.CompiledKernel;
-import dev.kiln.runtime.ContentStore;
+import dev.kiln.compile.ContentStore;
 import dev.kiln.runtime.DeviceRegistry;
 import dev.kiln.ir.Elements;
 import dev.kiln.schedule.Schedule;

@@ -7,7 +7,7 @@ import dev.kiln.types.Variable;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Opt;
 import dev.kiln.models.SmallModels;
-import dev.kiln.runtime.ContentStore;
+import dev.kiln.compile.ContentStore;
 import dev.kiln.runtime.DeviceRegistry;
 import dev.kiln.runtime.ExecutionPlan;
 import dev.kiln.runtime.PreparedKernel;

@@ -3,7 +3,7 @@ package dev.kiln.cpu;
 import dev.kiln.Tensor;
 import dev.kiln.models.SmallModels;
 import dev.kiln.runtime.ExecutionPlan;
-import dev.kiln.runtime.KernelCache;
+import dev.kiln.compile.KernelCache;
 import dev.kiln.runtime.PreparedKernel;
 
 import java.lang.foreign.ValueLayout;

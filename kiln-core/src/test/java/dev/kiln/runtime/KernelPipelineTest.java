@@ -1,5 +1,6 @@
 package dev.kiln.runtime;
 
+import dev.kiln.compile.KernelCache;
 import dev.kiln.Tensor;
 import dev.kiln.cpu.CpuDevice;
 import dev.kiln.ir.UOp;

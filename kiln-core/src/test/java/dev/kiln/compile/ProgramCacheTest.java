@@ -1,5 +1,7 @@
-package dev.kiln.runtime;
+package dev.kiln.compile;
 
+import dev.kiln.runtime.CompiledKernel;
+import dev.kiln.runtime.DeviceRegistry;
 import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 import dev.kiln.codegen.KernelLowering;

@@ -1,4 +1,4 @@
-package dev.kiln.runtime;
+package dev.kiln.compile;
 
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.ProgramCodec;

@@ -1,4 +1,4 @@
-package dev.kiln.runtime;
+package dev.kiln.compile;
 
 import java.io.IOException;
 import java.lang.System.Logger.Level;

@@ -1,4 +1,4 @@
-package dev.kiln.runtime;
+package dev.kiln.compile;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -80,7 +80,7 @@ public final class PlanBuilder {
         Map<UOp, Device> deviceOfNode = new IdentityHashMap<>();
         for (ScheduleItem item : schedule.items()) {
             Device d = switch (item) {
-                case ScheduleItem.Copy c -> DeviceRegistry.get((String) c.output().arg());
+                case ScheduleItem.Copy c -> DeviceRegistry.get(c.output().deviceArg());
                 default -> item.inputs().isEmpty() ? device : deviceOfNode.computeIfAbsent(item.inputs().getFirst(), PlanBuilder::bufferDevice);
             };
             itemDevices.add(d);
@@ -126,7 +126,7 @@ public final class PlanBuilder {
                 case ScheduleItem.Copy cp -> {
                     UOp src = cp.inputs().getFirst();
                     Device from = deviceOfNode.computeIfAbsent(src, PlanBuilder::bufferDevice); // an input's own, or its producer's
-                    ops.add(new PreparedCopy("copy_" + i, out, ins, from.spec().toString(), (String) cp.output().arg(),
+                    ops.add(new PreparedCopy("copy_" + i, out, ins, from.spec().toString(), cp.output().deviceArg(),
                             src.dtype().byteSize(src.shape().numel())));
                     runners.add(null);
                 }
@@ -135,7 +135,7 @@ public final class PlanBuilder {
                     runners.add(null);
                 }
                 case ScheduleItem.Custom cu -> {
-                    CustomFunction f = (CustomFunction) cu.output().arg();
+                    CustomFunction f = cu.output().functionArg();
                     ops.add(new PreparedCustomFunction("custom_" + f.name() + "_" + i, out, ins, f));
                     runners.add(null);
                 }
@@ -174,7 +174,7 @@ public final class PlanBuilder {
     /** The device whose buffer a realised input node is. */
     private static Device bufferDevice(UOp node) {
         if (node.op() != Op.BUFFER) throw new IllegalStateException("no device known for " + node.op() + node.shape());
-        return DeviceRegistry.get(((Buffer) node.arg()).device());
+        return DeviceRegistry.get(Buffer.of(node).device());
     }
 
     /** {@code E_4x8_0} for elementwise kernels, {@code r_4x8_1} for kernels with a reduction. */

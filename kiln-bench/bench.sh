@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs Kiln's JMH benchmarks: kiln-bench/bench.sh [JMH args...], e.g.
 #   kiln-bench/bench.sh Matmul -p device=CPU -f 1 -wi 3 -i 5
+# or a side-by-side harness: kiln-bench/bench.sh --main OnnxPeerBench MODEL.onnx [--device D] [--runs N]
 # Builds first. The JVM flags Kiln needs are passed to the forked benchmark JVMs.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -9,4 +10,8 @@ root="$(dirname "$here")"
 jdk="${JAVA_HOME:-}"
 if [ -z "$jdk" ] || ! "$jdk/bin/java" -version 2>&1 | grep -q 'version "2[5-9]'; then jdk="$(ls -d /usr/lib/jvm/*25* | head -n 1)"; fi
 flags="--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED"
+if [ "${1:-}" = "--main" ]; then # a side-by-side harness with its own main, e.g. --main OnnxPeerBench MODEL.onnx
+    main="$2"; shift 2
+    exec "$jdk/bin/java" $flags -cp "$here/target/classes:$here/target/lib/*" "dev.kiln.bench.$main" "$@"
+fi
 exec "$jdk/bin/java" $flags -cp "$here/target/classes:$here/target/lib/*" org.openjdk.jmh.Main -jvmArgsAppend "$flags" "$@"

@@ -23,7 +23,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The layering of kiln-core's packages (docs/ARCHITECTURE.md), read from the compiled classes by {@code jdeps}: no
- * package cycle, and the compiler's floor packages depend only on the layers below them. Also the size rule for
+ * package cycle, and the compiler's floor packages depend only on the layers below them (schedule and codegen on
+ * the IR alone). Also the size rule for
  * main sources: a file over 1,000 lines is a file with more than one responsibility. {@code Tensor} is the one
  * exception, up to 1,600: it is the whole public op surface, each method a line or two of Javadoc and delegation.
  */
@@ -79,7 +80,8 @@ class LayeringTest {
     void theCompilerCoreDependsOnlyOnTheLayersBelowIt() {
         assertThat(deps.get("dev.kiln.ir")).isSubsetOf("dev.kiln.types");
         assertThat(deps.get("dev.kiln.schedule")).isSubsetOf("dev.kiln.types", "dev.kiln.ir");
-        assertThat(deps.get("dev.kiln.codegen")).isSubsetOf("dev.kiln.types", "dev.kiln.ir", "dev.kiln.schedule");
+        // the scheduler and the code generator are siblings over the IR: compile and runtime connect them
+        assertThat(deps.get("dev.kiln.codegen")).isSubsetOf("dev.kiln.types", "dev.kiln.ir");
         // the kernel pipeline and its caches know the compiler, never the plans or devices that use them
         assertThat(deps.get("dev.kiln.compile")).isSubsetOf("dev.kiln.types", "dev.kiln.ir", "dev.kiln.schedule", "dev.kiln.codegen");
     }

@@ -6,7 +6,6 @@ import dev.kiln.ir.Op;
 import dev.kiln.ir.PatternMatcher;
 import dev.kiln.ir.Slot;
 import dev.kiln.ir.UOp;
-import dev.kiln.schedule.ScheduleItem;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -25,21 +24,24 @@ import java.util.Map;
 public final class KernelLowering {
     private KernelLowering() {}
 
-    /** The program of {@code kernel}, lowered as its structure, named {@code name}. */
-    public static KernelProgram lower(ScheduleItem.Kernel kernel, String name) {
-        return Lowerer.lower(canonical(kernel), "kernel").withName(name);
+    /** The program of the kernel {@code output} over {@code inputs}, lowered as its structure, named {@code name}. */
+    public static KernelProgram lower(UOp output, List<UOp> inputs, String name) {
+        List<UOp> placeholders = placeholders(inputs);
+        return Lowerer.lower(canonical(output, inputs, placeholders), placeholders, "kernel").withName(name);
     }
 
-    /** The kernel with input i replaced by a placeholder of its dtype and shape. */
-    static ScheduleItem.Kernel canonical(ScheduleItem.Kernel kernel) {
+    /** Input i as a placeholder of its dtype and shape (parameter slot i + 1). */
+    static List<UOp> placeholders(List<UOp> inputs) {
+        List<UOp> out = new ArrayList<>();
+        for (int i = 0; i < inputs.size(); i++) out.add(placeholder(i + 1, inputs.get(i)));
+        return out;
+    }
+
+    /** {@code output} with each input replaced by its placeholder. */
+    static UOp canonical(UOp output, List<UOp> inputs, List<UOp> placeholders) {
         Map<UOp, UOp> replace = new IdentityHashMap<>();
-        List<UOp> placeholders = new ArrayList<>();
-        for (int i = 0; i < kernel.inputs().size(); i++) {
-            UOp ph = placeholder(i + 1, kernel.inputs().get(i));
-            replace.put(kernel.inputs().get(i), ph);
-            placeholders.add(ph);
-        }
-        return new ScheduleItem.Kernel(GraphRewriter.substitute(kernel.output(), PatternMatcher.replacing(replace)), placeholders);
+        for (int i = 0; i < inputs.size(); i++) replace.put(inputs.get(i), placeholders.get(i));
+        return GraphRewriter.substitute(output, PatternMatcher.replacing(replace));
     }
 
     private static UOp placeholder(int index, UOp like) {

@@ -9,7 +9,6 @@ import dev.kiln.ir.ReduceArg;
 import dev.kiln.ir.Slot;
 import dev.kiln.ir.Symbolic;
 import dev.kiln.ir.UOp;
-import dev.kiln.schedule.ScheduleItem;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -49,13 +48,16 @@ public final class Lowerer {
 
     private Lowerer() {}
 
-    /** The loop program of a scheduled kernel; parameter 0 is the output, then the kernel's inputs. */
-    public static KernelProgram lower(ScheduleItem.Kernel kernel, String name) {
-        return new Lowerer().run(kernel, name);
+    /**
+     * The loop program of a kernel: {@code output}'s graph down to (not into) {@code inputs}, the realised
+     * values it reads (a scheduled kernel's output and inputs). Parameter 0 is the output, then the inputs.
+     */
+    public static KernelProgram lower(UOp output, List<UOp> inputs, String name) {
+        return new Lowerer().run(output, inputs, name);
     }
 
-    private KernelProgram run(ScheduleItem.Kernel kernel, String name) {
-        UOp root = kernel.output();
+    private KernelProgram run(UOp output, List<UOp> kernelInputs, String name) {
+        UOp root = output;
         UOp value = switch (root.op()) {
             case ASSIGN -> root.src(1);
             case CONTIGUOUS -> root.src(0);
@@ -65,7 +67,7 @@ public final class Lowerer {
         List<Long> sizes = new ArrayList<>();
         params.add(new Slot(Slot.Kind.PARAM, 0, root.dtype()));
         sizes.add(root.shape().numel());
-        for (UOp in : kernel.inputs()) {
+        for (UOp in : kernelInputs) {
             Slot s = new Slot(Slot.Kind.PARAM, params.size(), in.dtype());
             inputs.put(in, s);
             params.add(s);

@@ -8,7 +8,6 @@ import dev.kiln.ir.Op;
 import dev.kiln.ir.ReduceArg;
 import dev.kiln.ir.Slot;
 import dev.kiln.ir.UOp;
-import dev.kiln.schedule.ScheduleItem;
 
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
@@ -59,18 +58,17 @@ public final class ProgramCodec {
      * equally; any difference of op, dtype, argument or edge shows. Runs once per kernel of every plan,
      * so it builds no nodes: it only walks them.
      */
-    public static byte[] encodeKernel(ScheduleItem.Kernel kernel) {
+    public static byte[] encodeKernel(UOp output, List<UOp> inputs) {
         Writer w = new Writer();
         w.out.writeInt(VERSION);
-        List<UOp> inputs = kernel.inputs();
         w.out.writeInt(inputs.size());
         for (UOp in : inputs) { // table entries 0..n-1
             w.index.put(in, w.index.size());
             w.out.writeByte(in.dtype().ordinal());
             w.shape(in.shape());
         }
-        w.nodes(List.of(kernel.output()));
-        w.out.writeInt(w.ref(kernel.output()));
+        w.nodes(List.of(output));
+        w.out.writeInt(w.ref(output));
         return w.bytes();
     }
 

@@ -75,7 +75,7 @@ public final class KernelPipeline<A, K> {
         // process-wide memos of lowered, optimised and rendered programs it replaces.
         Map<KernelProgram, ProgramCache.Entry> byLowered = new HashMap<>();
         List<ProgramCache.Entry> entries = programs().get(kernels, kernel -> byLowered.computeIfAbsent(
-                KernelLowering.lower(kernel, "kernel"), lowered -> {
+                KernelLowering.lower(kernel.output(), kernel.inputs(), "kernel"), lowered -> {
                     KernelProgram p = optimize(lowered);
                     return new ProgramCache.Entry(p, backend.render(p));
                 }));

@@ -87,7 +87,7 @@ final class ProgramCache {
 
     /** The cache key of a kernel: its structure's {@linkplain ProgramCodec#encodeKernel encoding}, one char per byte. */
     static String key(ScheduleItem.Kernel kernel) {
-        return new String(ProgramCodec.encodeKernel(kernel), StandardCharsets.ISO_8859_1);
+        return new String(ProgramCodec.encodeKernel(kernel.output(), kernel.inputs()), StandardCharsets.ISO_8859_1);
     }
 
     KernelCache.Stats stats() { return cache.stats(); }

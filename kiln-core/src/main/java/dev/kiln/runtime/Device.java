@@ -46,7 +46,7 @@ public interface Device {
      */
     default List<CompiledKernel> compileKernels(List<ScheduleItem.Kernel> kernels, List<String> names) {
         List<KernelProgram> programs = new ArrayList<>();
-        for (int i = 0; i < kernels.size(); i++) programs.add(optimize(KernelLowering.lower(kernels.get(i), names.get(i))));
+        for (int i = 0; i < kernels.size(); i++) programs.add(optimize(KernelLowering.lower(kernels.get(i).output(), kernels.get(i).inputs(), names.get(i))));
         return compile(programs);
     }
 

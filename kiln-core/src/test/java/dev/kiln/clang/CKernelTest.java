@@ -75,7 +75,7 @@ class CKernelTest {
     private static List<KernelProgram> programsOf(Schedule schedule, Function<KernelProgram, KernelProgram> optimize) {
         List<KernelProgram> programs = new ArrayList<>();
         for (ScheduleItem item : schedule.items()) {
-            if (item instanceof ScheduleItem.Kernel k) programs.add(optimize.apply(Lowerer.lower(k, "k" + programs.size())));
+            if (item instanceof ScheduleItem.Kernel k) programs.add(optimize.apply(Lowerer.lower(k.output(), k.inputs(), "k" + programs.size())));
         }
         return programs;
     }
@@ -383,7 +383,7 @@ class CKernelTest {
         Schedule s = Scheduler.schedule(List.of(TestGraphs.data(1, 3, 4).softmax(-1).uop()));
         List<KernelProgram> programs = new ArrayList<>();
         for (ScheduleItem item : s.items()) {
-            if (item instanceof ScheduleItem.Kernel k) programs.add(Lowerer.lower(k, "softmax" + programs.size()));
+            if (item instanceof ScheduleItem.Kernel k) programs.add(Lowerer.lower(k.output(), k.inputs(), "softmax" + programs.size()));
         }
         String src = CRenderer.render(programs.getFirst(), "softmax0");
         assertThat(src).contains("KILN_EXPORT void softmax0(void** bufs, const int64_t* vars, int64_t start, int64_t end)",

@@ -14,7 +14,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class KernelLoweringTest {
     private static List<Long> sizesOf(Tensor t) {
         for (ScheduleItem item : Scheduler.schedule(List.of(t.uop())).items().reversed()) {
-            if (item instanceof ScheduleItem.Kernel k) return KernelLowering.lower(k, "k").sizes();
+            if (item instanceof ScheduleItem.Kernel k) return KernelLowering.lower(k.output(), k.inputs(), "k").sizes();
         }
         throw new AssertionError("no kernel");
     }

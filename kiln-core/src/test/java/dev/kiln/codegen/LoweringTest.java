@@ -53,7 +53,7 @@ class LoweringTest {
                 case ScheduleItem.Kernel k -> {
                     Buffer b = Buffer.allocateHeap("TEST", o.dtype(), o.shape().numel());
                     buffers.put(o, b);
-                    KernelProgram p = Lowerer.lower(k, "k" + n++);
+                    KernelProgram p = Lowerer.lower(k.output(), k.inputs(), "k" + n++);
                     List<MemorySegment> segs = new ArrayList<>();
                     segs.add(b.segment());
                     for (UOp in : k.inputs()) segs.add(buffers.get(in).segment());

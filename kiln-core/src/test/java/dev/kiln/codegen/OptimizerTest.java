@@ -392,7 +392,7 @@ class OptimizerTest {
                 case ScheduleItem.Kernel k -> {
                     List<MemorySegment> segs = new ArrayList<>();
                     for (UOp in : k.inputs()) segs.add(buffers.get(in).segment());
-                    Kernel kernel = new Kernel(Lowerer.lower(k, "k" + n++), segs);
+                    Kernel kernel = new Kernel(Lowerer.lower(k.output(), k.inputs(), "k" + n++), segs);
                     buffers.put(item.output(), kernel.expected);
                     check.accept(kernel);
                 }
@@ -407,6 +407,7 @@ class OptimizerTest {
     static KernelProgram onlyKernel(Tensor t, String name) {
         List<ScheduleItem> items = Scheduler.schedule(List.of(t.uop())).items();
         assertThat(items).hasSize(1);
-        return Lowerer.lower((ScheduleItem.Kernel) items.getFirst(), name);
+        ScheduleItem.Kernel k = (ScheduleItem.Kernel) items.getFirst();
+        return Lowerer.lower(k.output(), k.inputs(), name);
     }
 }

@@ -48,7 +48,7 @@ class ProgramCodecTest {
     void programsRoundTripToTheSameInternedNodes() {
         int checked = 0;
         for (ScheduleItem.Kernel k : variedKernels()) {
-            KernelProgram lowered = KernelLowering.lower(k, "k" + checked);
+            KernelProgram lowered = KernelLowering.lower(k.output(), k.inputs(), "k" + checked);
             for (KernelProgram p : List.of(lowered, Heuristics.optimize(lowered, CPU))) {
                 KernelProgram back = ProgramCodec.decode(ProgramCodec.encode(p));
                 assertThat(back).isEqualTo(p);
@@ -61,7 +61,7 @@ class ProgramCodecTest {
             }
         }
         assertThat(checked).isGreaterThan(20);
-        assertThat(variedKernels().stream().map(k -> Heuristics.optimize(KernelLowering.lower(k, "k"), CPU).opts()).flatMap(List::stream)
+        assertThat(variedKernels().stream().map(k -> Heuristics.optimize(KernelLowering.lower(k.output(), k.inputs(), "k"), CPU).opts()).flatMap(List::stream)
                 .map(Opt::kind).distinct().toList()).as("optimised programs with actions were round-tripped").isNotEmpty();
     }
 
@@ -86,7 +86,7 @@ class ProgramCodecTest {
 
     private static byte[] key(Tensor t) {
         List<ScheduleItem.Kernel> ks = kernels(t);
-        return ProgramCodec.encodeKernel(ks.getLast());
+        return ProgramCodec.encodeKernel(ks.getLast().output(), ks.getLast().inputs());
     }
 
     @Test
@@ -94,7 +94,7 @@ class ProgramCodecTest {
         // the scheduler makes every buffer a kernel input; a kernel that reads one as a node is malformed
         Tensor t = Tensor.rand(1, 4).realize();
         ScheduleItem.Kernel k = new ScheduleItem.Kernel(t.exp().uop(), List.of());
-        assertThatThrownBy(() -> ProgramCodec.encodeKernel(k)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> ProgramCodec.encodeKernel(k.output(), k.inputs())).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("BUFFER").hasMessageContaining("Buffer");
     }
 
@@ -109,7 +109,8 @@ class ProgramCodecTest {
 
     @Test
     void damagedBytesAreRejectedOrDecodeToSomeValidProgram() {
-        KernelProgram p = Heuristics.optimize(KernelLowering.lower(kernels(Tensor.rand(1, 16, 32).realize().softmax(1)).getLast(), "k"), CPU);
+        ScheduleItem.Kernel softmax = kernels(Tensor.rand(1, 16, 32).realize().softmax(1)).getLast();
+        KernelProgram p = Heuristics.optimize(KernelLowering.lower(softmax.output(), softmax.inputs(), "k"), CPU);
         byte[] good = ProgramCodec.encode(p);
         for (int len = 0; len < good.length; len++) {
             byte[] cut = Arrays.copyOf(good, len);

@@ -89,7 +89,7 @@ class ProgramCacheTest {
         }
         // and both are what the device makes without any program cache
         List<dev.kiln.codegen.KernelProgram> programs = new ArrayList<>();
-        for (int i = 0; i < kernels.size(); i++) programs.add(CPU.optimize(KernelLowering.lower(kernels.get(i), "k" + i)));
+        for (int i = 0; i < kernels.size(); i++) programs.add(CPU.optimize(KernelLowering.lower(kernels.get(i).output(), kernels.get(i).inputs(), "k" + i)));
         List<CompiledKernel> direct = CPU.compile(programs);
         for (int i = 0; i < kernels.size(); i++) {
             assertThat(read.get(i).program()).isEqualTo(direct.get(i).program());

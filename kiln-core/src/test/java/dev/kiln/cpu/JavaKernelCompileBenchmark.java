@@ -45,7 +45,7 @@ class JavaKernelCompileBenchmark {
         long t0 = System.nanoTime();
         List<KernelProgram> programs = new ArrayList<>();
         for (ScheduleItem item : Scheduler.schedule(List.of(transformer().uop())).items()) {
-            if (item instanceof ScheduleItem.Kernel k) programs.add(Lowerer.lower(k, "k" + programs.size()));
+            if (item instanceof ScheduleItem.Kernel k) programs.add(Lowerer.lower(k.output(), k.inputs(), "k" + programs.size()));
         }
         long t1 = System.nanoTime();
         int runs = 12;

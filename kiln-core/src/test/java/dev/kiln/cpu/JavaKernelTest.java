@@ -48,7 +48,7 @@ class JavaKernelTest {
         Schedule schedule = Scheduler.schedule(List.of(root));
         List<KernelProgram> programs = new ArrayList<>();
         for (ScheduleItem item : schedule.items()) {
-            if (item instanceof ScheduleItem.Kernel k) programs.add(Lowerer.lower(k, "k" + programs.size()));
+            if (item instanceof ScheduleItem.Kernel k) programs.add(Lowerer.lower(k.output(), k.inputs(), "k" + programs.size()));
         }
         List<CpuKernel> kernels = CpuKernel.compile(programs);
         for (CpuKernel k : kernels) assertThat(k.source()).as(k.name()).doesNotContain("Math.fma");
@@ -242,7 +242,7 @@ class JavaKernelTest {
         Schedule s = Scheduler.schedule(List.of(TestGraphs.data(1, 3, 4).softmax(-1).uop()));
         List<KernelProgram> programs = new ArrayList<>();
         for (ScheduleItem item : s.items()) {
-            if (item instanceof ScheduleItem.Kernel k) programs.add(Lowerer.lower(k, "softmax" + programs.size()));
+            if (item instanceof ScheduleItem.Kernel k) programs.add(Lowerer.lower(k.output(), k.inputs(), "softmax" + programs.size()));
         }
         String src = JavaRenderer.render(programs.getFirst(), "Softmax");
         assertThat(src).contains("package dev.kiln.cpu;", "final class Softmax", "for (int i0 = (int) start; i0 < (int) end; i0++)",

@@ -71,7 +71,7 @@ class VectorKernelTest {
             UOp o = item.output();
             switch (item) {
                 case ScheduleItem.Kernel k -> {
-                    KernelProgram p = Lowerer.lower(k, "k" + n++);
+                    KernelProgram p = Lowerer.lower(k.output(), k.inputs(), "k" + n++);
                     List<MemorySegment> inputs = new ArrayList<>();
                     for (UOp in : k.inputs()) inputs.add(buffers.get(in).segment());
                     Buffer reference = allocate(o);
@@ -324,7 +324,7 @@ class VectorKernelTest {
     private static KernelProgram onlyKernel(Tensor t) {
         KernelProgram p = null;
         for (ScheduleItem item : Scheduler.schedule(List.of(t.uop())).items()) {
-            if (item instanceof ScheduleItem.Kernel k) p = Lowerer.lower(k, "k");
+            if (item instanceof ScheduleItem.Kernel k) p = Lowerer.lower(k.output(), k.inputs(), "k");
         }
         return p;
     }

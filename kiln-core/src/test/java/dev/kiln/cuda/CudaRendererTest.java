@@ -112,7 +112,7 @@ class CudaRendererTest {
         List<String> names = IntStream.range(0, kernels.size()).mapToObj(i -> "k" + i).toList();
         List<PtxKernel> viaPipeline = compiler.compileKernels(kernels, names);
         List<PtxKernel> viaPrograms = compiler.compile(IntStream.range(0, kernels.size())
-                .mapToObj(i -> CudaCompiler.optimize(KernelLowering.lower(kernels.get(i), names.get(i)))).toList());
+                .mapToObj(i -> CudaCompiler.optimize(KernelLowering.lower(kernels.get(i).output(), kernels.get(i).inputs(), names.get(i)))).toList());
         assertThat(viaPipeline).hasSize(kernels.size());
         for (int i = 0; i < kernels.size(); i++) {
             assertThat(viaPipeline.get(i).program()).isEqualTo(viaPrograms.get(i).program());

@@ -62,7 +62,7 @@ class CudaPtxGoldenTest {
                     List<UOp> roots = ops.get(c.op()).apply(inputs, c.args()).stream().map(Tensor::uop).toList();
                     for (ScheduleItem item : Scheduler.schedule(roots).items()) {
                         if (item instanceof ScheduleItem.Kernel k) {
-                            KernelProgram p = CudaCompiler.optimize(KernelLowering.lower(k, "k" + unique.size()));
+                            KernelProgram p = CudaCompiler.optimize(KernelLowering.lower(k.output(), k.inputs(), "k" + unique.size()));
                             unique.putIfAbsent(p.anonymous(), p);
                         }
                     }

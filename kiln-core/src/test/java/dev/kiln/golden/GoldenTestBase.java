@@ -82,7 +82,7 @@ abstract class GoldenTestBase {
                 for (GoldenArray a : c.inputs()) inputs.add(a.toTensor().to(device));
                 List<UOp> roots = ops.get(c.op()).apply(inputs, c.args()).stream().map(Tensor::uop).toList();
                 for (ScheduleItem item : Scheduler.schedule(roots).items()) {
-                    if (item instanceof ScheduleItem.Kernel k) programs.add(d.optimize(KernelLowering.lower(k, "k" + programs.size())));
+                    if (item instanceof ScheduleItem.Kernel k) programs.add(d.optimize(KernelLowering.lower(k.output(), k.inputs(), "k" + programs.size())));
                 }
             } catch (RuntimeException e) {
                 // reported by the case's own test

@@ -225,7 +225,7 @@ class MemoryPlannerTest {
                     List<MemorySegment> params = new ArrayList<>();
                     params.add(seg.apply(k.output()));
                     params.addAll(ins);
-                    KernelEvaluator.run(Lowerer.lower(k, "k" + i), params, Map.of());
+                    KernelEvaluator.run(Lowerer.lower(k.output(), k.inputs(), "k" + i), params, Map.of());
                 }
                 case ScheduleItem.Custom c -> ((CustomFunction) c.output().arg()).body()
                         .apply(ins.stream().map(MemorySegment::asReadOnly).toList(), seg.apply(c.output()));

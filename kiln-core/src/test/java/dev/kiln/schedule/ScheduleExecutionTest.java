@@ -64,7 +64,7 @@ class ScheduleExecutionTest {
                     Buffer out = o.op() == Op.ASSIGN ? target(o) : fresh(o);
                     List<MemorySegment> segs = new ArrayList<>(List.of(out.segment()));
                     segs.addAll(in);
-                    KernelEvaluator.run(Lowerer.lower(k, "k" + n++), segs, Map.of());
+                    KernelEvaluator.run(Lowerer.lower(k.output(), k.inputs(), "k" + n++), segs, Map.of());
                     buffers.put(o, out);
                 }
                 case ScheduleItem.View v -> buffers.put(o, buffers.get(v.inputs().getFirst()));

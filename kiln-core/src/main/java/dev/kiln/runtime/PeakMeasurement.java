@@ -30,7 +30,7 @@ final class PeakMeasurement {
     private static final VectorSpecies<Float> S256 = FloatVector.SPECIES_256;
     private static final VectorSpecies<Float> S512 = FloatVector.SPECIES_512;
     private static final VectorSpecies<Float> STREAM = FloatVector.SPECIES_PREFERRED;
-    /** Independent accumulators per loop: FMA latency (4 cycles) times the FMA ports (2), with room to spare. */
+    /** Independent accumulators of each FMA loop (c0..c9): FMA latency (4 cycles) times FMA ports (2), with room to spare. */
     private static final int ACCUMULATORS = 10;
     /** Every measurement keeps at least this many trials, so that even a tiny budget times compiled code at least once. */
     private static final int MIN_TRIALS = 3;
@@ -51,7 +51,7 @@ final class PeakMeasurement {
         List<Integer> widths = nativeWidths();
         int threads = WorkerPool.size();
         WorkerPool.warmUp();
-        // Shares: one for each FMA figure, two for streaming (it also fills its buffer).
+        // Shares: one for each FMA figure, two for streaming (a pass is long, so it has fewer trials to pick from).
         long share = Math.max(1, budget.toNanos() / (2L * widths.size() + 2));
         List<MachinePeak.VectorPeak> fma = new ArrayList<>();
         for (int bits : widths) {

@@ -8,9 +8,14 @@ import picocli.CommandLine.Command;
 import java.util.Map;
 import java.util.TreeMap;
 
-/** {@code kiln devices}: the device kinds Kiln knows, whether each is available here, and why not. */
+/**
+ * {@code kiln devices}: the device kinds Kiln knows, whether each is available here, and why not; the
+ * kernel cache; the machine's FMA peak and streaming bandwidth (measured once, then cached).
+ */
 @Command(name = "devices", mixinStandardHelpOptions = true,
-        description = "List the device kinds found, whether each is available here and why not, the default device and the kernel cache.")
+        description = "List the device kinds found, whether each is available here and why not, the default device, the kernel cache"
+                + " and the machine's peak: f32 FMA GFLOP/s at each native vector width (all cores and one thread) and streaming"
+                + " read GB/s, measured once (about 2 s) and cached.")
 final class DevicesCommand extends KilnCommand {
     @Override
     int execute() {
@@ -28,6 +33,7 @@ final class DevicesCommand extends KilnCommand {
         }
         if (dfltProblem != null) out().println("default device: " + ErrorHandler.oneLine(dfltProblem));
         out().println("kernel cache: " + DeviceRegistry.kernelCacheRoot().map(Object::toString).orElse("off"));
+        out().println(PeakLookup.describe(PeakLookup.lookup(err())));
         return 0;
     }
 }

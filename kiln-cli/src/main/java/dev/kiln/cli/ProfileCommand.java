@@ -2,6 +2,7 @@ package dev.kiln.cli;
 
 import dev.kiln.runtime.ChromeTrace;
 import dev.kiln.runtime.KernelProfile;
+import dev.kiln.runtime.MachinePeakCache;
 import dev.kiln.runtime.ProfileReport;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -15,7 +16,9 @@ import java.util.List;
 /** {@code kiln profile MODEL}: the per-kernel time table of a model and a Chrome trace of one run. */
 @Command(name = "profile", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Profile a model: after the warm-up runs, time every kernel over the profiled runs and print the table"
-                + " sorted by time (median per kernel: time, share, GFLOP/s, GB/s) with totals; write the median run as a Chrome"
+                + " sorted by time (median per kernel: time, share, GFLOP/s, GB/s, and the share of the machine's peak: %% peak of"
+                + " the all-core FMA peak at the widest vector width, %% BW of the streaming bandwidth; see kiln devices) with"
+                + " totals; write the median run as a Chrome"
                 + " trace (open it in ui.perfetto.dev)."})
 final class ProfileCommand extends ModelCommand {
     @Mixin
@@ -40,9 +43,11 @@ final class ProfileCommand extends ModelCommand {
             Path target = trace != null ? trace : output.dir.resolve(OutputFiles.safeName(pm.model().name()) + ".trace.json");
             ChromeTrace.write(files.stage(target), medianRun(profiles));
             files.commit();
+            MachinePeakCache.Lookup peak = PeakLookup.lookup(err());
             out().printf("profile of %s on %s: %d kernels, median of %d runs after %d warm-up runs%n", pm.model().name(),
                     pm.device().spec(), pm.kernelCount(), runs.runs, warmups);
-            out().print(ProfileReport.table(Reports.medianProfile(profiles)));
+            out().print(ProfileReport.table(Reports.medianProfile(profiles), peak.peak()));
+            out().println("roofline: " + PeakLookup.describe(peak));
             out().println("trace: " + target);
         }
         return 0;

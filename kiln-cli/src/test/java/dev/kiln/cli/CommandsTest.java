@@ -5,7 +5,9 @@ import dev.kiln.Tensor;
 import dev.kiln.io.Npy;
 import dev.kiln.models.SmallModels;
 import dev.kiln.runtime.DeviceRegistry;
+import dev.kiln.runtime.MachinePeakCache;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -20,6 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 /** The CLI commands end to end: exit code, standard output and standard error of each command and error path. */
+@ExtendWith(FixedMachinePeak.class)
 class CommandsTest {
     @TempDir
     Path tmp;
@@ -82,6 +85,26 @@ class CommandsTest {
     }
 
     @Test
+    void devicesPrintsTheMachinesPeakAndSaysWhenItMeasuresIt() {
+        String cached = "peak f32 FMA: 512-bit 2 threads 400 GFLOP/s (1 thread 200), 256-bit 2 threads 200 GFLOP/s (1 thread 100); streaming 40.0 GB/s";
+        Result r = kiln("devices").ok();
+        assertThat(r.out()).endsWith(cached + System.lineSeparator());
+        assertThat(r.err()).doesNotContain("measuring");
+        var fixed = PeakLookup.source;
+        try {
+            PeakLookup.source = beforeMeasuring -> {
+                beforeMeasuring.run();
+                return new MachinePeakCache.Lookup(FixedMachinePeak.PEAK, true);
+            };
+            r = kiln("devices").ok();
+            assertThat(r.out()).contains(cached + " (measured now)");
+            assertThat(r.err()).contains("measuring this machine's peak once");
+        } finally {
+            PeakLookup.source = fixed;
+        }
+    }
+
+    @Test
     void everyCommandHasHelp() {
         for (String cmd : List.of("run", "profile", "bench", "onnx-test", "devices", "demo")) {
             Result r = kiln(cmd, "--help").ok();
@@ -128,6 +151,20 @@ class CommandsTest {
         assertThat(Files.readString(trace)).startsWith("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[{\"name\":");
         kiln("profile", "transformer", "--random-inputs", "--runs", "1", "--warmup", "0", "--output-dir", tmp.toString()).ok();
         assertThat(tmp.resolve("transformer.trace.json")).exists();
+    }
+
+    @Test
+    void profileShowsEachKernelsShareOfThePeakAndTheBandwidth() {
+        Result r = kiln("profile", "mlp", "--random-inputs", "--runs", "1", "--warmup", "0", "--output-dir", tmp.toString()).ok();
+        List<String> lines = r.out().lines().toList();
+        String header = lines.stream().filter(l -> l.contains("time (us)")).findFirst().orElseThrow();
+        assertThat(header).endsWith("GB/s  % peak    % BW");
+        String total = lines.stream().filter(l -> l.startsWith("  total (")).findFirst().orElseThrow();
+        String[] cells = total.trim().split(" +");
+        double gflops = Double.parseDouble(cells[cells.length - 4]), gbps = Double.parseDouble(cells[cells.length - 3]);
+        assertThat(cells[cells.length - 2]).isEqualTo(String.format(java.util.Locale.ROOT, "%.1f%%", 100 * gflops / 400));
+        assertThat(cells[cells.length - 1]).isEqualTo(String.format(java.util.Locale.ROOT, "%.1f%%", 100 * gbps / 40));
+        assertThat(r.out()).contains("roofline: peak f32 FMA: 512-bit 2 threads 400 GFLOP/s");
     }
 
     @Test

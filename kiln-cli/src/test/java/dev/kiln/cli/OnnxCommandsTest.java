@@ -14,6 +14,7 @@ import onnx.Onnx.TensorShapeProto;
 import onnx.Onnx.TypeProto;
 import onnx.Onnx.ValueInfoProto;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -29,6 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 /** The CLI on ONNX models from the conformance data, end to end: run, profile, bench, onnx-test, --dim and bad input. */
+@ExtendWith(FixedMachinePeak.class)
 class OnnxCommandsTest {
     /** The conformance data, beside the repository (the tests run in kiln-cli/). */
     static final Path CONFORMANCE = Path.of("../../shared/conformance").toAbsolutePath().normalize();

@@ -1,14 +1,15 @@
 package dev.kiln.clang;
 
+import dev.kiln.types.DType;
 import dev.kiln.types.Variable;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Stmt;
 import dev.kiln.ir.Slot;
+import dev.kiln.runtime.KernelRunner;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -16,24 +17,30 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * A kernel compiled to native code: its C source (shown to users), its exported symbol and a downcall
- * handle to it. C checks nothing, so {@link #run} checks everything the generated code relies on before
- * every call: the range, every buffer (alive, accessible from this thread, large enough, aligned to its
- * element size, off-heap and writable if the kernel stores to it) and every variable's bounds; an
- * index that range analysis could not bound is checked in the kernel and reported after the call. Bad
- * input is an exception, never a stray access. Inputs on the Java heap (INTERP's buffers, read by a
- * mixed-device graph) are copied off-heap for the call: native code cannot hold a pointer into the heap.
+ * A kernel compiled to native code: its C source (shown to users), its exported symbol and its address,
+ * called through one shared downcall handle (without a thread-state transition for calls of at most
+ * {@link #SHORT_CALL_WORK} statement executions). C checks nothing, so {@link #run} checks everything the
+ * generated code relies on before every call: the range, every buffer (alive, accessible from this
+ * thread, large enough, aligned to its element size, off-heap and writable if the kernel stores to it)
+ * and every variable's bounds; an index that range analysis could not bound is checked in the kernel and
+ * reported after the call. Bad input is an exception, never a stray access. Inputs on the Java heap
+ * (INTERP's buffers, read by a mixed-device graph) are copied off-heap for the call: native code cannot
+ * hold a pointer into the heap. A call allocates nothing unless it stages such an input.
  */
-public final class CKernel {
+public final class CKernel implements KernelRunner {
     private final String name;
     private final String symbol;
     private final String source;
-    private final MethodHandle handle;
+    private final MemorySegment function;
     private final long extent;
+    private final long workPerIteration;
     private final List<Slot> params;
     private final long[] bytes;
     private final long[] sizes;
+    private final long[] alignMasks;
     private final List<Variable> variables;
+    private final long[] minima;
+    private final long[] maxima;
     private final boolean[] written;
 
     /** Per thread: the native array of buffer addresses, the status block and the variables' values. */
@@ -42,32 +49,66 @@ public final class CKernel {
     private static final ThreadLocal<Scratch> SCRATCH = new ThreadLocal<>();
 
     /**
+     * Statement executions a call may run with {@link NativeLibrary#SHORT_CALL} (no thread-state
+     * transition): at a few nanoseconds each, a few microseconds, the longest a call may hold off the GC.
+     * The transition costs about as much as a tiny kernel's loop; on a longer call it is noise.
+     */
+    static final long SHORT_CALL_WORK = 1 << 12;
+
+    /**
      * Binds {@code program}'s compiled function.
      *
-     * @param symbol the exported C function
-     * @param source its C source
-     * @param handle its downcall handle ({@link NativeLibrary#KERNEL})
+     * @param symbol   the exported C function
+     * @param source   its C source
+     * @param function its address ({@link NativeLibrary#address}), called with the signature {@link NativeLibrary#KERNEL}
      */
-    public CKernel(KernelProgram program, String symbol, String source, MethodHandle handle) {
-        if (!handle.type().equals(NativeLibrary.KERNEL.toMethodType())) {
-            throw new IllegalArgumentException("kernel " + program.name() + ": handle has type " + handle.type() + ", expected "
-                    + NativeLibrary.KERNEL.toMethodType());
+    public CKernel(KernelProgram program, String symbol, String source, MemorySegment function) {
+        if (!function.isNative() || function.equals(MemorySegment.NULL)) {
+            throw new IllegalArgumentException("kernel " + program.name() + ": " + function + " is not a native function address");
         }
         this.name = program.name();
         this.symbol = symbol;
         this.source = source;
-        this.handle = handle;
+        this.function = function;
         this.extent = program.outerExtent();
+        this.workPerIteration = Math.max(1, work(program.body(), 1) / Math.max(1, extent));
         this.params = program.params();
         this.variables = program.variables();
+        this.minima = variables.stream().mapToLong(Variable::min).toArray();
+        this.maxima = variables.stream().mapToLong(Variable::max).toArray();
         this.bytes = new long[params.size()];
+        this.alignMasks = new long[params.size()];
         this.sizes = program.sizes().stream().mapToLong(Long::longValue).toArray();
-        for (int i = 0; i < bytes.length; i++) bytes[i] = params.get(i).dtype().byteSize(program.sizes().get(i));
+        for (int i = 0; i < bytes.length; i++) {
+            DType t = params.get(i).dtype();
+            bytes[i] = t.byteSize(program.sizes().get(i));
+            int item = t.isPacked() ? 1 : t.itemSize();
+            if (Integer.bitCount(item) != 1) throw new IllegalStateException("kernel " + name + ": element size " + item + " is not a power of two");
+            alignMasks[i] = item - 1;
+        }
         Set<Slot> stored = new HashSet<>();
         stores(program.body(), stored);
         this.written = new boolean[params.size()];
         for (int i = 0; i < written.length; i++) written[i] = stored.contains(params.get(i));
     }
+
+    /** Statement executions of {@code s} run {@code iterations} times (saturating: only compared with a bound). */
+    private static long work(Stmt s, long iterations) {
+        return switch (s) {
+            case Stmt.Block b -> {
+                long sum = 0;
+                for (Stmt x : b.body()) sum = saturatingAdd(sum, work(x, iterations));
+                yield sum;
+            }
+            case Stmt.Loop l -> work(l.body(), Math.multiplyHigh(iterations, l.extent()) != 0 || iterations * l.extent() < 0
+                    ? Long.MAX_VALUE : iterations * l.extent());
+            case Stmt.Accumulate a -> iterations;
+            case Stmt.Store st -> iterations;
+            case Stmt.Define d -> 0;
+        };
+    }
+
+    private static long saturatingAdd(long a, long b) { return a + b < 0 ? Long.MAX_VALUE : a + b; }
 
     private static void stores(Stmt s, Set<Slot> into) {
         switch (s) {
@@ -97,7 +138,7 @@ public final class CKernel {
         NativeLibrary lib = NativeLibrary.load(compiler.compileShared(CRenderer.translationUnit(functions)));
         List<CKernel> out = new ArrayList<>();
         for (int i = 0; i < programs.size(); i++) {
-            out.add(new CKernel(programs.get(i), symbols.get(i), functions.get(i), lib.function(symbols.get(i))));
+            out.add(new CKernel(programs.get(i), symbols.get(i), functions.get(i), lib.address(symbols.get(i))));
         }
         return out;
     }
@@ -124,7 +165,24 @@ public final class CKernel {
      *                                   or a variable's value is outside its bounds
      * @throws IllegalStateException     if a buffer's memory has been freed
      */
+    @Override
     public void run(MemorySegment[] bufs, long[] vars, long start, long end) {
+        checkShape(bufs, vars, start, end);
+        boolean heap = false;
+        for (int i = 0; i < bufs.length; i++) heap |= check(i, bufs[i]);
+        checkVariables(vars);
+        runChecked(bufs, vars, start, end, heap);
+    }
+
+    /**
+     * This kernel for the buffers of one prepared step: what cannot change for the same segments is checked
+     * on the first call only ({@link BoundCKernel}).
+     */
+    @Override
+    public KernelRunner bind(MemorySegment[] buffers) { return new BoundCKernel(this, buffers); }
+
+    /** Checks the range and the numbers of buffers and values. */
+    void checkShape(MemorySegment[] bufs, long[] vars, long start, long end) {
         Objects.checkFromToIndex(start, end, extent);
         if (bufs.length != params.size()) {
             throw new IllegalArgumentException("kernel " + name + " takes " + params.size() + " buffers, got " + bufs.length);
@@ -132,15 +190,20 @@ public final class CKernel {
         if (vars.length != variables.size()) {
             throw new IllegalArgumentException("kernel " + name + " takes " + variables.size() + " variable values, got " + vars.length);
         }
-        boolean heap = false;
-        for (int i = 0; i < bufs.length; i++) heap |= check(i, bufs[i]);
+    }
+
+    /** Checks every variable's value against its bounds. */
+    void checkVariables(long[] vars) {
         for (int i = 0; i < vars.length; i++) {
-            Variable v = variables.get(i);
-            if (vars[i] < v.min() || vars[i] > v.max()) {
-                throw new IllegalArgumentException("kernel " + name + ": variable '" + v.name() + "' bound to " + vars[i]
-                        + ", outside its range [" + v.min() + ", " + v.max() + "]");
+            if (vars[i] < minima[i] || vars[i] > maxima[i]) {
+                throw new IllegalArgumentException("kernel " + name + ": variable '" + variables.get(i).name() + "' bound to " + vars[i]
+                        + ", outside its range [" + minima[i] + ", " + maxima[i] + "]");
             }
         }
+    }
+
+    /** Runs checked buffers and values; {@code heap}: some input is on the Java heap and is staged off-heap. */
+    void runChecked(MemorySegment[] bufs, long[] vars, long start, long end, boolean heap) {
         if (start == end) return;
         if (!heap) {
             call(bufs, vars, start, end);
@@ -162,10 +225,12 @@ public final class CKernel {
         MemorySegment scratch = s.pointers(), status = s.status(), values = s.values(); // whole segments: no slice per call
         for (int i = 0; i < bufs.length; i++) scratch.setAtIndex(ValueLayout.ADDRESS, i, bufs[i]);
         scratch.setAtIndex(ValueLayout.ADDRESS, bufs.length, status);
-        status.fill((byte) 0);
+        status.setAtIndex(ValueLayout.JAVA_LONG, 0, 0L); // the kernel writes the rest only when it sets this flag
         for (int i = 0; i < vars.length; i++) values.setAtIndex(ValueLayout.JAVA_LONG, i, vars[i]);
         try {
-            handle.invokeExact(scratch, values, start, end);
+            // a division, not a product: no overflow for a huge kernel
+            if ((end - start) <= SHORT_CALL_WORK / workPerIteration) NativeLibrary.SHORT_CALL.invokeExact(function, scratch, values, start, end);
+            else NativeLibrary.CALL.invokeExact(function, scratch, values, start, end);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -182,13 +247,10 @@ public final class CKernel {
     public void run(MemorySegment[] bufs, long[] vars) { run(bufs, vars, 0, extent); }
 
     /** Checks buffer {@code i}; returns whether it is on the Java heap (an input the call must copy off-heap). */
-    private boolean check(int i, MemorySegment s) {
+    boolean check(int i, MemorySegment s) {
         // the description is built only on failure: this runs for every buffer of every call
         if (s == null) throw new IllegalArgumentException(describe(i) + " is null");
-        if (!s.scope().isAlive()) throw new IllegalStateException(describe(i) + " has been freed");
-        if (!s.isAccessibleBy(Thread.currentThread())) {
-            throw new IllegalArgumentException(describe(i) + " belongs to a confined arena of another thread");
-        }
+        checkUsable(i, s);
         if (s.byteSize() < bytes[i]) throw new IllegalArgumentException(describe(i) + " has only " + s.byteSize() + " bytes");
         if (written[i] && s.isReadOnly()) throw new IllegalArgumentException(describe(i) + " is read-only, but the kernel writes it");
         if (!s.isNative()) {
@@ -198,13 +260,19 @@ public final class CKernel {
             }
             return true;
         }
-        Slot p = params.get(i);
-        int item = p.dtype().isPacked() ? 1 : p.dtype().itemSize();
-        if (s.address() % item != 0) {
+        if ((s.address() & alignMasks[i]) != 0) {
             throw new IllegalArgumentException(describe(i) + " at address 0x" + Long.toHexString(s.address()) + " is not aligned to its "
-                    + item + "-byte elements");
+                    + (alignMasks[i] + 1) + "-byte elements");
         }
         return false;
+    }
+
+    /** Checks what can change between calls on the same segment: that its memory is alive and this thread may use it. */
+    void checkUsable(int i, MemorySegment s) {
+        if (!s.scope().isAlive()) throw new IllegalStateException(describe(i) + " has been freed");
+        if (!s.isAccessibleBy(Thread.currentThread())) {
+            throw new IllegalArgumentException(describe(i) + " belongs to a confined arena of another thread");
+        }
     }
 
     private String describe(int i) {

@@ -77,8 +77,8 @@ public final class ClangDevice implements Device {
 
         @Override
         public CompiledKernel link(KernelProgram program, RenderedKernel kernel, NativeLibrary library) {
-            CKernel k = new CKernel(program, kernel.entryPoint(), kernel.source(), library.function(kernel.entryPoint()));
-            return new CompiledKernel(program, k.source(), k::run);
+            CKernel k = new CKernel(program, kernel.entryPoint(), kernel.source(), library.address(kernel.entryPoint()));
+            return new CompiledKernel(program, k.source(), k);
         }
     }
 

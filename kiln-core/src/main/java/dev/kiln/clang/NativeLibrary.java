@@ -11,6 +11,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -30,6 +31,21 @@ final class NativeLibrary {
     /** Every kernel's C signature: {@code void f(void** bufs, const int64_t* vars, int64_t start, int64_t end)}. */
     static final FunctionDescriptor KERNEL = FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
             ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG);
+
+    /**
+     * Calls any kernel: {@code (MemorySegment function, MemorySegment bufs, MemorySegment vars, long start, long end) void}.
+     * One constant handle for every kernel, the function's address its first argument, so the JIT inlines the
+     * downcall stub into the caller (a handle per kernel, held in a field, is an indirect call the JIT cannot
+     * see through).
+     */
+    static final MethodHandle CALL = Linker.nativeLinker().downcallHandle(KERNEL);
+
+    /**
+     * {@link #CALL} without the thread-state transition ({@link Linker.Option#critical critical}, no heap
+     * access): for short calls only, because the call holds off safepoints, and so the GC, until it returns.
+     * Safe for kernels: they never call back into Java, never block and touch off-heap memory only.
+     */
+    static final MethodHandle SHORT_CALL = Linker.nativeLinker().downcallHandle(KERNEL, Linker.Option.critical(false));
 
     private static final Map<String, NativeLibrary> LOADED = new ConcurrentHashMap<>();
     private static volatile Path folder;
@@ -96,12 +112,17 @@ final class NativeLibrary {
      * @throws IllegalArgumentException if the library does not export it
      */
     MethodHandle function(String symbol) {
-        return functions.computeIfAbsent(symbol, s -> {
-            MemorySegment address = symbols.find(s).orElseThrow(() -> new IllegalArgumentException(
-                    "kernel library " + sha256.substring(0, 16) + " does not export '" + s + "'"));
-            // not Linker.Option.critical: kernels can run for seconds, and a critical call holds off the GC meanwhile
-            return Linker.nativeLinker().downcallHandle(address, KERNEL);
-        });
+        return functions.computeIfAbsent(symbol, s -> MethodHandles.insertArguments(CALL, 0, address(s)));
+    }
+
+    /**
+     * The address of exported kernel {@code symbol}, for {@link #CALL} and {@link #SHORT_CALL}.
+     *
+     * @throws IllegalArgumentException if the library does not export it
+     */
+    MemorySegment address(String symbol) {
+        return symbols.find(symbol).orElseThrow(() -> new IllegalArgumentException(
+                "kernel library " + sha256.substring(0, 16) + " does not export '" + symbol + "'"));
     }
 
     @Override

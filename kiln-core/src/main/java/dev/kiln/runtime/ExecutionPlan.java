@@ -56,6 +56,7 @@ public final class ExecutionPlan implements AutoCloseable {
     private Arena intermediates;        // the intermediate arena; freed by releaseIntermediateBuffers()
     private MemorySegment[] segments;   // per plan buffer
     private MemorySegment[][] opBuffers;
+    private KernelRunner[] opRunners;   // per kernel step: its runner bound to its opBuffers
     private long allocatedBytes;
     private long intermediateBytes;
     private boolean closed;
@@ -189,12 +190,14 @@ public final class ExecutionPlan implements AutoCloseable {
             if (r.storage() instanceof MemoryPlan.Storage.Arena(String dev)) segments[i] = blocks.get(dev).asSlice(r.offset(), r.length());
         }
         opBuffers = new MemorySegment[ops.size()][];
+        opRunners = new KernelRunner[ops.size()];
         for (int i = 0; i < ops.size(); i++) {
             PreparedOp op = ops.get(i);
             MemorySegment[] b = new MemorySegment[1 + op.inputs().size()];
             b[0] = segments[op.output()];
             for (int j = 0; j < op.inputs().size(); j++) b[j + 1] = segments[op.inputs().get(j)];
             opBuffers[i] = b;
+            if (runners.get(i) != null) opRunners[i] = runners.get(i).bind(b);
         }
     }
 
@@ -387,7 +390,7 @@ public final class ExecutionPlan implements AutoCloseable {
     }
 
     private void runKernel(int i, PreparedKernel k) {
-        KernelRunner r = runners.get(i);
+        KernelRunner r = opRunners[i];
         long extent = activeExtent(k.program(), opVars[i]);
         int workers = threadWorkers(k.program(), extent);
         if (workers <= 1) {

@@ -11,4 +11,12 @@ import java.lang.foreign.MemorySegment;
 @FunctionalInterface
 public interface KernelRunner {
     void run(MemorySegment[] buffers, long[] vars, long start, long end);
+
+    /**
+     * This kernel for a caller that passes the same {@code buffers} array, unmodified, to every call, as a
+     * prepared plan does: a device may check once what cannot change between such calls (sizes, alignment,
+     * where the memory lives) and only what can on each call. Called with any other array, the returned
+     * runner must behave as this one. The default is this runner.
+     */
+    default KernelRunner bind(MemorySegment[] buffers) { return this; }
 }

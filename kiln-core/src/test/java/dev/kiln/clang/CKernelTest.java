@@ -13,6 +13,7 @@ import dev.kiln.ir.Slot;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.CompiledKernel;
+import dev.kiln.runtime.KernelRunner;
 import dev.kiln.compile.ContentStore;
 import dev.kiln.runtime.DeviceRegistry;
 import dev.kiln.ir.Elements;
@@ -314,6 +315,48 @@ class CKernelTest {
         MemorySegment[] ok = f32Buffers(4, 4);
         ok[1] = ok[1].asReadOnly(); // inputs may be read-only
         k.run(ok, new long[0]);
+    }
+
+    @Test
+    void aKernelBoundToAPlansBuffersStillChecksWhatCanChangeOnEveryCall() {
+        Variable n = new Variable("n", 1, 10);
+        KernelProgram p = elementwise("bound_copy", 4, 4, List.of(n), i -> i, CKernelTest::load);
+        CKernel k = compileOne(p);
+        MemorySegment[] bufs = f32Buffers(4, 4);
+        Arena input = Arena.ofShared();
+        bufs[1] = input.allocate(16, 64);
+        for (int i = 0; i < 4; i++) bufs[1].setAtIndex(ValueLayout.JAVA_FLOAT, i, i + 1);
+        KernelRunner bound = k.bind(bufs);
+        bound.run(bufs, new long[] {1}, 0, 4);
+        bound.run(bufs, new long[] {1}, 0, 4); // the second call takes the bound path
+        assertThat(bufs[0].toArray(ValueLayout.JAVA_FLOAT)).containsExactly(1, 2, 3, 4);
+        assertThatThrownBy(() -> bound.run(bufs, new long[] {11}, 0, 4)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'n'");
+        assertThatThrownBy(() -> bound.run(bufs, new long[] {1}, 0, 5)).isInstanceOf(IndexOutOfBoundsException.class);
+        // other segments, in the same array or another, are checked in full
+        MemorySegment[] small = {bufs[0], f32Buffers(2)[0]};
+        assertThatThrownBy(() -> bound.run(small, new long[] {1}, 0, 4)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("only 8");
+        MemorySegment original = bufs[1];
+        bufs[1] = f32Buffers(2)[0];
+        assertThatThrownBy(() -> bound.run(bufs, new long[] {1}, 0, 4)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("only 8");
+        bufs[1] = original;
+        input.close();
+        assertThatThrownBy(() -> bound.run(bufs, new long[] {1}, 0, 4)).isInstanceOf(IllegalStateException.class).hasMessageContaining("freed");
+
+        MemorySegment[] heapInput = {f32Buffers(4)[0], MemorySegment.ofArray(new float[] {5, 6, 7, 8})};
+        KernelRunner staged = k.bind(heapInput);
+        for (int call = 0; call < 2; call++) staged.run(heapInput, new long[] {1}, 0, 4); // staged off-heap on every call
+        assertThat(heapInput[0].toArray(ValueLayout.JAVA_FLOAT)).containsExactly(5, 6, 7, 8);
+    }
+
+    @Test
+    void shortAndLongCallsComputeTheSame() {
+        int n = (int) CKernel.SHORT_CALL_WORK * 4;
+        CKernel k = compileOne(elementwise("long_copy", n, n, List.of(), i -> i, CKernelTest::load));
+        MemorySegment[] bufs = f32Buffers(n, n);
+        for (int i = 0; i < n; i++) bufs[1].setAtIndex(ValueLayout.JAVA_FLOAT, i, i);
+        k.run(bufs, new long[0], 0, 16); // short: without the thread-state transition
+        k.run(bufs, new long[0], 16, n); // long: with it
+        for (int i = 0; i < n; i++) assertThat(bufs[0].getAtIndex(ValueLayout.JAVA_FLOAT, i)).isEqualTo((float) i);
     }
 
     @Test

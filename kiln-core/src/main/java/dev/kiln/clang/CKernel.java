@@ -43,10 +43,15 @@ public final class CKernel implements KernelRunner {
     private final long[] maxima;
     private final boolean[] written;
 
-    /** Per thread: the native array of buffer addresses, the status block and the variables' values. */
-    private record Scratch(MemorySegment pointers, MemorySegment status, MemorySegment values) {}
+    /** Per thread ({@code owner}): the native array of buffer addresses, the status block and the variables' values. */
+    private record Scratch(Thread owner, MemorySegment pointers, MemorySegment status, MemorySegment values) {}
 
     private static final ThreadLocal<Scratch> SCRATCH = new ThreadLocal<>();
+
+    // The scratch of the thread that called last, large enough for this kernel: a plan calling again from the
+    // same thread skips the thread-local lookup. Another thread sees another owner and takes its own (the
+    // record's fields are final, so a racing read sees a whole record).
+    private Scratch recent;
 
     /**
      * Statement executions a call may run with {@link NativeLibrary#SHORT_CALL} (no thread-state
@@ -280,14 +285,18 @@ public final class CKernel implements KernelRunner {
         return "kernel " + name + ": buffer " + i + " (" + p.name() + ", " + p.dtype() + ", " + bytes[i] + " bytes)";
     }
 
-    private static Scratch scratch(long pointerBytes, long valueBytes) {
-        Scratch s = SCRATCH.get();
+    private Scratch scratch(long pointerBytes, long valueBytes) {
+        Scratch s = recent;
+        Thread t = Thread.currentThread();
+        if (s != null && s.owner() == t) return s;
+        s = SCRATCH.get();
         if (s == null || s.pointers().byteSize() < pointerBytes || s.values().byteSize() < valueBytes) {
-            // the arena is reachable from this thread's entry only: freed with the thread
+            // the arena is reachable from this thread's entry (and kernels' recent) only: freed with them
             Arena a = Arena.ofAuto();
-            s = new Scratch(a.allocate(Math.max(pointerBytes, 512), 8), a.allocate(24, 8), a.allocate(Math.max(valueBytes, 256), 8));
+            s = new Scratch(t, a.allocate(Math.max(pointerBytes, 512), 8), a.allocate(24, 8), a.allocate(Math.max(valueBytes, 256), 8));
             SCRATCH.set(s);
         }
+        recent = s;
         return s;
     }
 

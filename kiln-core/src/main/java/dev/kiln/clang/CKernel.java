@@ -2,6 +2,7 @@ package dev.kiln.clang;
 
 import dev.kiln.types.DType;
 import dev.kiln.types.Variable;
+import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Stmt;
 import dev.kiln.ir.Slot;
@@ -55,8 +56,8 @@ public final class CKernel implements KernelRunner {
 
     /**
      * Statement executions a call may run with {@link NativeLibrary#SHORT_CALL} (no thread-state
-     * transition): at a few nanoseconds each, a few microseconds, the longest a call may hold off the GC.
-     * The transition costs about as much as a tiny kernel's loop; on a longer call it is noise.
+     * transition): at a few nanoseconds each, tens of microseconds at most, as long as such a call may hold
+     * off the GC. The transition costs about as much as a tiny kernel's loop; on a longer call it is noise.
      */
     static final long SHORT_CALL_WORK = 1 << 12;
 
@@ -76,7 +77,7 @@ public final class CKernel implements KernelRunner {
         this.source = source;
         this.function = function;
         this.extent = program.outerExtent();
-        this.workPerIteration = Math.max(1, work(program.body(), 1) / Math.max(1, extent));
+        this.workPerIteration = Math.max(1, Heuristics.work(program.body(), 1) / Math.max(1, extent));
         this.params = program.params();
         this.variables = program.variables();
         this.minima = variables.stream().mapToLong(Variable::min).toArray();
@@ -96,24 +97,6 @@ public final class CKernel implements KernelRunner {
         this.written = new boolean[params.size()];
         for (int i = 0; i < written.length; i++) written[i] = stored.contains(params.get(i));
     }
-
-    /** Statement executions of {@code s} run {@code iterations} times (saturating: only compared with a bound). */
-    private static long work(Stmt s, long iterations) {
-        return switch (s) {
-            case Stmt.Block b -> {
-                long sum = 0;
-                for (Stmt x : b.body()) sum = saturatingAdd(sum, work(x, iterations));
-                yield sum;
-            }
-            case Stmt.Loop l -> work(l.body(), Math.multiplyHigh(iterations, l.extent()) != 0 || iterations * l.extent() < 0
-                    ? Long.MAX_VALUE : iterations * l.extent());
-            case Stmt.Accumulate a -> iterations;
-            case Stmt.Store st -> iterations;
-            case Stmt.Define d -> 0;
-        };
-    }
-
-    private static long saturatingAdd(long a, long b) { return a + b < 0 ? Long.MAX_VALUE : a + b; }
 
     private static void stores(Stmt s, Set<Slot> into) {
         switch (s) {

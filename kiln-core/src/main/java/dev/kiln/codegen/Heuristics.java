@@ -267,8 +267,11 @@ public final class Heuristics {
         plan.add(new Opt.Thread(0, (int) Math.min(cpu.cores(), l.extent())));
     }
 
-    /** Accumulates and stores executed: each statement times the iterations of its enclosing loops. */
-    static long work(Stmt s, long iterations) {
+    /**
+     * Accumulates and stores executed: each statement times the iterations of its enclosing loops (times
+     * {@code iterations}), saturating at {@link Long#MAX_VALUE}.
+     */
+    public static long work(Stmt s, long iterations) {
         return switch (s) {
             case Stmt.Block b -> b.body().stream().mapToLong(x -> work(x, iterations)).reduce(0, Heuristics::saturatingAdd);
             case Stmt.Loop l -> work(l.body(), Math.multiplyHigh(iterations, l.extent()) != 0 || iterations * l.extent() < 0

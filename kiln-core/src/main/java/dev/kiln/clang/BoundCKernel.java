@@ -27,10 +27,7 @@ final class BoundCKernel implements KernelRunner {
     public void run(MemorySegment[] bufs, long[] vars, long start, long end) {
         int state = checked;
         if (state == UNCHECKED || !isBound(bufs)) {
-            kernel.checkShape(bufs, vars, start, end);
-            boolean heap = false;
-            for (int i = 0; i < bufs.length; i++) heap |= kernel.check(i, bufs[i]);
-            kernel.checkVariables(vars);
+            boolean heap = kernel.checkAll(bufs, vars, start, end);
             if (isBound(bufs)) checked = heap ? STAGED : OFF_HEAP;
             kernel.runChecked(bufs, vars, start, end, heap);
             return;

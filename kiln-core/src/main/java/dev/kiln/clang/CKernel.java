@@ -155,11 +155,16 @@ public final class CKernel implements KernelRunner {
      */
     @Override
     public void run(MemorySegment[] bufs, long[] vars, long start, long end) {
+        runChecked(bufs, vars, start, end, checkAll(bufs, vars, start, end));
+    }
+
+    /** Everything {@link #run} checks; returns whether an input is on the Java heap (and must be staged). */
+    boolean checkAll(MemorySegment[] bufs, long[] vars, long start, long end) {
         checkShape(bufs, vars, start, end);
         boolean heap = false;
         for (int i = 0; i < bufs.length; i++) heap |= check(i, bufs[i]);
         checkVariables(vars);
-        runChecked(bufs, vars, start, end, heap);
+        return heap;
     }
 
     /**
@@ -235,7 +240,7 @@ public final class CKernel implements KernelRunner {
     public void run(MemorySegment[] bufs, long[] vars) { run(bufs, vars, 0, extent); }
 
     /** Checks buffer {@code i}; returns whether it is on the Java heap (an input the call must copy off-heap). */
-    boolean check(int i, MemorySegment s) {
+    private boolean check(int i, MemorySegment s) {
         // the description is built only on failure: this runs for every buffer of every call
         if (s == null) throw new IllegalArgumentException(describe(i) + " is null");
         checkUsable(i, s);

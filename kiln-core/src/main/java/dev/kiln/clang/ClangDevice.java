@@ -1,28 +1,21 @@
 package dev.kiln.clang;
 
-import dev.kiln.types.DType;
 import dev.kiln.runtime.DeviceSpec;
-import dev.kiln.types.Variable;
 import dev.kiln.codegen.CpuInfo;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Opt;
-import dev.kiln.ir.UOp;
-import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.CompiledKernel;
 import dev.kiln.compile.CompilerIdentity;
-import dev.kiln.runtime.Device;
+import dev.kiln.runtime.CompilingDevice;
 import dev.kiln.compile.KernelBackend;
 import dev.kiln.compile.KernelCache;
 import dev.kiln.compile.KernelPipeline;
-import dev.kiln.runtime.PlanBuilder;
 import dev.kiln.compile.RenderedKernel;
 import dev.kiln.runtime.WorkerPool;
-import dev.kiln.schedule.ScheduleItem;
 
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The native CPU device: kernels rendered as C ({@link CRenderer}), compiled by the system C compiler
@@ -41,7 +34,7 @@ import java.util.Map;
  * <p>The binary layer of the cache has one entry per kernel source; a batch's kernels share one shared
  * object, which their entries name by hash ({@link SharedObjects}): stored once, loaded once per process.
  */
-public final class ClangDevice implements Device {
+public final class ClangDevice implements CompilingDevice {
     /** Renderer output format: bump when generated code changes meaning, so stale disk entries miss. */
     private static final String RENDER_FORMAT = "1";
 
@@ -88,23 +81,9 @@ public final class ClangDevice implements Device {
     /** The C compiler this device uses. */
     public CCompiler compiler() { return compiler; }
 
+    /** The CLANG pipeline: the default CPU heuristic for this CPU's vectors, the C renderer, this C compiler. */
     @Override
-    public Buffer allocate(DType dtype, long count) { return Buffer.allocateOffHeap(spec.toString(), dtype, count); }
-
-    @Override
-    public Buffer realize(UOp root, Map<Variable, Long> bindings) { return PlanBuilder.realize(this, root, bindings); }
-
-    /** The default CPU heuristic's actions (threads, tiles, upcasts, grouped reductions) for this CPU's vectors. */
-    @Override
-    public KernelProgram optimize(KernelProgram program) { return pipeline.optimize(program); }
-
-    @Override
-    public List<CompiledKernel> compileKernels(List<ScheduleItem.Kernel> kernels, List<String> names) {
-        return pipeline.compile(kernels, names);
-    }
-
-    @Override
-    public List<CompiledKernel> compile(List<KernelProgram> programs) { return pipeline.compilePrograms(programs); }
+    public KernelPipeline<?, CompiledKernel> pipeline() { return pipeline; }
 
     /** Statistics of the process-wide kernel cache (memory and disk hits, compiles). */
     public static KernelCache.Stats cacheStats() { return CACHE.stats(); }

@@ -4,27 +4,20 @@ import dev.kiln.codegen.CpuInfo;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Opt;
-import dev.kiln.ir.UOp;
-import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.CompiledKernel;
 import dev.kiln.compile.CompilerIdentity;
 import dev.kiln.compile.ContentStore;
-import dev.kiln.runtime.Device;
+import dev.kiln.runtime.CompilingDevice;
 import dev.kiln.runtime.DeviceSpec;
 import dev.kiln.compile.KernelBackend;
 import dev.kiln.compile.KernelCache;
 import dev.kiln.compile.KernelPipeline;
-import dev.kiln.runtime.PlanBuilder;
 import dev.kiln.compile.RenderedKernel;
 import dev.kiln.runtime.WorkerPool;
-import dev.kiln.schedule.ScheduleItem;
-import dev.kiln.types.DType;
-import dev.kiln.types.Variable;
 import jdk.incubator.vector.FloatVector;
 
 import java.lang.invoke.MethodHandle;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The default device: kernels rendered as Java ({@link JavaRenderer}), compiled in process in one batch
@@ -36,7 +29,7 @@ import java.util.Map;
  * <p>Tensor buffers on this device are off-heap, owned by the tensor that holds them (an automatic
  * arena: freed when the tensor is unreachable). Plans own their own memory and free it on close.
  */
-public final class CpuDevice implements Device {
+public final class CpuDevice implements CompilingDevice {
     /** Renderer output format: bump when generated code changes meaning, so stale disk entries miss. */
     private static final String RENDER_FORMAT = "2";
 
@@ -97,26 +90,9 @@ public final class CpuDevice implements Device {
     @Override
     public DeviceSpec spec() { return spec; }
 
+    /** The pipeline every CPU device compiles through (one per process: the heuristic reads this machine). */
     @Override
-    public Buffer allocate(DType dtype, long count) { return Buffer.allocateOffHeap(spec.toString(), dtype, count); }
-
-    @Override
-    public Buffer realize(UOp root, Map<Variable, Long> bindings) { return PlanBuilder.realize(this, root, bindings); }
-
-    /** The default heuristic's actions (threads, tiles, unrolls, grouped reductions). */
-    @Override
-    public KernelProgram optimize(KernelProgram program) { return PIPELINE.optimize(program); }
-
-    @Override
-    public List<CompiledKernel> compileKernels(List<ScheduleItem.Kernel> kernels, List<String> names) {
-        return PIPELINE.compile(kernels, names);
-    }
-
-    @Override
-    public List<CompiledKernel> compile(List<KernelProgram> programs) { return PIPELINE.compilePrograms(programs); }
-
-    /** The pipeline this device compiles through. */
-    public static KernelPipeline<?, CompiledKernel> pipeline() { return PIPELINE; }
+    public KernelPipeline<?, CompiledKernel> pipeline() { return PIPELINE; }
 
     /** Statistics of the process-wide kernel cache (memory and disk hits, compiles). */
     public static KernelCache.Stats cacheStats() { return PIPELINE.binaryStats(); }

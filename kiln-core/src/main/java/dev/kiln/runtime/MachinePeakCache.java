@@ -1,5 +1,6 @@
 package dev.kiln.runtime;
 
+import dev.kiln.compile.ContentStore;
 import dev.kiln.compile.KernelCache;
 import jdk.incubator.vector.VectorShape;
 
@@ -11,10 +12,7 @@ import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -91,7 +89,7 @@ public final class MachinePeakCache {
 
     /** The entry's file, or empty with the disk cache off. */
     Optional<Path> file() {
-        return Optional.ofNullable(folder).map(f -> f.resolve(hash(new TreeMap<>(key).toString()) + ".properties"));
+        return Optional.ofNullable(folder).map(f -> f.resolve(ContentStore.sha256(new TreeMap<>(key).toString()).substring(0, 16) + ".properties"));
     }
 
     private Optional<MachinePeak> read() {
@@ -193,12 +191,4 @@ public final class MachinePeakCache {
         return Double.parseDouble(v);
     }
 
-    private static String hash(String text) {
-        try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(digest, 0, 8);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JDK", e);
-        }
-    }
 }

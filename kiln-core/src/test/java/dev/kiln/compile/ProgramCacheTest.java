@@ -1,6 +1,7 @@
 package dev.kiln.compile;
 
 import dev.kiln.runtime.CompiledKernel;
+import dev.kiln.runtime.CompilingDevice;
 import dev.kiln.runtime.DeviceRegistry;
 import dev.kiln.types.DType;
 import dev.kiln.Tensor;
@@ -55,7 +56,7 @@ class ProgramCacheTest {
     private static List<CompiledKernel> compile(List<ScheduleItem.Kernel> kernels, ProgramCache cache) {
         List<String> names = new ArrayList<>();
         for (int i = 0; i < kernels.size(); i++) names.add("k" + i);
-        return CpuDevice.pipeline().withPrograms(cache).compile(kernels, names);
+        return ((CompilingDevice) DeviceRegistry.get("CPU")).pipeline().withPrograms(cache).compile(kernels, names);
     }
 
     private static long distinct(List<ScheduleItem.Kernel> kernels) {

@@ -185,13 +185,35 @@ public final class Lowerer {
                 if (valid == null) return lowerNode(src, j, gate);
                 valid = simplify(valid);
                 UOp inner = gate == null ? valid : simplify(UOp.of(Op.AND, DType.BOOL, null, gate, valid));
-                UOp value = lowerNode(src, j, inner);
+                UOp value = insideBounds(src, j, in, b, inner);
                 return valid.where(value, zero(u.dtype()));
             }
             default -> throw new AssertionError(u.op());
         }
         for (int k = 0; k < j.length; k++) j[k] = simplify(j[k]);
         return lowerNode(src, j, gate);
+    }
+
+    /**
+     * The padded subtree {@code src} at indices {@code j}, which its gate {@code inner} keeps inside
+     * {@code [0, in[k])} wherever the value is used. Each padded index is lowered as a fresh variable with
+     * exactly those bounds and substituted back afterwards, so the reshapes below fold to plain affine
+     * indices (a convolution's window reads {@code x[c*HW + (oh+kh-1)*W + ow+kw-1]} instead of a modulo of
+     * a shifted flat index): exact where the gate holds, and nothing is read where it does not. A subtree
+     * with a reduction keeps the indices as they are, because its loops are statements outside the value.
+     */
+    private UOp insideBounds(UOp src, UOp[] j, int[] in, Ints pad, UOp inner) {
+        for (UOp n : src.toposort()) if (n.op() == Op.REDUCE) return lowerNode(src, j, inner);
+        Map<Object, UOp> back = new HashMap<>();
+        UOp[] fresh = j.clone();
+        for (int k = 0; k < in.length; k++) {
+            if (pad.get(2 * k) == 0 && pad.get(2 * k + 1) == 0 || in[k] <= 1) continue;
+            Variable p = new Variable("pad" + loopVars++, 0, in[k] - 1);
+            back.put(p, j[k]);
+            fresh[k] = UOp.variable(p);
+        }
+        UOp value = lowerNode(src, fresh, inner);
+        return back.isEmpty() ? value : Optimizer.substitute(value, back);
     }
 
     private UOp reduce(UOp u, UOp[] idx, UOp gate) {

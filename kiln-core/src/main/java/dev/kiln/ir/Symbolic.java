@@ -221,6 +221,8 @@ public final class Symbolic {
             return x.src(0).floorMod(c);
         }
         LinkedHashMap<UOp, Long> t = terms(x);
+        UOp factored = foldSmallRemainder(div, t, dt, c, mod);
+        if (factored != null) return factored;
         LinkedHashMap<UOp, Long> quotient = new LinkedHashMap<>(), remainder = new LinkedHashMap<>();
         boolean progress = false;
         for (var e : t.entrySet()) {
@@ -236,6 +238,31 @@ public final class Symbolic {
         // splitting off the quotient pays when the remainder part folds further; keep it only if smaller
         UOp split = mod ? rem.floorMod(c) : build(dt, quotient).add(rem.floorDiv(c));
         return notLarger(div, GraphRewriter.rewrite(split, RULES));
+    }
+
+    /**
+     * {@code (k*y + s) // c == y // (c/k)} and {@code (k*y + s) % c == k*(y % (c/k)) + s} when {@code k} divides
+     * {@code c} and the small part {@code s} lies in {@code [0, k)}: the flat index of a row-major block split
+     * at a coarser boundary ({@code (100*i + 10*j + l) // 800} is {@code i // 8} for digits j and l). Tries the
+     * largest such {@code k} among the coefficients first; null if none applies or the result is not smaller.
+     */
+    private static UOp foldSmallRemainder(UOp div, Map<UOp, Long> terms, DType dt, long c, boolean mod) {
+        UOp one = UOp.constant(dt, 1);
+        List<Long> ks = terms.entrySet().stream().filter(e -> e.getKey() != one).map(Map.Entry::getValue)
+                .filter(k -> k > 1 && k < c && c % k == 0).distinct().sorted(java.util.Comparator.reverseOrder()).toList();
+        for (long k : ks) {
+            LinkedHashMap<UOp, Long> big = new LinkedHashMap<>(), small = new LinkedHashMap<>();
+            for (var e : terms.entrySet()) {
+                if (e.getKey() != one && e.getValue() % k == 0) big.put(e.getKey(), e.getValue() / k);
+                else small.put(e.getKey(), e.getValue());
+            }
+            UOp s = build(dt, small);
+            if (s.vmin() < 0 || s.vmax() >= k) continue;
+            UOp y = build(dt, big);
+            UOp out = mod ? y.floorMod(c / k).mul(k).add(s) : y.floorDiv(c / k);
+            return notLarger(div, GraphRewriter.rewrite(out, RULES));
+        }
+        return null;
     }
 
     /**

@@ -1,0 +1,328 @@
+package dev.kiln.codegen;
+
+import dev.kiln.codegen.Contraction.Gate;
+import dev.kiln.codegen.Contraction.Operand;
+import dev.kiln.codegen.Contraction.Role;
+import dev.kiln.codegen.Contraction.Var;
+import dev.kiln.ir.Op;
+import dev.kiln.ir.ReduceArg;
+import dev.kiln.ir.Slot;
+import dev.kiln.ir.UOp;
+import dev.kiln.types.DType;
+import dev.kiln.types.Variable;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Recognises a lowered kernel (as {@link Lowerer} makes it, before any optimisation) that is an f32
+ * {@link Contraction}:
+ * <pre>
+ *   for output loops:              (GLOBAL, possibly up to a symbolic limit)
+ *     acc = -0.0
+ *     for reduction loops:         (REDUCE)
+ *       acc = sum(acc, x * y)      x, y: loads at affine indices, under affine interval gates
+ *     p0[affine] = f(acc, ...)     f: the epilogue (bias, activation, residual), or acc itself
+ * </pre>
+ * The match carries the epilogue as a kernel of its own that reads the sums back from the output and
+ * applies {@code f} in place, so a device that runs the contraction as a GEMM runs the epilogue's
+ * generated code after it. Anything else (other dtypes, other reductions, indices that are not affine,
+ * kernel variables inside an index) is not a match, and the kernel keeps its loops.
+ */
+public final class ContractionMatcher {
+    /** Below these, the loops as generated are as fast as packing panels would be. */
+    static final long MIN_M = 8, MIN_N = 16, MIN_MULTIPLY_ADDS = 1 << 16;
+
+    private ContractionMatcher() {}
+
+    /**
+     * A recognised contraction and its epilogue.
+     *
+     * @param contraction the sums, as the GEMM computes them into parameter 0
+     * @param epilogue    the kernel that turns the sums in parameter 0 into the kernel's output, in place (same
+     *                    parameters, same variables)
+     * @param identity    whether the epilogue stores the sums unchanged (a device may skip it)
+     */
+    public record Match(Contraction contraction, KernelProgram epilogue, boolean identity) {}
+
+    /** {@code lowered} as a contraction worth a GEMM, if it is one. */
+    public static Optional<Match> match(KernelProgram lowered) {
+        try {
+            return Optional.ofNullable(new Reader(lowered).read());
+        } catch (NotAffine e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Thrown inside the reader when an expression is not of the form the contraction needs. */
+    private static final class NotAffine extends Exception {
+        NotAffine() { super(null, null, false, false); }
+    }
+
+    /** An affine integer expression over loop variables: {@code constant + sum(coeff * var)}. */
+    private record Affine(Map<Variable, Long> coeffs, long constant) {
+        static Affine of(long c) { return new Affine(Map.of(), c); }
+
+        Affine plus(Affine o) {
+            Map<Variable, Long> m = new LinkedHashMap<>(coeffs);
+            o.coeffs.forEach((v, c) -> m.merge(v, c, Long::sum));
+            return new Affine(m, Math.addExact(constant, o.constant));
+        }
+
+        Affine times(long k) {
+            Map<Variable, Long> m = new LinkedHashMap<>();
+            coeffs.forEach((v, c) -> m.put(v, Math.multiplyExact(c, k)));
+            return new Affine(m, Math.multiplyExact(constant, k));
+        }
+
+        long coeff(Variable v) { return coeffs.getOrDefault(v, 0L); }
+    }
+
+    private static final class Reader {
+        private final KernelProgram p;
+        private final List<Variable> outer = new ArrayList<>(), reduce = new ArrayList<>();
+        private final Map<Variable, Variable> limits = new LinkedHashMap<>();
+        /** Loop variables read as {@code v // d} and {@code v % d} (grouped convolutions): v = d*hi + lo. */
+        private final Map<Variable, Variable[]> splits = new LinkedHashMap<>();
+
+        Reader(KernelProgram p) { this.p = p; }
+
+        Match read() throws NotAffine {
+            if (p.outputDType() != DType.F32) return null;
+            List<Stmt> body = p.body().body();
+            // output loops: each block holds exactly one loop until the statements of one output element
+            while (body.size() == 1 && body.getFirst() instanceof Stmt.Loop l && l.kind() != Stmt.LoopKind.REDUCE) {
+                outer.add(loop(l));
+                body = l.body().body();
+            }
+            if (body.size() != 3 || !(body.get(0) instanceof Stmt.Define define) || !(body.get(2) instanceof Stmt.Store store)
+                    || !(body.get(1) instanceof Stmt.Loop first) || first.kind() != Stmt.LoopKind.REDUCE) return null;
+            Slot acc = define.register();
+            if (acc.dtype() != DType.F32 || !define.init().isConst() || define.init().constDouble() != 0.0) return null;
+            Stmt inner = first;
+            while (inner instanceof Stmt.Loop l && l.kind() == Stmt.LoopKind.REDUCE && l.body().body().size() == 1) {
+                reduce.add(loop(l));
+                inner = l.body().body().getFirst();
+            }
+            if (!(inner instanceof Stmt.Accumulate a) || a.register() != acc && !a.register().equals(acc)
+                    || a.kind() != ReduceArg.Kind.SUM || a.value().op() != Op.MUL) return null;
+            if (store.param().index() != 0) return null;
+
+            findSplits(a.value());
+            findSplits(store.index());
+            List<Variable> all = new ArrayList<>();
+            for (Variable v : outer) all.addAll(parts(v));
+            for (Variable v : reduce) all.addAll(parts(v));
+            Load x = operand(a.value().src(0)), y = operand(a.value().src(1));
+            if (x == null || y == null) return null;
+            Affine c = affine(store.index());
+            List<Variable> reduceParts = new ArrayList<>();
+            for (Variable v : reduce) reduceParts.addAll(parts(v));
+            for (Variable v : c.coeffs().keySet()) if (reduceParts.contains(v) && c.coeff(v) != 0) return null;
+
+            // roles: the operand holding C's unit-stride variable gives the columns (B), so C's rows are contiguous runs
+            Variable unit = null;
+            for (Variable v : all) if (c.coeff(v) == 1 && !reduceParts.contains(v)) unit = v;
+            boolean swap = unit != null && x.uses(unit) && !y.uses(unit);
+            Load aLoad = swap ? y : x, bLoad = swap ? x : y;
+            List<Var> vars = new ArrayList<>();
+            for (Variable v : all) {
+                Role role;
+                if (reduceParts.contains(v)) role = Role.K;
+                else if (aLoad.uses(v) && bLoad.uses(v)) role = Role.BATCH;
+                else if (aLoad.uses(v)) role = Role.M;
+                else if (bLoad.uses(v)) role = Role.N;
+                else role = Role.BATCH; // only C moves with it: each value is its own (identical) product
+                Variable limit = limits.get(v);
+                vars.add(new Var(v.name(), role, v.max() + 1, limit == null ? -1 : p.variables().indexOf(limit)));
+            }
+            Contraction contraction = new Contraction(vars, aLoad.operand(all), bLoad.operand(all),
+                    new Operand(0, c.constant(), strides(c, all), List.of()));
+            if (contraction.extent(Role.M) < MIN_M || contraction.extent(Role.N) < MIN_N
+                    || contraction.multiplyAdds() < MIN_MULTIPLY_ADDS) return null;
+
+            UOp sums = UOp.of(Op.LOAD, DType.F32, null, p.params().getFirst().uop(), store.index());
+            UOp value = Optimizer.substitute(store.value(), Map.<Object, UOp>of(acc, sums));
+            if (value.toposort().stream().anyMatch(u -> u.op() == Op.DEFINE_VAR && u.arg() instanceof Slot s && s.kind() == Slot.Kind.REGISTER)) {
+                return null; // the epilogue reads another register: not a lone contraction
+            }
+            Stmt.Block epilogueBody = new Stmt.Block(List.of(new Stmt.Store(store.param(), store.index(), value)));
+            for (int i = outer.size() - 1; i >= 0; i--) {
+                Variable v = outer.get(i);
+                epilogueBody = new Stmt.Block(List.of(new Stmt.Loop(v, Stmt.LoopKind.GLOBAL, epilogueBody, limits.get(v))));
+            }
+            KernelProgram epilogue = new KernelProgram(p.name() + "_epilogue", p.params(), p.sizes(), p.variables(), epilogueBody);
+            return new Match(contraction, epilogue, value.equals(sums));
+        }
+
+        private Variable loop(Stmt.Loop l) {
+            if (l.limit() != null) limits.put(l.index(), l.limit());
+            return l.index();
+        }
+
+        /** The variables {@code v} is read as: itself, or its quotient and remainder parts. */
+        private List<Variable> parts(Variable v) {
+            Variable[] s = splits.get(v);
+            return s == null ? List.of(v) : List.of(s[0], s[1]);
+        }
+
+        /** Records every {@code v // d} and {@code v % d} of a loop variable by a constant dividing its extent. */
+        private void findSplits(UOp e) throws NotAffine {
+            for (UOp u : e.toposort()) {
+                if (u.op() != Op.FLOORDIV && u.op() != Op.FLOORMOD || u.src(0).op() != Op.DEFINE_VAR || !u.src(1).isConst()) continue;
+                if (!(u.src(0).arg() instanceof Variable v) || !outer.contains(v) && !reduce.contains(v)) continue;
+                long d = u.src(1).constLong(), extent = v.max() + 1;
+                if (d <= 1 || extent % d != 0 || limits.containsKey(v)) throw new NotAffine();
+                Variable[] known = splits.get(v);
+                if (known != null) {
+                    if (known[1].max() + 1 != d) throw new NotAffine(); // two different splits of one variable
+                    continue;
+                }
+                splits.put(v, new Variable[]{new Variable(v.name() + "_q", 0, extent / d - 1), new Variable(v.name() + "_r", 0, d - 1)});
+            }
+        }
+
+        /** A read of an f32 parameter at an affine index, under interval gates. */
+        private record Load(int param, Affine index, List<Affine[]> gates) {
+            boolean uses(Variable v) {
+                if (index.coeff(v) != 0) return true;
+                for (Affine[] g : gates) if (g[0].coeff(v) != 0) return true;
+                return false;
+            }
+
+            Operand operand(List<Variable> all) {
+                List<Gate> gs = new ArrayList<>();
+                for (Affine[] g : gates) {
+                    // g = {e, lo, hi} with lo <= e < hi and e's constant folded into the bounds
+                    long k = g[0].constant();
+                    gs.add(new Gate(strides(g[0], all), sat(g[1].constant() - k), sat(g[2].constant() - k)));
+                }
+                return new Operand(param, index.constant(), strides(index, all), merge(gs));
+            }
+        }
+
+        /** x or y of the product: WHERE(gate, load, 0) layers over a LOAD, possibly gated itself. */
+        private Load operand(UOp u) throws NotAffine {
+            List<Affine[]> gates = new ArrayList<>();
+            while (u.op() == Op.WHERE) {
+                if (!isZero(u.src(2))) return null;
+                gates(u.src(0), false, gates);
+                u = u.src(1);
+            }
+            if (u.op() != Op.LOAD || u.dtype() != DType.F32 || !(u.src(0).arg() instanceof Slot s) || s.kind() != Slot.Kind.PARAM) return null;
+            if (s.index() == 0) return null; // reads the output: not a plain contraction
+            if (u.src().size() == 3) gates(u.src(2), false, gates);
+            return new Load(s.index(), affine(u.src(1)), gates);
+        }
+
+        /** Adds the interval conditions of boolean {@code g} (negated if {@code not}); only conjunctions are accepted. */
+        private void gates(UOp g, boolean not, List<Affine[]> out) throws NotAffine {
+            switch (g.op()) {
+                case CONST -> {
+                    if ((g.constLong() != 0) == not) throw new NotAffine(); // always false: the operand is 0
+                }
+                case AND -> {
+                    if (not) throw new NotAffine();
+                    gates(g.src(0), false, out);
+                    gates(g.src(1), false, out);
+                }
+                case WHERE -> { // c ? d : false == c && d;  c ? false : d == !c && d
+                    if (not) throw new NotAffine();
+                    if (isFalse(g.src(2))) {
+                        gates(g.src(0), false, out);
+                        gates(g.src(1), false, out);
+                    } else if (isFalse(g.src(1))) {
+                        gates(g.src(0), true, out);
+                        gates(g.src(2), false, out);
+                    } else {
+                        throw new NotAffine();
+                    }
+                }
+                case CMPLT -> {
+                    Affine l = affine(g.src(0)), r = affine(g.src(1));
+                    Affine e = l.plus(r.times(-1)); // l < r  <=>  l - r < 0
+                    if (e.coeffs().values().stream().allMatch(c -> c == 0)) { // a constant condition
+                        if ((e.constant() < 0) == not) throw new NotAffine();
+                        return;
+                    }
+                    Affine zero = Affine.of(0);
+                    out.add(not ? new Affine[]{e, zero, Affine.of(Long.MAX_VALUE / 4)} : new Affine[]{e, Affine.of(Long.MIN_VALUE / 4), zero});
+                }
+                default -> throw new NotAffine();
+            }
+        }
+
+        private Affine affine(UOp u) throws NotAffine {
+            return switch (u.op()) {
+                case CONST -> {
+                    if (!u.dtype().isInt()) throw new NotAffine();
+                    yield Affine.of(u.constLong());
+                }
+                case DEFINE_VAR -> {
+                    if (!(u.arg() instanceof Variable v) || !outer.contains(v) && !reduce.contains(v)) throw new NotAffine();
+                    Variable[] s = splits.get(v);
+                    if (s == null) yield new Affine(Map.of(v, 1L), 0);
+                    Map<Variable, Long> m = new LinkedHashMap<>();
+                    m.put(s[0], s[1].max() + 1);
+                    m.put(s[1], 1L);
+                    yield new Affine(m, 0);
+                }
+                case FLOORDIV, FLOORMOD -> {
+                    Variable[] s = u.src(0).op() == Op.DEFINE_VAR && u.src(0).arg() instanceof Variable v ? splits.get(v) : null;
+                    if (s == null || !u.src(1).isConst() || u.src(1).constLong() != s[1].max() + 1) throw new NotAffine();
+                    yield new Affine(Map.of(u.op() == Op.FLOORDIV ? s[0] : s[1], 1L), 0);
+                }
+                case ADD -> affine(u.src(0)).plus(affine(u.src(1)));
+                case NEG -> affine(u.src(0)).times(-1);
+                case MUL -> {
+                    if (u.src(1).isConst()) yield affine(u.src(0)).times(constant(u.src(1)));
+                    if (u.src(0).isConst()) yield affine(u.src(1)).times(constant(u.src(0)));
+                    throw new NotAffine();
+                }
+                case CAST -> {
+                    if (!u.dtype().isInt() || !u.src(0).dtype().isInt()) throw new NotAffine();
+                    yield affine(u.src(0)); // index casts keep every value (range analysis chose the width)
+                }
+                default -> throw new NotAffine();
+            };
+        }
+
+        private static long constant(UOp c) throws NotAffine {
+            if (!c.dtype().isInt()) throw new NotAffine();
+            return c.constLong();
+        }
+    }
+
+    private static boolean isZero(UOp u) { return u.isConst() && u.constDouble() == 0.0; }
+
+    private static boolean isFalse(UOp u) { return u.isConst() && u.constLong() == 0; }
+
+    private static long sat(long v) { return Math.max(Long.MIN_VALUE / 4, Math.min(Long.MAX_VALUE / 4, v)); }
+
+    private static long[] strides(Affine a, List<Variable> all) {
+        long[] s = new long[all.size()];
+        for (int i = 0; i < s.length; i++) s[i] = a.coeff(all.get(i));
+        return s;
+    }
+
+    /** Gates over the same expression intersected into one; gates that always hold dropped later by the engine. */
+    private static List<Gate> merge(List<Gate> gates) {
+        Map<List<Long>, long[]> byExpr = new LinkedHashMap<>();
+        for (Gate g : gates) {
+            List<Long> key = Arrays.stream(g.coeffs()).boxed().toList();
+            long[] b = byExpr.get(key);
+            if (b == null) byExpr.put(key, new long[]{g.lo(), g.hi()});
+            else {
+                b[0] = Math.max(b[0], g.lo());
+                b[1] = Math.min(b[1], g.hi());
+            }
+        }
+        List<Gate> out = new ArrayList<>();
+        byExpr.forEach((k, b) -> out.add(new Gate(k.stream().mapToLong(Long::longValue).toArray(), b[0], b[1])));
+        return out;
+    }
+}

@@ -63,6 +63,22 @@ public record KernelProgram(String name, List<Slot> params, List<Long> sizes, Li
     }
 
     /**
+     * The iterations of the {@link #outputLoop()} at the given values of the kernel's {@link #variables()}: a loop
+     * over a symbolic axis runs only to its size.
+     */
+    public long activeExtent(long[] values) {
+        Stmt.Loop l = outputLoop();
+        if (l == null) return 1;
+        return l.limit() == null ? l.extent() : Math.min(l.extent(), values[variables.indexOf(l.limit())]);
+    }
+
+    /** Whether the runtime splits the {@link #outputLoop()} across worker threads (it is {@link Stmt.LoopKind#THREAD}). */
+    public boolean threaded() {
+        Stmt.Loop l = outputLoop();
+        return l != null && l.kind() == Stmt.LoopKind.THREAD;
+    }
+
+    /**
      * The number of worker threads suggested for the {@link Stmt.LoopKind#THREAD} loop, or 1 when the
      * kernel has none (a hint: the runtime may use fewer, e.g. when its pool is smaller).
      */

@@ -1,9 +1,12 @@
 package dev.kiln.cpu;
 
+import dev.kiln.codegen.Contraction;
+import dev.kiln.codegen.ContractionMatcher;
 import dev.kiln.codegen.CpuInfo;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Opt;
+import dev.kiln.codegen.Optimizer;
 import dev.kiln.runtime.CompiledKernel;
 import dev.kiln.compile.CompilerIdentity;
 import dev.kiln.compile.ContentStore;
@@ -18,6 +21,7 @@ import jdk.incubator.vector.FloatVector;
 
 import java.lang.invoke.MethodHandle;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The default device: kernels rendered as Java ({@link JavaRenderer}), compiled in process in one batch
@@ -31,7 +35,7 @@ import java.util.List;
  */
 public final class CpuDevice implements CompilingDevice {
     /** Renderer output format: bump when generated code changes meaning, so stale disk entries miss. */
-    private static final String RENDER_FORMAT = "2";
+    private static final String RENDER_FORMAT = "3";
 
     /** A kernel class as the cache keeps it: its bytes (what goes to disk) and its loaded entry point. */
     private record Loaded(byte[] classBytes, MethodHandle run) {}
@@ -51,20 +55,45 @@ public final class CpuDevice implements CompilingDevice {
         @Override
         public CompilerIdentity programIdentity() { return IDENTITY.with("cpu.cores", String.valueOf(CPU.cores())); }
 
+        /** A contraction keeps its loops as lowered: it runs as a GEMM, and only its epilogue is optimised. */
         @Override
-        public List<Opt> chooseOpts(KernelProgram lowered) { return Heuristics.defaultOpts(lowered, CPU); }
+        public List<Opt> chooseOpts(KernelProgram lowered) {
+            return ContractionMatcher.match(lowered).isPresent() ? List.of() : Heuristics.defaultOpts(lowered, CPU);
+        }
 
-        /** Source whose class name is a hash of the computation, so it is the same in every plan and JVM. */
+        /**
+         * Source whose class name is a hash of the computation, so it is the same in every plan and JVM. For a
+         * contraction, the source of its epilogue, headed by what the GEMM computes.
+         */
         @Override
         public RenderedKernel render(KernelProgram anonymous) {
+            Optional<ContractionMatcher.Match> match = ContractionMatcher.match(anonymous);
+            if (match.isEmpty()) return renderJava(anonymous, "");
+            return renderJava(epilogue(match.get()), "// " + describe(match.get()) + "\n");
+        }
+
+        private static RenderedKernel renderJava(KernelProgram anonymous, String header) {
             // the class name appears only in its declaration: rendering once and renaming saves a second rendering
-            String draft = JavaRenderer.render(anonymous, "Kernel", CPU.vectorBytes());
+            String draft = header + JavaRenderer.render(anonymous, "Kernel", CPU.vectorBytes());
             String declaration = "\nfinal class Kernel {\n";
             int at = draft.indexOf(declaration);
             if (at < 0) throw new IllegalStateException("rendered kernel source declares no class Kernel:\n" + draft);
             String name = "K" + ContentStore.sha256(draft).substring(0, 20);
             return new RenderedKernel(name, draft.substring(0, at) + "\nfinal class " + name + " {\n"
                     + draft.substring(at + declaration.length()));
+        }
+
+        /** The match's epilogue as the heuristic optimises it (anonymous). */
+        private static KernelProgram epilogue(ContractionMatcher.Match match) {
+            KernelProgram e = match.epilogue().anonymous();
+            return Optimizer.apply(e, Heuristics.defaultOpts(e, CPU));
+        }
+
+        private static String describe(ContractionMatcher.Match match) {
+            Contraction c = match.contraction();
+            return "packed GEMM (batch " + c.extent(Contraction.Role.BATCH) + ", M " + c.extent(Contraction.Role.M) + ", N "
+                    + c.extent(Contraction.Role.N) + ", K " + c.extent(Contraction.Role.K) + "), then "
+                    + (match.identity() ? "the sums as they are (the class below is not run)" : "this epilogue in place");
         }
 
         @Override
@@ -75,6 +104,13 @@ public final class CpuDevice implements CompilingDevice {
 
         @Override
         public CompiledKernel link(KernelProgram program, RenderedKernel kernel, Loaded loaded) {
+            Optional<ContractionMatcher.Match> match = ContractionMatcher.match(program);
+            if (match.isPresent()) {
+                KernelProgram epilogue = epilogue(match.get()).withName(program.name() + "_epilogue");
+                CpuKernel e = new CpuKernel(epilogue.name(), kernel.source(), loaded.classBytes(), loaded.run(), epilogue.outerExtent());
+                ContractionKernel k = new ContractionKernel(program, match.get(), epilogue, e);
+                return new CompiledKernel(program, kernel.source(), k::run);
+            }
             CpuKernel k = new CpuKernel(program.name(), kernel.source(), loaded.classBytes(), loaded.run(), program.outerExtent());
             return new CompiledKernel(program, k.source(), k::run);
         }

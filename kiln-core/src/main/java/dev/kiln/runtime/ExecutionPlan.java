@@ -391,42 +391,16 @@ public final class ExecutionPlan implements AutoCloseable {
 
     private void runKernel(int i, PreparedKernel k) {
         KernelRunner r = opRunners[i];
-        long extent = activeExtent(k.program(), opVars[i]);
+        MemorySegment[] buffers = opBuffers[i];
+        long[] vars = opVars[i];
+        long extent = k.program().activeExtent(vars);
         int workers = threadWorkers(k.program(), extent);
-        if (workers <= 1) {
-            r.run(opBuffers[i], opVars[i], 0, extent);
-            return;
-        }
-        long chunk = (extent + workers - 1) / workers;
-        List<RecursiveAction> parts = new ArrayList<>();
-        for (long s = 0; s < extent; s += chunk) {
-            long start = s, end = Math.min(extent, s + chunk);
-            parts.add(new RecursiveAction() {
-                @Override
-                protected void compute() { r.run(opBuffers[i], opVars[i], start, end); }
-            });
-        }
-        if (ForkJoinTask.inForkJoinPool()) ForkJoinTask.invokeAll(parts);
-        else WorkerPool.pool().invoke(new RecursiveAction() {
-            @Override
-            protected void compute() { invokeAll(parts); }
-        });
-    }
-
-    /**
-     * Iterations of the output loop at the current variable values ({@link KernelProgram#outerExtent}):
-     * a symbolic axis runs only to its size.
-     */
-    static long activeExtent(KernelProgram p, long[] vars) {
-        Stmt.Loop l = p.outputLoop();
-        if (l == null) return 1;
-        return l.limit() == null ? l.extent() : Math.min(l.extent(), vars[p.variables().indexOf(l.limit())]);
+        if (workers <= 1) r.run(buffers, vars, 0, extent); // no task objects: a single-threaded run allocates nothing
+        else WorkerPool.forRanges(extent, workers, (start, end) -> r.run(buffers, vars, start, end));
     }
 
     private static int threadWorkers(KernelProgram p, long extent) {
-        Stmt.Loop l = p.outputLoop();
-        if (l == null || l.kind() != Stmt.LoopKind.THREAD) return 1;
-        return (int) Math.min(extent, WorkerPool.size());
+        return p.threaded() ? (int) Math.min(extent, WorkerPool.size()) : 1;
     }
 
     /** Runs ops as their predecessors finish, independent ones side by side on the worker pool. */

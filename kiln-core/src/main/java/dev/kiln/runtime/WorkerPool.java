@@ -1,6 +1,10 @@
 package dev.kiln.runtime;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinTask;
+import java.util.concurrent.RecursiveAction;
 import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -25,6 +29,38 @@ public final class WorkerPool {
 
     /** Number of workers. */
     public static int size() { return POOL.getParallelism(); }
+
+    /** A share of a range of iterations, {@code [start, end)}. */
+    @FunctionalInterface
+    public interface RangeTask {
+        void run(long start, long end);
+    }
+
+    /**
+     * Runs {@code task} over {@code [0, extent)} split into {@code parts} contiguous shares of equal size (the
+     * last one shorter), side by side on the pool, and returns when all are done; one part runs on the caller.
+     * Callable from a worker of the pool (a kernel split inside a step that itself runs on a worker).
+     */
+    public static void forRanges(long extent, int parts, RangeTask task) {
+        if (parts <= 1 || extent <= 1) {
+            task.run(0, extent);
+            return;
+        }
+        long chunk = (extent + parts - 1) / parts;
+        List<RecursiveAction> shares = new ArrayList<>();
+        for (long s = 0; s < extent; s += chunk) {
+            long start = s, end = Math.min(extent, s + chunk);
+            shares.add(new RecursiveAction() {
+                @Override
+                protected void compute() { task.run(start, end); }
+            });
+        }
+        if (ForkJoinTask.inForkJoinPool()) ForkJoinTask.invokeAll(shares);
+        else POOL.invoke(new RecursiveAction() {
+            @Override
+            protected void compute() { invokeAll(shares); }
+        });
+    }
 
     /** Starts every worker (the first parallel run would otherwise pay for thread creation). */
     public static void warmUp() {

@@ -1,0 +1,73 @@
+package dev.kiln.cpu;
+
+import dev.kiln.codegen.ContractionMatcher;
+import dev.kiln.codegen.KernelProgram;
+import dev.kiln.runtime.WorkerPool;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A kernel the CPU device runs as a packed GEMM ({@link GemmKernel}) followed by its generated epilogue
+ * (bias, activation, residual: the kernel's store, reading the sums back in place). The plan calls it for
+ * its whole range; it splits the work across the {@link WorkerPool} itself.
+ *
+ * <p>When the output overlaps an input (an in-place update such as {@code x += x·W}), the sums and the
+ * epilogue go to a scratch buffer first, so no input is overwritten before everything has read it.
+ */
+final class ContractionKernel {
+    private final String name;
+    private final GemmKernel gemm;
+    private final KernelProgram epilogue;
+    private final CpuKernel epilogueKernel;
+    private final boolean identity;
+    private final long extent;
+    private final long outputBytes;
+
+    /**
+     * @param program        the kernel as the plan knows it (its loops unoptimised)
+     * @param epilogue       the match's epilogue, optimised
+     * @param epilogueKernel {@code epilogue} compiled
+     */
+    ContractionKernel(KernelProgram program, ContractionMatcher.Match match, KernelProgram epilogue, CpuKernel epilogueKernel) {
+        this.name = program.name();
+        this.gemm = new GemmKernel(match.contraction());
+        this.epilogue = epilogue;
+        this.epilogueKernel = epilogueKernel;
+        this.identity = match.identity();
+        this.extent = program.outerExtent();
+        this.outputBytes = program.sizes().getFirst() * 4;
+    }
+
+    void run(MemorySegment[] buffers, long[] vars, long start, long end) {
+        if (start != 0 || end != extent) {
+            throw new UnsupportedOperationException("kernel " + name + " runs as one GEMM: it takes its whole range [0, " + extent
+                    + "), not [" + start + ", " + end + ")");
+        }
+        if (!overlapsAnInput(buffers)) {
+            compute(buffers, vars);
+            return;
+        }
+        try (Arena scratch = Arena.ofConfined()) {
+            MemorySegment[] separate = buffers.clone();
+            separate[0] = scratch.allocate(Math.max(4, outputBytes), 64);
+            compute(separate, vars);
+            buffers[0].asSlice(0, outputBytes).copyFrom(separate[0].asSlice(0, outputBytes));
+        }
+    }
+
+    private void compute(MemorySegment[] buffers, long[] vars) {
+        gemm.run(buffers, vars);
+        if (identity) return;
+        long n = epilogue.activeExtent(vars);
+        int parts = epilogue.threaded() ? (int) Math.min(n, WorkerPool.size()) : 1;
+        if (parts <= 1) epilogueKernel.run(buffers, vars, 0, n);
+        else WorkerPool.forRanges(n, parts, (s, t) -> epilogueKernel.run(buffers, vars, s, t));
+    }
+
+    private boolean overlapsAnInput(MemorySegment[] buffers) {
+        MemorySegment out = buffers[0].asSlice(0, Math.min(buffers[0].byteSize(), outputBytes));
+        for (int i = 1; i < buffers.length; i++) if (out.asOverlappingSlice(buffers[i]).isPresent()) return true;
+        return false;
+    }
+}

@@ -1,0 +1,112 @@
+package dev.kiln.cpu;
+
+import dev.kiln.Tensor;
+import dev.kiln.runtime.Device;
+import dev.kiln.runtime.DeviceRegistry;
+import dev.kiln.runtime.ExecutionPlan;
+import dev.kiln.runtime.PreparedKernel;
+import dev.kiln.testing.TestGraphs;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.util.function.BiFunction;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Contractions on the CPU device run as a packed GEMM plus their epilogue, and agree with INTERP within the
+ * numerics policy's bound for reassociated float sums (docs/ARCHITECTURE.md, "Numerics"):
+ * {@code |got - exact| <= 2·K·u·sum|a·b| + 2u·|exact|} per element, with {@code sum|a·b|} computed by the same
+ * contraction over absolute values. The bound is tight enough that one dropped term fails it (tested).
+ */
+class ContractionKernelTest {
+    private static final double U = Math.ulp(1.0f) / 2; // unit roundoff of f32
+
+    /** A contraction as a function of its two operands, with the sizes of its operands and K. */
+    private record Case(int[] aShape, int[] bShape, int k, BiFunction<Tensor, Tensor, Tensor> f) {}
+
+    static Stream<Arguments> cases() {
+        return Stream.of(
+                Arguments.of("matmul 200x96 · 96x130", new Case(new int[]{200, 96}, new int[]{96, 130}, 96, Tensor::matmul)),
+                Arguments.of("odd sizes 67x131 · 131x45", new Case(new int[]{67, 131}, new int[]{131, 45}, 131, Tensor::matmul)),
+                Arguments.of("x · Wᵀ + relu", new Case(new int[]{64, 80}, new int[]{72, 80}, 80, (a, w) -> a.matmul(w.transpose(0, 1)).relu())),
+                Arguments.of("batched 3x40x24 · 3x24x50", new Case(new int[]{3, 40, 24}, new int[]{3, 24, 50}, 24, Tensor::matmul)),
+                Arguments.of("conv 3x3 pad 1 + relu", new Case(new int[]{1, 16, 14, 14}, new int[]{32, 16, 3, 3}, 144,
+                        (x, w) -> x.conv2d(w, null, null, new int[]{1, 1}, null, 1).relu())),
+                Arguments.of("conv 3x3 stride 2 pad 1, batch 2", new Case(new int[]{2, 8, 15, 13}, new int[]{24, 8, 3, 3}, 72,
+                        (x, w) -> x.conv2d(w, null, new int[]{2, 2}, new int[]{1, 1}, null, 1))),
+                Arguments.of("conv 7x7 stride 2 pad 3", new Case(new int[]{1, 3, 32, 32}, new int[]{16, 3, 7, 7}, 147,
+                        (x, w) -> x.conv2d(w, null, new int[]{2, 2}, new int[]{3, 3}, null, 1))),
+                Arguments.of("conv 1x1", new Case(new int[]{1, 32, 9, 9}, new int[]{48, 32, 1, 1}, 32, (x, w) -> x.conv2d(w, null))),
+                Arguments.of("grouped conv, 2 groups", new Case(new int[]{1, 16, 10, 10}, new int[]{32, 8, 3, 3}, 72,
+                        (x, w) -> x.conv2d(w, null, null, new int[]{1, 1}, null, 2))),
+                Arguments.of("dilated conv", new Case(new int[]{1, 8, 12, 12}, new int[]{16, 8, 3, 3}, 72,
+                        (x, w) -> x.conv2d(w, null, null, new int[]{2, 2}, new int[]{2, 2}, 1))));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("cases")
+    void runsAsAGemmWithinTheBoundOfReassociatedSums(String name, Case c) {
+        Tensor a = TestGraphs.data(1, c.aShape()), b = TestGraphs.data(2, c.bShape());
+        Tensor onCpu = c.f().apply(a, b);
+        try (ExecutionPlan plan = onCpu.prepare()) {
+            assertThat(plan.kernels()).as(name + ": kernels").anySatisfy(k -> assertThat(k.source()).contains("packed GEMM"));
+            plan.execute();
+            assertWithinBound(name, floats(plan.outputBuffer()), c, a, b, c.k());
+        }
+    }
+
+    @Test
+    void theBoundCatchesOneDroppedTerm() {
+        Case c = new Case(new int[]{64, 96}, new int[]{96, 80}, 96, Tensor::matmul);
+        Tensor a = TestGraphs.data(1, c.aShape()), b = TestGraphs.data(2, c.bShape());
+        // the same product without its last term, as a kernel that drops one k would compute it
+        float[] dropped = interp(a.slice(1, 0, 95, 1).matmul(b.slice(0, 0, 95, 1)));
+        assertThatThrownBy(() -> assertWithinBound("dropped term", dropped, c, a, b, c.k())).isInstanceOf(AssertionError.class);
+        float[] wrongIndex = interp(a.matmul(b.flip(0)));
+        assertThatThrownBy(() -> assertWithinBound("wrong index", wrongIndex, c, a, b, c.k())).isInstanceOf(AssertionError.class);
+    }
+
+    @Test
+    void anInPlaceUpdateReadsItsInputsBeforeOverwritingThem() {
+        Tensor x = TestGraphs.data(3, 64, 64).add(0).realize(), w = TestGraphs.data(4, 64, 64);
+        float[] expected = interp(x.matmul(w).add(x));
+        Tensor updated = x.assign(x.matmul(w).add(x));
+        float[] got = updated.realize().toFloatArray();
+        float[] sums = interp(x.abs().matmul(w.abs()));
+        for (int i = 0; i < got.length; i++) {
+            double bound = 2 * 64 * U * sums[i] * 2 + 4 * U * Math.abs(expected[i]) + 1e-30;
+            assertThat(Math.abs((double) got[i] - expected[i])).as("element " + i).isLessThanOrEqualTo(bound);
+        }
+    }
+
+    /** Asserts {@code got} is the contraction of {@code a}, {@code b} within the policy's bound. */
+    private static void assertWithinBound(String name, float[] got, Case c, Tensor a, Tensor b, int k) {
+        float[] exact = interp(c.f().apply(a, b));
+        float[] sums = interp(c.f().apply(a.abs(), b.abs())); // sum|a·b| (relu of non-negative sums changes nothing)
+        assertThat(got).as(name + ": size").hasSameSizeAs(exact);
+        for (int i = 0; i < got.length; i++) {
+            double bound = 2 * k * U * sums[i] + 2 * U * Math.abs(exact[i]) + 1e-30;
+            double err = Math.abs((double) got[i] - exact[i]);
+            if (!(err <= bound)) {
+                throw new AssertionError(name + ": element " + i + " is " + got[i] + ", expected " + exact[i] + " within " + bound
+                        + " (error " + err + ")");
+            }
+        }
+    }
+
+    private static float[] floats(dev.kiln.runtime.Buffer b) {
+        float[] out = new float[(int) b.count()];
+        for (int i = 0; i < out.length; i++) out[i] = (float) b.getDouble(i);
+        return out;
+    }
+
+    private static float[] interp(Tensor t) {
+        Device interp = DeviceRegistry.get("INTERP");
+        return floats(interp.realize(t.uop(), java.util.Map.of()));
+    }
+}

@@ -1,7 +1,9 @@
 package dev.kiln.clang;
 
 import dev.kiln.runtime.DeviceSpec;
+import dev.kiln.codegen.ContractionMatcher;
 import dev.kiln.codegen.CpuInfo;
+import dev.kiln.cpu.ContractionKernel;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Opt;
@@ -16,6 +18,7 @@ import dev.kiln.runtime.WorkerPool;
 
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The native CPU device: kernels rendered as C ({@link CRenderer}), compiled by the system C compiler
@@ -36,7 +39,7 @@ import java.util.List;
  */
 public final class ClangDevice implements CompilingDevice {
     /** Renderer output format: bump when generated code changes meaning, so stale disk entries miss. */
-    private static final String RENDER_FORMAT = "1";
+    private static final String RENDER_FORMAT = "2";
 
     private static final KernelCache<NativeLibrary> CACHE = new KernelCache<>(SharedObjects::resolve);
 
@@ -57,10 +60,21 @@ public final class ClangDevice implements CompilingDevice {
         public CompilerIdentity programIdentity() { return identity.with("cpu.cores", String.valueOf(cpu.cores())); }
 
         @Override
-        public List<Opt> chooseOpts(KernelProgram lowered) { return Heuristics.defaultOpts(lowered, cpu); }
+        public List<Opt> chooseOpts(KernelProgram lowered) {
+            return ContractionMatcher.match(lowered).isPresent() ? List.of() : Heuristics.defaultOpts(lowered, cpu);
+        }
 
+        /**
+         * The kernel as a C function; for a contraction, its epilogue's, under a comment that says what the
+         * GEMM computes (see {@link ContractionKernel}).
+         */
         @Override
-        public RenderedKernel render(KernelProgram anonymous) { return RenderedKernel.namedByContent(anonymous, CRenderer::render); }
+        public RenderedKernel render(KernelProgram anonymous) {
+            Optional<ContractionMatcher.Match> match = ContractionMatcher.match(anonymous);
+            if (match.isEmpty()) return RenderedKernel.namedByContent(anonymous, CRenderer::render);
+            String header = "/* " + ContractionKernel.describe(match.get()) + " */\n";
+            return RenderedKernel.namedByContent(ContractionKernel.optimisedEpilogue(match.get(), cpu), (p, name) -> header + CRenderer.render(p, name));
+        }
 
         @Override
         public List<byte[]> compile(List<RenderedKernel> sources) {
@@ -70,6 +84,12 @@ public final class ClangDevice implements CompilingDevice {
 
         @Override
         public CompiledKernel link(KernelProgram program, RenderedKernel kernel, NativeLibrary library) {
+            Optional<ContractionMatcher.Match> match = ContractionMatcher.match(program);
+            if (match.isPresent()) {
+                KernelProgram epilogue = ContractionKernel.optimisedEpilogue(match.get(), cpu).withName(program.name() + "_epilogue");
+                CKernel e = new CKernel(epilogue, kernel.entryPoint(), kernel.source(), library.address(kernel.entryPoint()));
+                return new CompiledKernel(program, kernel.source(), new ContractionKernel(program, match.get(), epilogue, e));
+            }
             CKernel k = new CKernel(program, kernel.entryPoint(), kernel.source(), library.address(kernel.entryPoint()));
             return new CompiledKernel(program, k.source(), k);
         }

@@ -1,25 +1,31 @@
 package dev.kiln.cpu;
 
+import dev.kiln.codegen.Contraction;
 import dev.kiln.codegen.ContractionMatcher;
+import dev.kiln.codegen.CpuInfo;
+import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
+import dev.kiln.codegen.Optimizer;
+import dev.kiln.runtime.KernelRunner;
 import dev.kiln.runtime.WorkerPool;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * A kernel the CPU device runs as a packed GEMM ({@link GemmKernel}) followed by its generated epilogue
- * (bias, activation, residual: the kernel's store, reading the sums back in place). The plan calls it for
- * its whole range; it splits the work across the {@link WorkerPool} itself.
+ * A kernel a host device runs as a packed GEMM ({@link GemmKernel}) followed by its generated epilogue
+ * (bias, activation, residual: the kernel's store, reading the sums back in place), compiled by the device
+ * like any kernel (Java on CPU, C on CLANG). The plan calls it for its whole range; it splits the work across
+ * the {@link WorkerPool} itself.
  *
  * <p>When the output overlaps an input (an in-place update such as {@code x += x·W}), the sums and the
  * epilogue go to a scratch buffer first, so no input is overwritten before everything has read it.
  */
-final class ContractionKernel {
+public final class ContractionKernel implements KernelRunner {
     private final String name;
     private final GemmKernel gemm;
     private final KernelProgram epilogue;
-    private final CpuKernel epilogueKernel;
+    private final KernelRunner epilogueKernel;
     private final boolean identity;
     private final long extent;
     private final long outputBytes;
@@ -29,7 +35,7 @@ final class ContractionKernel {
      * @param epilogue       the match's epilogue, optimised
      * @param epilogueKernel {@code epilogue} compiled
      */
-    ContractionKernel(KernelProgram program, ContractionMatcher.Match match, KernelProgram epilogue, CpuKernel epilogueKernel) {
+    public ContractionKernel(KernelProgram program, ContractionMatcher.Match match, KernelProgram epilogue, KernelRunner epilogueKernel) {
         this.name = program.name();
         this.gemm = new GemmKernel(match.contraction());
         this.epilogue = epilogue;
@@ -39,7 +45,25 @@ final class ContractionKernel {
         this.outputBytes = program.sizes().getFirst() * 4;
     }
 
-    void run(MemorySegment[] buffers, long[] vars, long start, long end) {
+    /**
+     * The match's epilogue as the default heuristic optimises it for {@code cpu} (anonymous): what a device
+     * renders and compiles for a contraction.
+     */
+    public static KernelProgram optimisedEpilogue(ContractionMatcher.Match match, CpuInfo cpu) {
+        KernelProgram e = match.epilogue().anonymous();
+        return Optimizer.apply(e, Heuristics.defaultOpts(e, cpu));
+    }
+
+    /** A line for the head of the epilogue's source, so {@code kernels()} shows what runs. */
+    public static String describe(ContractionMatcher.Match match) {
+        Contraction c = match.contraction();
+        return "packed GEMM (batch " + c.extent(Contraction.Role.BATCH) + ", M " + c.extent(Contraction.Role.M) + ", N "
+                + c.extent(Contraction.Role.N) + ", K " + c.extent(Contraction.Role.K) + "), then "
+                + (match.identity() ? "the sums as they are (the code below is not run)" : "the epilogue below, in place");
+    }
+
+    @Override
+    public void run(MemorySegment[] buffers, long[] vars, long start, long end) {
         if (start != 0 || end != extent) {
             throw new UnsupportedOperationException("kernel " + name + " runs as one GEMM: it takes its whole range [0, " + extent
                     + "), not [" + start + ", " + end + ")");

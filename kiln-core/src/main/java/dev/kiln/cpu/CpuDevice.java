@@ -1,12 +1,10 @@
 package dev.kiln.cpu;
 
-import dev.kiln.codegen.Contraction;
 import dev.kiln.codegen.ContractionMatcher;
 import dev.kiln.codegen.CpuInfo;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Opt;
-import dev.kiln.codegen.Optimizer;
 import dev.kiln.runtime.CompiledKernel;
 import dev.kiln.compile.CompilerIdentity;
 import dev.kiln.compile.ContentStore;
@@ -69,7 +67,7 @@ public final class CpuDevice implements CompilingDevice {
         public RenderedKernel render(KernelProgram anonymous) {
             Optional<ContractionMatcher.Match> match = ContractionMatcher.match(anonymous);
             if (match.isEmpty()) return renderJava(anonymous, "");
-            return renderJava(epilogue(match.get()), "// " + describe(match.get()) + "\n");
+            return renderJava(ContractionKernel.optimisedEpilogue(match.get(), CPU), "// " + ContractionKernel.describe(match.get()) + "\n");
         }
 
         private static RenderedKernel renderJava(KernelProgram anonymous, String header) {
@@ -83,19 +81,6 @@ public final class CpuDevice implements CompilingDevice {
                     + draft.substring(at + declaration.length()));
         }
 
-        /** The match's epilogue as the heuristic optimises it (anonymous). */
-        private static KernelProgram epilogue(ContractionMatcher.Match match) {
-            KernelProgram e = match.epilogue().anonymous();
-            return Optimizer.apply(e, Heuristics.defaultOpts(e, CPU));
-        }
-
-        private static String describe(ContractionMatcher.Match match) {
-            Contraction c = match.contraction();
-            return "packed GEMM (batch " + c.extent(Contraction.Role.BATCH) + ", M " + c.extent(Contraction.Role.M) + ", N "
-                    + c.extent(Contraction.Role.N) + ", K " + c.extent(Contraction.Role.K) + "), then "
-                    + (match.identity() ? "the sums as they are (the class below is not run)" : "this epilogue in place");
-        }
-
         @Override
         public List<byte[]> compile(List<RenderedKernel> sources) {
             List<JavaKernelCompiler.Source> batch = sources.stream().map(k -> new JavaKernelCompiler.Source(k.entryPoint(), k.source())).toList();
@@ -106,10 +91,9 @@ public final class CpuDevice implements CompilingDevice {
         public CompiledKernel link(KernelProgram program, RenderedKernel kernel, Loaded loaded) {
             Optional<ContractionMatcher.Match> match = ContractionMatcher.match(program);
             if (match.isPresent()) {
-                KernelProgram epilogue = epilogue(match.get()).withName(program.name() + "_epilogue");
+                KernelProgram epilogue = ContractionKernel.optimisedEpilogue(match.get(), CPU).withName(program.name() + "_epilogue");
                 CpuKernel e = new CpuKernel(epilogue.name(), kernel.source(), loaded.classBytes(), loaded.run(), epilogue.outerExtent());
-                ContractionKernel k = new ContractionKernel(program, match.get(), epilogue, e);
-                return new CompiledKernel(program, kernel.source(), k::run);
+                return new CompiledKernel(program, kernel.source(), new ContractionKernel(program, match.get(), epilogue, e::run));
             }
             CpuKernel k = new CpuKernel(program.name(), kernel.source(), loaded.classBytes(), loaded.run(), program.outerExtent());
             return new CompiledKernel(program, k.source(), k::run);

@@ -5,7 +5,7 @@ import dev.kiln.runtime.DeviceSpec;
 import dev.kiln.Tensor;
 import dev.kiln.types.Variable;
 import dev.kiln.codegen.KernelProgram;
-import dev.kiln.codegen.Opt;
+
 import dev.kiln.models.SmallModels;
 import dev.kiln.compile.ContentStore;
 import dev.kiln.runtime.DeviceRegistry;
@@ -49,21 +49,16 @@ class ClangDeviceTest {
     }
 
     @Test
-    void matmulChoosesTheCpuDevicesLoopsAndGivesItsBits() {
+    void matmulRunsAsTheCpuDevicesGemmAndGivesItsBits() {
         ClangAvailability.compiler();
         Tensor a = Tensor.rand(4, 64, 256).realize(), b = Tensor.rand(5, 256, 48).realize();
         Tensor onClang = a.to("CLANG").matmul(b.to("CLANG")), onCpu = a.to("CPU").matmul(b.to("CPU"));
-        List<Opt> clangOpts, cpuOpts;
-        try (ExecutionPlan p = onClang.prepare(); ExecutionPlan q = onCpu.prepare()) {
-            clangOpts = p.kernels().getLast().program().opts();
-            cpuOpts = q.kernels().getLast().program().opts();
+        try (ExecutionPlan p = onClang.prepare()) {
+            assertThat(p.kernels().getLast().source()).as("a contraction runs as the packed GEMM").contains("packed GEMM");
         }
-        assertThat(clangOpts).anySatisfy(o -> assertThat(o).isInstanceOf(Opt.Upcast.class));
         float[] got = onClang.toFloatArray(), want = onClang.to("INTERP").toFloatArray();
         for (int i = 0; i < got.length; i++) assertThat(got[i]).as("element " + i).isCloseTo(want[i], org.assertj.core.data.Percentage.withPercentage(1e-3));
-        // with the same vector width the heuristic makes the same choices, and C rounds like Java
-        Assumptions.assumeTrue(clangOpts.equals(cpuOpts), "the C compiler targets other vectors than the JVM: " + clangOpts + " vs " + cpuOpts);
-        assertThat(got).containsExactly(onCpu.toFloatArray());
+        assertThat(got).as("one GEMM engine on both host devices").containsExactly(onCpu.toFloatArray());
     }
 
     @Test

@@ -30,6 +30,10 @@ class ContractionKernelTest {
     private record Case(int[] aShape, int[] bShape, int k, BiFunction<Tensor, Tensor, Tensor> f) {}
 
     static Stream<Arguments> cases() {
+        return Stream.of("CPU", "CLANG").flatMap(device -> shapes().map(a -> Arguments.of(device, a.get()[0], a.get()[1])));
+    }
+
+    static Stream<Arguments> shapes() {
         return Stream.of(
                 Arguments.of("matmul 200x96 · 96x130", new Case(new int[]{200, 96}, new int[]{96, 130}, 96, Tensor::matmul)),
                 Arguments.of("odd sizes 67x131 · 131x45", new Case(new int[]{67, 131}, new int[]{131, 45}, 131, Tensor::matmul)),
@@ -48,11 +52,15 @@ class ContractionKernelTest {
                         (x, w) -> x.conv2d(w, null, null, new int[]{2, 2}, new int[]{2, 2}, 1))));
     }
 
-    @ParameterizedTest(name = "{0}")
+    @ParameterizedTest(name = "{0}: {1}")
     @MethodSource("cases")
-    void runsAsAGemmWithinTheBoundOfReassociatedSums(String name, Case c) {
+    void runsAsAGemmWithinTheBoundOfReassociatedSums(String device, String name, Case c) {
+        if (device.equals("CLANG")) {
+            var reason = DeviceRegistry.providers().get("CLANG").unavailableReason();
+            org.junit.jupiter.api.Assumptions.assumeTrue(reason.isEmpty(), () -> "CLANG device unavailable: " + reason.orElse(""));
+        }
         Tensor a = TestGraphs.data(1, c.aShape()), b = TestGraphs.data(2, c.bShape());
-        Tensor onCpu = c.f().apply(a, b);
+        Tensor onCpu = c.f().apply(a.to(device), b.to(device));
         try (ExecutionPlan plan = onCpu.prepare()) {
             assertThat(plan.kernels()).as(name + ": kernels").anySatisfy(k -> assertThat(k.source()).contains("packed GEMM"));
             plan.execute();

@@ -5,6 +5,7 @@ import dev.kiln.runtime.DeviceSpec;
 import dev.kiln.Tensor;
 import dev.kiln.types.Variable;
 import dev.kiln.codegen.KernelProgram;
+import dev.kiln.codegen.Opt;
 
 import dev.kiln.models.SmallModels;
 import dev.kiln.compile.ContentStore;

@@ -27,7 +27,7 @@ public final class ContractionKernel implements KernelRunner {
     private final KernelProgram epilogue;
     private final KernelRunner epilogueKernel;
     private final boolean identity;
-    private final long extent;
+    private final KernelProgram program;
     private final long outputBytes;
 
     /**
@@ -41,7 +41,7 @@ public final class ContractionKernel implements KernelRunner {
         this.epilogue = epilogue;
         this.epilogueKernel = epilogueKernel;
         this.identity = match.identity();
-        this.extent = program.outerExtent();
+        this.program = program;
         this.outputBytes = program.sizes().getFirst() * 4;
     }
 
@@ -64,8 +64,9 @@ public final class ContractionKernel implements KernelRunner {
 
     @Override
     public void run(MemorySegment[] buffers, long[] vars, long start, long end) {
-        if (start != 0 || end != extent) {
-            throw new UnsupportedOperationException("kernel " + name + " runs as one GEMM: it takes its whole range [0, " + extent
+        long whole = program.activeExtent(vars);
+        if (start != 0 || end != whole) {
+            throw new UnsupportedOperationException("kernel " + name + " runs as one GEMM: it takes its whole range [0, " + whole
                     + "), not [" + start + ", " + end + ")");
         }
         if (!overlapsAnInput(buffers)) {

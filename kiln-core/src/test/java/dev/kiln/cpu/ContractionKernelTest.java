@@ -92,6 +92,30 @@ class ContractionKernelTest {
         }
     }
 
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"CPU", "CLANG"})
+    void symbolicRowsRunOnlyToTheirSizeAndNeverReadPastIt(String device) {
+        var reason = DeviceRegistry.providers().get(device).unavailableReason();
+        org.junit.jupiter.api.Assumptions.assumeTrue(reason.isEmpty(), () -> device + " unavailable: " + reason.orElse(""));
+        dev.kiln.types.Variable rows = new dev.kiln.types.Variable("rows", 1, 64);
+        Tensor input = Tensor.zeros(64, 96).to(device).contiguous().realize(), w = TestGraphs.data(2, 96, 80).to(device);
+        Tensor y = input.withSymbolicDim(0, rows).matmul(w).relu();
+        java.lang.foreign.MemorySegment in = input.buffer().segment();
+        try (ExecutionPlan plan = y.prepare()) {
+            assertThat(plan.kernels()).anySatisfy(k -> assertThat(k.source()).contains("packed GEMM"));
+            for (int n : new int[]{1, 17, 64}) {
+                Tensor x = TestGraphs.data(3 + n, n, 96);
+                float[] values = interp(x);
+                for (long i = 0; i < 64 * 96; i++) {
+                    in.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i, i < values.length ? values[(int) i] : Float.NaN);
+                }
+                plan.executeWithVars(java.util.Map.of("rows", (long) n));
+                float[] all = floats(plan.outputBuffer()), got = java.util.Arrays.copyOf(all, n * 80);
+                assertWithinBound(device + " rows=" + n, got, new Case(new int[]{n, 96}, new int[]{96, 80}, 96, (a, b) -> a.matmul(b).relu()), x, w, 96);
+            }
+        }
+    }
+
     /** Asserts {@code got} is the contraction of {@code a}, {@code b} within the policy's bound. */
     private static void assertWithinBound(String name, float[] got, Case c, Tensor a, Tensor b, int k) {
         float[] exact = interp(c.f().apply(a, b));

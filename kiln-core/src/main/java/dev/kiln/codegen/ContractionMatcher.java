@@ -199,7 +199,16 @@ public final class ContractionMatcher {
                 for (Affine[] g : gates) {
                     // g = {e, lo, hi} with lo <= e < hi and e's constant folded into the bounds
                     long k = g[0].constant();
-                    gs.add(new Gate(strides(g[0], all), sat(g[1].constant() - k), sat(g[2].constant() - k)));
+                    long[] coeffs = strides(g[0], all);
+                    long lo = sat(g[1].constant() - k), hi = sat(g[2].constant() - k);
+                    if (Arrays.stream(coeffs).filter(c -> c != 0).findFirst().orElse(0) < 0) {
+                        // one sign per expression, so both bounds of a padded axis meet in one gate: lo <= e < hi == 1-hi <= -e < 1-lo
+                        for (int i = 0; i < coeffs.length; i++) coeffs[i] = -coeffs[i];
+                        long l = lo;
+                        lo = sat(1 - hi);
+                        hi = sat(1 - l);
+                    }
+                    gs.add(new Gate(coeffs, lo, hi));
                 }
                 return new Operand(param, index.constant(), strides(index, all), merge(gs));
             }

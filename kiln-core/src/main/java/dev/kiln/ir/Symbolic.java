@@ -25,6 +25,9 @@ public final class Symbolic {
 
     private static boolean isIndex(UOp u) { return SIGNED_INDEX.contains(u.dtype()); }
 
+    /** Whether {@code u} is the integer or boolean constant {@code v}. */
+    private static boolean isConst(UOp u, long v) { return u.isConst() && !u.dtype().isFloat() && u.constLong() == v; }
+
     private static boolean foldable(UOp u) {
         if (!u.op().isElementwise() || u.src().isEmpty() || u.dtype().isPacked()) return false;
         for (UOp s : u.src()) if (!s.isConst()) return false;
@@ -73,6 +76,25 @@ public final class Symbolic {
                     && Double.doubleToRawLongBits(u.src(1).constDouble()) == Double.doubleToRawLongBits(-0.0)), b -> b.get("x")),
             rule(UPat.op(Op.WHERE, UPat.cvar("c"), UPat.var("t"), UPat.var("f")), b -> b.get("c").constLong() != 0 ? b.get("t") : b.get("f")),
             rule(UPat.op(Op.WHERE, UPat.var("c"), UPat.var("t"), UPat.var("t")), b -> b.get("t")),
+            // a select under the same condition: c ? (c ? x : y) : z == c ? x : z, and likewise on the false side
+            rule(UPat.op(Op.WHERE, UPat.var("c"), UPat.op(Op.WHERE, UPat.var("c"), UPat.var("x"), UPat.var("y")), UPat.var("z")),
+                    b -> b.get("c").where(b.get("x"), b.get("z"))),
+            rule(UPat.op(Op.WHERE, UPat.var("c"), UPat.var("x"), UPat.op(Op.WHERE, UPat.var("c"), UPat.var("y"), UPat.var("z"))),
+                    b -> b.get("c").where(b.get("x"), b.get("z"))),
+            // boolean selects, the form padding masks come in: c ? true : false == c;  c ? x : false == c && x;
+            // (i < k) ? false : x == (k - 1 < i) && x for an integer i
+            rule(UPat.op(Op.WHERE, UPat.var("c"), UPat.cvar("t"), UPat.cvar("f")).where(u -> u.dtype().isBool()
+                    && isConst(u.src(1), 1) && isConst(u.src(2), 0)), b -> b.get("c")),
+            rule(UPat.op(Op.WHERE, UPat.var("c"), UPat.var("x"), UPat.cvar("f")).where(u -> u.dtype().isBool()
+                    && !u.src(1).isConst() && isConst(u.src(2), 0)), b -> UOp.of(Op.AND, DType.BOOL, null, b.get("c"), b.get("x"))),
+            rule(UPat.op(Op.WHERE, UPat.op(Op.CMPLT, UPat.var("i"), UPat.cvar("k")), UPat.cvar("f"), UPat.var("x"))
+                            .where(u -> u.dtype().isBool() && isConst(u.src(1), 0) && u.src(0).op() == Op.CMPLT && isIndex(u.src(0).src(0))
+                                    && u.src(0).src(1).isConst() && u.src(0).src(1).constLong() > Long.MIN_VALUE),
+                    b -> {
+                        UOp notBelow = UOp.of(Op.CMPLT, DType.BOOL, null, UOp.constant(b.get("i").dtype(), b.get("k").constLong() - 1), b.get("i"));
+                        UOp x = b.get("x");
+                        return x.isConst() ? (x.constLong() != 0 ? notBelow : x) : UOp.of(Op.AND, DType.BOOL, null, notBelow, x);
+                    }),
             rule(UPat.op(Op.MUL, UPat.var("x"), UPat.cvar("c")).where(Symbolic::isIndex),
                     b -> b.get("c").constLong() == 1 ? b.get("x") : b.get("c").constLong() == 0 ? b.get("c") : null),
             rule(UPat.op(Op.NEG, UPat.op(Op.NEG, UPat.var("x"))), b -> b.get("x")),

@@ -44,6 +44,39 @@ class SymbolicTest {
     }
 
     @Test
+    void aBlockBoundaryCoarserThanTheDigitsFoldsToTheLeadingIndex() {
+        // (100*g + 10*a + b) // 800 for digits a, b: the group index of a grouped convolution's flat index
+        Variable g = new Variable("g", 0, 15), a = new Variable("a", 0, 9), b = new Variable("b", 0, 9);
+        UOp flat = UOp.variable(g).mul(100).add(UOp.variable(a).mul(10)).add(UOp.variable(b));
+        assertThat(simplify(flat.floorDiv(800))).isSameAs(UOp.variable(g).floorDiv(8));
+        UOp mod = simplify(flat.floorMod(800));
+        for (long gv = 0; gv <= 15; gv++) {
+            for (long av : new long[] {0, 9}) {
+                assertThat(Eval.value(mod, Map.of(g, gv, a, av, b, 7L))).isEqualTo(Math.floorMod(100 * gv + 10 * av + 7, 800));
+            }
+        }
+        // a remainder that can reach the next multiple must not fold: b up to 10 here
+        Variable wide = new Variable("w", 0, 10);
+        UOp overlapping = UOp.variable(g).mul(10).add(UOp.variable(wide));
+        assertThat(simplify(overlapping.floorDiv(80))).isNotEqualTo(UOp.variable(g).floorDiv(8));
+    }
+
+    @Test
+    void paddingMasksBecomeConjunctionsOfComparisons() {
+        UOp t = UOp.constant(DType.BOOL, 1), f = UOp.constant(DType.BOOL, 0);
+        UOp below = i.lt(UOp.index(1)), above = i.lt(UOp.index(11));
+        assertThat(simplify(below.where(t, f))).isSameAs(below);
+        // i < 1 ? false : i < 11  ==  0 < i && i < 11
+        UOp inside = simplify(below.where(f, above));
+        assertThat(inside).isEqualTo(UOp.of(Op.AND, DType.BOOL, null, UOp.index(0).lt(i), above));
+        for (long v = 0; v <= 99; v++) assertThat(Eval.value(inside, Map.of(I, v))).isEqualTo(v >= 1 && v < 11 ? 1 : 0);
+        // a select under the condition it is already under
+        UOp a = UOp.constant(DType.F32, 1.0), b = UOp.constant(DType.F32, 2.0), c = UOp.constant(DType.F32, 3.0);
+        assertThat(simplify(above.where(above.where(a, b), c))).isEqualTo(above.where(a, c));
+        assertThat(simplify(above.where(a, above.where(b, c)))).isEqualTo(above.where(a, c));
+    }
+
+    @Test
     void aSplitIndexMergedBackIsTheIndex() {
         // what a reshape that splits r into (r // 16, r % 16) and merges them again leaves behind
         UOp r = UOp.variable(new Variable("r", 0, 63));

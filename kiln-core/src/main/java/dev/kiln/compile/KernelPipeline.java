@@ -5,11 +5,17 @@ import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Optimizer;
 import dev.kiln.schedule.ScheduleItem;
 
+import dev.kiln.codegen.Opt;
+
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 
 /**
  * The one way a compiling device turns kernels into runnable code: lower, optimise, render, compile. The
@@ -25,13 +31,24 @@ import java.util.Objects;
  *       misses of a batch go to the compiler in one run.</li>
  * </ol>
  *
+ * <p><b>BEAM.</b> When {@link BeamOptions#current()} is on and the caller can time kernels
+ * ({@link #compile(List, List, KernelTimer)}), a kernel the backend calls {@linkplain KernelBackend#tunable
+ * tunable} is optimised by {@link BeamSearch} instead of the heuristic alone: candidates are compiled here in
+ * one batch per step and timed by the caller's {@link KernelTimer}. Its programs live in a program layer of
+ * their own, keyed by {@code programIdentity().with("beam", width)}, so BEAM and default programs never mix
+ * and a later process reuses a search's result without searching.
+ *
  * @param <A> the artifact a binary loads as
  * @param <K> the compiled kernel
  */
 public final class KernelPipeline<A, K> {
     private final KernelBackend<A, K> backend;
     private final KernelCache<A> binaries;
+    private final Function<CompilerIdentity, ProgramCache> programFactory;
     private volatile ProgramCache programs;
+    private final Map<Integer, ProgramCache> beamPrograms = new ConcurrentHashMap<>();
+    private final AtomicLong beamSearches = new AtomicLong();
+    private static final System.Logger LOGGER = System.getLogger(KernelPipeline.class.getName());
 
     /**
      * A pipeline through {@code backend}, its binaries kept in {@code binaries} (whose loader turns the
@@ -39,27 +56,42 @@ public final class KernelPipeline<A, K> {
      * classes costs tens of milliseconds cold, which a process without kernels should not pay.
      */
     public KernelPipeline(KernelBackend<A, K> backend, KernelCache<A> binaries) {
-        this(backend, binaries, null);
+        this(backend, binaries, null, ProgramCache::create);
     }
 
-    private KernelPipeline(KernelBackend<A, K> backend, KernelCache<A> binaries, ProgramCache programs) {
+    private KernelPipeline(KernelBackend<A, K> backend, KernelCache<A> binaries, ProgramCache programs,
+                           Function<CompilerIdentity, ProgramCache> programFactory) {
         this.backend = Objects.requireNonNull(backend, "backend");
         this.binaries = Objects.requireNonNull(binaries, "binaries");
         this.programs = programs;
+        this.programFactory = programFactory;
     }
 
     /** This pipeline with another program layer (tests give each case its own folder). */
-    KernelPipeline<A, K> withPrograms(ProgramCache programs) { return new KernelPipeline<>(backend, binaries, programs); }
+    KernelPipeline<A, K> withPrograms(ProgramCache programs) { return new KernelPipeline<>(backend, binaries, programs, programFactory); }
+
+    /**
+     * This pipeline with program layers made by {@code factory} from their identity (the default one and
+     * BEAM's): tests give each case its own folder, and a second pipeline over it stands for a new process.
+     */
+    KernelPipeline<A, K> withProgramFactory(Function<CompilerIdentity, ProgramCache> factory) {
+        return new KernelPipeline<>(backend, binaries, null, factory);
+    }
 
     private ProgramCache programs() {
         ProgramCache p = programs;
         if (p == null) {
             synchronized (this) {
                 p = programs;
-                if (p == null) programs = p = ProgramCache.create(backend.programIdentity());
+                if (p == null) programs = p = programFactory.apply(backend.programIdentity());
             }
         }
         return p;
+    }
+
+    /** The program layer of BEAM results of {@code width}: an identity of its own, so they never mix with the default's. */
+    private ProgramCache beamPrograms(int width) {
+        return beamPrograms.computeIfAbsent(width, w -> programFactory.apply(backend.programIdentity().with("beam", String.valueOf(w))));
     }
 
     /**
@@ -67,16 +99,34 @@ public final class KernelPipeline<A, K> {
      * structures found in neither cache layer are lowered, optimised and rendered; only sources without a
      * binary are compiled. The programs and sources are the same either way.
      */
-    public List<K> compile(List<ScheduleItem.Kernel> kernels, List<String> names) {
+    public List<K> compile(List<ScheduleItem.Kernel> kernels, List<String> names) { return compile(kernels, names, null); }
+
+    /**
+     * {@link #compile(List, List)}, with kernels tuned by BEAM search when {@link BeamOptions#current()} is on:
+     * {@code timer} (null: no tuning) times the candidates. Searches of this batch share the options'
+     * per-prepare budget.
+     */
+    public List<K> compile(List<ScheduleItem.Kernel> kernels, List<String> names, KernelTimer<K> timer) {
         if (kernels.size() != names.size()) throw new IllegalArgumentException(kernels.size() + " kernels but " + names.size() + " names");
+        BeamOptions beam = timer == null ? BeamOptions.OFF : BeamOptions.current();
+        Function<KernelProgram, KernelProgram> optimizer;
+        ProgramCache layer;
+        if (beam.on()) {
+            long batchDeadline = deadline(System.nanoTime(), beam.perBatch().toNanos());
+            optimizer = lowered -> tune(lowered, beam, timer, batchDeadline);
+            layer = beamPrograms(beam.width());
+        } else {
+            optimizer = this::optimize;
+            layer = programs();
+        }
         // Distinct structures can lower to one program (the 12-block transformer of CompileBench: 14 structures,
         // 10 programs): misses of one batch share its optimisation and rendering. Without this, its cold
         // prepare() took 8% more main-thread time (-Xint: 1290 ms against 1195); with it, the same as the
         // process-wide memos of lowered, optimised and rendered programs it replaces.
         Map<KernelProgram, ProgramCache.Entry> byLowered = new HashMap<>();
-        List<ProgramCache.Entry> entries = programs().get(kernels, kernel -> byLowered.computeIfAbsent(
+        List<ProgramCache.Entry> entries = layer.get(kernels, kernel -> byLowered.computeIfAbsent(
                 KernelLowering.lower(kernel.output(), kernel.inputs(), "kernel"), lowered -> {
-                    KernelProgram p = optimize(lowered);
+                    KernelProgram p = optimizer.apply(lowered);
                     return new ProgramCache.Entry(p, backend.render(p));
                 }));
         List<KernelProgram> named = new ArrayList<>();
@@ -101,6 +151,70 @@ public final class KernelPipeline<A, K> {
     public KernelProgram optimize(KernelProgram lowered) {
         KernelProgram anonymous = lowered.anonymous();
         return Optimizer.apply(anonymous, backend.chooseOpts(anonymous)).withName(lowered.name());
+    }
+
+    /**
+     * {@code lowered} optimised by BEAM search (the heuristic's actions where the backend or the timer rules
+     * the kernel out), within the options' per-kernel budget and {@code batchDeadline}.
+     */
+    private KernelProgram tune(KernelProgram lowered, BeamOptions beam, KernelTimer<K> timer, long batchDeadline) {
+        KernelProgram anonymous = lowered.anonymous();
+        List<Opt> heuristic = backend.chooseOpts(anonymous);
+        if (!backend.tunable(anonymous) || !timer.canTime(anonymous)) return Optimizer.apply(anonymous, heuristic).withName(lowered.name());
+        long start = System.nanoTime();
+        long deadline = Math.min(batchDeadline, deadline(start, beam.perKernel().toNanos()));
+        beamSearches.incrementAndGet();
+        BeamSearch.Result r = BeamSearch.search(anonymous, heuristic, beam.width(), Runtime.getRuntime().availableProcessors(), deadline,
+                (candidates, until) -> time(anonymous, candidates, timer, until));
+        LOGGER.log(System.Logger.Level.DEBUG, () -> "BEAM " + lowered.name() + ": " + r.timed() + " candidates in "
+                + (System.nanoTime() - start) / 1_000_000 + " ms, heuristic " + micros(r.heuristicNanos()) + " us " + heuristic
+                + ", chosen " + micros(r.nanos()) + " us " + r.opts());
+        return Optimizer.apply(anonymous, r.opts()).withName(lowered.name());
+    }
+
+    private static String micros(long nanos) { return nanos == Long.MAX_VALUE ? "-" : String.valueOf(nanos / 1000.0); }
+
+    private static long deadline(long start, long budget) { return budget > Long.MAX_VALUE - start ? Long.MAX_VALUE : start + budget; }
+
+    /**
+     * The candidates' times: each applied, rendered, the distinct sources compiled in one batch and timed
+     * by {@code timer}. A candidate that fails to render, or a batch that fails to compile, is not timed.
+     */
+    private long[] time(KernelProgram anonymous, List<List<Opt>> candidates, KernelTimer<K> timer, long deadline) {
+        long[] out = new long[candidates.size()];
+        Arrays.fill(out, Long.MAX_VALUE);
+        List<KernelProgram> programs = new ArrayList<>();
+        List<RenderedKernel> sources = new ArrayList<>();
+        Map<String, Integer> bySource = new HashMap<>();
+        int[] slot = new int[candidates.size()];
+        for (int i = 0; i < candidates.size(); i++) {
+            slot[i] = -1;
+            try {
+                KernelProgram p = Optimizer.apply(anonymous, candidates.get(i));
+                RenderedKernel r = backend.render(p);
+                // two action lists can give one source: compile and time it once
+                Integer at = bySource.get(r.source());
+                if (at == null) {
+                    bySource.put(r.source(), at = programs.size());
+                    programs.add(p);
+                    sources.add(r);
+                }
+                slot[i] = at;
+            } catch (RuntimeException e) {
+                List<Opt> failed = candidates.get(i);
+                LOGGER.log(System.Logger.Level.DEBUG, () -> "BEAM candidate " + failed + " failed: " + e.getMessage());
+            }
+        }
+        if (programs.isEmpty()) return out;
+        long[] nanos;
+        try {
+            nanos = timer.time(anonymous, link(programs, sources), deadline);
+        } catch (RuntimeException e) {
+            LOGGER.log(System.Logger.Level.DEBUG, () -> "BEAM batch of " + programs.size() + " candidates failed: " + e.getMessage());
+            return out;
+        }
+        for (int i = 0; i < out.length; i++) if (slot[i] >= 0) out[i] = nanos[slot[i]];
+        return out;
     }
 
     private List<K> link(List<KernelProgram> programs, List<RenderedKernel> sources) {
@@ -128,4 +242,7 @@ public final class KernelPipeline<A, K> {
      * and rendered).
      */
     public KernelCache.Stats programStats() { return programs().stats(); }
+
+    /** BEAM searches run by this pipeline (kernels found in a BEAM program layer are not searched again). */
+    public long beamSearches() { return beamSearches.get(); }
 }

@@ -31,7 +31,7 @@ public interface CompilingDevice extends Device {
 
     @Override
     default List<CompiledKernel> compileKernels(List<ScheduleItem.Kernel> kernels, List<String> names) {
-        return pipeline().compile(kernels, names);
+        return pipeline().compile(kernels, names, KernelTiming.HOST); // tuned by BEAM search when it is on
     }
 
     @Override

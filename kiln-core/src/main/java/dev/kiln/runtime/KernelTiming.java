@@ -19,11 +19,16 @@ import java.util.SplittableRandom;
  */
 public final class KernelTiming implements KernelTimer<CompiledKernel> {
     /** The timer for host devices. */
-    public static final KernelTiming HOST = new KernelTiming(new Benchmark.Config(2, 5, 100_000_000L));
+    public static final KernelTiming HOST = new KernelTiming(new Benchmark.Config(0, 5, 100_000_000L), 20_000_000L);
 
     private final Benchmark.Config config;
+    private final long warmupNanos;
 
-    KernelTiming(Benchmark.Config config) { this.config = config; }
+    /** Timing per {@code config} after at least 3 warm-up runs and {@code warmupNanos} of them. */
+    KernelTiming(Benchmark.Config config, long warmupNanos) {
+        this.config = config;
+        this.warmupNanos = warmupNanos;
+    }
 
     /**
      * Only kernels without variables whose inputs are f32 or f64: random floats are safe inputs to any
@@ -57,6 +62,7 @@ public final class KernelTiming implements KernelTimer<CompiledKernel> {
                     int workers = k.program().threaded() ? (int) Math.min(extent, WorkerPool.size()) : 1;
                     Runnable run = workers <= 1 ? () -> r.run(buffers, vars, 0, extent)
                             : () -> WorkerPool.forRanges(extent, workers, (s, e) -> r.run(buffers, vars, s, e));
+                    warmUp(run);
                     out[i] = Benchmark.run(run, config).medianNanos();
                 } catch (RuntimeException e) {
                     out[i] = Long.MAX_VALUE; // a variant that fails is not a candidate
@@ -64,6 +70,15 @@ public final class KernelTiming implements KernelTimer<CompiledKernel> {
             }
         }
         return out;
+    }
+
+    /**
+     * Runs {@code run} at least 3 times and for at least the warm-up time (at most 1000 runs): a Java kernel is
+     * interpreted until the JIT has compiled it, and timing that would measure the JIT, not the kernel.
+     */
+    private void warmUp(Runnable run) {
+        long start = System.nanoTime();
+        for (int n = 0; n < 1000 && (n < 3 || System.nanoTime() - start < warmupNanos); n++) run.run();
     }
 
     /** One buffer per parameter, of its size; inputs filled with random values in [-1, 1), the output zeroed. */

@@ -180,7 +180,7 @@ public final class KernelPipeline<A, K> {
      * The candidates' times: each applied, rendered, the distinct sources compiled in one batch and timed
      * by {@code timer}. A candidate that fails to render, or a batch that fails to compile, is not timed.
      */
-    private long[] time(KernelProgram anonymous, List<List<Opt>> candidates, KernelTimer<K> timer, long deadline) {
+    long[] time(KernelProgram anonymous, List<List<Opt>> candidates, KernelTimer<K> timer, long deadline) {
         long[] out = new long[candidates.size()];
         Arrays.fill(out, Long.MAX_VALUE);
         List<KernelProgram> programs = new ArrayList<>();

@@ -19,12 +19,15 @@ import java.util.SplittableRandom;
  */
 public final class KernelTiming implements KernelTimer<CompiledKernel> {
     /** The timer for host devices. */
-    public static final KernelTiming HOST = new KernelTiming(new Benchmark.Config(0, 5, 100_000_000L), 20_000_000L);
+    public static final KernelTiming HOST = new KernelTiming(new Benchmark.Config(0, 5, 100_000_000L), 250_000_000L);
+
+    /** Warm-up runs per variant after which the JIT has compiled even a kernel of microseconds. */
+    private static final int WARMUP_RUNS = 2000;
 
     private final Benchmark.Config config;
     private final long warmupNanos;
 
-    /** Timing per {@code config} after at least 3 warm-up runs and {@code warmupNanos} of them. */
+    /** Timing per {@code config} after a warm-up of at most {@code warmupNanos} for all variants together. */
     KernelTiming(Benchmark.Config config, long warmupNanos) {
         this.config = config;
         this.warmupNanos = warmupNanos;
@@ -53,17 +56,13 @@ public final class KernelTiming implements KernelTimer<CompiledKernel> {
         // shared: a THREAD variant runs on the worker pool's threads
         try (Arena arena = Arena.ofShared()) {
             MemorySegment[] buffers = buffers(lowered, arena);
-            long[] vars = new long[0];
-            for (int i = 0; i < kernels.size() && System.nanoTime() < deadlineNanos; i++) {
-                CompiledKernel k = kernels.get(i);
+            Runnable[] runs = new Runnable[kernels.size()];
+            for (int i = 0; i < runs.length; i++) runs[i] = runnable(kernels.get(i), buffers);
+            warmUp(runs, deadlineNanos);
+            for (int i = 0; i < runs.length && System.nanoTime() < deadlineNanos; i++) {
+                if (runs[i] == null) continue;
                 try {
-                    KernelRunner r = k.runner().bind(buffers);
-                    long extent = k.program().activeExtent(vars);
-                    int workers = k.program().threaded() ? (int) Math.min(extent, WorkerPool.size()) : 1;
-                    Runnable run = workers <= 1 ? () -> r.run(buffers, vars, 0, extent)
-                            : () -> WorkerPool.forRanges(extent, workers, (s, e) -> r.run(buffers, vars, s, e));
-                    warmUp(run);
-                    out[i] = Benchmark.run(run, config).medianNanos();
+                    out[i] = Benchmark.run(runs[i], config).medianNanos();
                 } catch (RuntimeException e) {
                     out[i] = Long.MAX_VALUE; // a variant that fails is not a candidate
                 }
@@ -72,13 +71,40 @@ public final class KernelTiming implements KernelTimer<CompiledKernel> {
         return out;
     }
 
+    /** One run of {@code k} on {@code buffers} as a plan runs it, or null if it cannot be bound. */
+    private static Runnable runnable(CompiledKernel k, MemorySegment[] buffers) {
+        try {
+            KernelRunner r = k.runner().bind(buffers);
+            long[] vars = new long[0];
+            long extent = k.program().activeExtent(vars);
+            int workers = k.program().threaded() ? (int) Math.min(extent, WorkerPool.size()) : 1;
+            return workers <= 1 ? () -> r.run(buffers, vars, 0, extent)
+                    : () -> WorkerPool.forRanges(extent, workers, (s, e) -> r.run(buffers, vars, s, e));
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
     /**
-     * Runs {@code run} at least 3 times and for at least the warm-up time (at most 1000 runs): a Java kernel is
-     * interpreted until the JIT has compiled it, and timing that would measure the JIT, not the kernel.
+     * Runs the variants in turn, round after round, until each has run {@link #WARMUP_RUNS} times or the
+     * warm-up time has passed (each at least 3 times): a Java kernel is interpreted until the JIT has compiled
+     * it, and timing that would measure the JIT, not the kernel. Taking turns lets the JIT compile all of
+     * them side by side instead of one after another. A variant that throws is dropped.
      */
-    private void warmUp(Runnable run) {
+    private void warmUp(Runnable[] runs, long deadlineNanos) {
         long start = System.nanoTime();
-        for (int n = 0; n < 1000 && (n < 3 || System.nanoTime() - start < warmupNanos); n++) run.run();
+        for (int round = 0; round < WARMUP_RUNS; round++) {
+            long now = System.nanoTime();
+            if (round >= 3 && (now - start >= warmupNanos || now >= deadlineNanos)) return;
+            for (int i = 0; i < runs.length; i++) {
+                if (runs[i] == null) continue;
+                try {
+                    runs[i].run();
+                } catch (RuntimeException e) {
+                    runs[i] = null;
+                }
+            }
+        }
     }
 
     /** One buffer per parameter, of its size; inputs filled with random values in [-1, 1), the output zeroed. */

@@ -216,10 +216,10 @@ public final class Tensor {
      * {@code beam} (e.g. {@code BeamOptions.width(4)}): variants are compiled and timed, and the fastest kept,
      * never slower than the default as measured. Results are cached per kernel structure, device and width,
      * in memory and on disk, so preparing the same kernels again, in this process or a later one, does not
-     * search. {@link dev.kiln.compile.BeamOptions#OFF} prepares as usual. (The environment variable
+     * search. {@link dev.kiln.runtime.BeamOptions#OFF} prepares as usual. (The environment variable
      * {@code KILN_BEAM=n} turns BEAM on for every prepare of a process.)
      */
-    public static dev.kiln.runtime.ExecutionPlan prepare(dev.kiln.compile.BeamOptions beam, Tensor... outputs) {
+    public static dev.kiln.runtime.ExecutionPlan prepare(dev.kiln.runtime.BeamOptions beam, Tensor... outputs) {
         return beam.during(() -> prepare(outputs));
     }
 

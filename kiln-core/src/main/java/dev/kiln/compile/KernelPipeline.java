@@ -7,6 +7,7 @@ import dev.kiln.schedule.ScheduleItem;
 
 import dev.kiln.codegen.Opt;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -31,8 +32,8 @@ import java.util.function.Function;
  *       misses of a batch go to the compiler in one run.</li>
  * </ol>
  *
- * <p><b>BEAM.</b> When {@link BeamOptions#current()} is on and the caller can time kernels
- * ({@link #compile(List, List, KernelTimer)}), a kernel the backend calls {@linkplain KernelBackend#tunable
+ * <p><b>BEAM.</b> When the caller asks for it ({@link #compile(List, List, Beam)}: the runtime does when
+ * BEAM is on), a kernel the backend calls {@linkplain KernelBackend#tunable
  * tunable} is optimised by {@link BeamSearch} instead of the heuristic alone: candidates are compiled here in
  * one batch per step and timed by the caller's {@link KernelTimer}. Its programs live in a program layer of
  * their own, keyed by {@code programIdentity().with("beam", width)}, so BEAM and default programs never mix
@@ -42,6 +43,25 @@ import java.util.function.Function;
  * @param <K> the compiled kernel
  */
 public final class KernelPipeline<A, K> {
+    /**
+     * A request to tune kernels by BEAM search.
+     *
+     * @param width     the beam width (at least 1)
+     * @param perKernel the time one kernel's search may take; checked between steps, so a search overruns it
+     *                  by at most the step (one compile batch and its timing) it started before it
+     * @param perBatch  the time all searches of one {@link #compile} call may take together
+     * @param timer     how candidates are timed
+     * @param <K>       the compiled kernel
+     */
+    public record Beam<K>(int width, Duration perKernel, Duration perBatch, KernelTimer<K> timer) {
+        public Beam {
+            if (width < 1) throw new IllegalArgumentException("BEAM width must be >= 1, got " + width);
+            Objects.requireNonNull(perKernel, "perKernel");
+            Objects.requireNonNull(perBatch, "perBatch");
+            Objects.requireNonNull(timer, "timer");
+        }
+    }
+
     private final KernelBackend<A, K> backend;
     private final KernelCache<A> binaries;
     private final Function<CompilerIdentity, ProgramCache> programFactory;
@@ -102,18 +122,16 @@ public final class KernelPipeline<A, K> {
     public List<K> compile(List<ScheduleItem.Kernel> kernels, List<String> names) { return compile(kernels, names, null); }
 
     /**
-     * {@link #compile(List, List)}, with kernels tuned by BEAM search when {@link BeamOptions#current()} is on:
-     * {@code timer} (null: no tuning) times the candidates. Searches of this batch share the options'
-     * per-prepare budget.
+     * {@link #compile(List, List)}, with kernels tuned by BEAM search per {@code beam} (null: not tuned).
+     * Searches of this batch share its per-batch budget.
      */
-    public List<K> compile(List<ScheduleItem.Kernel> kernels, List<String> names, KernelTimer<K> timer) {
+    public List<K> compile(List<ScheduleItem.Kernel> kernels, List<String> names, Beam<K> beam) {
         if (kernels.size() != names.size()) throw new IllegalArgumentException(kernels.size() + " kernels but " + names.size() + " names");
-        BeamOptions beam = timer == null ? BeamOptions.OFF : BeamOptions.current();
         Function<KernelProgram, KernelProgram> optimizer;
         ProgramCache layer;
-        if (beam.on()) {
+        if (beam != null) {
             long batchDeadline = deadline(System.nanoTime(), beam.perBatch().toNanos());
-            optimizer = lowered -> tune(lowered, beam, timer, batchDeadline);
+            optimizer = lowered -> tune(lowered, beam, batchDeadline);
             layer = beamPrograms(beam.width());
         } else {
             optimizer = this::optimize;
@@ -157,7 +175,8 @@ public final class KernelPipeline<A, K> {
      * {@code lowered} optimised by BEAM search (the heuristic's actions where the backend or the timer rules
      * the kernel out), within the options' per-kernel budget and {@code batchDeadline}.
      */
-    private KernelProgram tune(KernelProgram lowered, BeamOptions beam, KernelTimer<K> timer, long batchDeadline) {
+    private KernelProgram tune(KernelProgram lowered, Beam<K> beam, long batchDeadline) {
+        KernelTimer<K> timer = beam.timer();
         KernelProgram anonymous = lowered.anonymous();
         List<Opt> heuristic = backend.chooseOpts(anonymous);
         if (!backend.tunable(anonymous) || !timer.canTime(anonymous)) return Optimizer.apply(anonymous, heuristic).withName(lowered.name());

@@ -5,6 +5,7 @@ import dev.kiln.codegen.KernelLowering;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Opt;
 import dev.kiln.codegen.Optimizer;
+import dev.kiln.runtime.BeamOptions;
 import dev.kiln.runtime.CompiledKernel;
 import dev.kiln.runtime.CompilingDevice;
 import dev.kiln.runtime.DeviceRegistry;
@@ -51,7 +52,7 @@ class BeamSearchTest {
     private static List<CompiledKernel> compile(KernelPipeline<?, CompiledKernel> p, List<ScheduleItem.Kernel> kernels, BeamOptions beam) {
         List<String> names = new ArrayList<>();
         for (int i = 0; i < kernels.size(); i++) names.add("k" + i);
-        return beam.during(() -> p.compile(kernels, names, KernelTiming.HOST));
+        return p.compile(kernels, names, beam.tuning(KernelTiming.HOST));
     }
 
     private static KernelProgram lowered(ScheduleItem.Kernel k) { return KernelLowering.lower(k.output(), k.inputs(), "kernel"); }
@@ -105,7 +106,7 @@ class BeamSearchTest {
         List<ScheduleItem.Kernel> kernels = kernels(reduction());
         List<String> names = List.of("k0");
         if (!BeamOptions.current().on()) { // the process's own setting (KILN_BEAM unset in a normal test run)
-            p.compile(kernels, names, KernelTiming.HOST);
+            p.compile(kernels, names, BeamOptions.current().tuning(KernelTiming.HOST));
             assertThat(p.beamSearches()).isZero();
         }
         // a 64x64x64 matmul runs as a GEMM: BEAM leaves it to the heuristic

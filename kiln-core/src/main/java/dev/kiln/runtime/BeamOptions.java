@@ -1,4 +1,7 @@
-package dev.kiln.compile;
+package dev.kiln.runtime;
+
+import dev.kiln.compile.KernelPipeline;
+import dev.kiln.compile.KernelTimer;
 
 import java.time.Duration;
 import java.util.Objects;
@@ -7,7 +10,7 @@ import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
 /**
- * Whether and how kernels are autotuned by BEAM search ({@link BeamSearch}): instead of taking the device's
+ * Whether and how kernels are autotuned by BEAM search: instead of taking the device's
  * heuristic actions as they are, the pipeline compiles and times variants of each kernel (the heuristic's
  * choice always among them) and keeps the fastest. Off by default; results are cached on disk per kernel
  * structure, device and width, so a later process reuses them without searching.
@@ -61,6 +64,11 @@ public record BeamOptions(int width, Duration perKernel, Duration perBatch) {
     /** Whether BEAM is on (width above 0). */
     public boolean on() { return width > 0; }
 
+    /** What the pipeline needs to tune with these options and {@code timer}, or null when BEAM is off. */
+    public <K> KernelPipeline.Beam<K> tuning(KernelTimer<K> timer) {
+        return on() ? new KernelPipeline.Beam<>(width, perKernel, perBatch, timer) : null;
+    }
+
     /**
      * {@code work} run with these options in effect for the kernels compiled on this thread (it is how
      * {@code Tensor.prepare(BeamOptions, ...)} passes them down to the pipeline).
@@ -89,11 +97,11 @@ public record BeamOptions(int width, Duration perKernel, Duration perBatch) {
     }
 
     /**
-     * The options {@code properties} and {@code environment} give (a property wins over the variable).
+     * The options {@code properties} (e.g. {@code System::getProperty}) and {@code environment} give (a property wins over the variable).
      *
      * @throws IllegalArgumentException if a value is not a non-negative integer
      */
-    static BeamOptions parse(UnaryOperator<String> properties, UnaryOperator<String> environment) {
+    public static BeamOptions parse(UnaryOperator<String> properties, UnaryOperator<String> environment) {
         long width = number(properties, environment, PROPERTY, ENV, 0);
         long perKernel = number(properties, environment, BUDGET_PROPERTY, BUDGET_ENV, DEFAULT_PER_KERNEL.toMillis());
         long perBatch = number(properties, environment, TOTAL_PROPERTY, TOTAL_ENV, DEFAULT_PER_BATCH.toMillis());

@@ -17,7 +17,8 @@ import java.util.Set;
  * BEAM search over optimisation actions for one kernel (tinygrad's BEAM=n): the beam starts as the empty
  * action list and the heuristic's; each step extends every member by one valid action, times all new
  * candidates of the step in one batch, and keeps the fastest {@code width}; it stops when a step finds
- * nothing faster than the best so far, or the deadline passes. The heuristic's choice is always timed, and
+ * nothing faster than the best so far, or the deadline passes. A step takes only as many candidates as the
+ * last step's cost per candidate says fit before the deadline (a compile batch cannot be interrupted). The heuristic's choice is always timed, and
  * a winner other than it is timed against it again over a few alternating rounds and kept only when faster
  * by a margin, so the result is never slower than the heuristic as measured. The timing is the caller's ({@link Cost}): this class only
  * decides what to try.
@@ -68,7 +69,12 @@ final class BeamSearch {
         Set<List<Opt>> seen = new HashSet<>();
         List<List<Opt>> first = new ArrayList<>();
         for (List<Opt> o : List.of(List.copyOf(heuristic), List.<Opt>of())) if (seen.add(o)) first.add(o);
+        long stepStart = System.nanoTime();
         Map<List<Opt>, Long> timed = time(first, deadlineNanos, cost);
+        // what one candidate of a step costs (compiling, warming up, timing), from the last step: it decides how
+        // many candidates the next step can take before the deadline (the first step's few candidates bear the
+        // compiler's fixed cost, so the estimate starts high: safe, not wasteful)
+        long perCandidate = (System.nanoTime() - stepStart) / first.size();
         long heuristicNanos = timed.get(List.copyOf(heuristic));
         List<Map.Entry<List<Opt>, Long>> beam = fastest(timed, width);
         // the heuristic wins ties: it is what the device would run anyway
@@ -94,9 +100,13 @@ final class BeamSearch {
                     next.add(key);
                 }
             }
-            if (next.isEmpty()) break;
-            if (next.size() > MAX_CANDIDATES_PER_STEP) next = next.subList(0, MAX_CANDIDATES_PER_STEP);
+            long fits = (deadlineNanos - System.nanoTime()) / Math.max(1, perCandidate);
+            int take = (int) Math.min(Math.min(next.size(), MAX_CANDIDATES_PER_STEP), fits);
+            if (take < 1) break;
+            next = next.subList(0, take);
+            stepStart = System.nanoTime();
             Map<List<Opt>, Long> step = time(next, deadlineNanos, cost);
+            perCandidate = (System.nanoTime() - stepStart) / next.size();
             count += step.size();
             steps++;
             beam = fastest(step, width);

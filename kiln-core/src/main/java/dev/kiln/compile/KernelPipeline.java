@@ -2,10 +2,9 @@ package dev.kiln.compile;
 
 import dev.kiln.codegen.KernelLowering;
 import dev.kiln.codegen.KernelProgram;
+import dev.kiln.codegen.Opt;
 import dev.kiln.codegen.Optimizer;
 import dev.kiln.schedule.ScheduleItem;
-
-import dev.kiln.codegen.Opt;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -47,8 +46,9 @@ public final class KernelPipeline<A, K> {
      * A request to tune kernels by BEAM search.
      *
      * @param width     the beam width (at least 1)
-     * @param perKernel the time one kernel's search may take; checked between steps, so a search overruns it
-     *                  by at most the step (one compile batch and its timing) it started before it
+     * @param perKernel the time one kernel's search may take: no step starts after it, and a step takes only
+     *                  the candidates that the last step's cost per candidate says fit; the final comparison of
+     *                  a winner with the heuristic (two kernels, a few rounds) comes on top
      * @param perBatch  the time all searches of one {@link #compile} call may take together
      * @param timer     how candidates are timed
      * @param <K>       the compiled kernel
@@ -224,16 +224,32 @@ public final class KernelPipeline<A, K> {
                 LOGGER.log(System.Logger.Level.DEBUG, () -> "BEAM candidate " + failed + " failed: " + e.getMessage());
             }
         }
-        if (programs.isEmpty()) return out;
-        long[] nanos;
-        try {
-            nanos = timer.time(anonymous, link(programs, sources), deadline);
-        } catch (RuntimeException e) {
-            LOGGER.log(System.Logger.Level.DEBUG, () -> "BEAM batch of " + programs.size() + " candidates failed: " + e.getMessage());
-            return out;
-        }
+        long[] nanos = new long[programs.size()];
+        timeBatch(anonymous, programs, sources, 0, programs.size(), timer, deadline, nanos);
         for (int i = 0; i < out.length; i++) if (slot[i] >= 0) out[i] = nanos[slot[i]];
         return out;
+    }
+
+    /**
+     * Times {@code programs[from, to)} into {@code nanos}, compiled as one batch. A batch the compiler rejects
+     * (one candidate can fail it all, e.g. a method too large for Java) is split in halves, so the failure costs
+     * a few more compiler runs rather than the step; a single candidate that fails is not timed.
+     */
+    private void timeBatch(KernelProgram anonymous, List<KernelProgram> programs, List<RenderedKernel> sources, int from, int to,
+                           KernelTimer<K> timer, long deadline, long[] nanos) {
+        try {
+            long[] t = timer.time(anonymous, link(programs.subList(from, to), sources.subList(from, to)), deadline);
+            System.arraycopy(t, 0, nanos, from, to - from);
+        } catch (RuntimeException e) {
+            LOGGER.log(System.Logger.Level.DEBUG, () -> "BEAM batch of " + (to - from) + " candidates failed: " + e.getMessage());
+            if (to - from == 1 || System.nanoTime() >= deadline) {
+                Arrays.fill(nanos, from, to, Long.MAX_VALUE);
+                return;
+            }
+            int mid = (from + to) >>> 1;
+            timeBatch(anonymous, programs, sources, from, mid, timer, deadline, nanos);
+            timeBatch(anonymous, programs, sources, mid, to, timer, deadline, nanos);
+        }
     }
 
     private List<K> link(List<KernelProgram> programs, List<RenderedKernel> sources) {

@@ -129,6 +129,21 @@ class BeamSearchTest {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
+    void aCandidateThatFailsItsBatchCostsOnlyItself(@TempDir Path dir) {
+        KernelProgram lowered = lowered(kernels(reduction()).getFirst());
+        List<List<Opt>> candidates = List.of(List.of(), List.of(new Opt.Group(2, 4)), List.of(new Opt.Unroll(2, 4)), List.of(new Opt.Upcast(1, 2)));
+        // a timer that fails any batch holding the GROUP candidate, as a compiler rejecting one source fails them all
+        KernelTimer<CompiledKernel> timer = (program, kernels, deadline) -> {
+            if (kernels.stream().anyMatch(k -> k.program().opts().equals(candidates.get(1)))) throw new IllegalStateException("rejected");
+            return kernels.stream().mapToLong(k -> 1000 + k.program().opts().size()).toArray();
+        };
+        var p = (KernelPipeline<Object, CompiledKernel>) (Object) pipeline(dir);
+        long[] t = p.time(lowered, candidates, timer, System.nanoTime() + 10_000_000_000L);
+        assertThat(t).containsExactly(1000, Long.MAX_VALUE, 1001, 1001);
+    }
+
+    @Test
     void theSearchKeepsTheFastestAndNeverLosesToTheHeuristic() {
         KernelProgram lowered = lowered(kernels(reduction()).getFirst());
         List<Opt> heuristic = List.of(new Opt.Unroll(2, 2));

@@ -127,26 +127,29 @@ public final class KernelPipeline<A, K> {
      */
     public List<K> compile(List<ScheduleItem.Kernel> kernels, List<String> names, Beam<K> beam) {
         if (kernels.size() != names.size()) throw new IllegalArgumentException(kernels.size() + " kernels but " + names.size() + " names");
-        Function<KernelProgram, KernelProgram> optimizer;
-        ProgramCache layer;
-        if (beam != null) {
-            long batchDeadline = deadline(System.nanoTime(), beam.perBatch().toNanos());
-            optimizer = lowered -> tune(lowered, beam, batchDeadline);
-            layer = beamPrograms(beam.width());
-        } else {
-            optimizer = this::optimize;
-            layer = programs();
-        }
         // Distinct structures can lower to one program (the 12-block transformer of CompileBench: 14 structures,
         // 10 programs): misses of one batch share its optimisation and rendering. Without this, its cold
         // prepare() took 8% more main-thread time (-Xint: 1290 ms against 1195); with it, the same as the
         // process-wide memos of lowered, optimised and rendered programs it replaces.
-        Map<KernelProgram, ProgramCache.Entry> byLowered = new HashMap<>();
-        List<ProgramCache.Entry> entries = layer.get(kernels, kernel -> byLowered.computeIfAbsent(
-                KernelLowering.lower(kernel.output(), kernel.inputs(), "kernel"), lowered -> {
-                    KernelProgram p = optimizer.apply(lowered);
-                    return new ProgramCache.Entry(p, backend.render(p));
-                }));
+        Function<ScheduleItem.Kernel, ProgramCache.Entry> byDefault = builder(this::optimize);
+        List<ProgramCache.Entry> entries;
+        if (beam == null) {
+            entries = programs().get(kernels, byDefault);
+        } else {
+            // one kernel at a time: a kernel BEAM does not search (not tunable, or no time left) takes the default
+            // layer's program, so that neither a default program nor an unsearched one is cached as a BEAM result
+            long batchDeadline = deadline(System.nanoTime(), beam.perBatch().toNanos());
+            ProgramCache layer = beamPrograms(beam.width());
+            Function<ScheduleItem.Kernel, ProgramCache.Entry> byBeam = builder(lowered -> tune(lowered, beam, batchDeadline));
+            entries = new ArrayList<>();
+            for (ScheduleItem.Kernel kernel : kernels) {
+                try {
+                    entries.add(layer.get(List.of(kernel), byBeam).getFirst());
+                } catch (NotSearched e) {
+                    entries.add(programs().get(List.of(kernel), byDefault).getFirst());
+                }
+            }
+        }
         List<KernelProgram> named = new ArrayList<>();
         List<RenderedKernel> sources = new ArrayList<>();
         for (int i = 0; i < kernels.size(); i++) {
@@ -165,6 +168,20 @@ public final class KernelPipeline<A, K> {
         return link(programs, programs.stream().map(p -> backend.render(p.anonymous())).toList());
     }
 
+    /** How a program-layer miss is built: lowered, optimised by {@code optimizer}, rendered; a structure once per call. */
+    private Function<ScheduleItem.Kernel, ProgramCache.Entry> builder(Function<KernelProgram, KernelProgram> optimizer) {
+        Map<KernelProgram, ProgramCache.Entry> byLowered = new HashMap<>();
+        return kernel -> byLowered.computeIfAbsent(KernelLowering.lower(kernel.output(), kernel.inputs(), "kernel"), lowered -> {
+            KernelProgram p = optimizer.apply(lowered);
+            return new ProgramCache.Entry(p, backend.render(p));
+        });
+    }
+
+    /** Thrown by a BEAM build for a kernel it does not search: nothing is cached under BEAM's identity for it. */
+    private static final class NotSearched extends RuntimeException {
+        NotSearched() { super("not searched", null, false, false); }
+    }
+
     /** {@code lowered} with the actions the backend chooses for it applied, keeping its name. */
     public KernelProgram optimize(KernelProgram lowered) {
         KernelProgram anonymous = lowered.anonymous();
@@ -172,19 +189,22 @@ public final class KernelPipeline<A, K> {
     }
 
     /**
-     * {@code lowered} optimised by BEAM search (the heuristic's actions where the backend or the timer rules
-     * the kernel out), within the options' per-kernel budget and {@code batchDeadline}.
+     * {@code lowered} optimised by BEAM search within the per-kernel budget and {@code batchDeadline}.
+     *
+     * @throws NotSearched if the backend or the timer rules the kernel out, or no candidate was timed in time
      */
     private KernelProgram tune(KernelProgram lowered, Beam<K> beam, long batchDeadline) {
         KernelTimer<K> timer = beam.timer();
         KernelProgram anonymous = lowered.anonymous();
-        List<Opt> heuristic = backend.chooseOpts(anonymous);
-        if (!backend.tunable(anonymous) || !timer.canTime(anonymous)) return Optimizer.apply(anonymous, heuristic).withName(lowered.name());
+        if (!backend.tunable(anonymous) || !timer.canTime(anonymous)) throw new NotSearched();
         long start = System.nanoTime();
         long deadline = Math.min(batchDeadline, deadline(start, beam.perKernel().toNanos()));
+        if (start >= deadline) throw new NotSearched();
+        List<Opt> heuristic = backend.chooseOpts(anonymous);
         beamSearches.incrementAndGet();
         BeamSearch.Result r = BeamSearch.search(anonymous, heuristic, beam.width(), Runtime.getRuntime().availableProcessors(), deadline,
                 (candidates, until) -> time(anonymous, candidates, timer, until));
+        if (r.timed() == 0) throw new NotSearched();
         LOGGER.log(System.Logger.Level.DEBUG, () -> "BEAM " + lowered.name() + ": " + r.timed() + " candidates in "
                 + (System.nanoTime() - start) / 1_000_000 + " ms, heuristic " + micros(r.heuristicNanos()) + " us " + heuristic
                 + ", chosen " + micros(r.nanos()) + " us " + r.opts());
@@ -278,6 +298,9 @@ public final class KernelPipeline<A, K> {
      */
     public KernelCache.Stats programStats() { return programs().stats(); }
 
-    /** BEAM searches run by this pipeline (kernels found in a BEAM program layer are not searched again). */
+    /**
+     * BEAM searches started by this pipeline (kernels found in a BEAM program layer are not searched again;
+     * kernels BEAM leaves alone, or finds no time for, are not counted).
+     */
     public long beamSearches() { return beamSearches.get(); }
 }

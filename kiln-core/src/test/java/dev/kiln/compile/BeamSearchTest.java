@@ -79,22 +79,26 @@ class BeamSearchTest {
     void beamAndDefaultProgramsNeverMix(@TempDir Path dir) {
         List<ScheduleItem.Kernel> kernels = kernels(reduction());
         KernelPipeline<?, CompiledKernel> p = pipeline(dir);
-        // a zero budget chooses the heuristic's actions, cached under the BEAM identity: the default layer still misses
-        compile(p, kernels, BeamOptions.width(3).withPerKernel(Duration.ZERO));
-        compile(p, kernels, BeamOptions.OFF);
-        assertThat(p.programStats().compiles()).isEqualTo(1);
+        compile(p, kernels, BeamOptions.width(2).withPerKernel(Duration.ofMillis(300)));
         assertThat(p.beamSearches()).isEqualTo(1);
+        assertThat(p.programStats().compiles()).isZero(); // the BEAM result went to its own layer
+        compile(p, kernels, BeamOptions.OFF);
+        assertThat(p.programStats().compiles()).isEqualTo(1); // so the default layer still misses
     }
 
     @Test
-    void aTinyBudgetReturnsQuicklyWithTheHeuristicsChoice(@TempDir Path dir) {
+    void aTinyBudgetReturnsQuicklyWithTheHeuristicsChoiceAndCachesNothingAsBeams(@TempDir Path dir) {
         List<ScheduleItem.Kernel> kernels = kernels(reduction());
         KernelPipeline<?, CompiledKernel> p = pipeline(dir);
         long start = System.nanoTime();
-        List<CompiledKernel> c = compile(p, kernels, BeamOptions.width(4).withPerKernel(Duration.ofNanos(1)));
+        List<CompiledKernel> c = compile(p, kernels, BeamOptions.width(4).withPerKernel(Duration.ZERO));
         long millis = (System.nanoTime() - start) / 1_000_000;
         assertThat(millis).isLessThan(1500);
         assertThat(c.getFirst().program().opts()).isEqualTo(p.optimize(lowered(kernels.getFirst())).opts());
+        assertThat(p.beamSearches()).isZero();
+        // not searched, so not cached as a BEAM result: with time to search, it is searched
+        compile(p, kernels, BeamOptions.width(4).withPerKernel(Duration.ofMillis(300)));
+        assertThat(p.beamSearches()).isEqualTo(1);
     }
 
     @Test

@@ -6,6 +6,7 @@ import dev.kiln.codegen.Optimizer;
 import dev.kiln.codegen.Stmt;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -128,7 +129,7 @@ final class BeamSearch {
     /** The fastest of {@link #CONFIRM_ROUNDS} timings of each candidate, the rounds alternating between them. */
     private static long[] confirm(List<List<Opt>> candidates, Cost cost) {
         long[] best = new long[candidates.size()];
-        java.util.Arrays.fill(best, Long.MAX_VALUE);
+        Arrays.fill(best, Long.MAX_VALUE);
         for (int round = 0; round < CONFIRM_ROUNDS; round++) {
             long[] t = cost.nanos(candidates, Long.MAX_VALUE);
             for (int i = 0; i < best.length; i++) best[i] = Math.min(best[i], t[i]);

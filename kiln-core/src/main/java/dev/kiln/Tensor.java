@@ -212,6 +212,18 @@ public final class Tensor {
     }
 
     /**
+     * {@link #prepare(Tensor...)} with each kernel's optimisation actions tuned by BEAM search per
+     * {@code beam} (e.g. {@code BeamOptions.width(4)}): variants are compiled and timed, and the fastest kept,
+     * never slower than the default as measured. Results are cached per kernel structure, device and width,
+     * in memory and on disk, so preparing the same kernels again, in this process or a later one, does not
+     * search. {@link dev.kiln.runtime.BeamOptions#OFF} prepares as usual. (The environment variable
+     * {@code KILN_BEAM=n} turns BEAM on for every prepare of a process.)
+     */
+    public static dev.kiln.runtime.ExecutionPlan prepare(dev.kiln.runtime.BeamOptions beam, Tensor... outputs) {
+        return beam.during(() -> prepare(outputs));
+    }
+
+    /**
      * Compiles, ahead of time and in a few large batches, the kernels of many graphs (each a list of
      * outputs) for {@code device}, so that plans prepared later find them in the kernel caches: one compiler
      * run per batch costs far less than one per graph. A graph that cannot be scheduled or compiled here is

@@ -5,6 +5,7 @@ import dev.kiln.onnx.OnnxPlan;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.Device;
 import dev.kiln.runtime.ExecutionPlan;
+import dev.kiln.runtime.PreparedKernel;
 import dev.kiln.runtime.KernelProfile;
 
 import java.util.ArrayList;
@@ -89,6 +90,9 @@ final class PreparedModel implements AutoCloseable {
 
     /** Number of compiled kernels in the plan. */
     int kernelCount() { return plan.kernels().size(); }
+
+    /** The plan's compiled kernels, with the programs (and their optimisation actions) they came from. */
+    List<PreparedKernel> kernels() { return plan.kernels(); }
 
     void execute() {
         if (symbolic != null) symbolic.execute();

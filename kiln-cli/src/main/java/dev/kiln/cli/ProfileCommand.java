@@ -30,6 +30,10 @@ final class ProfileCommand extends ModelCommand {
     @Option(names = "--trace", paramLabel = "FILE", description = "Where to write the trace (default: OUTPUT-DIR/MODEL.trace.json).")
     Path trace;
 
+    @Option(names = "--opts", description = "Also print each kernel's optimisation actions (the heuristic's; BEAM search's when"
+            + " KILN_BEAM=n is set).")
+    boolean opts;
+
     @Override
     int execute() {
         runs.validate();
@@ -47,6 +51,7 @@ final class ProfileCommand extends ModelCommand {
             out().printf("profile of %s on %s: %d kernels, median of %d runs after %d warm-up runs%n", pm.model().name(),
                     pm.device().spec(), pm.kernelCount(), runs.runs, warmups);
             out().print(ProfileReport.table(Reports.medianProfile(profiles), peak.peak()));
+            if (opts) out().print(Reports.opts(pm.kernels()));
             out().println("roofline: " + PeakLookup.describe(peak));
             out().println("trace: " + target);
         }

@@ -3,6 +3,7 @@ package dev.kiln.cli;
 import dev.kiln.types.DType;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.KernelProfile;
+import dev.kiln.runtime.PreparedKernel;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -121,5 +122,20 @@ final class Reports {
         if (dtype.isBool()) return v != 0 ? "true" : "false";
         if (!dtype.isFloat() && Double.isFinite(v)) return Long.toString((long) v);
         return String.format(Locale.ROOT, "%.6g", v);
+    }
+
+    /**
+     * Each kernel's optimisation actions, one line per kernel in plan order ({@code -} for none): the
+     * device's heuristic's, or BEAM search's when it is on.
+     */
+    static String opts(List<PreparedKernel> kernels) {
+        int width = kernels.stream().mapToInt(k -> k.name().length()).max().orElse(0);
+        StringBuilder sb = new StringBuilder("optimisation actions:").append(System.lineSeparator());
+        for (PreparedKernel k : kernels) {
+            List<String> actions = k.actions();
+            sb.append(String.format(Locale.ROOT, "  %-" + width + "s %s", k.name(), actions.isEmpty() ? "-" : String.join(" ", actions)))
+                    .append(System.lineSeparator());
+        }
+        return sb.toString();
     }
 }

@@ -154,6 +154,17 @@ class CommandsTest {
     }
 
     @Test
+    void profileWithOptsPrintsEachKernelsOptimisationActions() {
+        Result r = kiln("profile", "mlp", "--random-inputs", "--runs", "1", "--warmup", "0", "--opts", "--output-dir", tmp.toString()).ok();
+        List<String> lines = r.out().lines().toList();
+        int at = lines.indexOf("optimisation actions:");
+        assertThat(at).isPositive();
+        // one line per kernel: its name, then its actions as KIND(axis=a, amount=n) or '-'
+        assertThat(lines.get(at + 1)).matches("  \\S+ +(-|([A-Z]+\\(axis=\\d+, amount=\\d+\\) ?)+)");
+        assertThat(kiln("profile", "--help").out()).contains("--opts");
+    }
+
+    @Test
     void profileShowsEachKernelsShareOfThePeakAndTheBandwidth() {
         Result r = kiln("profile", "mlp", "--random-inputs", "--runs", "1", "--warmup", "0", "--output-dir", tmp.toString()).ok();
         List<String> lines = r.out().lines().toList();

@@ -35,6 +35,12 @@ public interface KernelBackend<A, K> {
      */
     List<Opt> chooseOpts(KernelProgram lowered);
 
+    /**
+     * Whether BEAM search may choose {@code lowered}'s actions instead of {@link #chooseOpts}: not for a kernel
+     * the device runs otherwise than as its loops (the CPU's contractions, a GEMM). All kernels by default.
+     */
+    default boolean tunable(KernelProgram lowered) { return true; }
+
     /** The source of an optimised anonymous program, its entry point named by a hash of the computation. */
     RenderedKernel render(KernelProgram anonymous);
 

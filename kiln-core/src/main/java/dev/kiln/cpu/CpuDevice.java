@@ -59,6 +59,10 @@ public final class CpuDevice implements CompilingDevice {
             return ContractionMatcher.match(lowered).isPresent() ? List.of() : Heuristics.defaultOpts(lowered, CPU);
         }
 
+        /** Not a contraction: its GEMM ignores the actions, and its epilogue keeps the heuristic's. */
+        @Override
+        public boolean tunable(KernelProgram lowered) { return ContractionMatcher.match(lowered).isEmpty(); }
+
         /**
          * Source whose class name is a hash of the computation, so it is the same in every plan and JVM. For a
          * contraction, the source of its epilogue, headed by what the GEMM computes.

@@ -31,7 +31,7 @@ public interface CompilingDevice extends Device {
 
     @Override
     default List<CompiledKernel> compileKernels(List<ScheduleItem.Kernel> kernels, List<String> names) {
-        return pipeline().compile(kernels, names);
+        return pipeline().compile(kernels, names, BeamOptions.current().tuning(KernelTiming.HOST)); // tuned when BEAM is on
     }
 
     @Override

@@ -17,4 +17,10 @@ public record PreparedKernel(String name, int output, List<Integer> inputs, Kern
     public PreparedKernel {
         inputs = List.copyOf(inputs);
     }
+
+    /**
+     * The optimisation actions that made this kernel's program from its lowered loops, in order, each as
+     * {@code KIND(axis=a, amount=n)}: the device's heuristic's, or BEAM search's when it tuned the kernel.
+     */
+    public List<String> actions() { return program.opts().stream().map(dev.kiln.codegen.Opt::describe).toList(); }
 }

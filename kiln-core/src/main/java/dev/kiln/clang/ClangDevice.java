@@ -64,6 +64,10 @@ public final class ClangDevice implements CompilingDevice {
             return ContractionMatcher.match(lowered).isPresent() ? List.of() : Heuristics.defaultOpts(lowered, cpu);
         }
 
+        /** A contraction runs as the packed GEMM: there are no loop actions to search. */
+        @Override
+        public boolean tunable(KernelProgram lowered) { return ContractionMatcher.match(lowered).isEmpty(); }
+
         /**
          * The kernel as a C function; for a contraction, its epilogue's, under a comment that says what the
          * GEMM computes (see {@link ContractionKernel}).

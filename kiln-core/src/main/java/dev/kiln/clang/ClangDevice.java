@@ -3,6 +3,7 @@ package dev.kiln.clang;
 import dev.kiln.runtime.DeviceSpec;
 import dev.kiln.codegen.ContractionMatcher;
 import dev.kiln.codegen.CpuInfo;
+import dev.kiln.codegen.ReductionOrder;
 import dev.kiln.cpu.ContractionKernel;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
@@ -57,16 +58,16 @@ public final class ClangDevice implements CompilingDevice {
     /** What the CLANG device supplies to the pipeline: the CPU heuristic for its vectors, the C renderer, the C compiler. */
     private record CBackend(CCompiler compiler, CompilerIdentity identity, CpuInfo cpu) implements KernelBackend<NativeLibrary, CompiledKernel> {
         @Override
-        public CompilerIdentity programIdentity() { return identity.with("cpu.cores", String.valueOf(cpu.cores())); }
+        public CompilerIdentity programIdentity() { return identity.with("cpu.cores", String.valueOf(cpu.cores())).with("reductions", ReductionOrder.current().name()); }
 
         @Override
         public List<Opt> chooseOpts(KernelProgram lowered) {
-            return ContractionMatcher.match(lowered).isPresent() ? List.of() : Heuristics.defaultOpts(lowered, cpu);
+            return ContractionKernel.asGemm(lowered).isPresent() ? List.of() : Heuristics.defaultOpts(lowered, cpu);
         }
 
         /** A contraction runs as the packed GEMM: there are no loop actions to search. */
         @Override
-        public boolean tunable(KernelProgram lowered) { return ContractionMatcher.match(lowered).isEmpty(); }
+        public boolean tunable(KernelProgram lowered) { return ContractionKernel.asGemm(lowered).isEmpty(); }
 
         /**
          * The kernel as a C function; for a contraction, its epilogue's, under a comment that says what the
@@ -74,7 +75,7 @@ public final class ClangDevice implements CompilingDevice {
          */
         @Override
         public RenderedKernel render(KernelProgram anonymous) {
-            Optional<ContractionMatcher.Match> match = ContractionMatcher.match(anonymous);
+            Optional<ContractionMatcher.Match> match = ContractionKernel.asGemm(anonymous);
             if (match.isEmpty()) return RenderedKernel.namedByContent(anonymous, CRenderer::render);
             String header = "/* " + ContractionKernel.describe(match.get()) + " */\n";
             return RenderedKernel.namedByContent(ContractionKernel.optimisedEpilogue(match.get(), cpu), (p, name) -> header + CRenderer.render(p, name));
@@ -88,7 +89,7 @@ public final class ClangDevice implements CompilingDevice {
 
         @Override
         public CompiledKernel link(KernelProgram program, RenderedKernel kernel, NativeLibrary library) {
-            Optional<ContractionMatcher.Match> match = ContractionMatcher.match(program);
+            Optional<ContractionMatcher.Match> match = ContractionKernel.asGemm(program);
             if (match.isPresent()) {
                 KernelProgram epilogue = ContractionKernel.optimisedEpilogue(match.get(), cpu).withName(program.name() + "_epilogue");
                 CKernel e = new CKernel(epilogue, kernel.entryPoint(), kernel.source(), library.address(kernel.entryPoint()));

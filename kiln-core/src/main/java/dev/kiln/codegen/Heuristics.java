@@ -228,7 +228,8 @@ public final class Heuristics {
             Slot acc = accumulated(r.body());
             if (acc == null) continue;
             int lanes = cpu.lanes(acc.dtype().itemSize());
-            if (!upcast && lanes >= 2 && r.extent() >= 4L * lanes && r.extent() % lanes == 0 && contiguous(r)) {
+            boolean mayGroup = ReductionOrder.current().mayReorder() || !acc.dtype().isFloat(); // GROUP reorders float sums
+            if (mayGroup && !upcast && lanes >= 2 && r.extent() >= 4L * lanes && r.extent() % lanes == 0 && contiguous(r)) {
                 todo.add(new Opt.Group(k, lanes));
             } else if (r.extent() <= UNROLL_MAX) {
                 todo.add(new Opt.Unroll(k, (int) r.extent()));

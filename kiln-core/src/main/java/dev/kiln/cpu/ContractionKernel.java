@@ -6,11 +6,13 @@ import dev.kiln.codegen.CpuInfo;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Optimizer;
+import dev.kiln.codegen.ReductionOrder;
 import dev.kiln.runtime.KernelRunner;
 import dev.kiln.runtime.WorkerPool;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.Optional;
 
 /**
  * A kernel a host device runs as a packed GEMM ({@link GemmKernel}) followed by its generated epilogue
@@ -43,6 +45,14 @@ public final class ContractionKernel implements KernelRunner {
         this.identity = match.identity();
         this.program = program;
         this.outputBytes = program.sizes().getFirst() * 4;
+    }
+
+    /**
+     * {@code program} as a contraction for the packed GEMM, if it is one and the process's
+     * {@link ReductionOrder} lets reductions reorder (the one test both host devices apply).
+     */
+    public static Optional<ContractionMatcher.Match> asGemm(KernelProgram program) {
+        return ReductionOrder.current().mayReorder() ? ContractionMatcher.match(program) : Optional.empty();
     }
 
     /**

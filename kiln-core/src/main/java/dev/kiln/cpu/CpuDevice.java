@@ -2,6 +2,7 @@ package dev.kiln.cpu;
 
 import dev.kiln.codegen.ContractionMatcher;
 import dev.kiln.codegen.CpuInfo;
+import dev.kiln.codegen.ReductionOrder;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Opt;
@@ -51,17 +52,17 @@ public final class CpuDevice implements CompilingDevice {
         public CompilerIdentity identity() { return IDENTITY; }
 
         @Override
-        public CompilerIdentity programIdentity() { return IDENTITY.with("cpu.cores", String.valueOf(CPU.cores())); }
+        public CompilerIdentity programIdentity() { return IDENTITY.with("cpu.cores", String.valueOf(CPU.cores())).with("reductions", ReductionOrder.current().name()); }
 
         /** A contraction keeps its loops as lowered: it runs as a GEMM, and only its epilogue is optimised. */
         @Override
         public List<Opt> chooseOpts(KernelProgram lowered) {
-            return ContractionMatcher.match(lowered).isPresent() ? List.of() : Heuristics.defaultOpts(lowered, CPU);
+            return ContractionKernel.asGemm(lowered).isPresent() ? List.of() : Heuristics.defaultOpts(lowered, CPU);
         }
 
         /** Not a contraction: its GEMM ignores the actions, and its epilogue keeps the heuristic's. */
         @Override
-        public boolean tunable(KernelProgram lowered) { return ContractionMatcher.match(lowered).isEmpty(); }
+        public boolean tunable(KernelProgram lowered) { return ContractionKernel.asGemm(lowered).isEmpty(); }
 
         /**
          * Source whose class name is a hash of the computation, so it is the same in every plan and JVM. For a
@@ -69,7 +70,7 @@ public final class CpuDevice implements CompilingDevice {
          */
         @Override
         public RenderedKernel render(KernelProgram anonymous) {
-            Optional<ContractionMatcher.Match> match = ContractionMatcher.match(anonymous);
+            Optional<ContractionMatcher.Match> match = ContractionKernel.asGemm(anonymous);
             if (match.isEmpty()) return renderJava(anonymous, "");
             return renderJava(ContractionKernel.optimisedEpilogue(match.get(), CPU), "// " + ContractionKernel.describe(match.get()) + "\n");
         }
@@ -93,7 +94,7 @@ public final class CpuDevice implements CompilingDevice {
 
         @Override
         public CompiledKernel link(KernelProgram program, RenderedKernel kernel, Loaded loaded) {
-            Optional<ContractionMatcher.Match> match = ContractionMatcher.match(program);
+            Optional<ContractionMatcher.Match> match = ContractionKernel.asGemm(program);
             if (match.isPresent()) {
                 KernelProgram epilogue = ContractionKernel.optimisedEpilogue(match.get(), CPU).withName(program.name() + "_epilogue");
                 CpuKernel e = new CpuKernel(epilogue.name(), kernel.source(), loaded.classBytes(), loaded.run(), epilogue.outerExtent());

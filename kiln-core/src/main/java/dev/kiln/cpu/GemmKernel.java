@@ -1,0 +1,183 @@
+package dev.kiln.cpu;
+
+import dev.kiln.codegen.Contraction;
+import dev.kiln.runtime.WorkerPool;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ForkJoinTask;
+import java.util.concurrent.ForkJoinWorkerThread;
+import java.util.concurrent.RecursiveAction;
+
+import static dev.kiln.cpu.GemmMicroKernel.MR;
+import static dev.kiln.cpu.GemmMicroKernel.NR;
+
+/**
+ * Runs a {@link Contraction} as a packed, cache-blocked GEMM (the BLIS loop nest): for each block of
+ * {@link #NC} columns and {@link #KC} reduction steps, B is packed into NR-wide panels; for each block of
+ * {@link #MC} rows A is packed into MR-tall panels; the {@link GemmMicroKernel} then sweeps the register
+ * tiles. Work is split between the {@link WorkerPool} workers by batch, or else by the longer of M and N; each
+ * worker packs into its own scratch.
+ */
+final class GemmKernel {
+    /** Reduction steps per packed block: an MR x KC A panel and a KC x NR B panel stay in L1. */
+    static final int KC = 256;
+    /** Rows of A packed at once (a multiple of MR): the A block stays in L2. */
+    static final int MC = 16 * MR;
+    /** Columns of B packed at once (a multiple of NR). */
+    static final int NC = 64 * NR;
+    /** Below this many multiply-adds the work stays on the calling thread. */
+    private static final long PARALLEL_MIN = 1L << 20;
+
+    private final Contraction contraction;
+    private final int[] batchVars, mVars, nVars, kVars;
+    private final boolean limited;
+    private final GemmPlan full;
+    /** The plan of the last run with symbolic extents below the full ones (reused while they stay). */
+    private volatile GemmPlan last;
+
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+    /** Per-thread packed panels, grown on demand and reused. */
+    private static final class Scratch {
+        float[] a = new float[0], b = new float[0];
+        final float[] tmp = new float[MR * NR];
+
+        void ensure(int aSize, int bSize) {
+            if (a.length < aSize) a = new float[aSize];
+            if (b.length < bSize) b = new float[bSize];
+        }
+    }
+
+    GemmKernel(Contraction c) {
+        contraction = c;
+        batchVars = vars(c, Contraction.Role.BATCH);
+        mVars = vars(c, Contraction.Role.M);
+        nVars = vars(c, Contraction.Role.N);
+        kVars = vars(c, Contraction.Role.K);
+        boolean lim = false;
+        long[] ext = new long[c.vars().size()];
+        for (int v = 0; v < ext.length; v++) {
+            ext[v] = c.vars().get(v).extent();
+            lim |= c.vars().get(v).limit() >= 0;
+        }
+        limited = lim;
+        full = new GemmPlan(c, batchVars, mVars, nVars, kVars, ext);
+    }
+
+    private static int[] vars(Contraction c, Contraction.Role role) {
+        return java.util.stream.IntStream.range(0, c.vars().size()).filter(v -> c.vars().get(v).role() == role).toArray();
+    }
+
+    /**
+     * Writes {@code C = A B} for every point of the variables ({@code vars} are the kernel's variable values,
+     * which bound variables with a limit).
+     *
+     * @throws IndexOutOfBoundsException when an element read or written lies outside its buffer
+     */
+    void run(MemorySegment[] buffers, long[] vars) {
+        GemmPlan p = plan(vars);
+        p.checkBounds(buffers);
+        if (p.batches == 0 || p.m == 0 || p.n == 0) return;
+        MemorySegment cs = buffers[0];
+        if (p.k == 0) {
+            // an empty sum is the identity -0.0
+            for (long cb : p.cBatch) for (long r : p.cRow) for (long col : p.cCol) cs.set(ValueLayout.JAVA_FLOAT_UNALIGNED, 4 * (cb + r + col), -0.0f);
+            return;
+        }
+        MemorySegment as = buffers[p.a.param], bs = buffers[p.b.param];
+        int workers = WorkerPool.size();
+        long work = (long) p.batches * p.m * p.n * p.k;
+        if (workers < 2 || work < PARALLEL_MIN) {
+            compute(p, as, bs, cs, 0, p.batches, 0, p.m, 0, p.n);
+            return;
+        }
+        List<RecursiveAction> tasks = new ArrayList<>();
+        if (p.batches >= workers) {
+            for (int t = 0; t < workers; t++) {
+                int b0 = (int) ((long) p.batches * t / workers), b1 = (int) ((long) p.batches * (t + 1) / workers);
+                tasks.add(task(p, as, bs, cs, b0, b1, 0, p.m, 0, p.n));
+            }
+        } else if (p.m >= p.n && p.m >= workers * MR) {
+            int[] cuts = cuts(p.m, workers, MR);
+            for (int t = 0; t < workers; t++) tasks.add(task(p, as, bs, cs, 0, p.batches, cuts[t], cuts[t + 1], 0, p.n));
+        } else {
+            int[] cuts = cuts(p.n, workers, NR);
+            for (int t = 0; t < workers; t++) tasks.add(task(p, as, bs, cs, 0, p.batches, 0, p.m, cuts[t], cuts[t + 1]));
+        }
+        if (Thread.currentThread() instanceof ForkJoinWorkerThread w && w.getPool() == WorkerPool.pool()) {
+            ForkJoinTask.invokeAll(tasks);
+        } else {
+            WorkerPool.pool().invoke(new RecursiveAction() {
+                @Override
+                protected void compute() { invokeAll(tasks); }
+            });
+        }
+    }
+
+    /** {@code parts + 1} cut points of {@code [0, n)} at multiples of {@code align} (the last at n). */
+    private static int[] cuts(int n, int parts, int align) {
+        int units = (n + align - 1) / align;
+        int[] cuts = new int[parts + 1];
+        for (int t = 1; t <= parts; t++) cuts[t] = Math.min(n, (int) ((long) units * t / parts) * align);
+        cuts[parts] = n;
+        return cuts;
+    }
+
+    private RecursiveAction task(GemmPlan p, MemorySegment as, MemorySegment bs, MemorySegment cs,
+                                 int b0, int b1, int m0, int m1, int n0, int n1) {
+        return new RecursiveAction() {
+            @Override
+            protected void compute() { GemmKernel.compute(p, as, bs, cs, b0, b1, m0, m1, n0, n1); }
+        };
+    }
+
+    private GemmPlan plan(long[] vars) {
+        if (!limited) return full;
+        long[] ext = new long[contraction.vars().size()];
+        for (int v = 0; v < ext.length; v++) ext[v] = Math.max(0, contraction.vars().get(v).extent(vars));
+        if (java.util.Arrays.equals(ext, full.extents)) return full;
+        GemmPlan p = last;
+        if (p != null && java.util.Arrays.equals(ext, p.extents)) return p;
+        p = new GemmPlan(contraction, batchVars, mVars, nVars, kVars, ext);
+        last = p;
+        return p;
+    }
+
+    /** The BLIS loop nest over batches {@code [b0, b1)}, rows {@code [m0, m1)} and columns {@code [n0, n1)} of C. */
+    static void compute(GemmPlan p, MemorySegment as, MemorySegment bs, MemorySegment cs, int b0, int b1, int m0, int m1, int n0, int n1) {
+        if (m1 <= m0 || n1 <= n0) return;
+        Scratch s = SCRATCH.get();
+        int kcMax = Math.min(KC, p.k);
+        int ncMax = Math.min(NC, n1 - n0), mcMax = Math.min(MC, m1 - m0);
+        s.ensure(roundUp(mcMax, MR) * kcMax, roundUp(ncMax, NR) * kcMax);
+        float[] ap = s.a, bp = s.b;
+        for (int b = b0; b < b1; b++) {
+            long cBase = p.cBatch[b];
+            for (int jc = n0; jc < n1; jc += NC) {
+                int nc = Math.min(NC, n1 - jc);
+                for (int pc = 0; pc < p.k; pc += KC) {
+                    int kc = Math.min(KC, p.k - pc);
+                    boolean first = pc == 0;
+                    p.b.packColPanels(bs, b, pc, kc, jc, nc, NR, bp);
+                    for (int ic = m0; ic < m1; ic += MC) {
+                        int mc = Math.min(MC, m1 - ic);
+                        p.a.packRowPanels(as, b, ic, mc, pc, kc, MR, ap);
+                        for (int jr = 0; jr < nc; jr += NR) {
+                            int nr = Math.min(NR, nc - jr), n = jc + jr;
+                            boolean contiguous = p.contiguous[n] >= nr;
+                            for (int ir = 0; ir < mc; ir += MR) {
+                                GemmMicroKernel.tile(ap, ir * kc, bp, jr * kc, kc, cs, cBase, p.cRow, ic + ir, Math.min(MR, mc - ir),
+                                        p.cCol, n, nr, contiguous, first, s.tmp);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private static int roundUp(int x, int to) { return (x + to - 1) / to * to; }
+}

@@ -1,0 +1,86 @@
+package dev.kiln.cpu;
+
+import dev.kiln.codegen.Contraction;
+import dev.kiln.codegen.Contraction.Gate;
+import dev.kiln.codegen.Contraction.Operand;
+import dev.kiln.codegen.Contraction.Role;
+import dev.kiln.codegen.Contraction.Var;
+import dev.kiln.runtime.WorkerPool;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+
+/**
+ * Prints GFLOP/s of {@link GemmKernel} (median of 5 timed runs): square matmuls and a 3x3 convolution with 64
+ * output channels (M=64, K=576, N=56*56). Run by hand (not a test): it takes seconds and wants a quiet machine.
+ * Arguments: optional list of cases among {@code 1024 2048 conv st} (st: single thread, calling thread only).
+ */
+final class GemmKernelBenchmark {
+    public static void main(String[] args) {
+        List<String> cases = args.length == 0 ? List.of("1024", "2048", "conv") : List.of(args);
+        WorkerPool.warmUp();
+        for (String c : cases) {
+            switch (c) {
+                case "conv" -> bench("conv 3x3 64x64x56x56", conv(), 2L * 64 * 576 * 3136);
+                default -> {
+                    int n = Integer.parseInt(c);
+                    bench("matmul " + n + "^3", matmul(n), 2L * n * n * n);
+                }
+            }
+        }
+    }
+
+    static Contraction matmul(int n) {
+        return new Contraction(List.of(new Var("m", Role.M, n, -1), new Var("n", Role.N, n, -1), new Var("k", Role.K, n, -1)),
+                new Operand(1, 0, new long[] {n, 0, 1}, List.of()),
+                new Operand(2, 0, new long[] {0, 1, n}, List.of()),
+                new Operand(0, 0, new long[] {n, 1, 0}, List.of()));
+    }
+
+    /** NCHW 3x3 stride 1 pad 1, 64 -> 64 channels on 56x56: vars co | oh ow | ci kh kw. */
+    static Contraction conv() {
+        int c = 64, h = 56;
+        List<Var> vars = List.of(new Var("co", Role.M, c, -1), new Var("oh", Role.N, h, -1), new Var("ow", Role.N, h, -1),
+                new Var("ci", Role.K, c, -1), new Var("kh", Role.K, 3, -1), new Var("kw", Role.K, 3, -1));
+        // weights [co][ci][kh][kw]
+        Operand w = new Operand(1, 0, new long[] {c * 9, 0, 0, 9, 3, 1}, List.of());
+        // input [ci][ih][iw], ih = oh + kh - 1
+        Operand x = new Operand(2, -h - 1, new long[] {0, h, 1, h * h, h, 1}, List.of(
+                new Gate(new long[] {0, 1, 0, 0, 1, 0}, 1, h + 1), new Gate(new long[] {0, 0, 1, 0, 0, 1}, 1, h + 1)));
+        Operand out = new Operand(0, 0, new long[] {h * h, h, 1, 0, 0, 0}, List.of());
+        return new Contraction(vars, w, x, out);
+    }
+
+    static void bench(String name, Contraction c, long flops) {
+        GemmKernel k = new GemmKernel(c);
+        Arena arena = Arena.ofAuto();
+        MemorySegment[] bufs = new MemorySegment[3];
+        long[] sizes = {size(c.c()), size(c.a()), size(c.b())};
+        Random r = new Random(1);
+        for (int i = 0; i < 3; i++) {
+            bufs[i] = arena.allocate(4 * sizes[i], 64);
+            for (long j = 0; j < sizes[i]; j++) bufs[i].setAtIndex(ValueLayout.JAVA_FLOAT, j, r.nextFloat() - 0.5f);
+        }
+        long t0 = System.nanoTime();
+        int warm = 0;
+        while (System.nanoTime() - t0 < 2_000_000_000L || warm < 3) { k.run(bufs, new long[0]); warm++; }
+        int reps = Math.max(1, (int) (warm / 2.0 / 5));
+        double[] g = new double[5];
+        for (int i = 0; i < 5; i++) {
+            long s = System.nanoTime();
+            for (int j = 0; j < reps; j++) k.run(bufs, new long[0]);
+            g[i] = (double) flops * reps / (System.nanoTime() - s);
+        }
+        Arrays.sort(g);
+        System.out.printf("%-24s median %.1f GFLOP/s (min %.1f, max %.1f) on %d workers%n", name, g[2], g[0], g[4], WorkerPool.size());
+    }
+
+    private static long size(Operand o) {
+        long max = o.offset();
+        return 64L * 64 * 60 * 60; // generous: every benchmark operand fits
+    }
+}

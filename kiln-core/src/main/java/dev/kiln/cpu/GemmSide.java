@@ -85,6 +85,7 @@ final class GemmSide {
         for (int v : vars) size *= ext[v];
         if (size > Integer.MAX_VALUE - 16) throw new IllegalArgumentException("a contraction role spans " + size + " points");
         long[] t = new long[(int) size];
+        if (size == 0) return t;
         int filled = 1;
         // Expand one variable at a time: the entries so far become the outer index, the new variable the inner one.
         for (int v : vars) {

@@ -23,11 +23,11 @@ import static dev.kiln.cpu.GemmMicroKernel.NR;
  */
 final class GemmKernel {
     /** Reduction steps per packed block: an MR x KC A panel and a KC x NR B panel stay in L1. */
-    static final int KC = 256;
+    static final int KC = Integer.getInteger("kc", 512);
     /** Rows of A packed at once (a multiple of MR): the A block stays in L2. */
-    static final int MC = 16 * MR;
+    static final int MC = Integer.getInteger("mc", 8) * MR;
     /** Columns of B packed at once (a multiple of NR). */
-    static final int NC = 64 * NR;
+    static final int NC = Integer.getInteger("nc", 64) * NR;
     /** Below this many multiply-adds the work stays on the calling thread. */
     private static final long PARALLEL_MIN = 1L << 20;
 
@@ -43,7 +43,7 @@ final class GemmKernel {
     /** Per-thread packed panels, grown on demand and reused. */
     private static final class Scratch {
         float[] a = new float[0], b = new float[0];
-        final float[] tmp = new float[MR * NR];
+        final float[] tmp = new float[MR * NR], row = new float[Math.max(KC, NC)];
 
         void ensure(int aSize, int bSize) {
             if (a.length < aSize) a = new float[aSize];
@@ -150,21 +150,21 @@ final class GemmKernel {
     static void compute(GemmPlan p, MemorySegment as, MemorySegment bs, MemorySegment cs, int b0, int b1, int m0, int m1, int n0, int n1) {
         if (m1 <= m0 || n1 <= n0) return;
         Scratch s = SCRATCH.get();
-        int kcMax = Math.min(KC, p.k);
-        int ncMax = Math.min(NC, n1 - n0), mcMax = Math.min(MC, m1 - m0);
-        s.ensure(roundUp(mcMax, MR) * kcMax, roundUp(ncMax, NR) * kcMax);
+        // equal blocks no larger than the limits: K = 576 runs as 2 x 288, not 512 + 64
+        int kcStep = step(p.k, KC, 1), mcStep = step(m1 - m0, MC, MR), ncStep = step(n1 - n0, NC, NR);
+        s.ensure(roundUp(mcStep, MR) * kcStep, roundUp(ncStep, NR) * kcStep);
         float[] ap = s.a, bp = s.b;
         for (int b = b0; b < b1; b++) {
             long cBase = p.cBatch[b];
-            for (int jc = n0; jc < n1; jc += NC) {
-                int nc = Math.min(NC, n1 - jc);
-                for (int pc = 0; pc < p.k; pc += KC) {
-                    int kc = Math.min(KC, p.k - pc);
+            for (int jc = n0; jc < n1; jc += ncStep) {
+                int nc = Math.min(ncStep, n1 - jc);
+                for (int pc = 0; pc < p.k; pc += kcStep) {
+                    int kc = Math.min(kcStep, p.k - pc);
                     boolean first = pc == 0;
-                    p.b.packColPanels(bs, b, pc, kc, jc, nc, NR, bp);
-                    for (int ic = m0; ic < m1; ic += MC) {
-                        int mc = Math.min(MC, m1 - ic);
-                        p.a.packRowPanels(as, b, ic, mc, pc, kc, MR, ap);
+                    p.b.packColPanels(bs, b, pc, kc, jc, nc, bp, s.row);
+                    for (int ic = m0; ic < m1; ic += mcStep) {
+                        int mc = Math.min(mcStep, m1 - ic);
+                        p.a.packRows(as, b, ic, mc, pc, kc, ap);
                         for (int jr = 0; jr < nc; jr += NR) {
                             int nr = Math.min(NR, nc - jr), n = jc + jr;
                             boolean contiguous = p.contiguous[n] >= nr;
@@ -177,6 +177,12 @@ final class GemmKernel {
                 }
             }
         }
+    }
+
+    /** The size of {@code ceil(n / max)} equal blocks covering n, rounded up to a multiple of {@code align}. */
+    static int step(int n, int max, int align) {
+        int blocks = (n + max - 1) / max;
+        return roundUp((n + blocks - 1) / blocks, align);
     }
 
     private static int roundUp(int x, int to) { return (x + to - 1) / to * to; }

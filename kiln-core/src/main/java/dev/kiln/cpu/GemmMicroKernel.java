@@ -10,7 +10,7 @@ import java.nio.ByteOrder;
 
 /**
  * The register tile of the packed GEMM: {@link #MR} rows x {@link #NR} columns (two vectors) of C held in
- * twelve accumulators while a packed A panel ({@code a[k * MR + i]}) and a packed B panel
+ * twelve accumulators while a packed A panel ({@code a[i * kc + k]}) and a packed B panel
  * ({@code b[k * NR + j]}) stream past, one FMA per accumulator per step; then the tile is stored into C (first
  * K block) or added to it.
  */
@@ -36,26 +36,28 @@ final class GemmMicroKernel {
         // -0.0 is the identity of IEEE addition (-0.0 + x == x for every x, -0.0 included)
         FloatVector z = FloatVector.broadcast(S, -0.0f);
         FloatVector c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z, c50 = z, c51 = z;
+        // the panel's MR rows of A side by side, kc apart: six sequential streams
+        int a0 = ao, a1 = ao + kc, a2 = ao + 2 * kc, a3 = ao + 3 * kc, a4 = ao + 4 * kc, a5 = ao + 5 * kc;
         for (int k = 0; k < kc; k++) {
-            int bi = bo + k * NR, ai = ao + k * MR;
+            int bi = bo + k * NR;
             FloatVector b0 = FloatVector.fromArray(S, b, bi);
             FloatVector b1 = FloatVector.fromArray(S, b, bi + L);
-            FloatVector x = FloatVector.broadcast(S, a[ai]);
+            FloatVector x = FloatVector.broadcast(S, a[a0 + k]);
             c00 = x.fma(b0, c00);
             c01 = x.fma(b1, c01);
-            x = FloatVector.broadcast(S, a[ai + 1]);
+            x = FloatVector.broadcast(S, a[a1 + k]);
             c10 = x.fma(b0, c10);
             c11 = x.fma(b1, c11);
-            x = FloatVector.broadcast(S, a[ai + 2]);
+            x = FloatVector.broadcast(S, a[a2 + k]);
             c20 = x.fma(b0, c20);
             c21 = x.fma(b1, c21);
-            x = FloatVector.broadcast(S, a[ai + 3]);
+            x = FloatVector.broadcast(S, a[a3 + k]);
             c30 = x.fma(b0, c30);
             c31 = x.fma(b1, c31);
-            x = FloatVector.broadcast(S, a[ai + 4]);
+            x = FloatVector.broadcast(S, a[a4 + k]);
             c40 = x.fma(b0, c40);
             c41 = x.fma(b1, c41);
-            x = FloatVector.broadcast(S, a[ai + 5]);
+            x = FloatVector.broadcast(S, a[a5 + k]);
             c50 = x.fma(b0, c50);
             c51 = x.fma(b1, c51);
         }

@@ -2,6 +2,7 @@ package dev.kiln.cpu;
 
 import dev.kiln.codegen.Contraction;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorSpecies;
 
 import java.lang.foreign.MemorySegment;
@@ -23,12 +24,15 @@ final class GemmSide {
     private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
     private static final int L = S.length();
     private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
+    private static final int NR = GemmMicroKernel.NR, MR = GemmMicroKernel.MR;
 
     final int param;
     final int batches, rows, cols;
     private final long[] batchAddr, rowAddr, colAddr;
     private final int nGates;
-    private final long[][] gBatch, gRow, gCol;
+    private final long[][] gBatch, gRow;
+    /** Column part of gate g's sum at column c: {@code gColFlat[c * nGates + g]} (one array: a run reads all gates at once). */
+    private final long[] gColFlat;
     private final long[] lo, hi;
     /** Length of a run (extent of the innermost column variable), the address step and each gate's step inside it. */
     private final int runLen;
@@ -54,7 +58,7 @@ final class GemmSide {
         nGates = gates.size();
         gBatch = new long[nGates][];
         gRow = new long[nGates][];
-        gCol = new long[nGates][];
+        gColFlat = new long[cols * nGates];
         lo = new long[nGates];
         hi = new long[nGates];
         runCoef = new long[nGates];
@@ -64,7 +68,8 @@ final class GemmSide {
             long[] co = gate.coeffs();
             gBatch[g] = table(batchVars, ext, co);
             gRow[g] = table(rowVars, ext, co);
-            gCol[g] = table(colVars, ext, co);
+            long[] gc = table(colVars, ext, co);
+            for (int c = 0; c < cols; c++) gColFlat[c * nGates + g] = gc[c];
             lo[g] = gate.lo();
             hi[g] = gate.hi();
             runCoef[g] = inner < 0 ? 0 : co[inner];
@@ -100,27 +105,35 @@ final class GemmSide {
     }
 
     /**
-     * The valid part {@code [t0, t1)} of the run of {@code len} columns from {@code c} in row {@code r} of batch
-     * {@code b}, as {@code t0 << 32 | t1} (0 when empty). The run must stay inside one run of the innermost variable.
+     * The valid part {@code [t0, t1)} of the run of {@code len} columns from {@code c}, in a row whose batch and
+     * row gate sums are {@code rowGate}, as {@code t0 << 32 | t1} (0 when empty). Each gate is
+     * {@code lo <= s0 + k*t < hi} for the run's first sum s0 and step k: solved without division for the
+     * steps convolutions have (0 and 1).
      */
-    private long validRange(int b, int r, int c, int len) {
+    private long validRange(long[] rowGate, int c, int len) {
         long t0 = 0, t1 = len;
         for (int g = 0; g < nGates; g++) {
-            long base = gBatch[g][b] + gRow[g][r] + gCol[g][c];
-            long k = runCoef[g];
-            // lo <= base + k*t < hi, solved for integer t
-            if (k == 0) {
-                if (base < lo[g] || base >= hi[g]) return 0;
+            long s0 = rowGate[g] + gColFlat[c * nGates + g], k = runCoef[g];
+            long from = lo[g] - s0, to = hi[g] - s0;  // from <= k*t < to
+            if (k == 1) {
+                t0 = Math.max(t0, from);
+                t1 = Math.min(t1, to);
+            } else if (k == 0) {
+                if (from > 0 || to <= 0) return 0;
             } else if (k > 0) {
-                t0 = Math.max(t0, Math.ceilDiv(lo[g] - base, k));
-                t1 = Math.min(t1, Math.floorDiv(hi[g] - 1 - base, k) + 1);
+                t0 = Math.max(t0, Math.ceilDiv(from, k));
+                t1 = Math.min(t1, Math.floorDiv(to - 1, k) + 1);
             } else {
-                t0 = Math.max(t0, Math.ceilDiv(base - hi[g] + 1, -k));
-                t1 = Math.min(t1, Math.floorDiv(base - lo[g], -k) + 1);
+                t0 = Math.max(t0, Math.ceilDiv(to - 1, k));
+                t1 = Math.min(t1, Math.floorDiv(from, k) + 1);
             }
-            if (t0 >= t1) return 0;
         }
-        return t0 << 32 | t1;
+        return t0 >= t1 ? 0 : t0 << 32 | t1;
+    }
+
+    /** Fills {@code rowGate} with the batch and row part of each gate's sum. */
+    private void rowGates(int b, int r, long[] rowGate) {
+        for (int g = 0; g < nGates; g++) rowGate[g] = gBatch[g][b] + gRow[g][r];
     }
 
     /** Smallest and largest address read, from the tables (exact without gates; run by run with them). */
@@ -130,11 +143,13 @@ final class GemmSide {
             return new long[] {min(batchAddr) + min(rowAddr) + min(colAddr), max(batchAddr) + max(rowAddr) + max(colAddr)};
         }
         long mn = Long.MAX_VALUE, mx = Long.MIN_VALUE;
+        long[] gateBase = new long[nGates];
         for (int b = 0; b < batches; b++) {
             for (int r = 0; r < rows; r++) {
                 long base = batchAddr[b] + rowAddr[r];
+                rowGates(b, r, gateBase);
                 for (int c = 0; c < cols; c += runLen) {
-                    long vr = validRange(b, r, c, runLen);
+                    long vr = validRange(gateBase, c, runLen);
                     if (vr == 0) continue;
                     long first = base + colAddr[c] + (vr >>> 32) * runStride;
                     long last = base + colAddr[c] + ((vr & 0xffffffffL) - 1) * runStride;
@@ -161,103 +176,77 @@ final class GemmSide {
     }
 
     /**
-     * Packs rows {@code [r0, r0+nr)} x columns {@code [c0, c0+nc)} of batch {@code b} into column panels {@code w}
-     * wide: {@code dst[(c / w) * nr * w + r * w + c % w]} (local r, c), the last panel padded with zeros. This is B's
-     * layout (rows K, columns N): the micro-kernel reads one row of a panel per step.
+     * Packs rows {@code [r0, r0+nr)} x columns {@code [c0, c0+nc)} of batch {@code b} into column panels NR
+     * wide: {@code dst[(c / NR) * nr * NR + r * NR + c % NR]} (local r, c), the last panel padded with zeros. This
+     * is B's layout (rows K, columns N): the micro-kernel reads one row of a panel per step.
+     *
+     * <p>Each row is first gathered into {@code row} (whole runs: one gate solution and one strided copy each),
+     * then dealt out to the panels in whole vectors: splitting runs at panel edges cost more than the copy itself.
+     *
+     * @param row scratch of at least {@code roundUp(nc, NR)} floats
      */
-    void packColPanels(MemorySegment seg, int b, int r0, int nr, int c0, int nc, int w, float[] dst) {
+    void packColPanels(MemorySegment seg, int b, int r0, int nr, int c0, int nc, float[] dst, float[] row) {
+        final int w = NR;
         int panels = (nc + w - 1) / w;
-        int pad = panels * w - nc;
-        if (pad > 0) {
-            int p = (panels - 1) * nr * w;
-            for (int r = 0; r < nr; r++) Arrays.fill(dst, p + r * w + w - pad, p + r * w + w, 0f);
-        }
+        Arrays.fill(row, nc, panels * w, 0f);
+        long[] gateBase = new long[nGates];
+        int firstLen = runLen - c0 % runLen;
+        int panelSize = nr * w;
         for (int r = 0; r < nr; r++) {
-            long rowBase = batchAddr[b] + rowAddr[r0 + r];
-            int c = c0, end = c0 + nc;
-            while (c < end) {
-                int len = Math.min(runLen - c % runLen, end - c);
-                int t0 = 0, t1 = len;
-                if (nGates > 0) {
-                    long vr = validRange(b, r0 + r, c, len);
-                    t0 = (int) (vr >>> 32);
-                    t1 = (int) vr;
-                }
-                int local = c - c0;
-                if (t0 > 0) zeroPanels(dst, local, t0, r, nr, w);
-                if (t1 > t0) copyPanels(seg, rowBase + colAddr[c] + t0 * runStride, local + t0, t1 - t0, dst, r, nr, w);
-                if (t1 < len) zeroPanels(dst, local + Math.max(t1, t0), len - Math.max(t1, t0), r, nr, w);
-                c += len;
+            gatherRow(seg, b, r0 + r, c0, nc, firstLen, row, 0, gateBase);
+            for (int p = 0, d = r * w; p < panels; p++, d += panelSize) {
+                FloatVector.fromArray(S, row, p * w).intoArray(dst, d);
+                FloatVector.fromArray(S, row, p * w + L).intoArray(dst, d + L);
             }
         }
     }
 
-    private void copyPanels(MemorySegment seg, long addr, int local, int n, float[] dst, int r, int nr, int w) {
-        while (n > 0) {
-            int j = local % w;
-            int chunk = Math.min(n, w - j);
-            copy(seg, addr, runStride, chunk, dst, (local / w) * nr * w + r * w + j);
-            addr += chunk * runStride;
-            local += chunk;
-            n -= chunk;
+    /** Columns {@code [c0, c0+nc)} of row {@code r} of batch {@code b} into {@code row[at..at+nc)}, 0 where a gate fails. */
+    private void gatherRow(MemorySegment seg, int b, int r, int c0, int nc, int firstLen, float[] row, int at, long[] gateBase) {
+        long rowBase = batchAddr[b] + rowAddr[r];
+        int end = c0 + nc;
+        rowGates(b, r, gateBase);
+        for (int c = c0, len = Math.min(firstLen, nc); c < end; c += len, len = Math.min(runLen, end - c)) {
+            int t0 = 0, t1 = len;
+            if (nGates > 0) {
+                long vr = validRange(gateBase, c, len);
+                t0 = (int) (vr >>> 32);
+                t1 = (int) vr;
+                if (t1 <= t0) t0 = t1 = len;
+            }
+            int d = at + c - c0;
+            if (t0 > 0) Arrays.fill(row, d, d + t0, 0f);
+            if (t1 > t0) copy(seg, rowBase + colAddr[c] + t0 * runStride, runStride, t1 - t0, row, d + t0);
+            if (t1 < len) Arrays.fill(row, d + t1, d + len, 0f);
         }
     }
 
-    private static void zeroPanels(float[] dst, int local, int n, int r, int nr, int w) {
-        while (n > 0) {
-            int j = local % w;
-            int chunk = Math.min(n, w - j);
-            int d = (local / w) * nr * w + r * w + j;
-            Arrays.fill(dst, d, d + chunk, 0f);
-            local += chunk;
-            n -= chunk;
-        }
-    }
-
-    /** Copies {@code n} elements {@code stride} apart from {@code seg} to {@code dst[d..]}; stride 1 by whole vectors. */
+    /** Copies {@code n} elements {@code stride} apart from {@code seg} to {@code dst[d..]}; stride 1 by (masked) vectors. */
     private static void copy(MemorySegment seg, long addr, long stride, int n, float[] dst, int d) {
         long off = addr * 4;
         if (stride == 1) {
             int i = 0;
             for (; i <= n - L; i += L) FloatVector.fromMemorySegment(S, seg, off + 4L * i, ByteOrder.LITTLE_ENDIAN).intoArray(dst, d + i);
-            for (; i < n; i++) dst[d + i] = seg.get(F, off + 4L * i);
+            if (i < n) {
+                VectorMask<Float> m = S.indexInRange(i, n);
+                FloatVector.fromMemorySegment(S, seg, off + 4L * i, ByteOrder.LITTLE_ENDIAN, m).intoArray(dst, d + i, m);
+            }
         } else {
             for (int i = 0; i < n; i++) dst[d + i] = seg.get(F, off + 4L * stride * i);
         }
     }
 
     /**
-     * Packs rows {@code [r0, r0+nr)} x columns {@code [c0, c0+nc)} of batch {@code b} into row panels {@code h}
-     * tall: {@code dst[(r / h) * nc * h + c * h + r % h]} (local r, c), the last panel padded with zeros. This is A's
-     * layout (rows M, columns K): the micro-kernel reads one column of a panel per step.
+     * Packs rows {@code [r0, r0+nr)} x columns {@code [c0, c0+nc)} of batch {@code b} row by row:
+     * {@code dst[r * nc + c]} (local r, c), rows up to the next multiple of MR zero. This is A's layout (rows M,
+     * columns K): the micro-kernel streams the MR rows of a panel side by side, so a row is one strided
+     * (usually contiguous) copy per run instead of a transpose.
      */
-    void packRowPanels(MemorySegment seg, int b, int r0, int nr, int c0, int nc, int h, float[] dst) {
-        int panels = (nr + h - 1) / h;
-        for (int r = nr; r < panels * h; r++) {
-            int d = (r / h) * nc * h + r % h;
-            for (int c = 0; c < nc; c++) dst[d + c * h] = 0f;
-        }
-        for (int r = 0; r < nr; r++) {
-            long rowBase = batchAddr[b] + rowAddr[r0 + r];
-            int rowDst = (r / h) * nc * h + r % h;
-            int c = c0, end = c0 + nc;
-            while (c < end) {
-                int len = Math.min(runLen - c % runLen, end - c);
-                int t0 = 0, t1 = len;
-                if (nGates > 0) {
-                    long vr = validRange(b, r0 + r, c, len);
-                    t0 = (int) (vr >>> 32);
-                    t1 = (int) vr;
-                    if (t1 <= t0) t0 = t1 = len;
-                }
-                int d = rowDst + (c - c0) * h;
-                for (int t = 0; t < t0; t++) dst[d + t * h] = 0f;
-                long off = (rowBase + colAddr[c]) * 4;
-                long step = runStride * 4;
-                for (int t = t0; t < t1; t++) dst[d + t * h] = seg.get(F, off + t * step);
-                for (int t = t1; t < len; t++) dst[d + t * h] = 0f;
-                c += len;
-            }
-        }
+    void packRows(MemorySegment seg, int b, int r0, int nr, int c0, int nc, float[] dst) {
+        int padded = (nr + MR - 1) / MR * MR;
+        Arrays.fill(dst, nr * nc, padded * nc, 0f);
+        long[] gateBase = new long[nGates];
+        int firstLen = runLen - c0 % runLen;
+        for (int r = 0; r < nr; r++) gatherRow(seg, b, r0 + r, c0, nc, firstLen, dst, r * nc, gateBase);
     }
 }

@@ -38,6 +38,9 @@ final class GemmSide {
     private final int runLen;
     private final long runStride;
     private final long[] runCoef;
+    /** Whether gate g is moved, among the column variables, by the innermost one only; whether any gate is not. */
+    private final boolean[] innerOnly;
+    private final boolean hasOuterGates;
     /** Extreme element addresses over the valid elements; {@code minAddr > maxAddr} when none is read. */
     final long minAddr, maxAddr;
 
@@ -74,6 +77,14 @@ final class GemmSide {
             hi[g] = gate.hi();
             runCoef[g] = inner < 0 ? 0 : co[inner];
         }
+        innerOnly = new boolean[nGates];
+        boolean outer = false;
+        for (int g = 0; g < nGates; g++) {
+            innerOnly[g] = runCoef[g] != 0;
+            for (int v : colVars) if (v != inner && gates.get(g).coeff(v) != 0) innerOnly[g] = false;
+            outer |= !innerOnly[g];
+        }
+        hasOuterGates = outer;
         runLen = inner < 0 ? 1 : (int) ext[inner];
         runStride = inner < 0 ? 0 : strides[inner];
         long[] mm = extremes();
@@ -105,30 +116,39 @@ final class GemmSide {
     }
 
     /**
-     * The valid part {@code [t0, t1)} of the run of {@code len} columns from {@code c}, in a row whose batch and
-     * row gate sums are {@code rowGate}, as {@code t0 << 32 | t1} (0 when empty). Each gate is
-     * {@code lo <= s0 + k*t < hi} for the run's first sum s0 and step k: solved without division for the
-     * steps convolutions have (0 and 1).
+     * Narrows {@code [t0, t1)} to the t where {@code lo[g] <= s0 + k*t < hi[g]} (k the gate's step along a run), as
+     * {@code t0 << 32 | t1}, 0 when empty. Solved without division for the steps convolutions have (0 and 1).
      */
-    private long validRange(long[] rowGate, int c, int len) {
-        long t0 = 0, t1 = len;
-        for (int g = 0; g < nGates; g++) {
-            long s0 = rowGate[g] + gColFlat[c * nGates + g], k = runCoef[g];
-            long from = lo[g] - s0, to = hi[g] - s0;  // from <= k*t < to
-            if (k == 1) {
-                t0 = Math.max(t0, from);
-                t1 = Math.min(t1, to);
-            } else if (k == 0) {
-                if (from > 0 || to <= 0) return 0;
-            } else if (k > 0) {
-                t0 = Math.max(t0, Math.ceilDiv(from, k));
-                t1 = Math.min(t1, Math.floorDiv(to - 1, k) + 1);
-            } else {
-                t0 = Math.max(t0, Math.ceilDiv(to - 1, k));
-                t1 = Math.min(t1, Math.floorDiv(from, k) + 1);
-            }
+    private long narrow(int g, long s0, long t0, long t1) {
+        long k = runCoef[g], from = lo[g] - s0, to = hi[g] - s0;  // from <= k*t < to
+        if (k == 1) {
+            t0 = Math.max(t0, from);
+            t1 = Math.min(t1, to);
+        } else if (k == 0) {
+            if (from > 0 || to <= 0) return 0;
+        } else if (k > 0) {
+            t0 = Math.max(t0, Math.ceilDiv(from, k));
+            t1 = Math.min(t1, Math.floorDiv(to - 1, k) + 1);
+        } else {
+            t0 = Math.max(t0, Math.ceilDiv(to - 1, k));
+            t1 = Math.min(t1, Math.floorDiv(from, k) + 1);
         }
         return t0 >= t1 ? 0 : t0 << 32 | t1;
+    }
+
+    /**
+     * The valid part of {@code [t0, t1)} of the run from column {@code c}, in a row whose batch and row gate sums are
+     * {@code rowGate}, by every gate ({@code all}) or by those not moved by the innermost column alone.
+     */
+    private long validRange(long[] rowGate, int c, long t0, long t1, boolean all) {
+        for (int g = 0; g < nGates; g++) {
+            if (!all && innerOnly[g]) continue;
+            long vr = narrow(g, rowGate[g] + gColFlat[c * nGates + g], t0, t1);
+            if (vr == 0) return 0;
+            t0 = vr >>> 32;
+            t1 = (int) vr;
+        }
+        return t0 << 32 | t1;
     }
 
     /** Fills {@code rowGate} with the batch and row part of each gate's sum. */
@@ -149,7 +169,7 @@ final class GemmSide {
                 long base = batchAddr[b] + rowAddr[r];
                 rowGates(b, r, gateBase);
                 for (int c = 0; c < cols; c += runLen) {
-                    long vr = validRange(gateBase, c, runLen);
+                    long vr = validRange(gateBase, c, 0, runLen, true);
                     if (vr == 0) continue;
                     long first = base + colAddr[c] + (vr >>> 32) * runStride;
                     long last = base + colAddr[c] + ((vr & 0xffffffffL) - 1) * runStride;
@@ -205,20 +225,40 @@ final class GemmSide {
     private void gatherRow(MemorySegment seg, int b, int r, int c0, int nc, int firstLen, float[] row, int at, long[] gateBase) {
         long rowBase = batchAddr[b] + rowAddr[r];
         int end = c0 + nc;
-        rowGates(b, r, gateBase);
-        for (int c = c0, len = Math.min(firstLen, nc); c < end; c += len, len = Math.min(runLen, end - c)) {
-            int t0 = 0, t1 = len;
-            if (nGates > 0) {
-                long vr = validRange(gateBase, c, len);
+        // Gates moved by the innermost column variable alone (a convolution's window column) leave the same valid
+        // positions in every run of the row: solved once here. The others are solved run by run.
+        long u0 = 0, u1 = runLen;
+        if (nGates > 0) {
+            rowGates(b, r, gateBase);
+            for (int g = 0; g < nGates && u0 < u1; g++) {
+                if (!innerOnly[g]) continue;
+                long vr = narrow(g, gateBase[g], u0, u1);
+                u0 = vr >>> 32;
+                u1 = (int) vr;
+            }
+        }
+        int p0 = runLen - firstLen;  // inner position of the first run's start
+        for (int c = c0, len = Math.min(firstLen, nc); c < end; c += len, len = Math.min(runLen, end - c), p0 = 0) {
+            int t0 = (int) Math.max(0, u0 - p0), t1 = (int) Math.min(len, u1 - p0);
+            if (t0 < t1 && hasOuterGates) {
+                long vr = validRange(gateBase, c, t0, t1, false);
                 t0 = (int) (vr >>> 32);
                 t1 = (int) vr;
-                if (t1 <= t0) t0 = t1 = len;
             }
+            if (t1 <= t0) t0 = t1 = len;
             int d = at + c - c0;
-            if (t0 > 0) Arrays.fill(row, d, d + t0, 0f);
+            if (t0 > 0) zero(row, d, t0);
             if (t1 > t0) copy(seg, rowBase + colAddr[c] + t0 * runStride, runStride, t1 - t0, row, d + t0);
-            if (t1 < len) Arrays.fill(row, d + t1, d + len, 0f);
+            if (t1 < len) zero(row, d + t1, len - t1);
         }
+    }
+
+    /** {@code row[d..d+n) = 0} by (masked) vectors: the gaps gates leave are mostly a few elements. */
+    private static void zero(float[] row, int d, int n) {
+        FloatVector z = FloatVector.zero(S);
+        int i = 0;
+        for (; i <= n - L; i += L) z.intoArray(row, d + i);
+        if (i < n) z.intoArray(row, d + i, S.indexInRange(i, n));
     }
 
     /** Copies {@code n} elements {@code stride} apart from {@code seg} to {@code dst[d..]}; stride 1 by (masked) vectors. */

@@ -256,6 +256,7 @@ class GemmKernelTest {
         check(conv(1, 3, 8, 11, 3, 1, 1), new long[0]);  // stride 1 'same'
         check(conv(1, 4, 6, 7, 5, 1, 2), new long[0]);
         check(conv(2, 16, 20, 14, 3, 1, 1), new long[0]); // split over workers, gated runs over the N panels
+        check(conv(1, 32, 40, 15, 3, 1, 1), new long[0]);   // N split between workers in the middle of a run
         check(conv(2, 3, 5, 10, 3, 2, 1, true), new long[0]);
         check(conv(1, 4, 6, 7, 5, 1, 2, true), new long[0]);
     }

@@ -15,11 +15,14 @@ import static dev.kiln.cpu.GemmMicroKernel.MR;
 import static dev.kiln.cpu.GemmMicroKernel.NR;
 
 /**
- * Runs a {@link Contraction} as a packed, cache-blocked GEMM (the BLIS loop nest): for each block of
- * {@link #NC} columns and {@link #KC} reduction steps, B is packed into NR-wide panels; for each block of
- * {@link #MC} rows A is packed into MR-tall panels; the {@link GemmMicroKernel} then sweeps the register
- * tiles. Work is split between the {@link WorkerPool} workers by batch, or else by the longer of M and N; each
- * worker packs into its own scratch.
+ * Runs a {@link Contraction} as a packed, cache-blocked GEMM (the BLIS loop nest): for each block of at most
+ * {@link #NC} columns and {@link #KC} reduction steps, B is packed into NR-wide panels; for each block of at most
+ * {@link #MC} rows, A is packed row by row (the micro-kernel streams MR rows side by side); the
+ * {@link GemmMicroKernel} then sweeps the register tiles, storing into C after the first K block and adding after
+ * the others. Work is split between the {@link WorkerPool} workers by batch, or else by the longer of M and N;
+ * each worker packs into its own scratch, so no packed panel is shared and no barrier is needed.
+ *
+ * <p>Address tables, gate tables and bounds are computed once per set of run-time extents ({@link GemmPlan}).
  */
 final class GemmKernel {
     /**

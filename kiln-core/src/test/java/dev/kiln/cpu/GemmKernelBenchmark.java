@@ -17,7 +17,9 @@ import java.util.Random;
 /**
  * Prints GFLOP/s of {@link GemmKernel} (median of 5 timed runs): square matmuls and a 3x3 convolution with 64
  * output channels (M=64, K=576, N=56*56). Run by hand (not a test): it takes seconds and wants a quiet machine.
- * Arguments: optional list of cases among {@code 1024 2048 conv st} (st: single thread, calling thread only).
+ * Arguments: the cases, among {@code 1024 2048 conv} (any n runs an n^3 matmul); all three by default. One
+ * thread: {@code -XX:ActiveProcessorCount=1} (the worker pool sizes itself from it). Run from kiln-core:
+ * {@code java --add-modules jdk.incubator.vector -cp target/classes:target/test-classes:<dependencies> dev.kiln.cpu.GemmKernelBenchmark}.
  */
 final class GemmKernelBenchmark {
     public static void main(String[] args) {

@@ -34,7 +34,7 @@ final class GemmSide {
     /** Column part of gate g's sum at column c: {@code gColFlat[c * nGates + g]} (one array: a run reads all gates at once). */
     private final long[] gColFlat;
     private final long[] lo, hi;
-    /** Length of a run (extent of the innermost column variable), the address step and each gate's step inside it. */
+    /** Length of a run (the innermost column variables that continue one another), the address step and each gate's step inside it. */
     private final int runLen;
     private final long runStride;
     private final long[] runCoef;
@@ -77,16 +77,29 @@ final class GemmSide {
             hi[g] = gate.hi();
             runCoef[g] = inner < 0 ? 0 : co[inner];
         }
+        // A run spans the innermost column variable and every next-outer one that continues it: stride (and each
+        // gate coefficient) equal to the run's extent times the innermost's, as in a contiguous row-major block
+        // (a convolution's weights over (ci, kh, kw), an unpadded 1x1 convolution's pixels).
+        long len = inner < 0 ? 1 : ext[inner];
+        int merged = colVars.length - 1;  // colVars[merged..] form the run
+        while (merged > 0) {
+            int v = colVars[merged - 1];
+            boolean continues = strides[v] == len * strides[inner];
+            for (Contraction.Gate gate : gates) continues &= gate.coeff(v) == len * gate.coeff(inner);
+            if (!continues) break;
+            len *= ext[v];
+            merged--;
+        }
+        runLen = (int) Math.max(1, len);
+        runStride = inner < 0 ? 0 : strides[inner];
         innerOnly = new boolean[nGates];
         boolean outer = false;
         for (int g = 0; g < nGates; g++) {
             innerOnly[g] = runCoef[g] != 0;
-            for (int v : colVars) if (v != inner && gates.get(g).coeff(v) != 0) innerOnly[g] = false;
+            for (int i = 0; i < merged; i++) if (gates.get(g).coeff(colVars[i]) != 0) innerOnly[g] = false;
             outer |= !innerOnly[g];
         }
         hasOuterGates = outer;
-        runLen = inner < 0 ? 1 : (int) ext[inner];
-        runStride = inner < 0 ? 0 : strides[inner];
         long[] mm = extremes();
         minAddr = mm[0];
         maxAddr = mm[1];

@@ -293,6 +293,18 @@ class GemmKernelTest {
     }
 
     @Test
+    void runsAcrossVariablesThatContinueOneAnother() {
+        // N = (n1, n2) and K = (k1, k2) are contiguous row-major blocks, so a run spans both variables; the gates
+        // (a slice of the flattened index) move with them, and A's gate also depends on m
+        List<Var> vars = List.of(v("m", Role.M, 7), v("n1", Role.N, 4), v("n2", Role.N, 5), v("k1", Role.K, 3), v("k2", Role.K, 4));
+        Operand a = new Operand(1, 0, new long[] {12, 0, 0, 4, 1}, List.of(new Gate(new long[] {1, 0, 0, 4, 1}, 3, 14)));
+        Operand b = new Operand(2, -2, new long[] {0, 5, 1, 20 * 4, 20}, List.of(new Gate(new long[] {0, 5, 1, 0, 0}, 2, 17)));
+        check(new Contraction(vars, a, b, op(0, 0, 20, 5, 1, 0, 0)), new long[0]);
+        // an unpadded 1x1 convolution: the pixels are one run
+        check(conv(2, 6, 9, 8, 1, 1, 0), new long[0]);
+    }
+
+    @Test
     void symbolicLimits() {
         // M var limited by vals[0], the inner N var by vals[1]: points beyond stay unwritten (NaN)
         List<Var> vars = List.of(new Var("m", Role.M, 40, 0), v("n1", Role.N, 3), new Var("n2", Role.N, 20, 1), v("k", Role.K, 17));

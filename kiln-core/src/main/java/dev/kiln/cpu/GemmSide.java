@@ -38,6 +38,9 @@ final class GemmSide {
     private final int runLen;
     private final long runStride;
     private final long[] runCoef;
+    /** Runs along the rows (ungated sides only): a transposed operand is packed column by column along them. */
+    private final int rowRunLen;
+    private final long rowRunStride;
     /** Whether gate g is moved, among the column variables, by the innermost one only; whether any gate is not. */
     private final boolean[] innerOnly;
     private final boolean hasOuterGates;
@@ -92,6 +95,11 @@ final class GemmSide {
         }
         runLen = (int) Math.max(1, len);
         runStride = inner < 0 ? 0 : strides[inner];
+        int rowInner = rowVars.length == 0 ? -1 : rowVars[rowVars.length - 1];
+        long rowLen = rowInner < 0 ? 1 : ext[rowInner];
+        for (int i = rowVars.length - 2; i >= 0 && strides[rowVars[i]] == rowLen * strides[rowInner]; i--) rowLen *= ext[rowVars[i]];
+        rowRunLen = (int) Math.max(1, rowLen);
+        rowRunStride = rowInner < 0 ? 0 : strides[rowInner];
         innerOnly = new boolean[nGates];
         boolean outer = false;
         for (int g = 0; g < nGates; g++) {
@@ -219,6 +227,10 @@ final class GemmSide {
      * @param row scratch of at least {@code roundUp(nc, NR)} floats
      */
     void packColPanels(MemorySegment seg, int b, int r0, int nr, int c0, int nc, float[] dst, float[] row) {
+        if (nGates == 0 && runStride != 1 && rowRunStride == 1) {
+            packColPanelsByColumns(seg, b, r0, nr, c0, nc, dst, row);
+            return;
+        }
         final int w = NR;
         int panels = (nc + w - 1) / w;
         Arrays.fill(row, nc, panels * w, 0f);
@@ -231,6 +243,32 @@ final class GemmSide {
                 FloatVector.fromArray(S, row, p * w).intoArray(dst, d);
                 FloatVector.fromArray(S, row, p * w + L).intoArray(dst, d + L);
             }
+        }
+    }
+
+    /**
+     * {@link #packColPanels} for a transposed operand (contiguous down its columns, as the weights of x W^T):
+     * each column is copied in bulk along its row runs, then written down its panel. Element-wise strided reads
+     * measured several times slower.
+     *
+     * @param col scratch of at least {@code nr} floats
+     */
+    private void packColPanelsByColumns(MemorySegment seg, int b, int r0, int nr, int c0, int nc, float[] dst, float[] col) {
+        final int w = NR;
+        int panels = (nc + w - 1) / w;
+        int pad = panels * w - nc;
+        if (pad > 0) {
+            int p = (panels - 1) * nr * w;
+            for (int r = 0; r < nr; r++) Arrays.fill(dst, p + r * w + w - pad, p + r * w + w, 0f);
+        }
+        int firstLen = rowRunLen - r0 % rowRunLen, end = r0 + nr;
+        for (int c = 0; c < nc; c++) {
+            long base = batchAddr[b] + colAddr[c0 + c];
+            for (int r = r0, len = Math.min(firstLen, nr); r < end; r += len, len = Math.min(rowRunLen, end - r)) {
+                copy(seg, base + rowAddr[r], 1, len, col, r - r0);
+            }
+            int d = (c / w) * nr * w + c % w;
+            for (int r = 0; r < nr; r++) dst[d + r * w] = col[r];
         }
     }
 

@@ -17,7 +17,7 @@ import java.util.Random;
 /**
  * Prints GFLOP/s of {@link GemmKernel} (median of 5 timed runs): square matmuls and a 3x3 convolution with 64
  * output channels (M=64, K=576, N=56*56). Run by hand (not a test): it takes seconds and wants a quiet machine.
- * Arguments: the cases, among {@code 1024 2048 conv} (any n runs an n^3 matmul); all three by default. One
+ * Arguments: the cases, among {@code 1024 2048 conv linear} (any n runs an n^3 matmul); all three by default. One
  * thread: {@code -XX:ActiveProcessorCount=1} (the worker pool sizes itself from it). Run from kiln-core:
  * {@code java --add-modules jdk.incubator.vector -cp target/classes:target/test-classes:<dependencies> dev.kiln.cpu.GemmKernelBenchmark}.
  */
@@ -28,6 +28,7 @@ final class GemmKernelBenchmark {
         for (String c : cases) {
             switch (c) {
                 case "conv" -> bench("conv 3x3 64x64x56x56", conv(), 2L * 64 * 576 * 3136);
+                case "linear" -> bench("x.W^T 1024^3", linear(1024), 2L * 1024 * 1024 * 1024);
                 default -> {
                     int n = Integer.parseInt(c);
                     bench("matmul " + n + "^3", matmul(n), 2L * n * n * n);
@@ -40,6 +41,14 @@ final class GemmKernelBenchmark {
         return new Contraction(List.of(new Var("m", Role.M, n, -1), new Var("n", Role.N, n, -1), new Var("k", Role.K, n, -1)),
                 new Operand(1, 0, new long[] {n, 0, 1}, List.of()),
                 new Operand(2, 0, new long[] {0, 1, n}, List.of()),
+                new Operand(0, 0, new long[] {n, 1, 0}, List.of()));
+    }
+
+    /** A linear layer: C = x W^T, W stored [out][in] (B's columns are rows of W). */
+    static Contraction linear(int n) {
+        return new Contraction(List.of(new Var("m", Role.M, n, -1), new Var("n", Role.N, n, -1), new Var("k", Role.K, n, -1)),
+                new Operand(1, 0, new long[] {n, 0, 1}, List.of()),
+                new Operand(2, 0, new long[] {0, n, 1}, List.of()),
                 new Operand(0, 0, new long[] {n, 1, 0}, List.of()));
     }
 

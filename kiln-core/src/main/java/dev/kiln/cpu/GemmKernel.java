@@ -173,7 +173,7 @@ final class GemmKernel {
                     p.b.packColPanels(bs, b, pc, kc, jc, nc, bp, s.row);
                     for (int ic = m0; ic < m1; ic += mcStep) {
                         int mc = Math.min(mcStep, m1 - ic);
-                        p.a.packRows(as, b, ic, mc, pc, kc, ap);
+                        p.a.packRows(as, b, ic, mc, pc, kc, ap, s.row);
                         for (int jr = 0; jr < nc; jr += NR) {
                             int nr = Math.min(NR, nc - jr), n = jc + jr;
                             boolean contiguous = p.contiguous[n] >= nr;

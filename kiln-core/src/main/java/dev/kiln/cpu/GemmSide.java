@@ -332,10 +332,24 @@ final class GemmSide {
      * {@code dst[r * nc + c]} (local r, c), rows up to the next multiple of MR zero. This is A's layout (rows M,
      * columns K): the micro-kernel streams the MR rows of a panel side by side, so a row is one strided
      * (usually contiguous) copy per run instead of a transpose.
+     *
+     * @param col scratch of at least {@code nr} floats
      */
-    void packRows(MemorySegment seg, int b, int r0, int nr, int c0, int nc, float[] dst) {
+    void packRows(MemorySegment seg, int b, int r0, int nr, int c0, int nc, float[] dst, float[] col) {
         int padded = (nr + MR - 1) / MR * MR;
         Arrays.fill(dst, nr * nc, padded * nc, 0f);
+        if (nGates == 0 && runStride != 1 && rowRunStride == 1) {
+            // a transposed A (contiguous down its columns): each column in bulk along its row runs, then across
+            int firstLen = rowRunLen - r0 % rowRunLen, end = r0 + nr;
+            for (int c = 0; c < nc; c++) {
+                long base = batchAddr[b] + colAddr[c0 + c];
+                for (int r = r0, len = Math.min(firstLen, nr); r < end; r += len, len = Math.min(rowRunLen, end - r)) {
+                    copy(seg, base + rowAddr[r], 1, len, col, r - r0);
+                }
+                for (int r = 0; r < nr; r++) dst[r * nc + c] = col[r];
+            }
+            return;
+        }
         long[] gateBase = new long[nGates];
         int firstLen = runLen - c0 % runLen;
         for (int r = 0; r < nr; r++) gatherRow(seg, b, r0 + r, c0, nc, firstLen, dst, r * nc, gateBase);

@@ -235,6 +235,7 @@ class GemmKernelTest {
         // M > MC, K > KC, N > NC; several million multiply-adds, so the work is split
         check(matmul(7, GemmKernel.NC + 40, GemmKernel.KC + 3, false, false, false, 0), new long[0]);
         check(matmul(GemmKernel.MC + 7, 40, GemmKernel.KC + 3, false, false, false, 0), new long[0]);
+        check(matmul(GemmKernel.MC + 7, 40, GemmKernel.KC + 3, true, false, false, 0), new long[0]); // A^T, by columns
         check(matmul(250, 40, 130, false, true, false, 0), new long[0]);
         // x . W^T with K = (k1, k2) over two K blocks: B packed column by column, runs of 600 cut at the block edge
         List<Var> vars = List.of(v("m", Role.M, 9), v("n", Role.N, 37), v("k1", Role.K, 3), v("k2", Role.K, 200));

@@ -19,8 +19,9 @@ import static dev.kiln.cpu.GemmMicroKernel.NR;
  * {@link #NC} columns and {@link #KC} reduction steps, B is packed into NR-wide panels; for each block of at most
  * {@link #MC} rows, A is packed row by row (the micro-kernel streams MR rows side by side); the
  * {@link GemmMicroKernel} then sweeps the register tiles, storing into C after the first K block and adding after
- * the others. Work is split between the {@link WorkerPool} workers by batch, or else by the longer of M and N;
- * each worker packs into its own scratch, so no packed panel is shared and no barrier is needed.
+ * the others. Work is split between the {@link WorkerPool} workers by batch, or else by the longer of M and N
+ * (single GEMMs, or batches that do not share out evenly); each worker packs into its own scratch, so no packed
+ * panel is shared and no barrier is needed.
  *
  * <p>Address tables, gate tables and bounds are computed once per set of run-time extents ({@link GemmPlan}).
  */
@@ -104,17 +105,23 @@ final class GemmKernel {
             return;
         }
         List<RecursiveAction> tasks = new ArrayList<>();
-        if (p.batches >= workers) {
+        if (p.batches % workers == 0 || p.batches >= 8 * workers) {
+            // whole GEMMs per worker (at most one more for some when the batches do not divide evenly)
             for (int t = 0; t < workers; t++) {
                 int b0 = (int) ((long) p.batches * t / workers), b1 = (int) ((long) p.batches * (t + 1) / workers);
                 tasks.add(task(p, as, bs, cs, b0, b1, 0, p.m, 0, p.n));
             }
-        } else if (p.m >= p.n && p.m >= workers * MR) {
-            int[] cuts = cuts(p.m, workers, MR);
-            for (int t = 0; t < workers; t++) tasks.add(task(p, as, bs, cs, 0, p.batches, cuts[t], cuts[t + 1], 0, p.n));
         } else {
-            int[] cuts = cuts(p.n, workers, NR);
-            for (int t = 0; t < workers; t++) tasks.add(task(p, as, bs, cs, 0, p.batches, 0, p.m, cuts[t], cuts[t + 1]));
+            // fewer (or unevenly many) batches: each GEMM cut in as many slices as workers, stolen as they free up
+            boolean byM = p.m >= p.n && p.m >= workers * MR;
+            int[] cuts = byM ? cuts(p.m, workers, MR) : cuts(p.n, workers, NR);
+            for (int b = 0; b < p.batches; b++) {
+                for (int t = 0; t < workers; t++) {
+                    if (cuts[t] == cuts[t + 1]) continue;
+                    tasks.add(byM ? task(p, as, bs, cs, b, b + 1, cuts[t], cuts[t + 1], 0, p.n)
+                            : task(p, as, bs, cs, b, b + 1, 0, p.m, cuts[t], cuts[t + 1]));
+                }
+            }
         }
         if (Thread.currentThread() instanceof ForkJoinWorkerThread w && w.getPool() == WorkerPool.pool()) {
             ForkJoinTask.invokeAll(tasks);

@@ -252,6 +252,9 @@ class GemmKernelTest {
         // large enough to split by batch
         vars = List.of(v("b", Role.BATCH, 4), v("m", Role.M, 100), v("n", Role.N, 90), v("k", Role.K, 40));
         check(new Contraction(vars, op(1, 0, 4000, 40, 0, 1), op(2, 0, 3600, 0, 1, 90), op(0, 0, 9000, 90, 1, 0)), new long[0]);
+        // 3 batches on 2 workers: each cut in slices
+        vars = List.of(v("b", Role.BATCH, 3), v("m", Role.M, 100), v("n", Role.N, 90), v("k", Role.K, 40));
+        check(new Contraction(vars, op(1, 0, 4000, 40, 0, 1), op(2, 0, 3600, 0, 1, 90), op(0, 0, 9000, 90, 1, 0)), new long[0]);
     }
 
     @Test

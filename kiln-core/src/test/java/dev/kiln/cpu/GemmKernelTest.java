@@ -84,7 +84,7 @@ class GemmKernelTest {
     // ---- reference and check
 
     /** Exact (double) sums, sums of |a*b|, and K per C address; every point of the run-time extents. */
-    record Reference(List<long[]> cAddr, double[] exact, double[] abs, long k) {}
+    record Reference(long[] cAddr, double[] exact, double[] abs, long k) {}
 
     /** Evaluates the definition; {@code dropK} (a flat K index, or -1) leaves out one term of every sum. */
     static Reference reference(Contraction c, MemorySegment[] bufs, long[] vals, long dropK) {
@@ -92,7 +92,7 @@ class GemmKernelTest {
         long[] ext = new long[nv];
         for (int i = 0; i < nv; i++) ext[i] = Math.max(0, c.vars().get(i).extent(vals));
         List<long[]> outer = points(c, ext, r -> r != Role.K), inner = points(c, ext, r -> r == Role.K);
-        List<long[]> addrs = new ArrayList<>();
+        long[] addrs = new long[outer.size()];
         double[] exact = new double[outer.size()], abs = new double[outer.size()];
         for (int o = 0; o < outer.size(); o++) {
             long[] pt = outer.get(o).clone();
@@ -107,7 +107,7 @@ class GemmKernelTest {
             }
             exact[o] = sum;
             abs[o] = sa;
-            addrs.add(new long[] {address(c.c(), pt)});
+            addrs[o] = address(c.c(), pt);
         }
         return new Reference(addrs, exact, abs, inner.size());
     }
@@ -154,7 +154,7 @@ class GemmKernelTest {
         List<String> bad = new ArrayList<>();
         double eps = Math.scalb(1.0, -24);
         for (int i = 0; i < ref.exact.length && bad.size() < 5; i++) {
-            long addr = ref.cAddr.get(i)[0];
+            long addr = ref.cAddr[i];
             float got = c.get(F, 4 * addr);
             double bound = ref.k * eps * 2 * ref.abs[i] + 1e-37;
             if (!(Math.abs(got - ref.exact[i]) <= bound)) bad.add("C[" + addr + "] = " + got + ", exact " + ref.exact[i] + " +- " + bound);

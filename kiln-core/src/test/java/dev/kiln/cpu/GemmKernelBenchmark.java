@@ -17,7 +17,7 @@ import java.util.Random;
 /**
  * Prints GFLOP/s of {@link GemmKernel} (median of 5 timed runs): square matmuls and a 3x3 convolution with 64
  * output channels (M=64, K=576, N=56*56). Run by hand (not a test): it takes seconds and wants a quiet machine.
- * Arguments: the cases, among {@code 1024 2048 conv linear} (any n runs an n^3 matmul); all three by default. One
+ * Arguments: the cases, among {@code 1024 2048 conv conv2 linear} (any n runs an n^3 matmul); all three by default. One
  * thread: {@code -XX:ActiveProcessorCount=1} (the worker pool sizes itself from it). Run from kiln-core:
  * {@code java --add-modules jdk.incubator.vector -cp target/classes:target/test-classes:<dependencies> dev.kiln.cpu.GemmKernelBenchmark}.
  */
@@ -28,6 +28,7 @@ final class GemmKernelBenchmark {
         for (String c : cases) {
             switch (c) {
                 case "conv" -> bench("conv 3x3 64x64x56x56", conv(), 2L * 64 * 576 * 3136);
+                case "conv2" -> bench("conv 3x3/2 64->128 56x56", GemmKernelTest.conv(1, 64, 128, 56, 3, 2, 1), 2L * 128 * 576 * 784);
                 case "linear" -> bench("x.W^T 1024^3", linear(1024), 2L * 1024 * 1024 * 1024);
                 default -> {
                     int n = Integer.parseInt(c);

@@ -312,6 +312,15 @@ class GemmKernelTest {
     }
 
     @Test
+    void rolesWithoutVariables() {
+        // an outer product (no K variable: one term) and a vector-matrix product (no M variable: one row)
+        check(new Contraction(List.of(v("i", Role.M, 7), v("j", Role.N, 9)), op(1, 0, 1, 0), op(2, 0, 0, 1), op(0, 0, 9, 1)),
+                new long[0]);
+        check(new Contraction(List.of(v("n", Role.N, 33), v("k", Role.K, 20)), op(1, 0, 0, 1), op(2, 0, 1, 33), op(0, 0, 1, 0)),
+                new long[0]);
+    }
+
+    @Test
     void symbolicLimits() {
         // M var limited by vals[0], the inner N var by vals[1]: points beyond stay unwritten (NaN)
         List<Var> vars = List.of(new Var("m", Role.M, 40, 0), v("n1", Role.N, 3), new Var("n2", Role.N, 20, 1), v("k", Role.K, 17));

@@ -1,0 +1,115 @@
+package dev.kiln.cpu;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorSpecies;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+/**
+ * The register tile of the packed GEMM: {@link #MR} rows x {@link #NR} columns (two vectors) of C held in
+ * twelve accumulators while a packed A panel ({@code a[i * kc + k]}) and a packed B panel
+ * ({@code b[k * NR + j]}) stream past, one FMA per accumulator per step; then the tile is stored into C (first
+ * K block) or added to it.
+ */
+final class GemmMicroKernel {
+    static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
+    static final int L = S.length();
+    static final int MR = 6;
+    static final int NR = 2 * L;
+    private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
+    private GemmMicroKernel() {}
+
+    /**
+     * Computes the tile from panels {@code a[ao..]} and {@code b[bo..]} over {@code kc} steps and writes its
+     * {@code mr x nr} valid part to C rows {@code cRow[m..m+mr)}, columns {@code cCol[n..n+nr)} (plus {@code cBase}).
+     *
+     * @param contiguous the nr columns of C are adjacent elements (vector stores)
+     * @param first      store (the first K block) instead of adding
+     */
+    static void tile(float[] a, int ao, float[] b, int bo, int kc, MemorySegment c, long cBase, long[] cRow, int m, int mr,
+                     long[] cCol, int n, int nr, boolean contiguous, boolean first, float[] tmp) {
+        // -0.0 is the identity of IEEE addition (-0.0 + x == x for every x, -0.0 included)
+        FloatVector z = FloatVector.broadcast(S, -0.0f);
+        FloatVector c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z, c50 = z, c51 = z;
+        // the panel's MR rows of A side by side, kc apart: six sequential streams
+        int a0 = ao, a1 = ao + kc, a2 = ao + 2 * kc, a3 = ao + 3 * kc, a4 = ao + 4 * kc, a5 = ao + 5 * kc;
+        for (int k = 0; k < kc; k++) {
+            int bi = bo + k * NR;
+            FloatVector b0 = FloatVector.fromArray(S, b, bi);
+            FloatVector b1 = FloatVector.fromArray(S, b, bi + L);
+            FloatVector x = FloatVector.broadcast(S, a[a0 + k]);
+            c00 = x.fma(b0, c00);
+            c01 = x.fma(b1, c01);
+            x = FloatVector.broadcast(S, a[a1 + k]);
+            c10 = x.fma(b0, c10);
+            c11 = x.fma(b1, c11);
+            x = FloatVector.broadcast(S, a[a2 + k]);
+            c20 = x.fma(b0, c20);
+            c21 = x.fma(b1, c21);
+            x = FloatVector.broadcast(S, a[a3 + k]);
+            c30 = x.fma(b0, c30);
+            c31 = x.fma(b1, c31);
+            x = FloatVector.broadcast(S, a[a4 + k]);
+            c40 = x.fma(b0, c40);
+            c41 = x.fma(b1, c41);
+            x = FloatVector.broadcast(S, a[a5 + k]);
+            c50 = x.fma(b0, c50);
+            c51 = x.fma(b1, c51);
+        }
+        // Spill the tile to scratch first: handing vectors to a method C2 does not inline boxes them, which
+        // costs more than the whole K loop (measured: 22 vs 75 GFLOP/s).
+        c00.intoArray(tmp, 0);
+        c01.intoArray(tmp, L);
+        c10.intoArray(tmp, NR);
+        c11.intoArray(tmp, NR + L);
+        c20.intoArray(tmp, 2 * NR);
+        c21.intoArray(tmp, 2 * NR + L);
+        c30.intoArray(tmp, 3 * NR);
+        c31.intoArray(tmp, 3 * NR + L);
+        c40.intoArray(tmp, 4 * NR);
+        c41.intoArray(tmp, 4 * NR + L);
+        c50.intoArray(tmp, 5 * NR);
+        c51.intoArray(tmp, 5 * NR + L);
+        if (contiguous && nr == NR) {
+            for (int i = 0; i < mr; i++) storeFull(tmp, i * NR, c, 4 * (cBase + cRow[m + i] + cCol[n]), first);
+        } else if (contiguous) {
+            for (int i = 0; i < mr; i++) storeMasked(tmp, i * NR, c, 4 * (cBase + cRow[m + i] + cCol[n]), nr, first);
+        } else {
+            for (int i = 0; i < mr; i++) {
+                long row = cBase + cRow[m + i];
+                for (int j = 0; j < nr; j++) {
+                    long off = 4 * (row + cCol[n + j]);
+                    c.set(F, off, first ? tmp[i * NR + j] : c.get(F, off) + tmp[i * NR + j]);
+                }
+            }
+        }
+    }
+
+    /** One row of NR adjacent C elements: {@code C = t} or {@code C += t}. */
+    private static void storeFull(float[] tmp, int t, MemorySegment c, long off, boolean first) {
+        FloatVector v0 = FloatVector.fromArray(S, tmp, t), v1 = FloatVector.fromArray(S, tmp, t + L);
+        if (!first) {
+            v0 = FloatVector.fromMemorySegment(S, c, off, LE).add(v0);
+            v1 = FloatVector.fromMemorySegment(S, c, off + 4L * L, LE).add(v1);
+        }
+        v0.intoMemorySegment(c, off, LE);
+        v1.intoMemorySegment(c, off + 4L * L, LE);
+    }
+
+    /** The first {@code nr} elements of a row (an edge tile). */
+    private static void storeMasked(float[] tmp, int t, MemorySegment c, long off, int nr, boolean first) {
+        VectorMask<Float> m0 = S.indexInRange(0, nr), m1 = S.indexInRange(L, nr);
+        FloatVector v0 = FloatVector.fromArray(S, tmp, t), v1 = FloatVector.fromArray(S, tmp, t + L);
+        if (!first) {
+            v0 = FloatVector.fromMemorySegment(S, c, off, LE, m0).add(v0);
+            v1 = FloatVector.fromMemorySegment(S, c, off + 4L * L, LE, m1).add(v1);
+        }
+        v0.intoMemorySegment(c, off, LE, m0);
+        v1.intoMemorySegment(c, off + 4L * L, LE, m1);
+    }
+}

@@ -1,0 +1,61 @@
+package dev.kiln.cpu;
+
+import dev.kiln.codegen.Contraction;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+
+/**
+ * A contraction at fixed run-time extents: A and B as packable sides, C's address tables, and for each
+ * column of C how many columns from it on are contiguous (so a register tile's row is one vector store).
+ */
+final class GemmPlan {
+    final long[] extents;
+    final GemmSide a, b;
+    final long[] cBatch, cRow, cCol;
+    /** {@code contiguous[n]}: the number of columns {@code n, n+1, ...} whose C addresses step by 1. */
+    final int[] contiguous;
+    final int batches, m, n, k;
+    final long cMin, cMax;
+
+    GemmPlan(Contraction c, int[] batchVars, int[] mVars, int[] nVars, int[] kVars, long[] extents) {
+        this.extents = extents;
+        a = new GemmSide(c.a(), batchVars, mVars, kVars, extents);
+        b = new GemmSide(c.b(), batchVars, kVars, nVars, extents);
+        long[] strides = c.c().strides();
+        cBatch = GemmSide.table(batchVars, extents, strides);
+        for (int i = 0; i < cBatch.length; i++) cBatch[i] += c.c().offset();
+        cRow = GemmSide.table(mVars, extents, strides);
+        cCol = GemmSide.table(nVars, extents, strides);
+        batches = cBatch.length;
+        m = cRow.length;
+        n = cCol.length;
+        k = a.cols;
+        contiguous = new int[n];
+        for (int j = n - 1; j >= 0; j--) {
+            contiguous[j] = j + 1 < n && cCol[j + 1] == cCol[j] + 1 ? contiguous[j + 1] + 1 : 1;
+        }
+        if (batches == 0 || m == 0 || n == 0) {
+            cMin = Long.MAX_VALUE;
+            cMax = Long.MIN_VALUE;
+        } else {
+            cMin = Arrays.stream(cBatch).min().orElseThrow() + Arrays.stream(cRow).min().orElseThrow()
+                    + Arrays.stream(cCol).min().orElseThrow();
+            cMax = Arrays.stream(cBatch).max().orElseThrow() + Arrays.stream(cRow).max().orElseThrow()
+                    + Arrays.stream(cCol).max().orElseThrow();
+        }
+    }
+
+    /** Throws {@link IndexOutOfBoundsException} when an element read or written lies outside its buffer. */
+    void checkBounds(MemorySegment[] buffers) {
+        if (batches == 0 || m == 0 || n == 0) return;
+        long size = buffers[0].byteSize() / 4;
+        if (cMin < 0 || cMax >= size) {
+            throw new IndexOutOfBoundsException("contraction result (parameter 0) writes elements " + cMin + ".." + cMax
+                    + " of a buffer of " + size + " floats");
+        }
+        if (k == 0) return;
+        a.checkBounds(buffers[a.param], "operand A");
+        b.checkBounds(buffers[b.param], "operand B");
+    }
+}

@@ -1,0 +1,357 @@
+package dev.kiln.cpu;
+
+import dev.kiln.codegen.Contraction;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorSpecies;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * One input of a contraction at fixed run-time extents, seen as a batch of gated, strided matrices
+ * (rows x cols): A as M x K, B as K x N. Element (b, r, c) lives at {@code batchAddr[b] + rowAddr[r] + colAddr[c]}
+ * when every gate holds ({@code lo <= gBatch[b] + gRow[r] + gCol[c] < hi}) and is 0 otherwise.
+ *
+ * <p>Packing walks a row in runs of the innermost column variable: inside a run the address moves by one
+ * stride and each gate's sum by one coefficient, so the valid part of a run is one interval, solved once
+ * (not per element), and copied as a strided (usually contiguous) block.
+ */
+final class GemmSide {
+    private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
+    private static final int L = S.length();
+    private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
+    private static final int NR = GemmMicroKernel.NR, MR = GemmMicroKernel.MR;
+
+    final int param;
+    final int batches, rows, cols;
+    private final long[] batchAddr, rowAddr, colAddr;
+    private final int nGates;
+    private final long[][] gBatch, gRow;
+    /** Column part of gate g's sum at column c: {@code gColFlat[c * nGates + g]} (one array: a run reads all gates at once). */
+    private final long[] gColFlat;
+    private final long[] lo, hi;
+    /** Length of a run (the innermost column variables that continue one another), the address step and each gate's step inside it. */
+    private final int runLen;
+    private final long runStride;
+    private final long[] runCoef;
+    /** Runs along the rows (ungated sides only): a transposed operand is packed column by column along them. */
+    private final int rowRunLen;
+    private final long rowRunStride;
+    /** Whether gate g is moved, among the column variables, by the innermost one only; whether any gate is not. */
+    private final boolean[] innerOnly;
+    private final boolean hasOuterGates;
+    /** Extreme element addresses over the valid elements; {@code minAddr > maxAddr} when none is read. */
+    final long minAddr, maxAddr;
+
+    /**
+     * @param ext run-time extent of every variable
+     */
+    GemmSide(Contraction.Operand op, int[] batchVars, int[] rowVars, int[] colVars, long[] ext) {
+        param = op.param();
+        long[] strides = op.strides();
+        batchAddr = table(batchVars, ext, strides);
+        for (int i = 0; i < batchAddr.length; i++) batchAddr[i] += op.offset();
+        rowAddr = table(rowVars, ext, strides);
+        colAddr = table(colVars, ext, strides);
+        batches = batchAddr.length;
+        rows = rowAddr.length;
+        cols = colAddr.length;
+        List<Contraction.Gate> gates = op.gates();
+        nGates = gates.size();
+        gBatch = new long[nGates][];
+        gRow = new long[nGates][];
+        gColFlat = new long[cols * nGates];
+        lo = new long[nGates];
+        hi = new long[nGates];
+        runCoef = new long[nGates];
+        int inner = colVars.length == 0 ? -1 : colVars[colVars.length - 1];
+        for (int g = 0; g < nGates; g++) {
+            Contraction.Gate gate = gates.get(g);
+            long[] co = gate.coeffs();
+            gBatch[g] = table(batchVars, ext, co);
+            gRow[g] = table(rowVars, ext, co);
+            long[] gc = table(colVars, ext, co);
+            for (int c = 0; c < cols; c++) gColFlat[c * nGates + g] = gc[c];
+            lo[g] = gate.lo();
+            hi[g] = gate.hi();
+            runCoef[g] = inner < 0 ? 0 : co[inner];
+        }
+        // A run spans the innermost column variable and every next-outer one that continues it: stride (and each
+        // gate coefficient) equal to the run's extent times the innermost's, as in a contiguous row-major block
+        // (a convolution's weights over (ci, kh, kw), an unpadded 1x1 convolution's pixels).
+        long len = inner < 0 ? 1 : ext[inner];
+        int merged = colVars.length - 1;  // colVars[merged..] form the run
+        while (merged > 0) {
+            int v = colVars[merged - 1];
+            boolean continues = strides[v] == len * strides[inner];
+            for (Contraction.Gate gate : gates) continues &= gate.coeff(v) == len * gate.coeff(inner);
+            if (!continues) break;
+            len *= ext[v];
+            merged--;
+        }
+        runLen = (int) Math.max(1, len);
+        runStride = inner < 0 ? 0 : strides[inner];
+        int rowInner = rowVars.length == 0 ? -1 : rowVars[rowVars.length - 1];
+        long rowLen = rowInner < 0 ? 1 : ext[rowInner];
+        for (int i = rowVars.length - 2; i >= 0 && strides[rowVars[i]] == rowLen * strides[rowInner]; i--) rowLen *= ext[rowVars[i]];
+        rowRunLen = (int) Math.max(1, rowLen);
+        rowRunStride = rowInner < 0 ? 0 : strides[rowInner];
+        innerOnly = new boolean[nGates];
+        boolean outer = false;
+        for (int g = 0; g < nGates; g++) {
+            innerOnly[g] = runCoef[g] != 0;
+            for (int i = 0; i < merged; i++) if (gates.get(g).coeff(colVars[i]) != 0) innerOnly[g] = false;
+            outer |= !innerOnly[g];
+        }
+        hasOuterGates = outer;
+        long[] mm = extremes();
+        minAddr = mm[0];
+        maxAddr = mm[1];
+    }
+
+    /**
+     * {@code sum(coeffs[v] * v)} for every multi-index of {@code vars} (last varies fastest), so a role's
+     * contribution to an address or a gate is one table look-up.
+     */
+    static long[] table(int[] vars, long[] ext, long[] coeffs) {
+        long size = 1;
+        for (int v : vars) size *= ext[v];
+        if (size > Integer.MAX_VALUE - 16) throw new IllegalArgumentException("a contraction role spans " + size + " points");
+        long[] t = new long[(int) size];
+        if (size == 0) return t;
+        int filled = 1;
+        // Expand one variable at a time: the entries so far become the outer index, the new variable the inner one.
+        for (int v : vars) {
+            int e = (int) ext[v];
+            for (int f = filled - 1; f >= 0; f--) {
+                long base = t[f];
+                for (int i = e - 1; i >= 0; i--) t[f * e + i] = base + coeffs[v] * i;
+            }
+            filled *= e;
+        }
+        return t;
+    }
+
+    /**
+     * Narrows {@code [t0, t1)} to the t where {@code lo[g] <= s0 + k*t < hi[g]} (k the gate's step along a run), as
+     * {@code t0 << 32 | t1}, 0 when empty. Solved without division for the steps convolutions have (0 and 1).
+     */
+    private long narrow(int g, long s0, long t0, long t1) {
+        long k = runCoef[g], from = lo[g] - s0, to = hi[g] - s0;  // from <= k*t < to
+        if (k == 1) {
+            t0 = Math.max(t0, from);
+            t1 = Math.min(t1, to);
+        } else if (k == 0) {
+            if (from > 0 || to <= 0) return 0;
+        } else if (k > 0) {
+            t0 = Math.max(t0, Math.ceilDiv(from, k));
+            t1 = Math.min(t1, Math.floorDiv(to - 1, k) + 1);
+        } else {
+            t0 = Math.max(t0, Math.ceilDiv(to - 1, k));
+            t1 = Math.min(t1, Math.floorDiv(from, k) + 1);
+        }
+        return t0 >= t1 ? 0 : t0 << 32 | t1;
+    }
+
+    /**
+     * The valid part of {@code [t0, t1)} of the run from column {@code c}, in a row whose batch and row gate sums are
+     * {@code rowGate}, by every gate ({@code all}) or by those not moved by the innermost column alone.
+     */
+    private long validRange(long[] rowGate, int c, long t0, long t1, boolean all) {
+        for (int g = 0; g < nGates; g++) {
+            if (!all && innerOnly[g]) continue;
+            long vr = narrow(g, rowGate[g] + gColFlat[c * nGates + g], t0, t1);
+            if (vr == 0) return 0;
+            t0 = vr >>> 32;
+            t1 = (int) vr;
+        }
+        return t0 << 32 | t1;
+    }
+
+    /** Fills {@code rowGate} with the batch and row part of each gate's sum. */
+    private void rowGates(int b, int r, long[] rowGate) {
+        for (int g = 0; g < nGates; g++) rowGate[g] = gBatch[g][b] + gRow[g][r];
+    }
+
+    /** Smallest and largest address read, from the tables (exact without gates; run by run with them). */
+    private long[] extremes() {
+        if (batches == 0 || rows == 0 || cols == 0) return new long[] {Long.MAX_VALUE, Long.MIN_VALUE};
+        if (nGates == 0) {
+            return new long[] {min(batchAddr) + min(rowAddr) + min(colAddr), max(batchAddr) + max(rowAddr) + max(colAddr)};
+        }
+        long mn = Long.MAX_VALUE, mx = Long.MIN_VALUE;
+        long[] gateBase = new long[nGates];
+        for (int b = 0; b < batches; b++) {
+            for (int r = 0; r < rows; r++) {
+                long base = batchAddr[b] + rowAddr[r];
+                rowGates(b, r, gateBase);
+                for (int c = 0; c < cols; c += runLen) {
+                    long vr = validRange(gateBase, c, 0, runLen, true);
+                    if (vr == 0) continue;
+                    long first = base + colAddr[c] + (vr >>> 32) * runStride;
+                    long last = base + colAddr[c] + ((vr & 0xffffffffL) - 1) * runStride;
+                    mn = Math.min(mn, Math.min(first, last));
+                    mx = Math.max(mx, Math.max(first, last));
+                }
+            }
+        }
+        return new long[] {mn, mx};
+    }
+
+    private static long min(long[] t) { return Arrays.stream(t).min().orElseThrow(); }
+
+    private static long max(long[] t) { return Arrays.stream(t).max().orElseThrow(); }
+
+    /** Throws when a valid element lies outside {@code seg} (a float buffer). */
+    void checkBounds(MemorySegment seg, String what) {
+        if (minAddr > maxAddr) return;
+        long size = seg.byteSize() / 4;
+        if (minAddr < 0 || maxAddr >= size) {
+            throw new IndexOutOfBoundsException("contraction " + what + " (parameter " + param + ") reads elements "
+                    + minAddr + ".." + maxAddr + " of a buffer of " + size + " floats");
+        }
+    }
+
+    /**
+     * Packs rows {@code [r0, r0+nr)} x columns {@code [c0, c0+nc)} of batch {@code b} into column panels NR
+     * wide: {@code dst[(c / NR) * nr * NR + r * NR + c % NR]} (local r, c), the last panel padded with zeros. This
+     * is B's layout (rows K, columns N): the micro-kernel reads one row of a panel per step.
+     *
+     * <p>Each row is first gathered into {@code row} (whole runs: one gate solution and one strided copy each),
+     * then dealt out to the panels in whole vectors: splitting runs at panel edges cost more than the copy itself.
+     *
+     * @param row scratch of at least {@code roundUp(nc, NR)} floats
+     */
+    void packColPanels(MemorySegment seg, int b, int r0, int nr, int c0, int nc, float[] dst, float[] row) {
+        if (nGates == 0 && runStride != 1 && rowRunStride == 1) {
+            packColPanelsByColumns(seg, b, r0, nr, c0, nc, dst, row);
+            return;
+        }
+        final int w = NR;
+        int panels = (nc + w - 1) / w;
+        Arrays.fill(row, nc, panels * w, 0f);
+        long[] gateBase = new long[nGates];
+        int firstLen = runLen - c0 % runLen;
+        int panelSize = nr * w;
+        for (int r = 0; r < nr; r++) {
+            gatherRow(seg, b, r0 + r, c0, nc, firstLen, row, 0, gateBase);
+            for (int p = 0, d = r * w; p < panels; p++, d += panelSize) {
+                FloatVector.fromArray(S, row, p * w).intoArray(dst, d);
+                FloatVector.fromArray(S, row, p * w + L).intoArray(dst, d + L);
+            }
+        }
+    }
+
+    /**
+     * {@link #packColPanels} for a transposed operand (contiguous down its columns, as the weights of x W^T):
+     * each column is copied in bulk along its row runs, then written down its panel. Element-wise strided reads
+     * measured several times slower.
+     *
+     * @param col scratch of at least {@code nr} floats
+     */
+    private void packColPanelsByColumns(MemorySegment seg, int b, int r0, int nr, int c0, int nc, float[] dst, float[] col) {
+        final int w = NR;
+        int panels = (nc + w - 1) / w;
+        int pad = panels * w - nc;
+        if (pad > 0) {
+            int p = (panels - 1) * nr * w;
+            for (int r = 0; r < nr; r++) Arrays.fill(dst, p + r * w + w - pad, p + r * w + w, 0f);
+        }
+        int firstLen = rowRunLen - r0 % rowRunLen, end = r0 + nr;
+        for (int c = 0; c < nc; c++) {
+            long base = batchAddr[b] + colAddr[c0 + c];
+            for (int r = r0, len = Math.min(firstLen, nr); r < end; r += len, len = Math.min(rowRunLen, end - r)) {
+                copy(seg, base + rowAddr[r], 1, len, col, r - r0);
+            }
+            int d = (c / w) * nr * w + c % w;
+            for (int r = 0; r < nr; r++) dst[d + r * w] = col[r];
+        }
+    }
+
+    /** Columns {@code [c0, c0+nc)} of row {@code r} of batch {@code b} into {@code row[at..at+nc)}, 0 where a gate fails. */
+    private void gatherRow(MemorySegment seg, int b, int r, int c0, int nc, int firstLen, float[] row, int at, long[] gateBase) {
+        long rowBase = batchAddr[b] + rowAddr[r];
+        int end = c0 + nc;
+        // Gates moved by the innermost column variable alone (a convolution's window column) leave the same valid
+        // positions in every run of the row: solved once here. The others are solved run by run.
+        long u0 = 0, u1 = runLen;
+        if (nGates > 0) {
+            rowGates(b, r, gateBase);
+            for (int g = 0; g < nGates && u0 < u1; g++) {
+                if (!innerOnly[g]) continue;
+                long vr = narrow(g, gateBase[g], u0, u1);
+                u0 = vr >>> 32;
+                u1 = (int) vr;
+            }
+        }
+        int p0 = runLen - firstLen;  // inner position of the first run's start
+        for (int c = c0, len = Math.min(firstLen, nc); c < end; c += len, len = Math.min(runLen, end - c), p0 = 0) {
+            int t0 = (int) Math.max(0, u0 - p0), t1 = (int) Math.min(len, u1 - p0);
+            if (t0 < t1 && hasOuterGates) {
+                long vr = validRange(gateBase, c, t0, t1, false);
+                t0 = (int) (vr >>> 32);
+                t1 = (int) vr;
+            }
+            if (t1 <= t0) t0 = t1 = len;
+            int d = at + c - c0;
+            if (t0 > 0) zero(row, d, t0);
+            if (t1 > t0) copy(seg, rowBase + colAddr[c] + t0 * runStride, runStride, t1 - t0, row, d + t0);
+            if (t1 < len) zero(row, d + t1, len - t1);
+        }
+    }
+
+    /** {@code row[d..d+n) = 0} by (masked) vectors: the gaps gates leave are mostly a few elements. */
+    private static void zero(float[] row, int d, int n) {
+        FloatVector z = FloatVector.zero(S);
+        int i = 0;
+        for (; i <= n - L; i += L) z.intoArray(row, d + i);
+        if (i < n) z.intoArray(row, d + i, S.indexInRange(i, n));
+    }
+
+    /** Copies {@code n} elements {@code stride} apart from {@code seg} to {@code dst[d..]}; stride 1 by (masked) vectors. */
+    private static void copy(MemorySegment seg, long addr, long stride, int n, float[] dst, int d) {
+        long off = addr * 4;
+        if (stride == 1) {
+            int i = 0;
+            for (; i <= n - L; i += L) FloatVector.fromMemorySegment(S, seg, off + 4L * i, ByteOrder.LITTLE_ENDIAN).intoArray(dst, d + i);
+            if (i < n) {
+                VectorMask<Float> m = S.indexInRange(i, n);
+                FloatVector.fromMemorySegment(S, seg, off + 4L * i, ByteOrder.LITTLE_ENDIAN, m).intoArray(dst, d + i, m);
+            }
+        } else {
+            for (int i = 0; i < n; i++) dst[d + i] = seg.get(F, off + 4L * stride * i);
+        }
+    }
+
+    /**
+     * Packs rows {@code [r0, r0+nr)} x columns {@code [c0, c0+nc)} of batch {@code b} row by row:
+     * {@code dst[r * nc + c]} (local r, c), rows up to the next multiple of MR zero. This is A's layout (rows M,
+     * columns K): the micro-kernel streams the MR rows of a panel side by side, so a row is one strided
+     * (usually contiguous) copy per run instead of a transpose.
+     *
+     * @param col scratch of at least {@code nr} floats
+     */
+    void packRows(MemorySegment seg, int b, int r0, int nr, int c0, int nc, float[] dst, float[] col) {
+        int padded = (nr + MR - 1) / MR * MR;
+        Arrays.fill(dst, nr * nc, padded * nc, 0f);
+        if (nGates == 0 && runStride != 1 && rowRunStride == 1) {
+            // a transposed A (contiguous down its columns): each column in bulk along its row runs, then across
+            int firstLen = rowRunLen - r0 % rowRunLen, end = r0 + nr;
+            for (int c = 0; c < nc; c++) {
+                long base = batchAddr[b] + colAddr[c0 + c];
+                for (int r = r0, len = Math.min(firstLen, nr); r < end; r += len, len = Math.min(rowRunLen, end - r)) {
+                    copy(seg, base + rowAddr[r], 1, len, col, r - r0);
+                }
+                for (int r = 0; r < nr; r++) dst[r * nc + c] = col[r];
+            }
+            return;
+        }
+        long[] gateBase = new long[nGates];
+        int firstLen = runLen - c0 % runLen;
+        for (int r = 0; r < nr; r++) gatherRow(seg, b, r0 + r, c0, nc, firstLen, dst, r * nc, gateBase);
+    }
+}

@@ -33,15 +33,20 @@ import java.util.Set;
  *       has a single consumer (or the reduction itself), so that chain also runs once;</li>
  *   <li><b>in-place hazard</b>: the value of an {@code ASSIGN} when it reads the assigned buffer at
  *       other positions than it writes (through a movement op other than a reshape, or a reduction):
- *       the kernel writes in place, so it would read elements it has already overwritten.</li>
+ *       the kernel writes in place, so it would read elements it has already overwritten;</li>
+ *   <li><b>padded reduction</b>: the source of a {@code PAD} (looking down through reshapes) when a
+ *       {@code REDUCE} is fused into it — a piece of a concatenation ({@code cat} pads each piece to the
+ *       whole and adds them). Fused, every piece's reduction would run under a gate in one kernel of several
+ *       reductions; realised, each is a kernel of one reduction (a contraction a device can run as a GEMM),
+ *       and the concatenation is a copy.</li>
  * </ol>
  *
  * <p>So a reduction of a fused reduction fuses (only {@code EXPAND} replicates values; every other
  * movement op reads each element at most once), and a reduction read twice at the same index in one
  * kernel fuses (lowering computes it once). Elementwise and movement nodes read by several consumers
- * are recomputed in each, which is cheaper than a round trip through memory. Padding needs no rule:
- * lowering masks the whole padded subtree, not only its loads, so {@code PAD} of an op with
- * {@code f(0) != 0} fuses correctly.
+ * are recomputed in each, which is cheaper than a round trip through memory. Padding needs no rule for
+ * correctness: lowering masks the whole padded subtree, not only its loads, so {@code PAD} of an op with
+ * {@code f(0) != 0} fuses correctly (rule 6 is for speed).
  */
 public final class Scheduler {
     private Scheduler() {}
@@ -83,6 +88,12 @@ public final class Scheduler {
             if (!broadcastPoints.contains(p)) continue;
             realised.remove(p);
             if (fusesReduce(p, realised)) realised.add(p);
+        }
+        for (UOp u : order) { // rule 6: a padded reduction (one piece of a concatenation) is realised unpadded
+            if (u.op() != Op.PAD || realised.contains(u)) continue;
+            UOp p = u.src(0);
+            while (p.op() == Op.RESHAPE && !realised.contains(p)) p = p.src(0);
+            if (!realised.contains(p) && fusesReduce(p, realised)) realised.add(p);
         }
         for (UOp u : order) { // rule 5
             if (u.op() == Op.ASSIGN && !realised.contains(u.src(1)) && readsTargetElsewhere(u, realised)) realised.add(u.src(1));

@@ -19,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The kernel cut is a tested contract: for each graph, the exact number of kernels and the kinds of
  * the schedule's items, in order. Each case says why, in terms of the numbered rules of
  * {@link Scheduler}'s Javadoc (1 outputs, 2 CONTIGUOUS/COPY/ASSIGN/CUSTOM, 3 broadcast point,
- * 4 shared reduction, 5 in-place hazard); anything no rule cuts fuses.
+ * 4 shared reduction, 5 in-place hazard, 6 padded reduction); anything no rule cuts fuses.
  */
 class KernelCountTest {
     /**
@@ -217,6 +217,12 @@ class KernelCountTest {
             Tensor e = X.exp();
             return List.of(e, e.sum(1));
         }, 2, "Kernel Kernel", "both are outputs (rule 1); the sum reads the realised exp"));
+
+        // ---- concatenation of reductions
+        c.add(of("cat of two matmuls", () -> Tensor.cat(1, X.matmul(W45).relu(), X.matmul(W48)), 3, "Kernel Kernel Kernel",
+                "each piece is padded to the whole: its reduction is realised unpadded (rule 6), then the cat adds two gated reads"));
+        c.add(of("cat of a sum and an elementwise piece", () -> Tensor.cat(1, X.sum(new int[]{1}, true), X.exp()), 2, "Kernel Kernel",
+                "only the piece with a reduction is realised (rule 6); the exp stays in the cat's kernel"));
 
         // ---- zero-size tensors
         c.add(of("zero-size elementwise", () -> Tensor.zeros(0, 3).add(1), 1, "Kernel",

@@ -38,7 +38,12 @@ import java.util.Set;
  *       {@code REDUCE} is fused into it — a piece of a concatenation ({@code cat} pads each piece to the
  *       whole and adds them). Fused, every piece's reduction would run under a gate in one kernel of several
  *       reductions; realised, each is a kernel of one reduction (a contraction a device can run as a GEMM),
- *       and the concatenation is a copy.</li>
+ *       and the concatenation is a copy;</li>
+ *   <li><b>contraction alone</b>: a sum of products (the reduction of a matmul or a convolution) is not
+ *       fused with another reduction, in either direction: a reduction inside its operands (a pooling
+ *       before a convolution) and a contraction inside another reduction (a global average after the last
+ *       convolution) are realised (as in rule 4, with their chain of elementwise ops). A lone contraction with
+ *       elementwise ops around it is what a device runs as a packed GEMM with a fused epilogue.</li>
  * </ol>
  *
  * <p>So a reduction of a fused reduction fuses (only {@code EXPAND} replicates values; every other
@@ -46,7 +51,7 @@ import java.util.Set;
  * kernel fuses (lowering computes it once). Elementwise and movement nodes read by several consumers
  * are recomputed in each, which is cheaper than a round trip through memory. Padding needs no rule for
  * correctness: lowering masks the whole padded subtree, not only its loads, so {@code PAD} of an op with
- * {@code f(0) != 0} fuses correctly (rule 6 is for speed).
+ * {@code f(0) != 0} fuses correctly (rules 6 and 7 are for speed).
  */
 public final class Scheduler {
     private Scheduler() {}
@@ -95,6 +100,12 @@ public final class Scheduler {
             while (p.op() == Op.RESHAPE && !realised.contains(p)) p = p.src(0);
             if (!realised.contains(p) && fusesReduce(p, realised)) realised.add(p);
         }
+        for (UOp u : order.reversed()) { // rule 7: a contraction runs alone (consumers first, as rules 3 and 4)
+            if (u.op() != Op.REDUCE) continue;
+            for (UOp inner : fusedReduces(u.src(0), realised)) {
+                if (isContraction(u) || isContraction(inner)) realised.add(chainTop(inner, consumers, realised));
+            }
+        }
         for (UOp u : order) { // rule 5
             if (u.op() == Op.ASSIGN && !realised.contains(u.src(1)) && readsTargetElsewhere(u, realised)) realised.add(u.src(1));
         }
@@ -112,6 +123,24 @@ public final class Scheduler {
             });
         }
         return new Schedule(List.copyOf(roots), List.copyOf(items));
+    }
+
+    /** A sum of products: the reductions of matmul and convolution. */
+    private static boolean isContraction(UOp reduce) {
+        return reduce.reduceArg().kind() == dev.kiln.ir.ReduceArg.Kind.SUM && reduce.src(0).op() == Op.MUL;
+    }
+
+    /** The reductions in the kernel computing {@code u} (cut at realised nodes), {@code u} included if it is one. */
+    private static List<UOp> fusedReduces(UOp u, Set<UOp> realised) {
+        List<UOp> out = new ArrayList<>(), work = new ArrayList<>(List.of(u));
+        Set<UOp> seen = identitySet();
+        while (!work.isEmpty()) {
+            UOp s = work.removeLast();
+            if (!seen.add(s) || realised.contains(s)) continue;
+            if (s.op() == Op.REDUCE) out.add(s);
+            work.addAll(s.src());
+        }
+        return out;
     }
 
     private static boolean replicates(UOp expand) { return expand.shape().numel() > expand.src(0).shape().numel(); }

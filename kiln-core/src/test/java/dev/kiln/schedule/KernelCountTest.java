@@ -19,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The kernel cut is a tested contract: for each graph, the exact number of kernels and the kinds of
  * the schedule's items, in order. Each case says why, in terms of the numbered rules of
  * {@link Scheduler}'s Javadoc (1 outputs, 2 CONTIGUOUS/COPY/ASSIGN/CUSTOM, 3 broadcast point,
- * 4 shared reduction, 5 in-place hazard, 6 padded reduction); anything no rule cuts fuses.
+ * 4 shared reduction, 5 in-place hazard, 6 padded reduction, 7 contraction alone); anything no rule cuts fuses.
  */
 class KernelCountTest {
     /**
@@ -223,6 +223,12 @@ class KernelCountTest {
                 "each piece is padded to the whole: its reduction is realised unpadded (rule 6), then the cat adds two gated reads"));
         c.add(of("cat of a sum and an elementwise piece", () -> Tensor.cat(1, X.sum(new int[]{1}, true), X.exp()), 2, "Kernel Kernel",
                 "only the piece with a reduction is realised (rule 6); the exp stays in the cat's kernel"));
+
+        c.add(of("mean of a matmul", () -> X.matmul(W45).relu().mean(), 2, "Kernel Kernel",
+                "the contraction is not fused into the mean (rule 7): the matmul with its relu, then the mean"));
+        c.add(of("matmul of a max", () -> Y.max(new int[]{2}, false).matmul(W45), 2, "Kernel Kernel",
+                "the max inside the contraction's operand is realised (rule 7), then the matmul reads it"));
+        c.add(of("sum of a sum", () -> Y.sum(2).sum(1), 1, "Kernel", "two plain sums still fuse (rule 7 is for contractions)"));
 
         // ---- zero-size tensors
         c.add(of("zero-size elementwise", () -> Tensor.zeros(0, 3).add(1), 1, "Kernel",

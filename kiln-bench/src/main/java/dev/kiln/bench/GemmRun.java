@@ -46,15 +46,20 @@ sealed interface GemmRun {
     record Unavailable(String peer, String reason) implements GemmRun {}
 
     /**
-     * Milliseconds of each of {@code runs} timed calls of {@code call}, sorted, after untimed ones: at least
-     * {@code warmup.calls()} and for at least {@code warmup.time()}, since a count alone can leave Java kernels
-     * still interpreted when a call is long and few are made.
+     * Milliseconds of each timed call of {@code call}, sorted, after untimed ones, as {@code timing} says.
      */
-    static double[] time(Runnable call, Warmup warmup, int runs) {
-        long until = System.nanoTime() + warmup.time().toNanos();
-        for (int i = 0; i < warmup.calls() || System.nanoTime() < until; i++) call.run();
-        List<Double> ms = new ArrayList<>(runs);
-        for (int i = 0; i < runs; i++) {
+    static double[] time(Runnable call, Timing timing) {
+        long start = System.nanoTime(), warm = timing.warmupTime().toNanos();
+        for (int i = 0; ; i++) {
+            long spent = System.nanoTime() - start;
+            // Time, not only a count, so that Java kernels are compiled before they are timed; but a call slower
+            // than the whole warm-up (no JIT left to wait for) needs no more than one untimed call.
+            if (i >= 1 && spent >= warm && (i >= timing.warmupCalls() || spent >= 2 * warm)) break;
+            call.run();
+        }
+        List<Double> ms = new ArrayList<>(timing.runs());
+        long until = System.nanoTime() + timing.runBudget().toNanos();
+        for (int i = 0; i < timing.runs() && (i < Timing.MIN_RUNS || System.nanoTime() < until); i++) {
             long t = System.nanoTime();
             call.run();
             ms.add((System.nanoTime() - t) / 1e6);
@@ -63,12 +68,17 @@ sealed interface GemmRun {
     }
 
     /**
-     * The untimed calls before the timed ones.
+     * How one peer is timed at one size.
      *
-     * @param calls at least this many
-     * @param time  and for at least this long
+     * @param warmupCalls untimed calls first: at least this many (unless one call outlasts twice the warm-up time)
+     * @param warmupTime  and for at least this long
+     * @param runs        timed calls: this many
+     * @param runBudget   or fewer (but at least {@link #MIN_RUNS}) when they would take longer than this
      */
-    record Warmup(int calls, java.time.Duration time) {}
+    record Timing(int warmupCalls, java.time.Duration warmupTime, int runs, java.time.Duration runBudget) {
+        /** The fewest timed calls a median is taken of. */
+        static final int MIN_RUNS = 3;
+    }
 
     /** One line of a throwable for the table: its class and message, or its cause's when it only wraps. */
     static String reason(Throwable e) {

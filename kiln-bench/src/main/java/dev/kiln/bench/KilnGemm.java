@@ -22,7 +22,7 @@ final class KilnGemm {
      * Times the product of the row-major n x n matrices {@code a} and {@code b} on {@code device}.
      * An unavailable device or a failure gives {@link GemmRun.Unavailable}, so that the other peers still run.
      */
-    static GemmRun run(String device, float[] a, float[] b, int n, GemmRun.Warmup warmup, int runs) {
+    static GemmRun run(String device, float[] a, float[] b, int n, GemmRun.Timing timing) {
         String peer = "Kiln " + device;
         Device d;
         try {
@@ -39,9 +39,9 @@ final class KilnGemm {
                 // kernel's first-call check): it is reported with the prepare time, not among the timed runs.
                 plan.execute();
                 double prepareMs = (System.nanoTime() - t0) / 1e6;
-                double[] ms = GemmRun.time(plan::execute, warmup, runs);
+                double[] ms = GemmRun.time(plan::execute, timing);
                 return new GemmRun.Timed(peer, ms, product(plan.outputBuffer(0), n),
-                        String.format(Locale.ROOT, "prepare+1st %.0f ms", prepareMs));
+                        String.format(Locale.ROOT, "%d runs, prepare+1st %.0f ms", ms.length, prepareMs));
             } finally {
                 plan.close();
             }

@@ -33,7 +33,7 @@ final class NumpyGemm {
             except Exception as e:
                 print("UNAVAILABLE", type(e).__name__ + ":", e); sys.exit(0)
             sizes = [int(s) for s in sys.argv[1].split(",")]
-            warmup, warmup_s, runs = int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+            warmup, warmup_s, runs, budget_s, min_runs = int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
             np.matmul(np.ones((64, 64), np.float32), np.ones((64, 64), np.float32))  # loads and starts the BLAS
             kernel = None
             try:
@@ -67,12 +67,15 @@ final class NumpyGemm {
                 a = rng.random((n, n), dtype=np.float32) * 2 - 1
                 b = rng.random((n, n), dtype=np.float32) * 2 - 1
                 c = np.empty((n, n), np.float32)
-                i, until = 0, time.perf_counter() + warmup_s
-                while i < warmup or time.perf_counter() < until:
+                i, start = 0, time.perf_counter()  # the same warm-up and run budget as GemmRun.time
+                while True:
+                    spent = time.perf_counter() - start
+                    if i >= 1 and spent >= warmup_s and (i >= warmup or spent >= 2 * warmup_s):
+                        break
                     np.matmul(a, b, out=c)
                     i += 1
-                ms = []
-                for _ in range(runs):
+                ms, until = [], time.perf_counter() + budget_s
+                while len(ms) < runs and (len(ms) < min_runs or time.perf_counter() < until):
                     t = time.perf_counter()
                     np.matmul(a, b, out=c)
                     ms.append((time.perf_counter() - t) * 1e3)
@@ -90,10 +93,11 @@ final class NumpyGemm {
     private NumpyGemm() {}
 
     /** Runs every size in one subprocess of {@code python}; a missing python or NumPy makes every size {@link GemmRun.Unavailable}. */
-    static Outcome run(String python, List<Integer> sizes, int threads, GemmRun.Warmup warmup, int runs) {
+    static Outcome run(String python, List<Integer> sizes, int threads, GemmRun.Timing timing) {
         String sizeList = String.join(",", sizes.stream().map(String::valueOf).toList());
-        ProcessBuilder pb = new ProcessBuilder(python, "-", sizeList, String.valueOf(warmup.calls()),
-                String.valueOf(warmup.time().toMillis() / 1e3), String.valueOf(runs)).redirectErrorStream(true);
+        ProcessBuilder pb = new ProcessBuilder(python, "-", sizeList, String.valueOf(timing.warmupCalls()),
+                String.valueOf(timing.warmupTime().toMillis() / 1e3), String.valueOf(timing.runs()),
+                String.valueOf(timing.runBudget().toMillis() / 1e3), String.valueOf(GemmRun.Timing.MIN_RUNS)).redirectErrorStream(true);
         Map<String, String> env = pb.environment();
         UNSET.forEach(env::remove);
         env.put("OPENBLAS_NUM_THREADS", String.valueOf(threads));
@@ -139,7 +143,7 @@ final class NumpyGemm {
         for (int n : sizes) {
             double[] ms = results.get(n);
             runs.add(ms == null || ms.length == 0 ? new GemmRun.Unavailable(PEER, "no result: " + last)
-                    : new GemmRun.Timed(PEER, ms, null, "OPENBLAS_NUM_THREADS=" + threads));
+                    : new GemmRun.Timed(PEER, ms, null, ms.length + " runs, OPENBLAS_NUM_THREADS=" + threads));
         }
         return new Outcome(kernel, runs);
     }

@@ -28,7 +28,7 @@ final class OrtGemm {
     private OrtGemm() {}
 
     /** Times the product of the row-major n x n matrices {@code a} and {@code b}; a failure gives {@link GemmRun.Unavailable}. */
-    static GemmRun run(float[] a, float[] b, int n, int threads, GemmRun.Warmup warmup, int runs) {
+    static GemmRun run(float[] a, float[] b, int n, int threads, GemmRun.Timing timing) {
         try {
             OrtEnvironment env = OrtEnvironment.getEnvironment();
             try (OrtSession.SessionOptions opts = new OrtSession.SessionOptions()) {
@@ -46,12 +46,12 @@ final class OrtGemm {
                         } catch (OrtException e) {
                             throw new IllegalStateException(e);
                         }
-                    }, warmup, runs);
+                    }, timing);
                     float[] product = new float[n * n];
                     try (OrtSession.Result r = session.run(feed)) {
                         ((OnnxTensor) r.get(0)).getFloatBuffer().get(product);
                     }
-                    return new GemmRun.Timed(PEER, ms, product, "intra-op threads " + threads);
+                    return new GemmRun.Timed(PEER, ms, product, ms.length + " runs, intra-op threads " + threads);
                 }
             }
         } catch (OrtException | RuntimeException | UnsatisfiedLinkError e) {

@@ -1,5 +1,6 @@
 package dev.kiln.bench;
 
+import dev.kiln.runtime.MachinePeak;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -14,7 +15,7 @@ import static org.assertj.core.api.Assertions.within;
 /** The GEMM peer harness on tiny sizes: each peer's product, the NumPy protocol, the options and the table. */
 class GemmPeerBenchTest {
     static final int N = 9;
-    static final GemmRun.Warmup NO_WARMUP = new GemmRun.Warmup(1, Duration.ZERO);
+    static final GemmRun.Timing THREE_RUNS = new GemmRun.Timing(1, Duration.ZERO, 3, Duration.ofSeconds(10));
 
     static float[] naive(float[] a, float[] b, int n) {
         float[] c = new float[n * n];
@@ -31,7 +32,7 @@ class GemmPeerBenchTest {
     @Test
     void kilnCpuAndOrtComputeTheProduct() {
         float[] a = GemmPeerBench.uniform(N * N, 1), b = GemmPeerBench.uniform(N * N, 2), want = naive(a, b, N);
-        for (GemmRun r : List.of(KilnGemm.run("CPU", a, b, N, NO_WARMUP, 3), OrtGemm.run(a, b, N, 1, NO_WARMUP, 3))) {
+        for (GemmRun r : List.of(KilnGemm.run("CPU", a, b, N, THREE_RUNS), OrtGemm.run(a, b, N, 1, THREE_RUNS))) {
             assertThat(r).as(r.toString()).isInstanceOf(GemmRun.Timed.class);
             GemmRun.Timed t = (GemmRun.Timed) r;
             assertThat(t.sortedMs()).hasSize(3).isSorted();
@@ -42,12 +43,12 @@ class GemmPeerBenchTest {
     @Test
     void anUnknownKilnDeviceIsReportedNotThrown() {
         float[] a = new float[4];
-        assertThat(KilnGemm.run("NO_SUCH_DEVICE", a, a, 2, NO_WARMUP, 1)).isInstanceOf(GemmRun.Unavailable.class);
+        assertThat(KilnGemm.run("NO_SUCH_DEVICE", a, a, 2, THREE_RUNS)).isInstanceOf(GemmRun.Unavailable.class);
     }
 
     @Test
     void aMissingPythonMakesEveryNumpySizeUnavailable() {
-        NumpyGemm.Outcome o = NumpyGemm.run("/nonexistent/python3", List.of(8, 16), 1, NO_WARMUP, 1);
+        NumpyGemm.Outcome o = NumpyGemm.run("/nonexistent/python3", List.of(8, 16), 1, THREE_RUNS);
         assertThat(o.runs()).hasSize(2).allMatch(r -> r instanceof GemmRun.Unavailable);
         assertThat(o.kernel()).startsWith("unavailable (");
     }
@@ -75,7 +76,7 @@ class GemmPeerBenchTest {
                 .satisfies(p -> {
                     assertThat(p.sizes()).containsExactly(64, 128);
                     assertThat(p.devices()).containsExactly("CPU");
-                    assertThat(p.runs()).isEqualTo(4);
+                    assertThat(p.timing().runs()).isEqualTo(4);
                 });
         assertThatThrownBy(() -> GemmPeerBench.Options.parse(new String[] {"--runs"})).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> GemmPeerBench.Options.parse(new String[] {"--nope", "1"})).isInstanceOf(IllegalArgumentException.class);
@@ -93,6 +94,24 @@ class GemmPeerBenchTest {
         // ORT: 2 n^3 / 1 ms = 2 GFLOP/s, half the roof of 4; Kiln CPU takes twice its time
         assertThat(table.lines().filter(l -> l.contains("ONNX Runtime")).findFirst().orElseThrow())
                 .matches(".*\\s2\\.0\\s+50\\.0%\\s+2\\.00\\s.*");
+    }
+
+    @Test
+    void timingStopsAtTheRunBudgetButKeepsTheFewestRuns() {
+        int[] calls = {0};
+        double[] ms = GemmRun.time(() -> calls[0]++, new GemmRun.Timing(2, Duration.ZERO, 1000, Duration.ZERO));
+        assertThat(ms).hasSize(GemmRun.Timing.MIN_RUNS);
+        // every call outlasts twice a zero warm-up time, so one untimed call is enough
+        assertThat(calls[0]).isEqualTo(1 + GemmRun.Timing.MIN_RUNS);
+        assertThat(GemmRun.time(() -> {}, new GemmRun.Timing(0, Duration.ZERO, 5, Duration.ofSeconds(10)))).hasSize(5);
+    }
+
+    @Test
+    void thePeakIsTheBestOfEachFigure() {
+        MachinePeak x = new MachinePeak(2, List.of(new MachinePeak.VectorPeak(256, 1, 100), new MachinePeak.VectorPeak(512, 50, 2)), 10);
+        MachinePeak y = new MachinePeak(2, List.of(new MachinePeak.VectorPeak(256, 60, 3), new MachinePeak.VectorPeak(512, 4, 200)), 20);
+        assertThat(GemmPeerBench.best(x, y)).isEqualTo(new MachinePeak(2,
+                List.of(new MachinePeak.VectorPeak(256, 60, 100), new MachinePeak.VectorPeak(512, 50, 200)), 20));
     }
 
     @Test

@@ -94,8 +94,8 @@ public final class GemmPeerBench {
             o = Options.parse(args);
         } catch (IllegalArgumentException e) {
             System.err.println("GemmPeerBench: " + e.getMessage());
-            System.err.println("usage: GemmPeerBench [--sizes 1024,2048] [--runs N] [--warmup N] [--warmup-ms MS] [--budget-s S] [--devices CPU,CLANG] [--threads 2]"
-                    + " [--python python3] [--peak-ms 3000]");
+            System.err.println("usage: GemmPeerBench [--sizes 1024,2048] [--runs N] [--warmup N] [--warmup-ms MS] [--budget-s S]"
+                    + " [--devices CPU,CLANG] [--threads 2] [--python python3] [--peak-ms 3000]");
             System.exit(2);
             return;
         }

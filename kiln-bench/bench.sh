@@ -2,6 +2,7 @@
 # Runs Kiln's JMH benchmarks: kiln-bench/bench.sh [JMH args...], e.g.
 #   kiln-bench/bench.sh Matmul -p device=CPU -f 1 -wi 3 -i 5
 # or a side-by-side harness: kiln-bench/bench.sh --main OnnxPeerBench MODEL.onnx [--device D] [--runs N]
+#                         or kiln-bench/bench.sh --main GemmPeerBench [--sizes 1024,2048] [--devices CPU,CLANG] [--threads 2]
 # Builds first. The JVM flags Kiln needs are passed to the forked benchmark JVMs.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

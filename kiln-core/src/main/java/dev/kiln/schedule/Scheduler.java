@@ -42,8 +42,10 @@ import java.util.Set;
  *   <li><b>contraction alone</b>: a sum of products (the reduction of a matmul or a convolution) is not
  *       fused with another reduction, in either direction: a reduction inside its operands (a pooling
  *       before a convolution) and a contraction inside another reduction (a global average after the last
- *       convolution) are realised (as in rule 4, with their chain of elementwise ops). A lone contraction with
- *       elementwise ops around it is what a device runs as a packed GEMM with a fused epilogue.</li>
+ *       convolution) are realised (as in rule 4, with their chain of elementwise ops), and so is an operand
+ *       that computes rather than only reads (a concatenation, a softmax before the product with V; a cast
+ *       stays fused). A lone contraction over views of buffers, with elementwise ops after it, is what a device
+ *       runs as a packed GEMM with a fused epilogue.</li>
  * </ol>
  *
  * <p>So a reduction of a fused reduction fuses (only {@code EXPAND} replicates values; every other
@@ -105,6 +107,12 @@ public final class Scheduler {
             for (UOp inner : fusedReduces(u.src(0), realised)) {
                 if (isContraction(u) || isContraction(inner)) realised.add(chainTop(inner, consumers, realised));
             }
+            if (!isContraction(u)) continue;
+            for (UOp operand : u.src(0).src()) { // an operand that computes (a concatenation, a softmax) is realised
+                UOp p = operand;
+                while (p.op().isMovement() && !realised.contains(p)) p = p.src(0);
+                if (!realised.contains(p) && (p.op().isElementwise() || p.op() == Op.REDUCE) && p.op() != Op.CAST) realised.add(p);
+            }
         }
         for (UOp u : order) { // rule 5
             if (u.op() == Op.ASSIGN && !realised.contains(u.src(1)) && readsTargetElsewhere(u, realised)) realised.add(u.src(1));
@@ -125,9 +133,10 @@ public final class Scheduler {
         return new Schedule(List.copyOf(roots), List.copyOf(items));
     }
 
-    /** A sum of products: the reductions of matmul and convolution. */
+    /** A sum of products of two different operands: the reductions of matmul and convolution, not of a variance. */
     private static boolean isContraction(UOp reduce) {
-        return reduce.reduceArg().kind() == dev.kiln.ir.ReduceArg.Kind.SUM && reduce.src(0).op() == Op.MUL;
+        UOp product = reduce.src(0);
+        return reduce.reduceArg().kind() == dev.kiln.ir.ReduceArg.Kind.SUM && product.op() == Op.MUL && product.src(0) != product.src(1);
     }
 
     /** The reductions in the kernel computing {@code u} (cut at realised nodes), {@code u} included if it is one. */

@@ -159,9 +159,9 @@ class KernelCountTest {
                 "each element's rank (a count) is broadcast to place it (rule 3)"));
         c.add(of("topk", () -> V.topk(2, 1, true).indices(), 2, "Kernel Kernel",
                 "ranks as in sort, then the first k placed"));
-        c.add(of("causal attention", () -> Tensor.scaledDotProductAttention(Y, Y, Y, null, true, null), 4,
-                "Kernel Kernel Kernel Kernel", "scores shared by three kernels (rule 4, with scale and mask), max and sum "
-                        + "broadcast (rule 3), then the weighted sum of v",
+        c.add(of("causal attention", () -> Tensor.scaledDotProductAttention(Y, Y, Y, null, true, null), 5,
+                "Kernel Kernel Kernel Kernel Kernel", "scores shared by three kernels (rule 4, with scale and mask), max and sum "
+                        + "broadcast (rule 3), the softmax (an operand that computes, rule 7), then its product with v",
                 s -> assertThat(output(s, 0).op()).as("the masked, scaled scores are realised").isEqualTo(Op.WHERE)));
         c.add(of("rotary embedding", () -> {
             Tensor.RotaryTables t = Tensor.rotaryTables(4, 16, 10000);
@@ -175,8 +175,9 @@ class KernelCountTest {
             Tensor q = heads(n.matmul(WQ)), k = heads(n.matmul(WK)), v = heads(n.matmul(WV));
             Tensor att = Tensor.scaledDotProductAttention(q, k, v, null, true, null).permute(1, 0, 2).reshape(4, 16);
             return H.add(att.matmul(WO));
-        }, 9, "Kernel ".repeat(9).strip(), "rms stats, q, k, v (each broadcast into a matmul, rule 3), scores (rule 4), max, "
-                + "sum, attention output (broadcast into the projection), projection + residual"));
+        }, 11, "Kernel ".repeat(11).strip(), "rms stats, the normalised input (an operand of q, k and v that computes, rule 7), "
+                + "q, k, v (each broadcast into a matmul, rule 3), scores (rule 4), max, sum, the softmax (rule 7), "
+                + "attention output (broadcast into the projection), projection + residual"));
 
         // ---- materialisation, side effects, devices
         c.add(of("contiguous", () -> X.exp().contiguous().add(1), 2, "Kernel Kernel",

@@ -21,7 +21,7 @@ import java.util.Set;
  *   <li>{@code CONTIGUOUS}, {@code COPY}, {@code ASSIGN} and {@code CUSTOM} nodes, and the sources of
  *       {@code COPY} and {@code CUSTOM} (they need buffers to read);</li>
  *   <li><b>broadcast point</b>: the source of an {@code EXPAND} that replicates values (looking down
- *       through reshapes), when a {@code REDUCE} is fused into that source — otherwise the reduction
+ *       through reshapes, pads and permutes), when a {@code REDUCE} is fused into that source — otherwise the reduction
  *       would be recomputed for every copy. Realising the source rather than the reduction keeps the
  *       elementwise ops between them (a bias, an activation, a normalisation's {@code rsqrt}) in the
  *       reduction's kernel, computed once per element. A broadcast point whose reductions all end up
@@ -44,8 +44,9 @@ import java.util.Set;
  *       before a convolution) and a contraction inside another reduction (a global average after the last
  *       convolution) are realised (as in rule 4, with their chain of elementwise ops), and so is an operand
  *       that computes rather than only reads (a concatenation, a softmax before the product with V; a cast
- *       stays fused). A lone contraction over views of buffers, with elementwise ops after it, is what a device
- *       runs as a packed GEMM with a fused epilogue.</li>
+ *       stays fused); where two contractions meet in one elementwise op (the two branches of a residual block),
+ *       every branch but the first is realised with its chain. A lone contraction over views of buffers, with
+ *       elementwise ops after it, is what a device runs as a packed GEMM with a fused epilogue.</li>
  * </ol>
  *
  * <p>So a reduction of a fused reduction fuses (only {@code EXPAND} replicates values; every other
@@ -81,7 +82,7 @@ public final class Scheduler {
         for (UOp u : order.reversed()) {
             if (u.op() == Op.EXPAND && replicates(u)) {
                 UOp p = u.src(0);
-                while (p.op() == Op.RESHAPE && !realised.contains(p)) p = p.src(0);
+                while (isView(p) && !realised.contains(p)) p = p.src(0);
                 if (!realised.contains(p) && fusesReduce(p, realised)) {
                     realised.add(p);
                     broadcastPoints.add(p);
@@ -114,6 +115,23 @@ public final class Scheduler {
                 if (!realised.contains(p) && (p.op().isElementwise() || p.op() == Op.REDUCE) && p.op() != Op.CAST) realised.add(p);
             }
         }
+        for (UOp u : order.reversed()) { // rule 7: two contractions meeting in one op (a residual block's two branches)
+            if (!u.op().isElementwise() || u.src().size() < 2) continue;
+            Set<UOp> seen = identitySet();
+            boolean first = true;
+            for (UOp src : u.src()) {
+                List<UOp> found = fusedReduces(src, realised).stream().filter(Scheduler::isContraction).filter(r -> !seen.contains(r)).toList();
+                if (found.isEmpty()) continue;
+                seen.addAll(found);
+                if (first) {
+                    first = false;
+                    continue;
+                }
+                UOp p = src;
+                while (p.op().isMovement() && !realised.contains(p)) p = p.src(0);
+                realised.add(p); // this branch with its epilogue; the first stays fused with the op
+            }
+        }
         for (UOp u : order) { // rule 5
             if (u.op() == Op.ASSIGN && !realised.contains(u.src(1)) && readsTargetElsewhere(u, realised)) realised.add(u.src(1));
         }
@@ -132,6 +150,13 @@ public final class Scheduler {
         }
         return new Schedule(List.copyOf(roots), List.copyOf(items));
     }
+
+    /**
+     * A movement op that reads each element of its source at most once and computes no element more than
+     * the source has: realising below it (the unpadded, untransposed value) costs no more than at it, and
+     * the consumer reads the view (a convolution's padding becomes its packing's gates).
+     */
+    private static boolean isView(UOp u) { return u.op() == Op.RESHAPE || u.op() == Op.PAD || u.op() == Op.PERMUTE; }
 
     /** A sum of products of two different operands: the reductions of matmul and convolution, not of a variance. */
     private static boolean isContraction(UOp reduce) {

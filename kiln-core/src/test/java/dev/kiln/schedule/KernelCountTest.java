@@ -35,7 +35,7 @@ class KernelCountTest {
     static final Tensor X = data(1, 3, 4), V = data(2, 3, 4), SQ = data(3, 4, 4), Y = data(4, 2, 4, 5);
     static final Tensor ROW = data(5, 1, 4), COL = data(6, 3, 1);
     static final Tensor W45 = data(7, 4, 5), B5 = data(8, 5), W48 = data(9, 4, 8), B8 = data(10, 8), W82 = data(11, 8, 2), B2 = data(12, 2);
-    static final Tensor IMG = data(13, 2, 2, 6, 6), KER = data(14, 5, 2, 3, 3);
+    static final Tensor IMG = data(13, 2, 2, 6, 6), KER = data(14, 5, 2, 3, 3), KER5 = data(19, 4, 5, 3, 3), KER2 = data(20, 5, 2, 3, 3);
     static final Tensor C2A = data(15, 2), C2B = data(16, 2), C2C = data(17, 2), VAR2 = data(18, 2).abs().realize();
     static final Tensor TOKENS = Tensor.of(new int[] {0, 2, 1, 2}, 4), IDX = Tensor.of(new long[] {0, 3, 1, 2, 2, 0}, 3, 2);
     static final Tensor INTS = Tensor.of(new int[] {7, -3, 12, 5, 0, -9, 4, 1, 8, 2, -6, 3}, 3, 4);
@@ -167,9 +167,10 @@ class KernelCountTest {
             Tensor.RotaryTables t = Tensor.rotaryTables(4, 16, 10000);
             return H.rotaryEmbedding(t.cos(), t.sin(), false);
         }, 1, "Kernel", "x*cos + rotate_half(x)*sin: movement and elementwise"));
-        c.add(of("gated feed-forward (SwiGLU)", () -> H.matmul(W1).silu().mul(H.matmul(W3)).matmul(W2), 2, "Kernel Kernel",
-                "the gate product is one broadcast point (rule 3): both projections share its kernel",
-                s -> assertThat(output(s, 0).op()).isEqualTo(Op.MUL)));
+        c.add(of("gated feed-forward (SwiGLU)", () -> H.matmul(W1).silu().mul(H.matmul(W3)).matmul(W2), 3, "Kernel Kernel Kernel",
+                "the two projections meet in the gate product: the second is realised (rule 7), the first computes the product "
+                        + "in its epilogue (the broadcast point, rule 3), then the down projection",
+                s -> assertThat(output(s, 1).op()).isEqualTo(Op.MUL)));
         c.add(of("attention block", () -> {
             Tensor n = H.rmsNorm(new int[] {16}, G16, 1e-6);
             Tensor q = heads(n.matmul(WQ)), k = heads(n.matmul(WK)), v = heads(n.matmul(WV));
@@ -229,6 +230,13 @@ class KernelCountTest {
                 "the contraction is not fused into the mean (rule 7): the matmul with its relu, then the mean"));
         c.add(of("matmul of a max", () -> Y.max(new int[]{2}, false).matmul(W45), 2, "Kernel Kernel",
                 "the max inside the contraction's operand is realised (rule 7), then the matmul reads it"));
+        c.add(of("conv after conv", () -> IMG.conv2d(KER, null, null, new int[]{1, 1}, null, 1).relu()
+                        .conv2d(KER5, null, null, new int[]{1, 1}, null, 1), 2, "Kernel Kernel",
+                "the first conv is realised unpadded (rule 3 looks through the pad): the second reads it under gates",
+                s -> assertThat(output(s, 0).shape().toArray()).containsExactly(2, 5, 6, 6)));
+        c.add(of("residual block", () -> IMG.conv2d(KER, null, null, new int[]{1, 1}, null, 1)
+                        .add(IMG.conv2d(KER2, null, null, new int[]{1, 1}, null, 1).mul(0.5)).relu(), 2, "Kernel Kernel",
+                "two convolutions meet in the add: the second branch is realised with its scale (rule 7), the first adds it"));
         c.add(of("sum of a sum", () -> Y.sum(2).sum(1), 1, "Kernel", "two plain sums still fuse (rule 7 is for contractions)"));
 
         // ---- zero-size tensors

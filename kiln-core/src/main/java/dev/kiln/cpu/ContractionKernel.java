@@ -73,6 +73,9 @@ public final class ContractionKernel implements KernelRunner {
     }
 
     @Override
+    public boolean usesAllWorkers() { return true; }
+
+    @Override
     public void run(MemorySegment[] buffers, long[] vars, long start, long end) {
         long whole = program.activeExtent(vars);
         if (start != 0 || end != whole) {

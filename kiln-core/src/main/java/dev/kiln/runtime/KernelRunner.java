@@ -19,4 +19,10 @@ public interface KernelRunner {
      * runner must behave as this one. The default is this runner.
      */
     default KernelRunner bind(MemorySegment[] buffers) { return this; }
+
+    /**
+     * Whether one call already spreads its work over every worker of the {@link WorkerPool} by itself (a packed
+     * GEMM), so a plan gains nothing by running it beside other steps. The default is false.
+     */
+    default boolean usesAllWorkers() { return false; }
 }

@@ -56,11 +56,14 @@ public final class OnnxPeerBench {
         }
 
         OnnxModel onnx = OnnxModel.load(model);
-        Map<String, float[]> data = new LinkedHashMap<>();
+        // each input as float[] (f32) or long[] (i64: token ids 1.. in a 1000-word range, masks of ones)
+        Map<String, Object> data = new LinkedHashMap<>();
         Map<String, long[]> shapes = new LinkedHashMap<>();
         for (int k = 0; k < onnx.inputs().size(); k++) {
             ValueInfo in = onnx.inputs().get(k);
-            if (in.dtype() != DType.F32) throw new IllegalArgumentException("input " + in.name() + " is " + in.dtype() + "; only f32 inputs");
+            if (in.dtype() != DType.F32 && in.dtype() != DType.I64) {
+                throw new IllegalArgumentException("input " + in.name() + " is " + in.dtype() + "; only f32 and i64 inputs");
+            }
             Path pb = model.resolveSibling("test_data_set_0").resolve("input_" + k + ".pb");
             Tensor t;
             if (Files.exists(pb)) {
@@ -71,18 +74,35 @@ public final class OnnxPeerBench {
                     return (int) d.size();
                 }).toArray();
                 int n = Arrays.stream(dims).reduce(1, (a, b) -> a * b);
-                float[] v = new float[n];
-                for (int i = 0; i < n; i++) v[i] = (float) i / n;
-                t = Tensor.of(v, dims);
+                if (in.dtype() == DType.I64) {
+                    long[] v = new long[n];
+                    boolean mask = in.name().contains("mask");
+                    for (int i = 0; i < n; i++) v[i] = mask ? 1 : 1 + (i * 7919L) % 1000;
+                    t = Tensor.of(v, dims);
+                } else {
+                    float[] v = new float[n];
+                    for (int i = 0; i < n; i++) v[i] = (float) i / n;
+                    t = Tensor.of(v, dims);
+                }
             }
-            data.put(in.name(), t.toFloatArray());
+            if (t.dtype() == DType.I64) {
+                long[] v = new long[(int) t.numel()];
+                double[] dv = t.toDoubleArray();
+                for (int i = 0; i < v.length; i++) v[i] = (long) dv[i];
+                data.put(in.name(), v);
+            } else {
+                data.put(in.name(), t.toFloatArray());
+            }
             shapes.put(in.name(), Arrays.stream(t.dims()).asLongStream().toArray());
         }
 
         // Kiln: the graph on these inputs, prepared once, executed again and again
         Device d = DeviceRegistry.get(device);
         Map<String, Tensor> inputs = new LinkedHashMap<>();
-        data.forEach((name, v) -> inputs.put(name, Tensor.of(v, Arrays.stream(shapes.get(name)).mapToInt(x -> (int) x).toArray()).to(d).realize()));
+        data.forEach((name, v) -> {
+            int[] dims = Arrays.stream(shapes.get(name)).mapToInt(x -> (int) x).toArray();
+            inputs.put(name, (v instanceof long[] l ? Tensor.of(l, dims) : Tensor.of((float[]) v, dims)).to(d).realize());
+        });
         long t0 = System.nanoTime();
         List<Tensor> outs = onnx.run(inputs);
         ExecutionPlan plan = Tensor.prepare(outs.stream().map(t -> t.to(d)).toArray(Tensor[]::new));
@@ -101,7 +121,11 @@ public final class OnnxPeerBench {
             opts.setOptimizationLevel(OrtSession.SessionOptions.OptLevel.ALL_OPT);
             try (OrtSession session = env.createSession(model.toString(), opts)) {
                 Map<String, OnnxTensor> feed = new LinkedHashMap<>();
-                for (var e : data.entrySet()) feed.put(e.getKey(), OnnxTensor.createTensor(env, FloatBuffer.wrap(e.getValue()), shapes.get(e.getKey())));
+                for (var e : data.entrySet()) {
+                    feed.put(e.getKey(), e.getValue() instanceof long[] l
+                            ? OnnxTensor.createTensor(env, java.nio.LongBuffer.wrap(l), shapes.get(e.getKey()))
+                            : OnnxTensor.createTensor(env, FloatBuffer.wrap((float[]) e.getValue()), shapes.get(e.getKey())));
+                }
                 ort = time(() -> {
                     try (OrtSession.Result r = session.run(feed)) {
                         if (r.size() == 0) throw new IllegalStateException("no outputs");

@@ -22,6 +22,8 @@ import java.util.List;
  */
 final class GemmSide {
     private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
+    /** Per-thread gate sums of the row being packed, so packing allocates nothing. */
+    private static final ThreadLocal<long[][]> GATE_SCRATCH = ThreadLocal.withInitial(() -> new long[][] {new long[8]});
     private static final int L = S.length();
     private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
     private static final int NR = GemmMicroKernel.NR, MR = GemmMicroKernel.MR;
@@ -234,7 +236,7 @@ final class GemmSide {
         final int w = NR;
         int panels = (nc + w - 1) / w;
         Arrays.fill(row, nc, panels * w, 0f);
-        long[] gateBase = new long[nGates];
+        long[] gateBase = gateScratch();
         int firstLen = runLen - c0 % runLen;
         int panelSize = nr * w;
         for (int r = 0; r < nr; r++) {
@@ -304,6 +306,13 @@ final class GemmSide {
         }
     }
 
+    /** This thread's scratch for at least {@code nGates} gate sums. */
+    private long[] gateScratch() {
+        long[][] holder = GATE_SCRATCH.get();
+        if (holder[0].length < nGates) holder[0] = new long[nGates];
+        return holder[0];
+    }
+
     /** {@code row[d..d+n) = 0} by (masked) vectors: the gaps gates leave are mostly a few elements. */
     private static void zero(float[] row, int d, int n) {
         FloatVector z = FloatVector.zero(S);
@@ -350,7 +359,7 @@ final class GemmSide {
             }
             return;
         }
-        long[] gateBase = new long[nGates];
+        long[] gateBase = gateScratch();
         int firstLen = runLen - c0 % runLen;
         for (int r = 0; r < nr; r++) gatherRow(seg, b, r0 + r, c0, nc, firstLen, dst, r * nc, gateBase);
     }

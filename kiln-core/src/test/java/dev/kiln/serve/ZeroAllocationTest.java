@@ -89,4 +89,22 @@ class ZeroAllocationTest {
             assertThat(slots).as("kernels allocate nothing either").isZero();
         }
     }
+
+    /** A packed GEMM small enough for one thread (a gated convolution with its epilogue) allocates nothing per run. */
+    @org.junit.jupiter.api.Test
+    void aSingleThreadedGemmAllocatesNothing() {
+        dev.kiln.Tensor x = dev.kiln.testing.TestGraphs.data(1, 1, 8, 10, 10), w = dev.kiln.testing.TestGraphs.data(2, 16, 8, 3, 3);
+        try (dev.kiln.runtime.ExecutionPlan plan = x.to("CPU").conv2d(w.to("CPU"), null, null, new int[]{1, 1}, null, 1).relu().prepare()) {
+            assertThat(plan.kernels()).anySatisfy(k -> assertThat(k.source()).contains("packed GEMM"));
+            for (int i = 0; i < 20_000; i++) plan.execute();
+            for (int i = 0; i < 1000; i++) allocatedBytes();
+            long least = Long.MAX_VALUE;
+            for (int round = 0; round < ROUNDS; round++) {
+                long before = allocatedBytes();
+                for (int i = 0; i < CALLS; i++) plan.execute();
+                least = Math.min(least, allocatedBytes() - before);
+            }
+            assertThat(least).as("bytes allocated by %d runs of a single-threaded GEMM, quietest of %d rounds", CALLS, ROUNDS).isZero();
+        }
+    }
 }

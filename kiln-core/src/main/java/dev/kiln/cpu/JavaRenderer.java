@@ -73,6 +73,8 @@ public final class JavaRenderer extends JavaScalarRenderer {
     private final int vectorBytes;
     /** Vector species constants the class declares, by name. */
     private final Map<String, String> species = new TreeMap<>();
+    /** Per-lane arrays declared once at the start of {@code run} ({@link #hoist}). */
+    private final List<String> hoisted = new ArrayList<>();
     /** The UPCAST loop being rendered as vector lanes, or null. */
     private Lanes lanes;
 
@@ -124,6 +126,7 @@ public final class JavaRenderer extends JavaScalarRenderer {
             s.append('\n');
         }
         s.append("    public static void run(MemorySegment[] bufs, long[] vars, long start, long end) {\n");
+        hoisted.forEach(s::append);
         s.append(body);
         s.append("    }\n");
         for (JavaHelper h : helpers) s.append('\n').append(h.source());
@@ -481,6 +484,15 @@ public final class JavaRenderer extends JavaScalarRenderer {
     /** {@code e} with the lane variable replaced by lane {@code l}'s number: that lane's scalar expression. */
     private UOp atLane(UOp e, int l) { return Optimizer.substitute(e, Map.of(lanes.index(), UOp.index(l))); }
 
+    /**
+     * Declares an array of one element per lane at the start of {@code run}: lanes computed one by one go through
+     * it, and declared inside the loops it would be a new array every iteration (BERT's softmax allocated 97 MB per
+     * run that way).
+     */
+    private void hoist(String laneType, String name) {
+        hoisted.add("        " + laneType + "[] " + name + " = new " + laneType + "[" + lanes.count() + "];\n");
+    }
+
     /** Lane {@code l} of a lane-dependent node, from an array of its lanes (made once per block). */
     private Expr<JType> laneOf(UOp u, String l) {
         Form key = new Form(u, null);
@@ -488,7 +500,8 @@ public final class JavaRenderer extends JavaScalarRenderer {
         if (array == null) {
             Expr<JType> v = vref(u);
             String name = valueName();
-            line(v.type().lane().name + "[] " + name + " = " + paren(v, ATOM) + ".toArray();");
+            hoist(v.type().lane().name, name);
+            line(paren(v, ATOM) + ".intoArray(" + name + ", 0);");
             array = new Expr<>(name, v.type(), ATOM);
             remember(key, array);
         }
@@ -540,9 +553,13 @@ public final class JavaRenderer extends JavaScalarRenderer {
             Expr<JType> g = ref(gate);
             return cond(g, new Expr<>(t.name + ".fromMemorySegment(" + species(t.element()) + ", " + at + ")", t, ATOM), zeroVector(t), t);
         }
-        StringBuilder lanesText = new StringBuilder();
-        for (int l = 0; l < lanes.count(); l++) lanesText.append(l == 0 ? "" : ", ").append(ref(atLane(u, l)).text());
-        return new Expr<>(fromArray(t, "new " + t.lane().name + "[] {" + lanesText + "}"), t, ATOM);
+        // a gathered load, lane by lane into an array declared once per call
+        List<String> laneValues = new ArrayList<>();
+        for (int l = 0; l < lanes.count(); l++) laneValues.add(ref(atLane(u, l)).text());
+        String array = valueName();
+        hoist(t.lane().name, array);
+        for (int l = 0; l < laneValues.size(); l++) line(array + "[" + l + "] = " + laneValues.get(l) + ";");
+        return new Expr<>(fromArray(t, array), t, ATOM);
     }
 
     /** A store of lane-dependent values: one vector store where the index is contiguous in the lanes, else lane by lane in order. */
@@ -697,7 +714,7 @@ public final class JavaRenderer extends JavaScalarRenderer {
             };
         };
         String array = valueName();
-        line(lane.name + "[] " + array + " = new " + lane.name + "[" + lanes.count() + "];");
+        hoist(lane.name, array);
         line("for (int lane = 0; lane < " + lanes.count() + "; lane++) " + array + "[lane] = " + x.text() + ";");
         return new Expr<>(fromArray(t, array), t, ATOM);
     }

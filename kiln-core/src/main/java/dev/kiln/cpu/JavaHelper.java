@@ -26,7 +26,13 @@ enum JavaHelper {
                          * between two floats, where Math.pow decides. Checked for every float by Exp2Verifier.
                          */
                         private static float exp2f(float x) {
-                            if (!(x >= -126f && x < 128f)) return (float) Math.pow(2, x); // NaN, infinities, overflow, subnormal results
+                            if (!(x >= -126f && x < 128f)) {
+                                // below half the smallest subnormal, 2^x rounds to +0 (a masked logit's exp); from 128 up it
+                                // overflows; NaN and subnormal results go to Math.pow, which is slow
+                                if (x < -150f) return 0f;
+                                if (x >= 128f) return Float.POSITIVE_INFINITY;
+                                return (float) Math.pow(2, x);
+                            }
                             double n = Math.rint(x), f = x - n;
                             double p = 1 + f * (0.6931471805599453 + f * (0.24022650695910072 + f * (0.05550410866482158
                                     + f * (0.009618129107628477 + f * (0.0013333558146428443 + f * (1.540353039338161E-4

@@ -660,9 +660,46 @@ public final class JavaRenderer extends JavaScalarRenderer {
             // sqrt in float rounds like Alu's sqrt in double rounded to float (double has over 2p + 2 bits)
             case SQRT -> f ? on(vec(u.src(0), t), "sqrt", t) : laneWise(u, t);
             case RECIP -> f ? on(vec(UOp.constant(dt, 1), t), "div", t, vec(u.src(0), t)) : laneWise(u, t);
+            case EXP2 -> dt == DType.F32 && lanes.count() >= 4 && lanes.count() <= 16 ? exp2Lanes(vec(u.src(0), t), t) : laneWise(u, t);
             case TRUNC -> f ? laneWise(u, t) : vec(u.src(0), t);
             default -> laneWise(u, t);
         };
+    }
+
+    /**
+     * f32 {@code exp2} of every lane, bit for bit the scalar helper {@code exp2f}: its double polynomial with the
+     * same roundings on each half of the lanes, written into the loop (a helper method would be compiled apart,
+     * too large to inline, and box its vectors); lanes outside [-126, 128) or near a rounding midpoint go to
+     * {@code exp2f} ({@code exp2fLanes}).
+     */
+    private Expr<JType> exp2Lanes(Expr<JType> x, JType t) {
+        helpers.add(JavaHelper.EXP2F);
+        helpers.add(JavaHelper.EXP2V);
+        int n = lanes.count(), h = n / 2;
+        String ds = species(JType.DOUBLE, h), ls = species(JType.LONG, h), fs = species(JType.FLOAT), xv = paren(x, ATOM);
+        String[] halves = new String[2];
+        long nearAll = 0;
+        for (int part = 0; part < 2; part++) {
+            String d = valueName(), k = valueName(), f = valueName(), p = valueName(), v = valueName();
+            line("DoubleVector " + d + " = (DoubleVector) " + xv + ".convertShape(VectorOperators.F2D, " + ds + ", " + part + ");");
+            line("DoubleVector " + k + " = " + d + ".add(6755399441055744.0).sub(6755399441055744.0);"); // rint, exact below 2^51
+            line("DoubleVector " + f + " = " + d + ".sub(" + k + ");");
+            line("DoubleVector " + p + " = " + f + ".mul(4.4455382718708116E-10).add(7.054911620801123E-9);");
+            for (String c : List.of("1.01780860092397E-7", "1.321548679014431E-6", "1.5252733804059841E-5", "1.540353039338161E-4",
+                    "0.0013333558146428443", "0.009618129107628477", "0.05550410866482158", "0.24022650695910072", "0.6931471805599453", "1.0")) {
+                line(p + " = " + f + ".mul(" + p + ").add(" + c + ");");
+            }
+            line("DoubleVector " + v + " = " + p + ".mul(((LongVector) " + k + ".add(1023.0).convertShape(VectorOperators.D2L, " + ls
+                    + ", 0)).lanewise(VectorOperators.LSHL, 52).reinterpretAsDoubles());");
+            halves[part] = v;
+        }
+        String r = valueName(), slow = valueName();
+        line("FloatVector " + r + " = ((FloatVector) " + halves[0] + ".convertShape(VectorOperators.D2F, " + fs + ", 0)).blend((FloatVector) "
+                + halves[1] + ".convertShape(VectorOperators.D2F, " + fs + ", -1), VectorMask.fromLong(" + fs + ", " + ((((1L << n) - 1) & ~((1L << h) - 1))) + "L));");
+        line("long " + slow + " = " + xv + ".compare(VectorOperators.GE, -126f).and(" + xv + ".compare(VectorOperators.LT, 128f)).not().toLong() | exp2Near("
+                + halves[0] + ") | exp2Near(" + halves[1] + ") << " + h + ";");
+        line("if (" + slow + " != 0) " + r + " = exp2fLanes(" + xv + ", " + r + ", " + slow + ");");
+        return new Expr<>(r, t, ATOM);
     }
 
     /**
@@ -720,8 +757,10 @@ public final class JavaRenderer extends JavaScalarRenderer {
     }
 
     /** The name of the species constant for {@link #lanes} lanes of {@code element}, declared on first use. */
-    private String species(JType element) {
-        int n = lanes.count();
+    private String species(JType element) { return species(element, lanes.count()); }
+
+    /** The species constant for {@code n} lanes of {@code element}, declared on first use. */
+    private String species(JType element, int n) {
         String prefix = switch (element) {
             case INT -> "I32";
             case LONG -> "I64";

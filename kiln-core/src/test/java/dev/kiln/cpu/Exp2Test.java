@@ -20,20 +20,40 @@ class Exp2Test {
 
     @Test
     void f32Exp2EqualsTheInterpreterOnEveryBinade() {
+        float[] x = inputs(0);
+        // an odd count: no vector lanes, the scalar helper on every element
+        check(x, "exp2f(", false);
+    }
+
+    @Test
+    void f32Exp2InVectorLanesEqualsTheInterpreterOnEveryBinade() {
+        // a count of whole vectors: the double polynomial in vector lanes, exp2f for the lanes it leaves
+        float[] x = inputs(64 - (2 * (1 << 20) + SPECIAL.length) % 64);
+        check(x, "exp2Near(", true);
+    }
+
+    /** The sample, with {@code extra} more values (zeros and the special values again) at the end. */
+    private static float[] inputs(int extra) {
         int sweep = 1 << 20, n = 2 * sweep + SPECIAL.length;
-        float[] x = new float[n];
+        float[] x = new float[n + extra];
         for (int i = 0; i < sweep; i++) {
             x[i] = Float.intBitsToFloat((int) (i * 4099L));
             x[sweep + i] = -126f + 254f * i / sweep + (float) Math.scalb((double) (i % 977), -30); // off the grid of the steps
         }
         System.arraycopy(SPECIAL, 0, x, 2 * sweep, SPECIAL.length);
+        for (int i = 0; i < extra; i++) x[n + i] = SPECIAL[i % SPECIAL.length];
+        return x;
+    }
+
+    private static void check(float[] x, String marker, boolean vectors) {
         Tensor cpu = Tensor.of(x).to("CPU").exp2();
         try (ExecutionPlan plan = cpu.prepare()) {
-            assertThat(plan.kernels()).extracting(PreparedKernel::source).anyMatch(s -> s.contains("exp2f("));
+            assertThat(plan.kernels()).extracting(PreparedKernel::source).as("the kernel computes exp2 with " + marker)
+                    .anyMatch(s -> s.contains(marker) && s.contains("FloatVector") == vectors);
         }
         float[] got = cpu.toFloatArray();
         float[] want = Tensor.of(x).to("INTERP").exp2().toFloatArray();
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < x.length; i++) {
             assertThat(Float.floatToRawIntBits(got[i])).as("exp2(%s) [bits %08x]: %s vs %s", x[i], Float.floatToRawIntBits(x[i]), got[i], want[i])
                     .isEqualTo(Float.floatToRawIntBits(want[i]));
         }

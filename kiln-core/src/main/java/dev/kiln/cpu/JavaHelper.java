@@ -7,7 +7,7 @@ package dev.kiln.cpu;
  */
 enum JavaHelper {
     F16("f16"), BF16("bf16"), BF16_BITS("bf16Bits"), BF16_TO_FLOAT("bf16ToFloat"), FLOOR_DIV("floorDiv"), FLOOR_MOD("floorMod"), LOG2("log2"), TRUNC("trunc"),
-    F2U64("f2u64"), U64_TO_DOUBLE("u64ToDouble"), U64_TO_FLOAT("u64ToFloat"), ROUND_ODD("toFloatRoundOdd"), S64_ODD("s64ToDoubleOdd"), U64_ODD("u64ToDoubleOdd"), THREEFRY("threefry"), CHECK_VAR("checkVar"), EXP2F("exp2f"), EXP2V("exp2Near");
+    F2U64("f2u64"), U64_TO_DOUBLE("u64ToDouble"), U64_TO_FLOAT("u64ToFloat"), ROUND_ODD("toFloatRoundOdd"), S64_ODD("s64ToDoubleOdd"), U64_ODD("u64ToDoubleOdd"), THREEFRY("threefry"), CHECK_VAR("checkVar"), EXP2F("exp2f"), EXP2V("exp2fLanes");
 
     /** The method's name. */
     final String method;
@@ -45,11 +45,6 @@ enum JavaHelper {
                         }
                     """;
             case EXP2V -> """
-                        /** The lanes of a vector exp2 whose rounding to float exp2f leaves to Math.pow (within 2^-40 of a midpoint), as bits. */
-                        private static long exp2Near(DoubleVector v) {
-                            return v.reinterpretAsLongs().and(0x1FFFFFFFL).sub(0x10000000L).abs().compare(VectorOperators.LT, 4096L).toLong();
-                        }
-
                         /** {@code r} with the lanes set in {@code slow} computed by exp2f (out of the polynomial's range, or near a midpoint). */
                         private static FloatVector exp2fLanes(FloatVector x, FloatVector r, long slow) {
                             float[] out = r.toArray(), in = x.toArray();

@@ -696,8 +696,10 @@ public final class JavaRenderer extends JavaScalarRenderer {
         String r = valueName(), slow = valueName();
         line("FloatVector " + r + " = ((FloatVector) " + halves[0] + ".convertShape(VectorOperators.D2F, " + fs + ", 0)).blend((FloatVector) "
                 + halves[1] + ".convertShape(VectorOperators.D2F, " + fs + ", -1), VectorMask.fromLong(" + fs + ", " + ((((1L << n) - 1) & ~((1L << h) - 1))) + "L));");
-        line("long " + slow + " = " + xv + ".compare(VectorOperators.GE, -126f).and(" + xv + ".compare(VectorOperators.LT, 128f)).not().toLong() | exp2Near("
-                + halves[0] + ") | exp2Near(" + halves[1] + ") << " + h + ";");
+        // lanes exp2f leaves to Math.pow (within 2^-40 of a rounding midpoint), inline: a helper taking a vector would box it
+        String near = ".reinterpretAsLongs().and(0x1FFFFFFFL).sub(0x10000000L).abs().compare(VectorOperators.LT, 4096L).toLong()";
+        line("long " + slow + " = " + xv + ".compare(VectorOperators.GE, -126f).and(" + xv + ".compare(VectorOperators.LT, 128f)).not().toLong() | "
+                + halves[0] + near + " | " + halves[1] + near + " << " + h + ";");
         line("if (" + slow + " != 0) " + r + " = exp2fLanes(" + xv + ", " + r + ", " + slow + ");");
         return new Expr<>(r, t, ATOM);
     }

@@ -29,7 +29,7 @@ class Exp2Test {
     void f32Exp2InVectorLanesEqualsTheInterpreterOnEveryBinade() {
         // a count of whole vectors: the double polynomial in vector lanes, exp2f for the lanes it leaves
         float[] x = inputs(64 - (2 * (1 << 20) + SPECIAL.length) % 64);
-        check(x, "exp2Near(", true);
+        check(x, "exp2fLanes(", true);
     }
 
     /** The sample, with {@code extra} more values (zeros and the special values again) at the end. */

@@ -34,7 +34,7 @@ import java.util.Optional;
  */
 public final class CpuDevice implements CompilingDevice {
     /** Renderer output format: bump when generated code changes meaning, so stale disk entries miss. */
-    private static final String RENDER_FORMAT = "7";
+    private static final String RENDER_FORMAT = "8";
 
     /** A kernel class as the cache keeps it: its bytes (what goes to disk) and its loaded entry point. */
     private record Loaded(byte[] classBytes, MethodHandle run) {}

@@ -45,11 +45,9 @@ enum JavaHelper {
                         }
                     """;
             case EXP2V -> """
-                        /** {@code r} with the lanes set in {@code slow} computed by exp2f (out of the polynomial's range, or near a midpoint). */
-                        private static FloatVector exp2fLanes(FloatVector x, FloatVector r, long slow) {
-                            float[] out = r.toArray(), in = x.toArray();
+                        /** {@code out[i] = exp2f(in[i])} for the lanes i set in {@code slow} (out of range, or near a midpoint). */
+                        private static void exp2fLanes(float[] in, float[] out, long slow) {
                             for (int i = 0; i < out.length; i++) if ((slow >>> i & 1) != 0) out[i] = exp2f(in[i]);
-                            return FloatVector.fromArray(x.species(), out, 0);
                         }
                     """;
             case F16 -> """

@@ -700,7 +700,13 @@ public final class JavaRenderer extends JavaScalarRenderer {
         String near = ".reinterpretAsLongs().and(0x1FFFFFFFL).sub(0x10000000L).abs().compare(VectorOperators.LT, 4096L).toLong()";
         line("long " + slow + " = " + xv + ".compare(VectorOperators.GE, -126f).and(" + xv + ".compare(VectorOperators.LT, 128f)).not().toLong() | "
                 + halves[0] + near + " | " + halves[1] + near + " << " + h + ";");
-        line("if (" + slow + " != 0) " + r + " = exp2fLanes(" + xv + ", " + r + ", " + slow + ");");
+        // the rare lanes through arrays: a helper taking or returning vectors would box them, and r's merge after the
+        // branch with them, in every iteration
+        String in = valueName(), out = valueName();
+        hoist("float", in);
+        hoist("float", out);
+        line("if (" + slow + " != 0) { " + xv + ".intoArray(" + in + ", 0); " + r + ".intoArray(" + out + ", 0); exp2fLanes(" + in + ", " + out + ", "
+                + slow + "); " + r + " = FloatVector.fromArray(" + fs + ", " + out + ", 0); }");
         return new Expr<>(r, t, ATOM);
     }
 

@@ -21,7 +21,7 @@ import java.util.Set;
  *   <li>{@code CONTIGUOUS}, {@code COPY}, {@code ASSIGN} and {@code CUSTOM} nodes, and the sources of
  *       {@code COPY} and {@code CUSTOM} (they need buffers to read);</li>
  *   <li><b>broadcast point</b>: the source of an {@code EXPAND} that replicates values (looking down
- *       through reshapes, pads and permutes), when a {@code REDUCE} is fused into that source — otherwise the reduction
+ *       through reshapes, pads, permutes and paddings with a constant), when a {@code REDUCE} is fused into that source — otherwise the reduction
  *       would be recomputed for every copy. Realising the source rather than the reduction keeps the
  *       elementwise ops between them (a bias, an activation, a normalisation's {@code rsqrt}) in the
  *       reduction's kernel, computed once per element. A broadcast point whose reductions all end up
@@ -82,7 +82,7 @@ public final class Scheduler {
         for (UOp u : order.reversed()) {
             if (u.op() == Op.EXPAND && replicates(u)) {
                 UOp p = u.src(0);
-                while (isView(p) && !realised.contains(p)) p = p.src(0);
+                p = belowViews(p, realised);
                 if (!realised.contains(p) && fusesReduce(p, realised)) {
                     realised.add(p);
                     broadcastPoints.add(p);
@@ -157,6 +157,28 @@ public final class Scheduler {
      * the consumer reads the view (a convolution's padding becomes its packing's gates).
      */
     private static boolean isView(UOp u) { return u.op() == Op.RESHAPE || u.op() == Op.PAD || u.op() == Op.PERMUTE; }
+
+    /**
+     * {@code u} with the views above its value looked through: reshapes, pads and permutes, and a padding with a
+     * constant other than 0 ({@code where(inside, pad(x), c)}, as a max pooling pads with -inf), whose mask and
+     * constant are computed from indices alone.
+     */
+    private static UOp belowViews(UOp u, Set<UOp> realised) {
+        while (!realised.contains(u)) {
+            if (isView(u)) u = u.src(0);
+            else if (u.op() == Op.WHERE && fromIndicesAlone(u.src(0), realised) && fromIndicesAlone(u.src(2), realised)) u = u.src(1);
+            else break;
+        }
+        return u;
+    }
+
+    /** Whether {@code u}'s value (cut at realised nodes) reads no buffer and reduces nothing: a mask or a constant. */
+    private static boolean fromIndicesAlone(UOp u, Set<UOp> realised) {
+        for (UOp s : u.toposort()) {
+            if (realised.contains(s) || s.op() == Op.BUFFER || s.op() == Op.REDUCE || s.op() == Op.COPY || s.op() == Op.CUSTOM) return false;
+        }
+        return true;
+    }
 
     /** A sum of products of two different operands: the reductions of matmul and convolution, not of a variance. */
     private static boolean isContraction(UOp reduce) {

@@ -234,6 +234,10 @@ class KernelCountTest {
                         .conv2d(KER5, null, null, new int[]{1, 1}, null, 1), 2, "Kernel Kernel",
                 "the first conv is realised unpadded (rule 3 looks through the pad): the second reads it under gates",
                 s -> assertThat(output(s, 0).shape().toArray()).containsExactly(2, 5, 6, 6)));
+        c.add(of("max pooling after a conv", () -> IMG.conv2d(KER, null, null, new int[]{1, 1}, null, 1).relu()
+                        .maxPool2d(new int[]{3, 3}, new int[]{2, 2}, new int[]{1, 1}, null, false), 2, "Kernel Kernel",
+                "the conv is realised unpadded (rule 3 looks through the -inf padding): the pooling reads it under gates",
+                s -> assertThat(output(s, 0).shape().toArray()).containsExactly(2, 5, 6, 6)));
         c.add(of("residual block", () -> IMG.conv2d(KER, null, null, new int[]{1, 1}, null, 1)
                         .add(IMG.conv2d(KER2, null, null, new int[]{1, 1}, null, 1).mul(0.5)).relu(), 2, "Kernel Kernel",
                 "two convolutions meet in the add: the second branch is realised with its scale (rule 7), the first adds it"));

@@ -108,20 +108,19 @@ public final class ContractionMatcher {
                 reduce.add(loop(l));
                 inner = l.body().body().getFirst();
             }
-            if (!(inner instanceof Stmt.Accumulate a) || a.register() != acc && !a.register().equals(acc)
+            if (!(inner instanceof Stmt.Accumulate a) || !a.register().equals(acc)
                     || a.kind() != ReduceArg.Kind.SUM || a.value().op() != Op.MUL) return null;
             if (store.param().index() != 0) return null;
 
             findSplits(a.value());
             findSplits(store.index());
-            List<Variable> all = new ArrayList<>();
+            List<Variable> all = new ArrayList<>(), reduceParts = new ArrayList<>();
             for (Variable v : outer) all.addAll(parts(v));
-            for (Variable v : reduce) all.addAll(parts(v));
+            for (Variable v : reduce) reduceParts.addAll(parts(v));
+            all.addAll(reduceParts);
             Load x = operand(a.value().src(0)), y = operand(a.value().src(1));
             if (x == null || y == null) return null;
             Affine c = affine(store.index());
-            List<Variable> reduceParts = new ArrayList<>();
-            for (Variable v : reduce) reduceParts.addAll(parts(v));
             for (Variable v : c.coeffs().keySet()) if (reduceParts.contains(v) && c.coeff(v) != 0) return null;
 
             // roles: the operand holding C's unit-stride variable gives the columns (B), so C's rows are contiguous runs

@@ -24,12 +24,11 @@ import java.util.Optional;
  * epilogue go to a scratch buffer first, so no input is overwritten before everything has read it.
  */
 public final class ContractionKernel implements KernelRunner {
-    private final String name;
+    private final KernelProgram program;
     private final GemmKernel gemm;
     private final KernelProgram epilogue;
     private final KernelRunner epilogueKernel;
     private final boolean identity;
-    private final KernelProgram program;
     private final long outputBytes;
 
     /**
@@ -38,12 +37,11 @@ public final class ContractionKernel implements KernelRunner {
      * @param epilogueKernel {@code epilogue} compiled
      */
     public ContractionKernel(KernelProgram program, ContractionMatcher.Match match, KernelProgram epilogue, KernelRunner epilogueKernel) {
-        this.name = program.name();
+        this.program = program;
         this.gemm = new GemmKernel(match.contraction());
         this.epilogue = epilogue;
         this.epilogueKernel = epilogueKernel;
         this.identity = match.identity();
-        this.program = program;
         this.outputBytes = program.sizes().getFirst() * 4;
     }
 
@@ -77,30 +75,50 @@ public final class ContractionKernel implements KernelRunner {
 
     @Override
     public void run(MemorySegment[] buffers, long[] vars, long start, long end) {
+        run(buffers, vars, start, end, overlapsAnInput(buffers), epilogueKernel);
+    }
+
+    /**
+     * This kernel for a plan step's fixed buffers: whether the output overlaps an input is decided once, and the
+     * epilogue is bound to the same buffers (when it runs on them, that is when nothing overlaps).
+     */
+    @Override
+    public KernelRunner bind(MemorySegment[] buffers) {
+        boolean overlaps = overlapsAnInput(buffers);
+        KernelRunner boundEpilogue = overlaps ? epilogueKernel : epilogueKernel.bind(buffers);
+        return new KernelRunner() {
+            @Override
+            public void run(MemorySegment[] b, long[] vars, long start, long end) {
+                if (b == buffers) ContractionKernel.this.run(b, vars, start, end, overlaps, boundEpilogue);
+                else ContractionKernel.this.run(b, vars, start, end);
+            }
+
+            @Override
+            public boolean usesAllWorkers() { return true; }
+        };
+    }
+
+    private void run(MemorySegment[] buffers, long[] vars, long start, long end, boolean overlaps, KernelRunner epilogueOnBuffers) {
         long whole = program.activeExtent(vars);
         if (start != 0 || end != whole) {
-            throw new UnsupportedOperationException("kernel " + name + " runs as one GEMM: it takes its whole range [0, " + whole
+            throw new UnsupportedOperationException("kernel " + program.name() + " runs as one GEMM: it takes its whole range [0, " + whole
                     + "), not [" + start + ", " + end + ")");
         }
-        if (!overlapsAnInput(buffers)) {
-            compute(buffers, vars);
+        if (!overlaps) {
+            compute(buffers, vars, epilogueOnBuffers);
             return;
         }
         try (Arena scratch = Arena.ofConfined()) {
             MemorySegment[] separate = buffers.clone();
             separate[0] = scratch.allocate(Math.max(4, outputBytes), 64);
-            compute(separate, vars);
+            compute(separate, vars, epilogueKernel);
             buffers[0].asSlice(0, outputBytes).copyFrom(separate[0].asSlice(0, outputBytes));
         }
     }
 
-    private void compute(MemorySegment[] buffers, long[] vars) {
+    private void compute(MemorySegment[] buffers, long[] vars, KernelRunner epilogueRunner) {
         gemm.run(buffers, vars);
-        if (identity) return;
-        long n = epilogue.activeExtent(vars);
-        int parts = epilogue.threaded() ? (int) Math.min(n, WorkerPool.size()) : 1;
-        if (parts <= 1) epilogueKernel.run(buffers, vars, 0, n);
-        else WorkerPool.forRanges(n, parts, (s, t) -> epilogueKernel.run(buffers, vars, s, t));
+        if (!identity) KernelRunner.runAll(epilogueRunner, epilogue, buffers, vars);
     }
 
     private boolean overlapsAnInput(MemorySegment[] buffers) {

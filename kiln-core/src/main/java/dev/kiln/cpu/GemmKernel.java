@@ -7,8 +7,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ForkJoinTask;
-import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.concurrent.RecursiveAction;
 
 import static dev.kiln.cpu.GemmMicroKernel.MR;
@@ -127,14 +125,7 @@ final class GemmKernel {
                 }
             }
         }
-        if (Thread.currentThread() instanceof ForkJoinWorkerThread w && w.getPool() == WorkerPool.pool()) {
-            ForkJoinTask.invokeAll(tasks);
-        } else {
-            WorkerPool.pool().invoke(new RecursiveAction() {
-                @Override
-                protected void compute() { invokeAll(tasks); }
-            });
-        }
+        WorkerPool.invokeAll(tasks);
     }
 
     /** {@code parts + 1} cut points of {@code [0, n)} at multiples of {@code align} (the last at n). */

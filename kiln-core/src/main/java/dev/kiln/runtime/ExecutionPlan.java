@@ -3,7 +3,6 @@ package dev.kiln.runtime;
 import dev.kiln.types.DType;
 import dev.kiln.types.Variable;
 import dev.kiln.codegen.KernelProgram;
-import dev.kiln.codegen.Stmt;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.UOp;
 import dev.kiln.schedule.MemoryPlan;
@@ -18,7 +17,6 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ForkJoinTask;
 import java.util.concurrent.RecursiveAction;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -398,19 +396,7 @@ public final class ExecutionPlan implements AutoCloseable {
         return customStates.computeIfAbsent(step, k -> s.newState());
     }
 
-    private void runKernel(int i, PreparedKernel k) {
-        KernelRunner r = opRunners[i];
-        MemorySegment[] buffers = opBuffers[i];
-        long[] vars = opVars[i];
-        long extent = k.program().activeExtent(vars);
-        int workers = threadWorkers(k.program(), extent);
-        if (workers <= 1) r.run(buffers, vars, 0, extent); // no task objects: a single-threaded run allocates nothing
-        else WorkerPool.forRanges(extent, workers, (start, end) -> r.run(buffers, vars, start, end));
-    }
-
-    private static int threadWorkers(KernelProgram p, long extent) {
-        return p.threaded() ? (int) Math.min(extent, WorkerPool.size()) : 1;
-    }
+    private void runKernel(int i, PreparedKernel k) { KernelRunner.runAll(opRunners[i], k.program(), opBuffers[i], opVars[i]); }
 
     /** Runs ops as their predecessors finish, independent ones side by side on the worker pool. */
     private void runParallel() {

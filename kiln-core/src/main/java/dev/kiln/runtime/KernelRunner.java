@@ -1,5 +1,7 @@
 package dev.kiln.runtime;
 
+import dev.kiln.codegen.KernelProgram;
+
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -25,4 +27,16 @@ public interface KernelRunner {
      * GEMM), so a plan gains nothing by running it beside other steps. The default is false.
      */
     default boolean usesAllWorkers() { return false; }
+
+    /**
+     * Runs {@code runner}, the compiled {@code program}, over the iterations of its output loop at the values
+     * {@code vars}, split across the {@link WorkerPool}'s workers when that loop is THREAD. A single share runs on
+     * the caller and creates no task, so it allocates nothing.
+     */
+    static void runAll(KernelRunner runner, KernelProgram program, MemorySegment[] buffers, long[] vars) {
+        long extent = program.activeExtent(vars);
+        int workers = program.threaded() ? (int) Math.min(extent, WorkerPool.size()) : 1;
+        if (workers <= 1) runner.run(buffers, vars, 0, extent);
+        else WorkerPool.forRanges(extent, workers, (start, end) -> runner.run(buffers, vars, start, end));
+    }
 }

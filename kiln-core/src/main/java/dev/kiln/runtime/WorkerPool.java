@@ -38,8 +38,7 @@ public final class WorkerPool {
 
     /**
      * Runs {@code task} over {@code [0, extent)} split into {@code parts} contiguous shares of equal size (the
-     * last one shorter), side by side on the pool, and returns when all are done; one part runs on the caller.
-     * Callable from a worker of the pool (a kernel split inside a step that itself runs on a worker).
+     * last one shorter), side by side on the pool, and returns when all are done.
      */
     public static void forRanges(long extent, int parts, RangeTask task) {
         if (parts <= 1 || extent <= 1) {
@@ -55,10 +54,18 @@ public final class WorkerPool {
                 protected void compute() { task.run(start, end); }
             });
         }
-        if (ForkJoinTask.inForkJoinPool()) ForkJoinTask.invokeAll(shares);
+        invokeAll(shares);
+    }
+
+    /**
+     * Runs {@code tasks} side by side on the pool and returns when all are done. Callable from a worker of the
+     * pool (a kernel split inside a step that itself runs on a worker): that worker then runs a share itself.
+     */
+    public static void invokeAll(List<? extends ForkJoinTask<?>> tasks) {
+        if (Thread.currentThread() instanceof ForkJoinWorkerThread w && w.getPool() == POOL) ForkJoinTask.invokeAll(tasks);
         else POOL.invoke(new RecursiveAction() {
             @Override
-            protected void compute() { invokeAll(shares); }
+            protected void compute() { invokeAll(tasks); }
         });
     }
 

@@ -1,6 +1,7 @@
 package dev.kiln.schedule;
 
 import dev.kiln.ir.Op;
+import dev.kiln.ir.ReduceArg;
 import dev.kiln.ir.UOp;
 
 import java.util.ArrayList;
@@ -110,8 +111,7 @@ public final class Scheduler {
             }
             if (!isContraction(u)) continue;
             for (UOp operand : u.src(0).src()) { // an operand that computes (a concatenation, a softmax) is realised
-                UOp p = operand;
-                while (p.op().isMovement() && !realised.contains(p)) p = p.src(0);
+                UOp p = belowMovement(operand, realised);
                 if (!realised.contains(p) && (p.op().isElementwise() || p.op() == Op.REDUCE) && p.op() != Op.CAST) realised.add(p);
             }
         }
@@ -127,9 +127,7 @@ public final class Scheduler {
                     first = false;
                     continue;
                 }
-                UOp p = src;
-                while (p.op().isMovement() && !realised.contains(p)) p = p.src(0);
-                realised.add(p); // this branch with its epilogue; the first stays fused with the op
+                realised.add(belowMovement(src, realised)); // this branch with its epilogue; the first stays fused with the op
             }
         }
         for (UOp u : order) { // rule 5
@@ -180,10 +178,16 @@ public final class Scheduler {
         return true;
     }
 
+    /** {@code u} below its unrealised movement ops: the value they move. */
+    private static UOp belowMovement(UOp u, Set<UOp> realised) {
+        while (u.op().isMovement() && !realised.contains(u)) u = u.src(0);
+        return u;
+    }
+
     /** A sum of products of two different operands: the reductions of matmul and convolution, not of a variance. */
     private static boolean isContraction(UOp reduce) {
         UOp product = reduce.src(0);
-        return reduce.reduceArg().kind() == dev.kiln.ir.ReduceArg.Kind.SUM && product.op() == Op.MUL && product.src(0) != product.src(1);
+        return reduce.reduceArg().kind() == ReduceArg.Kind.SUM && product.op() == Op.MUL && product.src(0) != product.src(1);
     }
 
     /** The reductions in the kernel computing {@code u} (cut at realised nodes), {@code u} included if it is one. */
@@ -201,18 +205,8 @@ public final class Scheduler {
 
     private static boolean replicates(UOp expand) { return expand.shape().numel() > expand.src(0).shape().numel(); }
 
-    /** Whether the kernel computing {@code u} (cut at realised nodes) contains a reduction. */
-    private static boolean fusesReduce(UOp u, Set<UOp> realised) {
-        List<UOp> work = new ArrayList<>(List.of(u));
-        Set<UOp> seen = identitySet();
-        while (!work.isEmpty()) {
-            UOp s = work.removeLast();
-            if (!seen.add(s)) continue;
-            if (s.op() == Op.REDUCE) return true;
-            for (UOp t : s.src()) if (!realised.contains(t)) work.add(t);
-        }
-        return false;
-    }
+    /** Whether the kernel computing {@code u} (cut at realised nodes; {@code u} itself unrealised) contains a reduction. */
+    private static boolean fusesReduce(UOp u, Set<UOp> realised) { return !fusedReduces(u, realised).isEmpty(); }
 
     /**
      * Whether fusing {@code reduce} computes it once: its value reaches a single kernel, along paths

@@ -93,7 +93,7 @@ final class Creation {
         }
         Device d = Tensor.defaultDevice();
         Buffer b = d.allocate(dtype, s.numel());
-        MemorySegment.copy(data, 0, b.segment(), 0, bytes);
+        dev.kiln.runtime.Transfers.copyFromHost(data, d, b.segment(), bytes);
         return new Tensor(b, s, d).reshapeTo(s);
     }
 
@@ -144,7 +144,10 @@ final class Creation {
     private static Tensor fill(DType dtype, int count, Shape shape, Filler f) {
         Device d = Tensor.defaultDevice();
         Buffer b = d.allocate(dtype, count);
-        for (int i = 0; i < count; i++) f.set(b.segment(), i);
+        // filled in host memory, then copied where the device keeps its tensors (nothing to copy on a host device)
+        MemorySegment host = b.isHostMemory() ? b.segment() : Buffer.allocateOffHeap("host", dtype, count).segment();
+        for (int i = 0; i < count; i++) f.set(host, i);
+        if (!b.isHostMemory()) dev.kiln.runtime.Transfers.copyFromHost(host, d, b.segment(), dtype.byteSize(count));
         return new Tensor(b, shape, d).reshapeTo(shape);
     }
 

@@ -303,7 +303,7 @@ public final class Tensor {
 
     /** The values converted to double (C order). */
     public double[] toDoubleArray() {
-        Buffer b = buffer();
+        Buffer b = buffer().toHost();
         double[] out = new double[Math.toIntExact(numel())];
         for (int i = 0; i < out.length; i++) out[i] = Elements.getAsDouble(b.segment(), b.dtype(), i);
         return out;
@@ -311,7 +311,7 @@ public final class Tensor {
 
     /** The values as longs (C order): integers as they are (u64 as raw bits), floats truncated. */
     public long[] toLongArray() {
-        Buffer b = buffer();
+        Buffer b = buffer().toHost();
         long[] out = new long[Math.toIntExact(numel())];
         for (int i = 0; i < out.length; i++) {
             out[i] = b.dtype().isFloat() ? dev.kiln.ir.Alu.castFloatToInt(DType.I64, Elements.getDouble(b.segment(), b.dtype(), i))

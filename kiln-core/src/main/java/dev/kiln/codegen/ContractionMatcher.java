@@ -49,6 +49,14 @@ public final class ContractionMatcher {
      */
     public record Match(Contraction contraction, KernelProgram epilogue, boolean identity) {}
 
+    /**
+     * {@link #match} when the process's {@link ReductionOrder} lets reductions reorder (a GEMM sums in its own order),
+     * else empty: the test every device that runs contractions as GEMMs applies.
+     */
+    public static Optional<Match> matchReorderable(KernelProgram lowered) {
+        return ReductionOrder.current().mayReorder() ? match(lowered) : Optional.empty();
+    }
+
     /** {@code lowered} as a contraction worth a GEMM, if it is one. */
     public static Optional<Match> match(KernelProgram lowered) {
         try {

@@ -36,6 +36,13 @@ public interface KernelBackend<A, K> {
     List<Opt> chooseOpts(KernelProgram lowered);
 
     /**
+     * The target's rewrite of a lowered program before any optimisation action is chosen or applied (a GPU
+     * flattens its output loops into one grid-wide loop); it must keep the program's meaning and be idempotent.
+     * None by default.
+     */
+    default KernelProgram prepare(KernelProgram lowered) { return lowered; }
+
+    /**
      * Whether BEAM search may choose {@code lowered}'s actions instead of {@link #chooseOpts}: not for a kernel
      * the device runs otherwise than as its loops (the CPU's contractions, a GEMM). All kernels by default.
      */

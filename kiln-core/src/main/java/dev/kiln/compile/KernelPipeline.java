@@ -172,7 +172,7 @@ public final class KernelPipeline<A, K> {
     private Function<ScheduleItem.Kernel, ProgramCache.Entry> builder(Function<KernelProgram, KernelProgram> optimizer) {
         Map<KernelProgram, ProgramCache.Entry> byLowered = new HashMap<>();
         return kernel -> byLowered.computeIfAbsent(KernelLowering.lower(kernel.output(), kernel.inputs(), "kernel"), lowered -> {
-            KernelProgram p = optimizer.apply(lowered);
+            KernelProgram p = optimizer.apply(backend.prepare(lowered));
             return new ProgramCache.Entry(p, backend.render(p));
         });
     }
@@ -184,7 +184,7 @@ public final class KernelPipeline<A, K> {
 
     /** {@code lowered} with the actions the backend chooses for it applied, keeping its name. */
     public KernelProgram optimize(KernelProgram lowered) {
-        KernelProgram anonymous = lowered.anonymous();
+        KernelProgram anonymous = backend.prepare(lowered.anonymous());
         return Optimizer.apply(anonymous, backend.chooseOpts(anonymous)).withName(lowered.name());
     }
 

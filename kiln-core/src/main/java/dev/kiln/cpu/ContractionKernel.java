@@ -50,7 +50,7 @@ public final class ContractionKernel implements KernelRunner {
      * {@link ReductionOrder} lets reductions reorder (the one test both host devices apply).
      */
     public static Optional<ContractionMatcher.Match> asGemm(KernelProgram program) {
-        return ReductionOrder.current().mayReorder() ? ContractionMatcher.match(program) : Optional.empty();
+        return ContractionMatcher.matchReorderable(program);
     }
 
     /**

@@ -3,7 +3,9 @@ package dev.kiln.cuda;
 import dev.kiln.codegen.CpuInfo;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
+import dev.kiln.codegen.ContractionMatcher;
 import dev.kiln.codegen.Opt;
+import dev.kiln.codegen.OutputLoopFlattening;
 import dev.kiln.compile.CompilerIdentity;
 import dev.kiln.compile.KernelBackend;
 import dev.kiln.compile.KernelCache;
@@ -22,7 +24,7 @@ import java.util.List;
  */
 public final class CudaCompiler {
     /** Renderer output format: bump when generated code changes meaning, so stale disk entries miss. */
-    private static final String RENDER_FORMAT = "1";
+    private static final String RENDER_FORMAT = "3";
 
     /**
      * What the default heuristic is told of the target: one worker (the grid parallelises the output
@@ -44,10 +46,21 @@ public final class CudaCompiler {
     /** What CUDA supplies to the pipeline: the default heuristic for {@link #TARGET}, the CUDA renderer, nvcc. */
     private record CudaBackend(Nvcc nvcc, CompilerIdentity identity) implements KernelBackend<PtxModule, PtxKernel> {
         @Override
-        public List<Opt> chooseOpts(KernelProgram lowered) { return Heuristics.defaultOpts(lowered, TARGET); }
+        public List<Opt> chooseOpts(KernelProgram lowered) {
+            return CudaGemm.match(lowered).isPresent() ? List.of() : Heuristics.defaultOpts(lowered, TARGET);
+        }
+
+        /** A contraction stays as lowered (its GEMM is generated from it); any other kernel's output loops become one. */
+        @Override
+        public KernelProgram prepare(KernelProgram lowered) {
+            return CudaGemm.match(lowered).isPresent() ? lowered : OutputLoopFlattening.flatten(lowered);
+        }
 
         @Override
-        public RenderedKernel render(KernelProgram anonymous) { return RenderedKernel.namedByContent(anonymous, CudaRenderer::render); }
+        public boolean tunable(KernelProgram lowered) { return CudaGemm.match(lowered).isEmpty(); }
+
+        @Override
+        public RenderedKernel render(KernelProgram anonymous) { return RenderedKernel.namedByContent(anonymous, CudaCompiler::renderKernel); }
 
         @Override
         public List<byte[]> compile(List<RenderedKernel> sources) {
@@ -64,8 +77,28 @@ public final class CudaCompiler {
     /** The nvcc this compiler runs. */
     public Nvcc nvcc() { return nvcc; }
 
-    /** The default heuristic's actions (upcasts, unrolls, tiles) for a CUDA kernel. */
-    public static KernelProgram optimize(KernelProgram program) { return Heuristics.optimize(program, TARGET); }
+    /**
+     * The default heuristic's actions (upcasts, unrolls, tiles) for a CUDA kernel, its output loops flattened first; a
+     * contraction stays as it is (its GEMM and epilogue are generated from it).
+     */
+    public static KernelProgram optimize(KernelProgram program) {
+        return CudaGemm.match(program).isPresent() ? program : Heuristics.optimize(OutputLoopFlattening.flatten(program), TARGET);
+    }
+
+    /** A contraction's epilogue as it runs after the GEMM: flattened and optimised like any kernel (anonymous). */
+    static KernelProgram epilogue(ContractionMatcher.Match match) { return optimize(match.epilogue().anonymous()); }
+
+    /**
+     * The CUDA source of a kernel: the kernel itself, or for a contraction its epilogue under {@code name} and its
+     * GEMM under {@code name_gemm}.
+     */
+    static String renderKernel(KernelProgram program, String name) {
+        var match = CudaGemm.match(program);
+        if (match.isEmpty()) return CudaRenderer.render(program, name);
+        return CudaGemm.render(match.get().contraction(), name + "_gemm") + "\n"
+                + (match.get().identity() ? "/* the epilogue below is not run: the sums are the result */\n" : "")
+                + CudaRenderer.render(epilogue(match.get()), name);
+    }
 
     /**
      * Renders {@code programs} and compiles those not cached into one PTX module (one nvcc run).

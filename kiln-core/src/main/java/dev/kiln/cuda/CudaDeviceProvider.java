@@ -1,25 +1,15 @@
 package dev.kiln.cuda;
 
-import dev.kiln.runtime.DeviceSpec;
 import dev.kiln.runtime.Device;
 import dev.kiln.runtime.DeviceProvider;
+import dev.kiln.runtime.DeviceSpec;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.util.Optional;
 
 /**
  * The CUDA device kind as this machine has it. It looks (once, on first use) for the NVIDIA driver's
- * {@code libcuda.so.1}, initialises it ({@code cuInit}) and counts the GPUs
- * ({@code cuDeviceGetCount}), and says truthfully why no CUDA device can be created: no driver, no GPU,
- * or, where both exist, that kernel execution through the driver API is not part of Kiln yet. What
- * works without a GPU is compilation: {@link CudaCompiler} renders kernels as CUDA and compiles them to
- * PTX with nvcc.
+ * {@code libcuda.so.1}, initialises it and counts the GPUs, and for nvcc, which compiles the kernels; where
+ * one is missing it says which. {@code CUDA:n} is GPU {@code n} in the driver's order ({@link CudaDevice}).
  */
 public final class CudaDeviceProvider implements DeviceProvider {
     /** The driver library, as the NVIDIA driver installs it. */
@@ -27,58 +17,60 @@ public final class CudaDeviceProvider implements DeviceProvider {
     /** {@code CUDA_ERROR_NO_DEVICE}: the driver is installed but sees no GPU. */
     private static final int CUDA_ERROR_NO_DEVICE = 100;
 
-    private volatile String reason;
+    private volatile Probe probe;
+
+    /** What the probe found: the GPUs and nvcc, or why they cannot be used. */
+    private record Probe(CudaDriver driver, int gpus, Nvcc nvcc, String reason) {}
 
     @Override
     public String kind() { return "CUDA"; }
 
     @Override
-    public Optional<String> unavailableReason() { return Optional.of(reason()); }
+    public Optional<String> unavailableReason() {
+        Probe p = probe();
+        return p.reason == null ? Optional.empty() : Optional.of(p.reason);
+    }
 
-    /** @throws UnsupportedOperationException always, with the reason (see the class comment) */
+    /**
+     * @throws UnsupportedOperationException if CUDA is unavailable here (with the reason)
+     * @throws IllegalArgumentException      if the machine has no GPU of that index
+     */
     @Override
     public Device create(DeviceSpec spec) {
-        throw new UnsupportedOperationException("device " + spec + " is not available: " + reason());
+        Probe p = probe();
+        if (p.reason != null) throw new UnsupportedOperationException("device " + spec + " is not available: " + p.reason);
+        if (spec.index() >= p.gpus) {
+            throw new IllegalArgumentException("device " + spec + ": this machine has " + p.gpus + " NVIDIA GPU(s), CUDA:0 to CUDA:" + (p.gpus - 1));
+        }
+        return new CudaDevice(spec, p.driver, p.nvcc);
     }
 
-    private String reason() {
-        String r = reason;
-        if (r == null) {
+    private Probe probe() {
+        Probe p = probe;
+        if (p == null) {
             synchronized (this) {
-                if (reason == null) reason = probe();
-                r = reason;
+                if (probe == null) probe = detect();
+                p = probe;
             }
         }
-        return r;
+        return p;
     }
 
-    /** What the driver says about this machine's GPUs. */
-    private static String probe() {
-        SymbolLookup driver;
+    private static Probe detect() {
+        CudaDriver driver;
+        int gpus;
         try {
-            driver = SymbolLookup.libraryLookup(DRIVER, Arena.global());
-        } catch (IllegalArgumentException e) {
-            return "no " + DRIVER + " found (no NVIDIA driver on this machine)";
+            driver = CudaDriver.get();
+            gpus = driver.deviceCount();
+        } catch (CudaException e) {
+            if (e.result() == CUDA_ERROR_NO_DEVICE) return new Probe(null, 0, null, "no NVIDIA GPU (" + DRIVER + " is installed, cuInit reports CUDA_ERROR_NO_DEVICE)");
+            return new Probe(null, 0, null, e.result() < 0 ? e.getMessage() : "the NVIDIA driver failed to initialise: " + e.getMessage());
+        } catch (RuntimeException | LinkageError e) {
+            return new Probe(null, 0, null, "the NVIDIA driver " + DRIVER + " is not usable: " + e);
         }
-        Linker linker = Linker.nativeLinker();
-        try (Arena arena = Arena.ofConfined()) {
-            // CUresult cuInit(unsigned int flags); CUresult cuDeviceGetCount(int* count)
-            MethodHandle cuInit = linker.downcallHandle(driver.findOrThrow("cuInit"),
-                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
-            MethodHandle cuDeviceGetCount = linker.downcallHandle(driver.findOrThrow("cuDeviceGetCount"),
-                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS));
-            int init = (int) cuInit.invokeExact(0);
-            if (init == CUDA_ERROR_NO_DEVICE) return "no NVIDIA GPU (" + DRIVER + " is installed, cuInit reports CUDA_ERROR_NO_DEVICE)";
-            if (init != 0) return "the NVIDIA driver failed to initialise (cuInit returned CUresult " + init + ")";
-            MemorySegment count = arena.allocate(ValueLayout.JAVA_INT);
-            int got = (int) cuDeviceGetCount.invokeExact(count);
-            if (got != 0) return "cuDeviceGetCount failed (CUresult " + got + ")";
-            int gpus = count.get(ValueLayout.JAVA_INT, 0);
-            if (gpus == 0) return "no NVIDIA GPU (cuDeviceGetCount is 0)";
-            return gpus + " NVIDIA GPU(s) found, but Kiln cannot run kernels on them yet: execution through the driver API "
-                    + "is not implemented (kernels do compile to PTX: dev.kiln.cuda.CudaCompiler)";
-        } catch (Throwable t) {
-            return "the NVIDIA driver " + DRIVER + " is not usable: " + t;
-        }
+        if (gpus == 0) return new Probe(null, 0, null, "no NVIDIA GPU (cuDeviceGetCount is 0)");
+        Nvcc.Discovery nvcc = Nvcc.discover(System.getenv("PATH"));
+        if (nvcc.nvcc().isEmpty()) return new Probe(null, gpus, null, gpus + " NVIDIA GPU(s) found, but kernels cannot be compiled: " + nvcc.reason());
+        return new Probe(driver, gpus, nvcc.nvcc().get(), null);
     }
 }

@@ -19,12 +19,19 @@ public final class Buffer implements BufferRef {
     private final DType dtype;
     private final long count;
     private final MemorySegment segment;
+    private final boolean hostMemory;
 
     public Buffer(String device, DType dtype, long count, MemorySegment segment) {
+        this(device, dtype, count, segment, true);
+    }
+
+    private Buffer(String device, DType dtype, long count, MemorySegment segment, boolean hostMemory) {
         this.device = Objects.requireNonNull(device);
         this.dtype = Objects.requireNonNull(dtype);
         this.count = count;
         this.segment = Objects.requireNonNull(segment);
+        this.hostMemory = hostMemory;
+        if (!hostMemory) return; // an address in device memory: nothing here to measure
         long need = dtype.byteSize(count);
         if (segment.byteSize() < need) {
             throw new IllegalArgumentException("buffer of " + count + " x " + dtype + " needs " + need
@@ -59,6 +66,37 @@ public final class Buffer implements BufferRef {
         return new Buffer(device, dtype, count, s);
     }
 
+    /**
+     * A buffer in the memory of a device that Java cannot address ({@link DeviceMemory}): {@code address} is an
+     * address-only segment. Its elements are read through {@link #toHost()}.
+     */
+    public static Buffer inDeviceMemory(String device, DType dtype, long count, MemorySegment address) {
+        return new Buffer(device, dtype, count, address, false);
+    }
+
+    /** Whether the data is in host memory, readable through {@link #segment()} and the element accessors. */
+    public boolean isHostMemory() { return hostMemory; }
+
+    /**
+     * This buffer's data in host memory: this buffer itself when it is there, else a copy made now (after the
+     * device's queued work), owned by the garbage collector.
+     */
+    public Buffer toHost() {
+        if (hostMemory) return this;
+        Buffer host = allocateOffHeap(device, dtype, count);
+        DeviceMemory memory = DeviceRegistry.get(device).deviceMemory()
+                .orElseThrow(() -> new IllegalStateException(this + " is in device memory, but its device says it has none"));
+        memory.copyToHost(segment, host.segment, dtype.byteSize(count));
+        return host;
+    }
+
+    private MemorySegment hostSegment() {
+        if (!hostMemory) {
+            throw new IllegalStateException(this + " is in the device's own memory: read it through toHost()");
+        }
+        return segment;
+    }
+
     public String device() { return device; }
 
     public DType dtype() { return dtype; }
@@ -66,7 +104,10 @@ public final class Buffer implements BufferRef {
     /** Number of elements. */
     public long count() { return count; }
 
-    /** The storage; its first {@code dtype.byteSize(count)} bytes hold the data. */
+    /**
+     * The storage; its first {@code dtype.byteSize(count)} bytes hold the data. For a buffer in device memory
+     * ({@link #isHostMemory()} false) it is the address only, of length 0.
+     */
     public MemorySegment segment() { return segment; }
 
     /**
@@ -76,7 +117,7 @@ public final class Buffer implements BufferRef {
      * @throws IndexOutOfBoundsException if {@code i} is not in {@code [0, count)}
      * @throws IllegalArgumentException  for a packed (quantised block) dtype
      */
-    public double getDouble(long i) { return Elements.getAsDouble(segment, dtype, Objects.checkIndex(i, count)); }
+    public double getDouble(long i) { return Elements.getAsDouble(hostSegment(), dtype, Objects.checkIndex(i, count)); }
 
     /**
      * Element {@code i} of an integer or bool buffer: signed types sign-extended, unsigned ones zero-extended
@@ -85,7 +126,7 @@ public final class Buffer implements BufferRef {
      * @throws IndexOutOfBoundsException if {@code i} is not in {@code [0, count)}
      * @throws IllegalArgumentException  if the dtype is not an integer or bool
      */
-    public long getLong(long i) { return Elements.getLong(segment, dtype, Objects.checkIndex(i, count)); }
+    public long getLong(long i) { return Elements.getLong(hostSegment(), dtype, Objects.checkIndex(i, count)); }
 
     /**
      * Stores {@code v} at element {@code i} of a float buffer, rounded to its dtype (ties to even).
@@ -93,7 +134,7 @@ public final class Buffer implements BufferRef {
      * @throws IndexOutOfBoundsException if {@code i} is not in {@code [0, count)}
      * @throws IllegalArgumentException  if the dtype is not a float
      */
-    public void setDouble(long i, double v) { Elements.setDouble(segment, dtype, Objects.checkIndex(i, count), v); }
+    public void setDouble(long i, double v) { Elements.setDouble(hostSegment(), dtype, Objects.checkIndex(i, count), v); }
 
     /**
      * Stores {@code v} at element {@code i} of an integer or bool buffer, wrapped to its width and signedness
@@ -103,7 +144,7 @@ public final class Buffer implements BufferRef {
      * @throws IllegalArgumentException  if the dtype is not an integer or bool
      */
     public void setLong(long i, long v) {
-        Elements.setLong(segment, dtype, Objects.checkIndex(i, count), Alu.wrap(dtype, v));
+        Elements.setLong(hostSegment(), dtype, Objects.checkIndex(i, count), Alu.wrap(dtype, v));
     }
 
     @Override

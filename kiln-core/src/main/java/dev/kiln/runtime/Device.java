@@ -15,6 +15,12 @@ import java.util.Map;
 public interface Device {
     DeviceSpec spec();
 
+    /**
+     * The memory of this device when it is not host memory (a GPU's): how the runtime allocates, slices and
+     * copies it. Empty (the default) for devices whose tensors live in host memory that Java reads directly.
+     */
+    default java.util.Optional<DeviceMemory> deviceMemory() { return java.util.Optional.empty(); }
+
     /** A zero-filled buffer of {@code count} elements on this device. */
     Buffer allocate(DType dtype, long count);
 

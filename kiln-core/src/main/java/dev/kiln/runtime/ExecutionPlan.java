@@ -49,6 +49,12 @@ public final class ExecutionPlan implements AutoCloseable {
     private final boolean multiDevice;
     private UnifiedExecutor executor;       // created on the first multi-device execution; closed with the plan
     private final Map<UOp, MemorySegment> rebound; // external input buffers replaced in a replica (identity keys)
+    private final Device[] nodeDevices;     // per plan buffer: the device whose memory holds it
+    private final Device[] copySources;     // per copy step: the device it copies from
+    private final List<Device> queuing;     // devices whose work may still run when a step returns (device memory)
+    private final Device recordable;        // the one device whose work a whole execution can be recorded on, or null
+    private DeviceMemory.RecordedWork recorded; // the recorded execution, replayed while the variables keep their values
+    private long[] recordedValues;
 
     private Arena arena;                // outputs and owned buffers; freed by close()
     private Arena intermediates;        // the intermediate arena; freed by releaseIntermediateBuffers()
@@ -101,6 +107,17 @@ public final class ExecutionPlan implements AutoCloseable {
         this.opDevices = List.copyOf(opDevices);
         this.multiDevice = opDevices.stream().distinct().count() > 1;
         this.rebound = Map.of();
+        this.nodeDevices = nodeDevices(device, this.nodes, this.ops, this.opDevices);
+        this.copySources = new Device[ops.size()];
+        for (int i = 0; i < ops.size(); i++) {
+            if (ops.get(i) instanceof PreparedCopy c) copySources[i] = DeviceRegistry.get(c.fromDevice());
+            if (ops.get(i) instanceof PreparedCustomFunction f && this.opDevices.get(i).deviceMemory().isPresent()) {
+                logOnce("custom function " + f.function().name() + " on " + this.opDevices.get(i).spec() + " runs on the host: "
+                        + "its inputs are copied out of the device's memory and its output back in, on every execution");
+            }
+        }
+        this.queuing = this.opDevices.stream().distinct().filter(d -> d.deviceMemory().isPresent()).toList();
+        this.recordable = recordableDevice(this.ops, this.opDevices, copySources);
         this.arena = Arena.ofShared();
         allocateOwned();
         allocateIntermediates();
@@ -125,6 +142,10 @@ public final class ExecutionPlan implements AutoCloseable {
         this.opDevices = source.opDevices;
         this.multiDevice = source.multiDevice;
         this.rebound = rebound;
+        this.nodeDevices = source.nodeDevices;
+        this.copySources = source.copySources;
+        this.queuing = source.queuing;
+        this.recordable = source.recordable;
         this.arena = Arena.ofShared();
         allocateOwned();
         allocateIntermediates();
@@ -152,6 +173,31 @@ public final class ExecutionPlan implements AutoCloseable {
         return new ExecutionPlan(this, segs);
     }
 
+    /** Per plan buffer, the device whose memory holds it: an input's own, or the device of the step that writes it. */
+    private static Device[] nodeDevices(Device planDevice, List<UOp> nodes, List<PreparedOp> ops, List<Device> opDevices) {
+        Device[] out = new Device[nodes.size()];
+        for (int i = 0; i < ops.size(); i++) out[ops.get(i).output()] = opDevices.get(i);
+        for (int i = 0; i < nodes.size(); i++) {
+            if (out[i] == null) out[i] = nodes.get(i).op() == Op.BUFFER ? DeviceRegistry.get(Buffer.of(nodes.get(i)).device()) : planDevice;
+        }
+        return out;
+    }
+
+    /**
+     * The device a whole execution can be recorded on and replayed ({@link DeviceMemory#record}): every step runs
+     * there and is a kernel, a view or a copy within it. Null when there is none.
+     */
+    private static Device recordableDevice(List<PreparedOp> ops, List<Device> opDevices, Device[] copySources) {
+        if (opDevices.isEmpty()) return null;
+        Device d = opDevices.getFirst();
+        if (d.deviceMemory().isEmpty() || !d.deviceMemory().get().canRecord()) return null;
+        for (int i = 0; i < ops.size(); i++) {
+            if (opDevices.get(i) != d || ops.get(i) instanceof PreparedCustomFunction) return null;
+            if (ops.get(i) instanceof PreparedCopy && copySources[i] != d) return null;
+        }
+        return d;
+    }
+
     /** The storage of an external input: its buffer's, or its replacement in a replica. */
     private MemorySegment inputSegment(UOp buffer) {
         MemorySegment s = rebound.get(buffer);
@@ -163,6 +209,8 @@ public final class ExecutionPlan implements AutoCloseable {
     private void allocateOwned() {
         segments = new MemorySegment[nodes.size()];
         Map<UOp, MemorySegment> owned = new IdentityHashMap<>();
+        Map<UOp, Integer> position = new IdentityHashMap<>();
+        for (int i = 0; i < nodes.size(); i++) position.put(nodes.get(i), i);
         for (int i = 0; i < nodes.size(); i++) {
             UOp n = nodes.get(i);
             if (n.op() == Op.BUFFER) {
@@ -173,28 +221,30 @@ public final class ExecutionPlan implements AutoCloseable {
             if (r.storage() instanceof MemoryPlan.Storage.Owned(UOp owner)) {
                 MemorySegment base = owned.get(owner);
                 if (base == null) {
-                    base = owner.op() == Op.BUFFER ? inputSegment(owner) : allocate(arena, bytesOf(owner));
+                    base = owner.op() == Op.BUFFER ? inputSegment(owner) : allocate(nodeDevices[position.get(owner)], arena, bytesOf(owner));
                     owned.put(owner, base);
                 }
-                segments[i] = base.asSlice(r.offset(), r.length());
+                segments[i] = Transfers.slice(nodeDevices[i], base, r.offset(), r.length());
             }
         }
     }
 
     private void allocateIntermediates() {
+        forgetRecording(); // it names the old intermediate memory
         intermediates = Arena.ofShared();
-        intermediateBytes = 0;
+        long before = allocatedBytes;
         Map<String, MemorySegment> blocks = new HashMap<>(); // one arena per device, as planned
         for (var e : memory.arenaSizes().entrySet()) {
-            MemorySegment block = allocate(intermediates, Math.max(e.getValue(), 1));
-            intermediateBytes += block.byteSize();
-            blocks.put(e.getKey(), block);
+            blocks.put(e.getKey(), allocate(DeviceRegistry.get(e.getKey()), intermediates, Math.max(e.getValue(), 1)));
         }
+        intermediateBytes = allocatedBytes - before;
         for (int i = 0; i < nodes.size(); i++) {
             UOp n = nodes.get(i);
             if (n.op() == Op.BUFFER) continue;
             MemoryPlan.ByteRange r = memory.rangeOf(n);
-            if (r.storage() instanceof MemoryPlan.Storage.Arena(String dev)) segments[i] = blocks.get(dev).asSlice(r.offset(), r.length());
+            if (r.storage() instanceof MemoryPlan.Storage.Arena(String dev)) {
+                segments[i] = Transfers.slice(nodeDevices[i], blocks.get(dev), r.offset(), r.length());
+            }
         }
         opBuffers = new MemorySegment[ops.size()][];
         opRunners = new KernelRunner[ops.size()];
@@ -208,10 +258,11 @@ public final class ExecutionPlan implements AutoCloseable {
         }
     }
 
-    private MemorySegment allocate(Arena a, long bytes) {
-        MemorySegment s = a.allocate(Math.max(bytes, 1), 64);
-        allocatedBytes += s.byteSize();
-        MemoryStats.allocated(s.byteSize());
+    private MemorySegment allocate(Device on, Arena a, long bytes) {
+        MemorySegment s = Transfers.allocate(on, a, bytes);
+        long size = Math.max(bytes, 1);
+        allocatedBytes += size;
+        MemoryStats.allocated(size);
         return s;
     }
 
@@ -223,6 +274,8 @@ public final class ExecutionPlan implements AutoCloseable {
     public void releaseIntermediateBuffers() {
         checkOpen();
         if (intermediates == null) return;
+        forgetRecording();
+        queuing.forEach(Transfers::synchronize); // nothing queued may still use the memory
         intermediates.close();
         intermediates = null;
         MemoryStats.freed(intermediateBytes);
@@ -235,6 +288,14 @@ public final class ExecutionPlan implements AutoCloseable {
         if (closed) return;
         closed = true;
         if (executor != null) executor.close();
+        forgetRecording();
+        for (Device d : queuing) {
+            try {
+                d.deviceMemory().orElseThrow().synchronize(); // nothing queued may still use the memory freed below
+            } catch (RuntimeException e) {
+                // an earlier execution's failure, reported there; the memory is freed all the same
+            }
+        }
         if (intermediates != null) intermediates.close();
         arena.close();
         MemoryStats.freed(allocatedBytes);
@@ -255,8 +316,32 @@ public final class ExecutionPlan implements AutoCloseable {
             if (varSlots[i] != null) for (int v = 0; v < varSlots[i].length; v++) opVars[i][v] = values[varSlots[i][v]];
         }
         if (multiDevice) runOnDevices();
+        else if (recordable != null) replay();
         else if (parallel) runParallel();
         else for (int i = 0; i < ops.size(); i++) run(i);
+        for (Device d : queuing) Transfers.synchronize(d);
+    }
+
+    /**
+     * Runs every step as one recorded unit of device work (a CUDA graph): recorded on the first execution and
+     * again whenever a variable has changed since (the kernels' arguments hold the values), replayed otherwise.
+     */
+    private void replay() {
+        if (recorded == null || !java.util.Arrays.equals(recordedValues, values)) {
+            forgetRecording();
+            recorded = recordable.deviceMemory().orElseThrow().record(() -> {
+                for (int i = 0; i < ops.size(); i++) run(i);
+            });
+            recordedValues = values.clone();
+        }
+        recorded.replay();
+    }
+
+    private void forgetRecording() {
+        if (recorded == null) return;
+        recorded.close();
+        recorded = null;
+        recordedValues = null;
     }
 
     /**
@@ -281,7 +366,10 @@ public final class ExecutionPlan implements AutoCloseable {
                     executor.addDevice(from);
                     yield executor.executeTransfer(asBuffer(c.inputs().getFirst(), from), asBuffer(c.output(), at), from, at, deps);
                 }
-                default -> executor.executeKernel(at, () -> run(step), deps);
+                default -> executor.executeKernel(at, () -> {
+                    run(step);
+                    Transfers.synchronize(opDevices.get(step)); // the timeline advances only once the device is done
+                }, deps);
             };
         }
         executor.synchronizeAll();
@@ -289,7 +377,11 @@ public final class ExecutionPlan implements AutoCloseable {
 
     private Buffer asBuffer(int id, DeviceSpec on) {
         UOp n = nodes.get(id);
-        return new Buffer(on.toString(), n.dtype(), n.shape().numel(), segments[id]);
+        return wrap(on.toString(), nodeDevices[id], n.dtype(), n.shape().numel(), segments[id]);
+    }
+
+    private static Buffer wrap(String name, Device where, DType dtype, long count, MemorySegment segment) {
+        return where.deviceMemory().isPresent() ? Buffer.inDeviceMemory(name, dtype, count, segment) : new Buffer(name, dtype, count, segment);
     }
 
     /**
@@ -339,6 +431,7 @@ public final class ExecutionPlan implements AutoCloseable {
             if (varSlots[i] != null) for (int v = 0; v < varSlots[i].length; v++) opVars[i][v] = values[varSlots[i][v]];
             long s = System.nanoTime();
             run(i);
+            Transfers.synchronize(opDevices.get(i)); // a device that queues its work is timed to its end
             long e = System.nanoTime();
             PreparedOp op = ops.get(i);
             long flops = op instanceof PreparedKernel k ? k.flops() : 0;
@@ -365,15 +458,43 @@ public final class ExecutionPlan implements AutoCloseable {
         MemorySegment[] b = opBuffers[i];
         switch (op) {
             case PreparedKernel k -> runKernel(i, k);
-            case PreparedCopy c -> MemorySegment.copy(b[1], 0, b[0], 0, c.bytes());
+            case PreparedCopy c -> Transfers.copy(copySources[i], b[1], opDevices.get(i), b[0], c.bytes());
             case PreparedBufferView v -> { } // the view's buffer is its parent's storage
-            case PreparedCustomFunction f -> {
-                List<MemorySegment> ins = new ArrayList<>();
-                for (int j = 1; j < b.length; j++) ins.add(b[j].asReadOnly());
-                if (f.function().body() instanceof dev.kiln.ir.CustomFunction.Stateful<?> s) applyStateful(s, List.copyOf(ins), b[0], customState(i));
-                else f.function().body().apply(List.copyOf(ins), b[0]);
-            }
+            case PreparedCustomFunction f -> runCustom(i, f, b);
         }
+    }
+
+    private static final System.Logger LOG = System.getLogger(ExecutionPlan.class.getName());
+    private static final java.util.Set<String> LOGGED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /** Logs {@code message} once per process: a slower path taken, said once. */
+    private static void logOnce(String message) {
+        if (LOGGED.add(message)) LOG.log(System.Logger.Level.INFO, message);
+    }
+
+    /**
+     * A custom function's host code over its buffers: directly in host memory, or, on a device with memory of its
+     * own, over host copies of its inputs, its output copied back in after.
+     */
+    private void runCustom(int i, PreparedCustomFunction f, MemorySegment[] b) {
+        Device at = opDevices.get(i);
+        boolean staged = at.deviceMemory().isPresent();
+        PreparedOp op = ops.get(i);
+        List<MemorySegment> ins = new ArrayList<>();
+        for (int j = 1; j < b.length; j++) {
+            int id = op.inputs().get(j - 1);
+            MemorySegment in = b[j];
+            if (nodeDevices[id].deviceMemory().isPresent()) {
+                in = Arena.ofAuto().allocate(Math.max(1, bytesOf(nodes.get(id))), 64);
+                Transfers.copyToHost(nodeDevices[id], b[j], in, bytesOf(nodes.get(id)));
+            }
+            ins.add(in.asReadOnly());
+        }
+        long outBytes = bytesOf(nodes.get(op.output()));
+        MemorySegment out = staged ? Arena.ofAuto().allocate(Math.max(1, outBytes), 64) : b[0];
+        if (f.function().body() instanceof dev.kiln.ir.CustomFunction.Stateful<?> s) applyStateful(s, List.copyOf(ins), out, customState(i));
+        else f.function().body().apply(List.copyOf(ins), out);
+        if (staged) Transfers.copyFromHost(out, at, b[0], outBytes);
     }
 
     @SuppressWarnings("unchecked")
@@ -484,8 +605,8 @@ public final class ExecutionPlan implements AutoCloseable {
         if (astId < 0 || astId >= nodes.size()) throw new IllegalArgumentException("plan has no buffer " + astId + " (ids 0.." + (nodes.size() - 1) + ")");
         UOp n = nodes.get((int) astId);
         if (segments[(int) astId] == null) allocateIntermediates();
-        DType dt = n.dtype();
-        return new Buffer(device.spec().toString(), dt, n.shape().numel(), segments[(int) astId]);
+        Device on = nodeDevices[(int) astId];
+        return wrap(on.spec().toString(), on, n.dtype(), n.shape().numel(), segments[(int) astId]);
     }
 
     /** Every buffer of the plan by id: inputs, intermediates and outputs. */

@@ -42,7 +42,8 @@ public final class PlanBuilder {
             plan.executeWithVars(byName);
             Buffer out = plan.outputBuffer();
             Buffer copy = device.allocate(out.dtype(), out.count());
-            MemorySegment.copy(out.segment(), 0, copy.segment(), 0, out.dtype().byteSize(out.count()));
+            Transfers.copy(device, out.segment(), device, copy.segment(), out.dtype().byteSize(out.count()));
+            Transfers.synchronize(device);
             return copy;
         }
     }

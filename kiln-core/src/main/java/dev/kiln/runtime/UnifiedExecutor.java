@@ -188,14 +188,18 @@ public final class UnifiedExecutor implements AutoCloseable {
         List<DeviceContext.After> deps = resolve(after);
         long bytes = src.dtype().byteSize(src.count());
         MemorySegment s = src.segment(), d = dst.segment();
+        Device fd = from.device(), td = to.device();
         return switch (syncStrategy(srcDevice, dstDevice)) {
-            case LOCAL_COPY, PEER_TO_PEER -> to.submit(DeviceContext.Queue.COPY, deps, () -> MemorySegment.copy(s, 0, d, 0, bytes));
+            case LOCAL_COPY, PEER_TO_PEER -> to.submit(DeviceContext.Queue.COPY, deps, () -> {
+                Transfers.copy(fd, s, td, d, bytes);
+                Transfers.synchronize(td); // the timeline advances only once the data is there
+            });
             case STAGED_HOST -> {
                 // Host staging memory, freed by the GC once both steps have let go of it.
                 MemorySegment staging = Arena.ofAuto().allocate(Math.max(1, bytes), 64);
-                long out = from.submit(DeviceContext.Queue.COPY, deps, () -> MemorySegment.copy(s, 0, staging, 0, bytes));
+                long out = from.submit(DeviceContext.Queue.COPY, deps, () -> Transfers.copyToHost(fd, s, staging, bytes));
                 yield to.submit(DeviceContext.Queue.COPY, List.of(new DeviceContext.After(from, out)),
-                        () -> MemorySegment.copy(staging, 0, d, 0, bytes));
+                        () -> Transfers.copyFromHost(staging, td, d, bytes));
             }
         };
     }

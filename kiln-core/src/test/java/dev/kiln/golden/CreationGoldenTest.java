@@ -42,7 +42,7 @@ class CreationGoldenTest extends GoldenTestBase {
                         default -> throw new IllegalArgumentException("unknown kind " + a.s("kind"));
                     };
                 })),
-                entry("fromSegment", GoldenOp.one((in, a) -> Tensor.fromSegment(in.get(0).buffer().segment(), dtype(a), a.ints("shape")))),
+                entry("fromSegment", GoldenOp.one((in, a) -> Tensor.fromSegment(in.get(0).buffer().toHost().segment(), dtype(a), a.ints("shape")))),
                 entry("fullLike", GoldenOp.one((in, a) -> inputs(in, a).get(0).fullLike(a.number("value")))),
                 entry("zerosLike", GoldenOp.one((in, a) -> inputs(in, a).get(0).zerosLike())),
                 entry("onesLike", GoldenOp.one((in, a) -> inputs(in, a).get(0).onesLike())),

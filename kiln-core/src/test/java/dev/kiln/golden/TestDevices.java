@@ -11,10 +11,15 @@ import java.util.Set;
 final class TestDevices {
     private TestDevices() {}
 
-    static final List<String> ALL = List.of("INTERP", "CPU", "CLANG");
+    /**
+     * Every device, or those named by {@code -Dkiln.test.devices=CUDA,CPU} (to run one device's cases, on a
+     * machine lent for a short time).
+     */
+    static final List<String> ALL = System.getProperty("kiln.test.devices") == null ? List.of("INTERP", "CPU", "CLANG", "CUDA")
+            : List.of(System.getProperty("kiln.test.devices").split(","));
 
-    /** Devices whose kernels are compiled up front in large batches (a C compiler run costs a process). */
-    static final Set<String> PRECOMPILED = Set.of("CLANG");
+    /** Devices whose kernels are compiled up front in large batches (a compiler run costs a process). */
+    static final Set<String> PRECOMPILED = Set.of("CLANG", "CUDA");
 
     /** Skips the calling test, never silently, when {@code device} is unavailable here. */
     static void assumeAvailable(String device) { dev.kiln.testing.DeviceAssumptions.assumeAvailable(device, "golden tests"); }

@@ -210,7 +210,7 @@ public final class ConformanceRunner {
             plan.execute();
             for (int k = 0; k < outs.size(); k++) {
                 String what = "output " + k + " '" + model.outputs().get(k).name() + "'";
-                String m = compare(what, outs.get(k), plan.outputBuffer(k), expected.get(k));
+                String m = compare(what, outs.get(k), plan.outputBuffer(k).toHost(), expected.get(k));
                 if (m != null) return m;
             }
         }

@@ -4,7 +4,10 @@ import dev.kiln.types.DType;
 import dev.kiln.types.Shape;
 import dev.kiln.Tensor;
 import dev.kiln.types.Variable;
+import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.Device;
+import dev.kiln.runtime.DeviceRegistry;
+import dev.kiln.runtime.Transfers;
 import dev.kiln.runtime.ExecutionPlan;
 
 import java.lang.foreign.MemorySegment;
@@ -115,7 +118,15 @@ public final class OnnxPlan implements AutoCloseable {
         for (int i = 0; i < inputBuffers.size(); i++) {
             Tensor given = inputs.get(model.inputs().get(i).name()).contiguous().realize();
             Tensor into = inputBuffers.get(i);
-            copyInto(given.buffer().segment(), given.dims(), into.buffer().segment(), into.dims(), into.dtype());
+            Buffer target = into.buffer();
+            MemorySegment source = given.buffer().toHost().segment();
+            if (target.isHostMemory()) {
+                copyInto(source, given.dims(), target.segment(), into.dims(), into.dtype());
+            } else { // laid out in host memory, then copied to the device whole
+                Buffer staged = Buffer.allocateOffHeap(target.device(), target.dtype(), target.count());
+                copyInto(source, given.dims(), staged.segment(), into.dims(), into.dtype());
+                Transfers.copyFromHost(staged.segment(), DeviceRegistry.get(target.device()), target.segment(), target.dtype().byteSize(target.count()));
+            }
         }
         bound = Map.copyOf(sizes);
         for (var e : sizes.entrySet()) plan.setVariable(plan.variables().indexOf(variables.get(e.getKey())), e.getValue());
@@ -151,7 +162,7 @@ public final class OnnxPlan implements AutoCloseable {
             int[] dims = outputDims(k);
             DType dt = outputs.get(k).dtype();
             MemorySegment compact = MemorySegment.ofArray(new byte[Math.toIntExact(dt.byteSize(Shape.of(dims).numel()))]);
-            copyInto(plan.outputBuffer(k).segment(), outputs.get(k).shape().maxShape().toArray(), compact, dims, dims, dt);
+            copyInto(plan.outputBuffer(k).toHost().segment(), outputs.get(k).shape().maxShape().toArray(), compact, dims, dims, dt);
             out.add(Tensor.fromSegment(compact, dt, dims));
         }
         return out;

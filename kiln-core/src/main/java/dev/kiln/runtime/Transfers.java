@@ -1,0 +1,65 @@
+package dev.kiln.runtime;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Optional;
+
+/**
+ * Memory of any device, handled the one way the runtime needs it: allocated, sliced and copied, whether the
+ * device keeps its tensors in host memory (CPU, CLANG, INTERP) or in memory of its own ({@link DeviceMemory}).
+ */
+public final class Transfers {
+    private Transfers() {}
+
+    /** {@code bytes} of {@code device}'s memory, 64-byte aligned and zero-filled, owned by {@code owner}. */
+    public static MemorySegment allocate(Device device, Arena owner, long bytes) {
+        Optional<DeviceMemory> m = device.deviceMemory();
+        return m.isPresent() ? m.get().allocate(owner, Math.max(bytes, 1)) : owner.allocate(Math.max(bytes, 1), 64);
+    }
+
+    /** The part {@code [offset, offset + length)} of a block of {@code device}'s memory. */
+    public static MemorySegment slice(Device device, MemorySegment block, long offset, long length) {
+        Optional<DeviceMemory> m = device.deviceMemory();
+        return m.isPresent() ? m.get().at(block, offset) : block.asSlice(offset, length);
+    }
+
+    /**
+     * Copies {@code bytes} from {@code src} on {@code from} into {@code dst} on {@code to}: directly between host
+     * memories, through the device for host and device memory, and staged through host memory between two
+     * devices with memory of their own.
+     */
+    public static void copy(Device from, MemorySegment src, Device to, MemorySegment dst, long bytes) {
+        if (bytes == 0) return;
+        Optional<DeviceMemory> f = from.deviceMemory(), t = to.deviceMemory();
+        if (f.isEmpty() && t.isEmpty()) MemorySegment.copy(src, 0, dst, 0, bytes);
+        else if (f.isEmpty()) t.get().copyFromHost(src, dst, bytes);
+        else if (t.isEmpty()) f.get().copyToHost(src, dst, bytes);
+        else if (from == to) f.get().copyWithin(src, dst, bytes);
+        else {
+            try (Arena staging = Arena.ofConfined()) {
+                MemorySegment host = staging.allocate(bytes, 64);
+                f.get().copyToHost(src, host, bytes);
+                t.get().copyFromHost(host, dst, bytes);
+            }
+        }
+    }
+
+    /** Copies {@code bytes} of {@code from}'s memory into host memory. */
+    public static void copyToHost(Device from, MemorySegment src, MemorySegment host, long bytes) {
+        if (bytes == 0) return;
+        Optional<DeviceMemory> f = from.deviceMemory();
+        if (f.isPresent()) f.get().copyToHost(src, host, bytes);
+        else MemorySegment.copy(src, 0, host, 0, bytes);
+    }
+
+    /** Copies {@code bytes} of host memory into {@code to}'s memory. */
+    public static void copyFromHost(MemorySegment host, Device to, MemorySegment dst, long bytes) {
+        if (bytes == 0) return;
+        Optional<DeviceMemory> t = to.deviceMemory();
+        if (t.isPresent()) t.get().copyFromHost(host, dst, bytes);
+        else MemorySegment.copy(host, 0, dst, 0, bytes);
+    }
+
+    /** Waits for {@code device}'s queued work, if it queues any ({@link DeviceMemory#synchronize()}). */
+    public static void synchronize(Device device) { device.deviceMemory().ifPresent(DeviceMemory::synchronize); }
+}

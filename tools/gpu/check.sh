@@ -2,7 +2,7 @@
 # The CUDA device's checks on a GPU machine (see pack.sh): the CUDA tests, the golden op suite on CUDA, the two
 # CNNs against their expected outputs, then Kiln's and PyTorch's timings. Logs go to $OUT (or /tmp/gpu-out).
 # Usage there: bash tools/gpu/check.sh [tests|models|bench]...   (all three when none is named);
-# KILN_GPU_TESTS='-c CLASS ...' picks the test classes (JUnit console selectors).
+# KILN_GPU_TESTS='-c CLASS ...' picks the test classes (JUnit console selectors); KILN_GPU_NO_PEER=1 skips PyTorch.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 g=$root/.gpu
@@ -32,6 +32,6 @@ for step in $steps; do
         timeout 100 $java $opts -cp "$cp" dev.kiln.cli.Main bench "$g/models/$m/model.onnx" --device CUDA --random-inputs --runs 30 2>&1 | tail -4
       done 2>&1 | tee "$out/bench-models.log"
       timeout 120 $java $opts -cp "$cp" dev.kiln.bench.CudaBench 1024 4096 2>&1 | tee "$out/bench-kiln.log"
-      timeout 90 python3 "$root/kiln-bench/gpu/torch_peer.py" 2>&1 | tee "$out/bench-torch.log" ;;
+      [ -n "${KILN_GPU_NO_PEER:-}" ] || timeout 90 python3 "$root/kiln-bench/gpu/torch_peer.py" 2>&1 | tee "$out/bench-torch.log" ;;
   esac
 done

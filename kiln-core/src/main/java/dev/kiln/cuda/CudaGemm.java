@@ -72,26 +72,9 @@ final class CudaGemm {
         s.append("    float acc[4][4];\n");
         s.append("    #pragma unroll\n    for (int i = 0; i < 4; i++)\n        #pragma unroll\n        for (int j = 0; j < 4; j++) acc[i][j] = 0.0f;\n");
         s.append("    for (int64_t k0 = 0; k0 < K; k0 += ").append(DEPTH).append(") {\n");
-        // A tile: TILE rows x DEPTH k, k fastest across threads
-        s.append("        #pragma unroll\n        for (int e = tid; e < ").append(TILE * DEPTH).append("; e += ").append(THREADS).append(") {\n");
-        s.append("            const int r = e / ").append(DEPTH).append(", q = e % ").append(DEPTH).append(";\n");
-        s.append("            const int64_t m = m0 + r, k = k0 + q;\n");
-        s.append("            float v = 0.0f;\n");
-        s.append("            if (m < M && k < K) {\n");
-        decompose(s, c, Role.M, "m", "m", "                ");
-        decompose(s, c, Role.K, "k", "k", "                ");
-        load(s, c, c.a(), "A", "                ");
-        s.append("            }\n            As[q][r] = v;\n        }\n");
-        // B tile: DEPTH k x TILE columns, columns fastest across threads
-        s.append("        #pragma unroll\n        for (int e = tid; e < ").append(TILE * DEPTH).append("; e += ").append(THREADS).append(") {\n");
-        s.append("            const int q = e / ").append(TILE).append(", col = e % ").append(TILE).append(";\n");
-        s.append("            const int64_t n = n0 + col, k = k0 + q;\n");
-        s.append("            float v = 0.0f;\n");
-        s.append("            if (n < N && k < K) {\n");
-        decompose(s, c, Role.N, "n", "n", "                ");
-        decompose(s, c, Role.K, "k", "k", "                ");
-        load(s, c, c.b(), "B", "                ");
-        s.append("            }\n            Bs[q][col] = v;\n        }\n");
+        // A tile: TILE rows x DEPTH k, k fastest across threads; B tile: DEPTH k x TILE columns, columns fastest
+        stageTile(s, c, c.a(), "A", Role.M, "m", "const int r = e / " + DEPTH + ", q = e % " + DEPTH, "r", "As[q][r]");
+        stageTile(s, c, c.b(), "B", Role.N, "n", "const int q = e / " + TILE + ", col = e % " + TILE, "col", "Bs[q][col]");
         s.append("        __syncthreads();\n");
         s.append("        #pragma unroll\n        for (int q = 0; q < ").append(DEPTH).append("; q++) {\n");
         s.append("            float a[4], bb[4];\n");
@@ -109,6 +92,24 @@ final class CudaGemm {
         s.append("            C[").append(index(c, c.c())).append("] = acc[i][j];\n");
         s.append("        }\n    }\n}\n");
         return s.toString();
+    }
+
+    /**
+     * The loop by which the block's threads stage one operand's tile in shared memory: element {@code e} of the tile is
+     * ({@code q} along K, {@code within} along {@code role}), read where both are in range and every gate holds, else 0.
+     */
+    private static void stageTile(StringBuilder s, Contraction c, Contraction.Operand o, String buffer, Role role,
+                                  String index, String split, String within, String target) {
+        String extent = role == Role.M ? "M" : "N", origin = index + "0";
+        s.append("        #pragma unroll\n        for (int e = tid; e < ").append(TILE * DEPTH).append("; e += ").append(THREADS).append(") {\n");
+        s.append("            ").append(split).append(";\n");
+        s.append("            const int64_t ").append(index).append(" = ").append(origin).append(" + ").append(within).append(", k = k0 + q;\n");
+        s.append("            float v = 0.0f;\n");
+        s.append("            if (").append(index).append(" < ").append(extent).append(" && k < K) {\n");
+        decompose(s, c, role, index, index, "                ");
+        decompose(s, c, Role.K, "k", "k", "                ");
+        load(s, c, o, buffer, "                ");
+        s.append("            }\n            ").append(target).append(" = v;\n        }\n");
     }
 
     /** Declares {@code v<k>} for each variable of {@code role} from the flat index {@code flat} (last variable fastest). */

@@ -29,7 +29,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Steps whose byte ranges do not conflict ({@link MemoryPlan#conflicts}) may run at the same time on
  * the {@link WorkerPool}; a kernel whose outer loop is marked THREAD is split across the workers.
  *
- * <p>Not thread-safe: one plan runs one execution at a time.
+ * <p>Not thread-safe: one plan runs one execution at a time. A second thread entering {@link #execute()},
+ * {@link #executeWithVars} or {@link #executeProfiled()} while a run is in progress gets a
+ * {@link ConcurrentUseException} (never a silent wrong result); give each thread its own {@link #replicate}.
  */
 public final class ExecutionPlan implements AutoCloseable {
     private final Device device;
@@ -67,6 +69,8 @@ public final class ExecutionPlan implements AutoCloseable {
     // per step, the state of a stateful custom function; a field initialiser, so every constructor (a replica's
     // too) starts with none and creates its own on first use
     private final Map<Integer, Object> customStates = new java.util.concurrent.ConcurrentHashMap<>();
+    // detects a second thread entering a run; a field initialiser, so a replica has its own
+    private final RunGuard guard = new RunGuard("ExecutionPlan.replicate(Map) gives each thread its own plan");
 
     ExecutionPlan(Device device, Schedule schedule, MemoryPlan memory, List<UOp> nodes, List<PreparedOp> ops,
                   List<KernelRunner> runners, List<Integer> outputs, List<Variable> variables, List<Device> opDevices) {
@@ -285,6 +289,15 @@ public final class ExecutionPlan implements AutoCloseable {
     /** Frees everything this plan allocated. Output buffers and views of them become invalid. */
     @Override
     public void close() {
+        boolean acquired = guard.enter(this); // freeing memory under another thread's run would crash it
+        try {
+            closeGuarded();
+        } finally {
+            guard.exit(acquired);
+        }
+    }
+
+    private void closeGuarded() {
         if (closed) return;
         closed = true;
         if (executor != null) executor.close();
@@ -308,8 +321,21 @@ public final class ExecutionPlan implements AutoCloseable {
 
     // ---------------------------------------------------------------- execution
 
-    /** Runs every step with the current variable values. */
+    /**
+     * Runs every step with the current variable values.
+     *
+     * @throws ConcurrentUseException if another thread is running this plan
+     */
     public void execute() {
+        boolean acquired = guard.enter(this);
+        try {
+            executeGuarded();
+        } finally {
+            guard.exit(acquired);
+        }
+    }
+
+    private void executeGuarded() {
         checkOpen();
         if (intermediates == null) allocateIntermediates();
         for (int i = 0; i < ops.size(); i++) {
@@ -391,15 +417,20 @@ public final class ExecutionPlan implements AutoCloseable {
      * @throws IllegalArgumentException naming the variable, the value and its range
      */
     public void executeWithVars(Map<String, Long> vars) {
-        checkOpen();
-        long[] next = values.clone();
-        for (var e : vars.entrySet()) {
-            int i = indexOfVariable(e.getKey());
-            if (e.getValue() == null) throw new IllegalArgumentException("executeWithVars: no value for variable '" + e.getKey() + "'");
-            next[i] = variables.get(i).bind(e.getValue()).value();
+        boolean acquired = guard.enter(this); // the variables too must not change under a run in progress
+        try {
+            checkOpen();
+            long[] next = values.clone();
+            for (var e : vars.entrySet()) {
+                int i = indexOfVariable(e.getKey());
+                if (e.getValue() == null) throw new IllegalArgumentException("executeWithVars: no value for variable '" + e.getKey() + "'");
+                next[i] = variables.get(i).bind(e.getValue()).value();
+            }
+            System.arraycopy(next, 0, values, 0, values.length);
+            executeGuarded();
+        } finally {
+            guard.exit(acquired);
         }
-        System.arraycopy(next, 0, values, 0, values.length);
-        execute();
     }
 
     /**
@@ -423,6 +454,15 @@ public final class ExecutionPlan implements AutoCloseable {
 
     /** Runs every step once, sequentially, timing each. */
     public List<KernelProfile> executeProfiled() {
+        boolean acquired = guard.enter(this);
+        try {
+            return executeProfiledGuarded();
+        } finally {
+            guard.exit(acquired);
+        }
+    }
+
+    private List<KernelProfile> executeProfiledGuarded() {
         checkOpen();
         if (intermediates == null) allocateIntermediates();
         List<KernelProfile> profiles = new ArrayList<>();

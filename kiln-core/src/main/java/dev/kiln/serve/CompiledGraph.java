@@ -3,6 +3,7 @@ package dev.kiln.serve;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.DeviceSpec;
 import dev.kiln.runtime.ExecutionPlan;
+import dev.kiln.runtime.RunGuard;
 import dev.kiln.serve.moe.MoeLayers;
 import dev.kiln.serve.moe.MoeResidencyStats;
 import dev.kiln.types.DType;
@@ -41,6 +42,11 @@ import java.util.Optional;
  * <p><b>Replicas.</b> {@link #copy()} replicates the plan ({@link ExecutionPlan#replicate}): the same steps
  * and compiled kernels, fresh intermediates and outputs, the replica's own input buffers; parameters and
  * constants are shared, and read-only on the replica.
+ *
+ * <p><b>Threads.</b> A compiled graph runs one call at a time: a second thread entering a run, a commit or a
+ * method that changes parameters, variables or handles while another thread is inside one gets a
+ * {@link dev.kiln.runtime.ConcurrentUseException} (one compare-and-set on entry; never a silent wrong result).
+ * Give each thread its own {@link #copy()}.
  */
 public final class CompiledGraph implements ExecutableGraph {
     private final SharedGraphState shared;
@@ -53,6 +59,8 @@ public final class CompiledGraph implements ExecutableGraph {
     private final Params params;
     private final Variables variables;
     private final StagingRing ring;
+    // detects a second thread entering a run or changing the graph while one is in progress
+    private final RunGuard guard = new RunGuard("CompiledGraph.copy() gives each thread its own replica");
     private boolean closed;
 
     CompiledGraph(SharedGraphState shared, boolean replica, ExecutionPlan plan, Arena arena, MemorySegment[] inputs) {
@@ -101,14 +109,24 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public void setParam(String name, float[] values) {
-        prepareAccess();
-        params.set(name, values);
+        boolean acquired = guard.enter(this);
+        try {
+            prepareAccess();
+            params.set(name, values);
+        } finally {
+            guard.exit(acquired);
+        }
     }
 
     @Override
     public void setParam(String name, MemorySegment bytes) {
-        prepareAccess();
-        params.set(name, bytes);
+        boolean acquired = guard.enter(this);
+        try {
+            prepareAccess();
+            params.set(name, bytes);
+        } finally {
+            guard.exit(acquired);
+        }
     }
 
     @Override
@@ -116,15 +134,25 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public void setParamTyped(String name, MemorySegment bytes, DType dtype) {
-        shared.capabilities.require(Capability.TYPED_IO, "setParamTyped");
-        prepareAccess();
-        params.setTyped(name, bytes, dtype);
+        boolean acquired = guard.enter(this);
+        try {
+            shared.capabilities.require(Capability.TYPED_IO, "setParamTyped");
+            prepareAccess();
+            params.setTyped(name, bytes, dtype);
+        } finally {
+            guard.exit(acquired);
+        }
     }
 
     @Override
     public void setVariable(String name, long value) {
-        prepareAccess();
-        variables.set(name, value);
+        boolean acquired = guard.enter(this);
+        try {
+            prepareAccess();
+            variables.set(name, value);
+        } finally {
+            guard.exit(acquired);
+        }
     }
 
     @Override
@@ -146,34 +174,49 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public List<float[]> run(Map<String, float[]> in) {
-        prepareAccess();
-        checks.checkFloatInputs("run", in);
-        checkRunnable("run");
-        io.writeInputs(in);
-        execute();
-        return io.readOutputs();
+        boolean acquired = guard.enter(this);
+        try {
+            prepareAccess();
+            checks.checkFloatInputs("run", in);
+            checkRunnable("run");
+            io.writeInputs(in);
+            execute();
+            return io.readOutputs();
+        } finally {
+            guard.exit(acquired);
+        }
     }
 
     @Override
     public List<MemorySegment> runRaw(Map<String, float[]> in) {
-        shared.capabilities.require(Capability.HOST_READABLE_OUTPUTS, "runRaw");
-        prepareAccess();
-        checks.checkFloatInputs("runRaw", in);
-        checkRunnable("runRaw");
-        io.writeInputs(in);
-        execute();
-        return io.rawViews();
+        boolean acquired = guard.enter(this);
+        try {
+            shared.capabilities.require(Capability.HOST_READABLE_OUTPUTS, "runRaw");
+            prepareAccess();
+            checks.checkFloatInputs("runRaw", in);
+            checkRunnable("runRaw");
+            io.writeInputs(in);
+            execute();
+            return io.rawViews();
+        } finally {
+            guard.exit(acquired);
+        }
     }
 
     @Override
     public OutputSlots runSlots(float[]... in) {
-        shared.capabilities.require(Capability.HOST_READABLE_OUTPUTS, "runSlots");
-        prepareAccess();
-        checks.checkSlotInputs(in);
-        checkRunnable("runSlots");
-        for (int i = 0; i < in.length; i++) if (!handles.isBound(i)) io.writeInput(i, in[i]);
-        execute();
-        return io.slots;
+        boolean acquired = guard.enter(this);
+        try {
+            shared.capabilities.require(Capability.HOST_READABLE_OUTPUTS, "runSlots");
+            prepareAccess();
+            checks.checkSlotInputs(in);
+            checkRunnable("runSlots");
+            for (int i = 0; i < in.length; i++) if (!handles.isBound(i)) io.writeInput(i, in[i]);
+            execute();
+            return io.slots;
+        } finally {
+            guard.exit(acquired);
+        }
     }
 
     @Override
@@ -185,13 +228,18 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public List<TypedValues> runTyped(Map<String, TypedValues> in) {
-        shared.capabilities.require(Capability.TYPED_IO, "runTyped");
-        prepareAccess();
-        checks.checkTypedInputs(in);
-        checkRunnable("runTyped");
-        io.writeTypedInputs(in);
-        execute();
-        return io.readTypedOutputs();
+        boolean acquired = guard.enter(this);
+        try {
+            shared.capabilities.require(Capability.TYPED_IO, "runTyped");
+            prepareAccess();
+            checks.checkTypedInputs(in);
+            checkRunnable("runTyped");
+            io.writeTypedInputs(in);
+            execute();
+            return io.readTypedOutputs();
+        } finally {
+            guard.exit(acquired);
+        }
     }
 
     /** Waits for committed runs and invalidates the last raw views: any access to buffers starts here. */
@@ -218,32 +266,57 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public void setMoeResidentExperts(boolean[] mask) {
-        prepareMoe("setMoeResidentExperts");
-        MoeLayers.setResidentExperts(plan, mask);
+        boolean acquired = guard.enter(this);
+        try {
+            prepareMoe("setMoeResidentExperts");
+            MoeLayers.setResidentExperts(plan, mask);
+        } finally {
+            guard.exit(acquired);
+        }
     }
 
     @Override
     public void setMoeResidentExpertsPerLayer(boolean[][] masks) {
-        prepareMoe("setMoeResidentExpertsPerLayer");
-        MoeLayers.setResidentExpertsPerLayer(plan, masks);
+        boolean acquired = guard.enter(this);
+        try {
+            prepareMoe("setMoeResidentExpertsPerLayer");
+            MoeLayers.setResidentExpertsPerLayer(plan, masks);
+        } finally {
+            guard.exit(acquired);
+        }
     }
 
     @Override
     public boolean enableMoeTopkCapture(int numExperts) {
-        prepareMoe("enableMoeTopkCapture");
-        return MoeLayers.enableTopkCapture(plan, numExperts);
+        boolean acquired = guard.enter(this);
+        try {
+            prepareMoe("enableMoeTopkCapture");
+            return MoeLayers.enableTopkCapture(plan, numExperts);
+        } finally {
+            guard.exit(acquired);
+        }
     }
 
     @Override
     public Optional<List<int[]>> takeMoeTopkCapture() {
-        prepareMoe("takeMoeTopkCapture");
-        return MoeLayers.takeTopkCapture(plan);
+        boolean acquired = guard.enter(this);
+        try {
+            prepareMoe("takeMoeTopkCapture");
+            return MoeLayers.takeTopkCapture(plan);
+        } finally {
+            guard.exit(acquired);
+        }
     }
 
     @Override
     public Optional<MoeResidencyStats> takeMoeResidencyStats() {
-        prepareMoe("takeMoeResidencyStats");
-        return MoeLayers.takeResidencyStats(plan);
+        boolean acquired = guard.enter(this);
+        try {
+            prepareMoe("takeMoeResidencyStats");
+            return MoeLayers.takeResidencyStats(plan);
+        } finally {
+            guard.exit(acquired);
+        }
     }
 
     private void prepareMoe(String op) {
@@ -255,27 +328,32 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public CompiledGraph copy() {
-        shared.capabilities.require(Capability.REPLICAS, "copy");
-        prepareAccess();
-        Arena own = Arena.ofShared();
+        boolean acquired = guard.enter(this);
         try {
-            Map<Buffer, Buffer> rebind = new IdentityHashMap<>();
-            MemorySegment[] inputs = io.inputs, mine = new MemorySegment[inputs.length];
-            for (int i = 0; i < inputs.length; i++) {
-                Buffer template = shared.templateInputs[i];
-                mine[i] = own.allocate(Math.max(inputs[i].byteSize(), 1), SharedGraphState.ALIGN).asSlice(0, inputs[i].byteSize());
-                MemorySegment.copy(inputs[i], 0, mine[i], 0, inputs[i].byteSize());
-                rebind.put(template, new Buffer(template.device(), template.dtype(), template.count(), mine[i]));
+            shared.capabilities.require(Capability.REPLICAS, "copy");
+            prepareAccess();
+            Arena own = Arena.ofShared();
+            try {
+                Map<Buffer, Buffer> rebind = new IdentityHashMap<>();
+                MemorySegment[] inputs = io.inputs, mine = new MemorySegment[inputs.length];
+                for (int i = 0; i < inputs.length; i++) {
+                    Buffer template = shared.templateInputs[i];
+                    mine[i] = own.allocate(Math.max(inputs[i].byteSize(), 1), SharedGraphState.ALIGN).asSlice(0, inputs[i].byteSize());
+                    MemorySegment.copy(inputs[i], 0, mine[i], 0, inputs[i].byteSize());
+                    rebind.put(template, new Buffer(template.device(), template.dtype(), template.count(), mine[i]));
+                }
+                ExecutionPlan replicaPlan = plan.replicate(rebind);
+                shared.retain();
+                CompiledGraph c = new CompiledGraph(shared, true, replicaPlan, own, mine);
+                c.handles.copyFrom(handles);
+                c.variables.copyFrom(variables);
+                return c;
+            } catch (RuntimeException | Error e) {
+                own.close();
+                throw e;
             }
-            ExecutionPlan replicaPlan = plan.replicate(rebind);
-            shared.retain();
-            CompiledGraph c = new CompiledGraph(shared, true, replicaPlan, own, mine);
-            c.handles.copyFrom(handles);
-            c.variables.copyFrom(variables);
-            return c;
-        } catch (RuntimeException | Error e) {
-            own.close();
-            throw e;
+        } finally {
+            guard.exit(acquired);
         }
     }
 
@@ -283,11 +361,16 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public void bindHandle(String name, float[] values) {
-        shared.capabilities.require(Capability.HANDLES, "bindHandle");
-        prepareAccess();
-        int i = handles.toBind(name, values);
-        io.writeInput(i, values);
-        handles.bind(i);
+        boolean acquired = guard.enter(this);
+        try {
+            shared.capabilities.require(Capability.HANDLES, "bindHandle");
+            prepareAccess();
+            int i = handles.toBind(name, values);
+            io.writeInput(i, values);
+            handles.bind(i);
+        } finally {
+            guard.exit(acquired);
+        }
     }
 
     @Override
@@ -304,59 +387,84 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public void setHandleFeed(String name, int outputIndex) {
-        shared.capabilities.require(Capability.DEVICE_RESIDENT_HANDLES, "setHandleFeed");
-        prepareAccess();
-        int i = handles.boundHandle("setHandleFeed", name);
-        handles.checkFeed("setHandleFeed", i, outputIndex);
-        handles.setFeed(i, outputIndex);
+        boolean acquired = guard.enter(this);
+        try {
+            shared.capabilities.require(Capability.DEVICE_RESIDENT_HANDLES, "setHandleFeed");
+            prepareAccess();
+            int i = handles.boundHandle("setHandleFeed", name);
+            handles.checkFeed("setHandleFeed", i, outputIndex);
+            handles.setFeed(i, outputIndex);
+        } finally {
+            guard.exit(acquired);
+        }
     }
 
     @Override
     public void clearHandleFeed(String name) {
-        prepareAccess();
-        handles.clearFeed(handles.boundHandle("clearHandleFeed", name));
+        boolean acquired = guard.enter(this);
+        try {
+            prepareAccess();
+            handles.clearFeed(handles.boundHandle("clearHandleFeed", name));
+        } finally {
+            guard.exit(acquired);
+        }
     }
 
     @Override
     public float[] runFeedHandle(Map<String, float[]> in, String name, int outputIndex) {
-        shared.capabilities.require(Capability.DEVICE_RESIDENT_HANDLES, "runFeedHandle");
-        prepareAccess();
-        int h = handles.boundHandle("runFeedHandle", name);
-        handles.checkFeed("runFeedHandle", h, outputIndex);
-        checks.checkFloatInputs("runFeedHandle", in);
-        checkRunnable("runFeedHandle");
-        io.writeInputs(in);
-        execute();
-        io.feed(h, outputIndex);
-        return io.readOutput(outputIndex);
+        boolean acquired = guard.enter(this);
+        try {
+            shared.capabilities.require(Capability.DEVICE_RESIDENT_HANDLES, "runFeedHandle");
+            prepareAccess();
+            int h = handles.boundHandle("runFeedHandle", name);
+            handles.checkFeed("runFeedHandle", h, outputIndex);
+            checks.checkFloatInputs("runFeedHandle", in);
+            checkRunnable("runFeedHandle");
+            io.writeInputs(in);
+            execute();
+            io.feed(h, outputIndex);
+            return io.readOutput(outputIndex);
+        } finally {
+            guard.exit(acquired);
+        }
     }
 
     // ---------------------------------------------------------------- asynchronous runs (StagingRing)
 
     @Override
     public void commitNoWait(Map<String, float[]> in) {
-        shared.capabilities.require(Capability.ASYNC_COMMIT, "commitNoWait");
-        commit("commitNoWait", in, null, 0);
+        boolean acquired = guard.enter(this);
+        try {
+            shared.capabilities.require(Capability.ASYNC_COMMIT, "commitNoWait");
+            commit("commitNoWait", in, null, 0);
+        } finally {
+            guard.exit(acquired);
+        }
     }
 
     @Override
     public List<List<float[]>> runPipelined(List<Map<String, float[]>> inputSets) {
-        shared.capabilities.require(Capability.ASYNC_COMMIT, "runPipelined");
-        checkOpen();
-        for (int k = 0; k < inputSets.size(); k++) {
-            try {
-                checks.checkFloatInputs("runPipelined", inputSets.get(k));
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("runPipelined: input set " + k + ": " + e.getMessage(), e);
+        boolean acquired = guard.enter(this);
+        try {
+            shared.capabilities.require(Capability.ASYNC_COMMIT, "runPipelined");
+            checkOpen();
+            for (int k = 0; k < inputSets.size(); k++) {
+                try {
+                    checks.checkFloatInputs("runPipelined", inputSets.get(k));
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("runPipelined: input set " + k + ": " + e.getMessage(), e);
+                }
             }
+            checkRunnable("runPipelined");
+            float[][][] results = new float[inputSets.size()][][];
+            for (int k = 0; k < inputSets.size(); k++) commit("runPipelined", inputSets.get(k), results, k);
+            syncPending();
+            List<List<float[]>> out = new ArrayList<>(results.length);
+            for (float[][] r : results) out.add(List.of(r));
+            return out;
+        } finally {
+            guard.exit(acquired);
         }
-        checkRunnable("runPipelined");
-        float[][][] results = new float[inputSets.size()][][];
-        for (int k = 0; k < inputSets.size(); k++) commit("runPipelined", inputSets.get(k), results, k);
-        syncPending();
-        List<List<float[]>> out = new ArrayList<>(results.length);
-        for (float[][] r : results) out.add(List.of(r));
-        return out;
     }
 
     /** Checks {@code in} and queues its run on the ring; with {@code results}, its outputs go to {@code results[index]}. */
@@ -383,6 +491,15 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public void close() {
+        boolean acquired = guard.enter(this); // freeing memory under another thread's run would crash it
+        try {
+            closeGuarded();
+        } finally {
+            guard.exit(acquired);
+        }
+    }
+
+    private void closeGuarded() {
         if (closed) return;
         try {
             ring.close(); // memory is freed only after the executor has stopped touching it

@@ -241,9 +241,13 @@ public final class Npy {
 
     /** The Python literal subset NumPy writes headers in: a dict of strings, booleans, ints, tuples and lists. */
     private static final class HeaderParser {
+        // NumPy's own headers nest at most a few levels (a structured dtype's fields); the bound keeps a hostile
+        // header's nesting from recursing into a StackOverflowError
+        static final int MAX_DEPTH = 64;
         private final Path file;
         private final String s;
         private int pos;
+        private int depth;
 
         HeaderParser(Path file, String s) {
             this.file = file;
@@ -286,6 +290,10 @@ public final class Npy {
                 pos = end + 1;
             } else if (c == '(' || c == '[') {
                 char close = c == '(' ? ')' : ']';
+                if (++depth > MAX_DEPTH) {
+                    throw new NpyFormatException(file, "malformed header: tuples and lists nested deeper than " + MAX_DEPTH
+                            + " levels at character " + pos);
+                }
                 pos++;
                 java.util.List<Literal> items = new java.util.ArrayList<>();
                 skipSpace();
@@ -300,6 +308,7 @@ public final class Npy {
                     }
                 }
                 pos++;
+                depth--;
                 boolean allInts = items.stream().allMatch(l -> l.value() instanceof Long);
                 v = c == '(' && allInts ? items.stream().mapToLong(l -> (Long) l.value()).toArray() : items;
             } else if (s.startsWith("True", pos) || s.startsWith("False", pos)) {

@@ -259,6 +259,26 @@ class NpyTest {
         assertMalformed(trailing, "trailing bytes after the data: expected 4 data bytes for f32 [1], found 7");
     }
 
+    @Test
+    void deeplyNestedHeadersAreMalformedNotAStackOverflow() throws IOException {
+        String deep = "(".repeat(10_000) + ")".repeat(10_000);
+        String dict = "{'descr': '<f4', 'fortran_order': False, 'shape': " + deep + ", }";
+        byte[] text = (dict + "\n").getBytes(StandardCharsets.ISO_8859_1);
+        byte[] content = new byte[12 + text.length];
+        System.arraycopy(new byte[] {(byte) 0x93, 'N', 'U', 'M', 'P', 'Y', 2, 0}, 0, content, 0, 8);
+        java.nio.ByteBuffer.wrap(content, 8, 4).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(text.length);
+        System.arraycopy(text, 0, content, 12, text.length);
+        Path f = tmp.resolve("nested.npy");
+        Files.write(f, content);
+        for (var read : List.<org.assertj.core.api.ThrowableAssert.ThrowingCallable>of(() -> Npy.read(f), () -> Npy.readHeader(f))) {
+            assertThatThrownBy(read).isInstanceOf(NpyFormatException.class)
+                    .hasMessage(f + ": malformed header: tuples and lists nested deeper than 64 levels at character 114");
+        }
+        // nesting within the bound still parses (and is then rejected for what it is)
+        assertMalformed(headerBytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': ((((1,),),),), }"),
+                "expected shape to be a tuple of integers, found ((((1,),),),)");
+    }
+
     private static byte[] headerBytes(int major, String dict) {
         byte[] text = (dict + "\n").getBytes(StandardCharsets.ISO_8859_1);
         byte[] out = new byte[10 + text.length];

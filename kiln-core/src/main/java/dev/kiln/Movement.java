@@ -64,13 +64,13 @@ final class Movement {
                 infer = i;
             } else if (s[i] < 0) {
                 throw new IllegalArgumentException("reshape: negative dimension " + s[i] + " in " + Arrays.toString(shape));
-            } else known *= s[i];
+            } else known = s[i] != 0 && known > Long.MAX_VALUE / s[i] ? Long.MAX_VALUE : known * s[i]; // saturates, never wraps
         }
         if (infer >= 0) {
-            if (known == 0 || t.numel() % known != 0) {
+            if (known == 0 || known > t.numel() || t.numel() % known != 0) {
                 throw new IllegalArgumentException("reshape: cannot infer -1 in " + Arrays.toString(shape) + " for shape " + t.shape() + " (" + t.numel() + " elements)");
             }
-            s[infer] = (int) (t.numel() / known);
+            s[infer] = Shape.dimension("reshape of " + t.shape() + " to " + Arrays.toString(shape), infer, t.numel() / known);
         }
         Shape target = Shape.of(s);
         if (target.numel() != t.numel()) {
@@ -305,7 +305,7 @@ final class Movement {
         Tensor first = tensors[0];
         int a = first.axis(axis, "cat");
         DType dt = first.dtype();
-        int total = 0;
+        long total = 0;
         for (Tensor t : tensors) {
             if (t.ndim() != first.ndim()) {
                 throw new IllegalArgumentException("cat: shapes " + first.shape() + " and " + t.shape() + " have different ranks");
@@ -318,10 +318,11 @@ final class Movement {
             dt = DType.promote(dt, t.dtype());
             total += t.dim(a);
         }
+        Shape.dimension("cat of " + tensors.length + " tensors like " + first.shape(), a, total);
         Tensor acc = null;
         int offset = 0;
         for (Tensor t : tensors) {
-            Tensor p = padAxis(t.to(first.device()).cast(dt), a, offset, total - offset - t.dim(a));
+            Tensor p = padAxis(t.to(first.device()).cast(dt), a, offset, (int) total - offset - t.dim(a));
             offset += t.dim(a);
             acc = acc == null ? p : acc.add(p);
         }
@@ -389,7 +390,7 @@ final class Movement {
             inter[2 * i + 1] = base[i];
             expanded[2 * i] = repeats[i];
             expanded[2 * i + 1] = base[i];
-            out[i] = repeats[i] * base[i];
+            out[i] = Shape.dimension("repeat of " + t.shape() + " by " + Arrays.toString(repeats), i, (long) repeats[i] * base[i]);
         }
         return t.reshape(inter).expand(expanded).reshape(out);
     }

@@ -295,6 +295,7 @@ public final class Tensor {
 
     /** The values converted to float (C order). */
     public float[] toFloatArray() {
+        arrayLength("toFloatArray");
         double[] d = toDoubleArray();
         float[] f = new float[d.length];
         for (int i = 0; i < d.length; i++) f[i] = (float) d[i];
@@ -303,21 +304,33 @@ public final class Tensor {
 
     /** The values converted to double (C order). */
     public double[] toDoubleArray() {
+        int n = arrayLength("toDoubleArray");
         Buffer b = buffer().toHost();
-        double[] out = new double[Math.toIntExact(numel())];
+        double[] out = new double[n];
         for (int i = 0; i < out.length; i++) out[i] = Elements.getAsDouble(b.segment(), b.dtype(), i);
         return out;
     }
 
     /** The values as longs (C order): integers as they are (u64 as raw bits), floats truncated. */
     public long[] toLongArray() {
+        int n = arrayLength("toLongArray");
         Buffer b = buffer().toHost();
-        long[] out = new long[Math.toIntExact(numel())];
+        long[] out = new long[n];
         for (int i = 0; i < out.length; i++) {
             out[i] = b.dtype().isFloat() ? dev.kiln.ir.Alu.castFloatToInt(DType.I64, Elements.getDouble(b.segment(), b.dtype(), i))
                     : Elements.getLong(b.segment(), b.dtype(), i);
         }
         return out;
+    }
+
+    /** The element count as a Java array length, checked before anything is computed or allocated. */
+    private int arrayLength(String op) {
+        long n = numel();
+        if (n > Integer.MAX_VALUE - 8) { // the largest array length a JVM allows
+            throw new IllegalArgumentException(op + ": a tensor of shape " + shape() + " has " + n + " elements, more than a Java array holds ("
+                    + (Integer.MAX_VALUE - 8) + "); read it through its buffer()");
+        }
+        return (int) n;
     }
 
     /** The values as ints (C order), see {@link #toLongArray()}. */

@@ -151,7 +151,7 @@ final class ShapeInference {
                     }
                     if (op == Op.PAD) {
                         if (lo < 0 || hi < 0) throw new IllegalArgumentException("PAD " + b + " has a negative amount");
-                        d[i] += lo + hi;
+                        d[i] = Shape.dimension("PAD " + b + " of " + in, i, (long) d[i] + lo + hi);
                     } else {
                         if (lo < 0 || hi > d[i] || lo > hi) {
                             throw new IllegalArgumentException("SHRINK " + b + " out of range for shape " + in + " at axis " + i);

@@ -78,8 +78,17 @@ public enum DType {
 
     public boolean isPacked() { return kind == Kind.PACKED; }
 
-    /** Bytes needed to store {@code count} elements. */
+    /**
+     * Bytes needed to store {@code count} elements.
+     *
+     * @throws IllegalArgumentException if {@code count} is negative or its bytes do not fit a long (never for the
+     *     element count of a {@link Shape}, which is bounded by {@link Shape#MAX_NUMEL})
+     */
     public long byteSize(long count) {
+        long units = isPacked() ? count / QUANT_BLOCK : count; // what itemSize() counts: blocks or elements
+        if (count < 0 || units > Long.MAX_VALUE / bytes) {
+            throw new IllegalArgumentException(count + " elements of " + shortName + (count < 0 ? " is a negative count" : " take more than 2^63 - 1 bytes"));
+        }
         if (isPacked()) {
             if (count % QUANT_BLOCK != 0) {
                 throw new IllegalArgumentException(

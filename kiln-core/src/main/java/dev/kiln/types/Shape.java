@@ -13,6 +13,13 @@ import java.util.Arrays;
  * their sizes and their variables are.
  */
 public final class Shape {
+    /**
+     * The most elements a shape may have, {@code 2^60 - 1}: its bytes in the widest dtype (8 bytes) must fit a
+     * long, so {@link #numel()}, {@link #strides()} and every byte size computed from a shape are exact. No
+     * buffer that large can exist, so nothing that could run is refused.
+     */
+    public static final long MAX_NUMEL = Long.MAX_VALUE / 8;
+
     /** The scalar shape (rank 0). */
     public static final Shape SCALAR = new Shape(new int[0], null);
 
@@ -66,12 +73,39 @@ public final class Shape {
     }
 
     private static void check(int[] dims) {
+        long n = 1;
+        boolean over = false;
         for (int i = 0; i < dims.length; i++) {
             if (dims[i] < 0) {
                 throw new IllegalArgumentException("shape " + Arrays.toString(dims) + " has negative dimension "
                         + dims[i] + " at axis " + i);
             }
+            // checked here, once per shape, so that no element count, stride or byte size computed from a shape
+            // overflows later; zero-sized axes are left out, as strides multiply the sizes of the others
+            if (dims[i] == 0) continue;
+            if (n > MAX_NUMEL / dims[i]) over = true;
+            else n *= dims[i];
         }
+        if (over) {
+            java.math.BigInteger count = java.math.BigInteger.ONE;
+            for (int d : dims) if (d != 0) count = count.multiply(java.math.BigInteger.valueOf(d));
+            throw new IllegalArgumentException("shape " + Arrays.toString(dims) + " is too large: its axes span " + count + " elements, more than"
+                    + " any buffer can hold (at most 2^60 - 1, so that its bytes fit a long)");
+        }
+    }
+
+    /**
+     * Checks that a dimension computed from others ({@code size}, as a long so that it cannot have wrapped) fits an
+     * int, and returns it.
+     *
+     * @param what the operation and operands, for the message (e.g. {@code "pad of [2, 2] by [[0, 9]]"})
+     * @throws IllegalArgumentException naming {@code what}, the axis and the size
+     */
+    public static int dimension(String what, int axis, long size) {
+        if (size < 0 || size > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(what + " gives axis " + axis + " the size " + size + ", outside [0, " + Integer.MAX_VALUE + "]");
+        }
+        return (int) size;
     }
 
     private static void checkVariable(Variable v, int axis) {
@@ -101,7 +135,7 @@ public final class Shape {
     /** Number of elements (1 for a scalar); with symbolic dimensions, at their maximum. */
     public long numel() {
         long n = 1;
-        for (int d : dims) n = Math.multiplyExact(n, d);
+        for (int d : dims) n *= d; // exact: check() bounds the product of the nonzero sizes by MAX_NUMEL
         return n;
     }
 
@@ -111,7 +145,7 @@ public final class Shape {
         long acc = 1;
         for (int i = dims.length - 1; i >= 0; i--) {
             s[i] = acc;
-            acc *= dims[i];
+            acc *= dims[i]; // exact: check() bounds the product of the nonzero sizes by MAX_NUMEL
         }
         return s;
     }

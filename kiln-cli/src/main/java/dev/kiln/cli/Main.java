@@ -44,6 +44,7 @@ public final class Main implements Runnable {
     private static CommandLine commandLine(boolean interactive) {
         ErrorHandler errors = new ErrorHandler();
         return new CommandLine(new Main(interactive && Progress.terminalAttached()))
+                .setExecutionStrategy(errors)
                 .setExecutionExceptionHandler(errors)
                 .setParameterExceptionHandler(errors);
     }

@@ -87,6 +87,72 @@ class InfrastructureTest {
                 .contains("java.lang.IllegalStateException: kernel failed").contains("\tat ");
     }
 
+    /** A command that fails with any throwable, errors included, run as {@link Main} runs commands. */
+    @Command(name = "boom")
+    static final class ErrorBoom implements Callable<Integer> {
+        @CommandLine.Mixin
+        VerboseOption verbose;
+
+        final Throwable toThrow;
+
+        ErrorBoom(Throwable toThrow) { this.toThrow = toThrow; }
+
+        @Override
+        public Integer call() throws Exception {
+            if (toThrow instanceof Error e) throw e;
+            throw (Exception) toThrow;
+        }
+    }
+
+    private static String[] runErrorBoom(Throwable t, String... args) {
+        StringWriter err = new StringWriter();
+        ErrorHandler h = new ErrorHandler();
+        int code = new CommandLine(new ErrorBoom(t)).setErr(new PrintWriter(err, true)).setExecutionStrategy(h)
+                .setExecutionExceptionHandler(h).setParameterExceptionHandler(h).execute(args);
+        return new String[] {Integer.toString(code), err.toString()};
+    }
+
+    @Test
+    void outOfMemoryIsExitCode2OnOneLine() {
+        long heap = Runtime.getRuntime().maxMemory() >> 20;
+        String[] r = runErrorBoom(new OutOfMemoryError("Java heap space"));
+        assertThat(r[0]).isEqualTo("2");
+        assertThat(r[1]).isEqualTo("boom: out of memory: Java heap space (heap " + heap + " MiB); try a smaller input or -Xmx" + System.lineSeparator());
+        // also when it reaches the handler as the cause of another exception (a worker's failure)
+        r = runErrorBoom(new java.util.concurrent.CompletionException(new OutOfMemoryError("Cannot reserve 17179869232 bytes of direct buffer memory")));
+        assertThat(r[0]).isEqualTo("2");
+        assertThat(r[1]).isEqualTo("boom: out of memory: Cannot reserve 17179869232 bytes of direct buffer memory (heap " + heap
+                + " MiB); try a smaller input or -Xmx" + System.lineSeparator());
+    }
+
+    @Test
+    void stackOverflowIsExitCode2OnOneLine() {
+        String[] r = runErrorBoom(deepStackOverflow());
+        assertThat(r[0]).isEqualTo("2");
+        assertThat(r[1]).isEqualTo("boom: stack overflow: the input nests or recurses too deeply for the thread stack; try a smaller input or -Xss"
+                + System.lineSeparator());
+        r = runErrorBoom(deepStackOverflow(), "--verbose");
+        assertThat(r[0]).isEqualTo("2");
+        assertThat(r[1]).startsWith("boom: stack overflow: ").contains("java.lang.StackOverflowError");
+    }
+
+    /** A real StackOverflowError, with its full trace. */
+    private static StackOverflowError deepStackOverflow() {
+        try {
+            recurse(0);
+            throw new AssertionError("no stack overflow");
+        } catch (StackOverflowError e) {
+            return e;
+        }
+    }
+
+    private static int recurse(int n) { return recurse(n + 1) + 1; }
+
+    @Test
+    void otherErrorsStillPropagate() {
+        assertThatThrownBy(() -> runErrorBoom(new AssertionError("a bug"))).isInstanceOf(AssertionError.class).hasMessage("a bug");
+    }
+
     // ------------------------------------------------------------------------------------ progress
 
     @Test

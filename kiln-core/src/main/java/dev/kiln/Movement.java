@@ -161,7 +161,7 @@ final class Movement {
     }
 
     static Tensor flatten(Tensor t) {
-        return t.reshape((int) t.numel());
+        return t.reshape(Shape.dimension("flatten of " + t.shape(), 0, t.numel()));
     }
 
     static Tensor flatten(Tensor t, int start, int end) {
@@ -170,8 +170,9 @@ final class Movement {
         if (s > e) throw new IllegalArgumentException("flatten: start axis " + start + " is after end axis " + end + " for shape " + t.shape());
         int[] d = t.dims();
         int[] out = new int[d.length - (e - s)];
-        int m = 1;
-        for (int i = s; i <= e; i++) m *= d[i];
+        long merged = 1; // a long: with shapes bounded by Shape.MAX_NUMEL, the product cannot wrap
+        for (int i = s; i <= e; i++) merged *= d[i];
+        int m = Shape.dimension("flatten of " + t.shape() + " from axis " + s + " to " + e, s, merged);
         for (int i = 0, j = 0; i < d.length; i++) {
             if (i < s || i > e) out[j++] = d[i];
             else if (i == s) out[j++] = m;

@@ -109,7 +109,7 @@ final class Normalization {
         int[] out = Arrays.copyOf(indices.dims(), indices.ndim() + 1);
         out[indices.ndim()] = weight.dim(1);
         // rows of the weight: a take along axis 0 with one index per row, broadcast over the columns
-        Tensor rows = Indexing.take(weight.to(indices.device()), 0, indices.reshape((int) indices.numel(), 1));
+        Tensor rows = Indexing.take(weight.to(indices.device()), 0, indices.reshape(dev.kiln.types.Shape.dimension("embedding indices " + indices.shape(), 0, indices.numel()), 1));
         return rows.reshape(out);
     }
 

@@ -65,6 +65,9 @@ class ShapeOverflowTest {
         assertTooLarge(() -> big.reshape(-1), "reshape of [1048576, 1048576, 1024] to [-1] gives axis 0 the size 1125899906842624");
         assertTooLarge(() -> big.reshape(-1, 1 << 30, 1 << 30, 1 << 30), "reshape: cannot infer -1");
         assertTooLarge(() -> x.reshape(1 << 30, 1 << 30, 1 << 30, 1 << 30, 4), "shape [1073741824, 1073741824, 1073741824, 1073741824, 4]");
+        assertTooLarge(() -> big.flatten(0, 1), "flatten of [1048576, 1048576, 1024] from axis 0 to 1 gives axis 0 the size 1099511627776");
+        assertThat(big.flatten(1, 2).shape()).isEqualTo(Shape.of(1 << 20, 1 << 30));
+        assertTooLarge(big::flatten, "flatten of [1048576, 1048576, 1024] gives axis 0 the size 1125899906842624");
         assertThat(big.reshape(1 << 20, -1).shape()).isEqualTo(Shape.of(1 << 20, 1 << 30));
     }
 

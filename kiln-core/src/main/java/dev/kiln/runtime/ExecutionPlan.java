@@ -70,7 +70,8 @@ public final class ExecutionPlan implements AutoCloseable {
     // too) starts with none and creates its own on first use
     private final Map<Integer, Object> customStates = new java.util.concurrent.ConcurrentHashMap<>();
     // detects a second thread entering a run; a field initialiser, so a replica has its own
-    private final RunGuard guard = new RunGuard("ExecutionPlan.replicate(Map) gives each thread its own plan");
+    private final RunGuard guard = new RunGuard();
+    private static final String REPLICA_API = "give each thread its own replica (ExecutionPlan.replicate(Map))";
 
     ExecutionPlan(Device device, Schedule schedule, MemoryPlan memory, List<UOp> nodes, List<PreparedOp> ops,
                   List<KernelRunner> runners, List<Integer> outputs, List<Variable> variables, List<Device> opDevices) {
@@ -289,7 +290,7 @@ public final class ExecutionPlan implements AutoCloseable {
     /** Frees everything this plan allocated. Output buffers and views of them become invalid. */
     @Override
     public void close() {
-        boolean acquired = guard.enter(this); // freeing memory under another thread's run would crash it
+        boolean acquired = guard.enter(this, REPLICA_API); // freeing memory under another thread's run would crash it
         try {
             closeGuarded();
         } finally {
@@ -327,7 +328,7 @@ public final class ExecutionPlan implements AutoCloseable {
      * @throws ConcurrentUseException if another thread is running this plan
      */
     public void execute() {
-        boolean acquired = guard.enter(this);
+        boolean acquired = guard.enter(this, REPLICA_API);
         try {
             executeGuarded();
         } finally {
@@ -417,7 +418,7 @@ public final class ExecutionPlan implements AutoCloseable {
      * @throws IllegalArgumentException naming the variable, the value and its range
      */
     public void executeWithVars(Map<String, Long> vars) {
-        boolean acquired = guard.enter(this); // the variables too must not change under a run in progress
+        boolean acquired = guard.enter(this, REPLICA_API); // the variables too must not change under a run in progress
         try {
             checkOpen();
             long[] next = values.clone();
@@ -454,7 +455,7 @@ public final class ExecutionPlan implements AutoCloseable {
 
     /** Runs every step once, sequentially, timing each. */
     public List<KernelProfile> executeProfiled() {
-        boolean acquired = guard.enter(this);
+        boolean acquired = guard.enter(this, REPLICA_API);
         try {
             return executeProfiledGuarded();
         } finally {
@@ -601,6 +602,13 @@ public final class ExecutionPlan implements AutoCloseable {
     }
 
     // ---------------------------------------------------------------- inspection
+
+    /**
+     * The guard of this plan's runs. An owner that runs this plan inside calls of its own (a
+     * {@link dev.kiln.serve.CompiledGraph}) holds it across each call, so the plan's own entry is a re-entry (one
+     * read) and a second thread is stopped before it touches the owner's buffers either.
+     */
+    public RunGuard runGuard() { return guard; }
 
     public Device device() { return device; }
 

@@ -59,21 +59,27 @@ public final class CompiledGraph implements ExecutableGraph {
     private final Params params;
     private final Variables variables;
     private final StagingRing ring;
-    // detects a second thread entering a run or changing the graph while one is in progress
-    private final RunGuard guard = new RunGuard("CompiledGraph.copy() gives each thread its own replica");
+    // detects a second thread entering a run or changing the graph while one is in progress: the plan's own guard,
+    // so that the plan's entry inside a run is a re-entry and a run costs one compare-and-set, not two. The
+    // executor thread of committed runs holds it while it runs one (StagingRing), so a committing thread holds
+    // commitGuard instead, and a synchronous call first waits for its own thread's committed runs.
+    private final RunGuard guard;
+    private final RunGuard commitGuard = new RunGuard();
+    private static final String REPLICA_API = "give each thread its own replica (CompiledGraph.copy())";
     private boolean closed;
 
     CompiledGraph(SharedGraphState shared, boolean replica, ExecutionPlan plan, Arena arena, MemorySegment[] inputs) {
         this.shared = shared;
         this.replica = replica;
         this.plan = plan;
+        this.guard = plan.runGuard();
         this.arena = arena;
         this.io = new IoBlock(shared, plan, arena, inputs);
         this.variables = new Variables(shared, plan);
         this.handles = new Handles(shared);
         this.checks = new InputChecks(shared, handles);
         this.params = new Params(shared, replica, plan);
-        this.ring = new StagingRing(shared, io, arena, this::execute);
+        this.ring = new StagingRing(shared, io, arena, this::execute, () -> guard.enter(this, REPLICA_API), guard::exit);
     }
 
     // ---------------------------------------------------------------- description
@@ -109,7 +115,7 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public void setParam(String name, float[] values) {
-        boolean acquired = guard.enter(this);
+        boolean acquired = enter();
         try {
             prepareAccess();
             params.set(name, values);
@@ -120,7 +126,7 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public void setParam(String name, MemorySegment bytes) {
-        boolean acquired = guard.enter(this);
+        boolean acquired = enter();
         try {
             prepareAccess();
             params.set(name, bytes);
@@ -134,7 +140,7 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public void setParamTyped(String name, MemorySegment bytes, DType dtype) {
-        boolean acquired = guard.enter(this);
+        boolean acquired = enter();
         try {
             shared.capabilities.require(Capability.TYPED_IO, "setParamTyped");
             prepareAccess();
@@ -146,7 +152,7 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public void setVariable(String name, long value) {
-        boolean acquired = guard.enter(this);
+        boolean acquired = enter();
         try {
             prepareAccess();
             variables.set(name, value);
@@ -174,7 +180,7 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public List<float[]> run(Map<String, float[]> in) {
-        boolean acquired = guard.enter(this);
+        boolean acquired = enter();
         try {
             prepareAccess();
             checks.checkFloatInputs("run", in);
@@ -189,7 +195,7 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public List<MemorySegment> runRaw(Map<String, float[]> in) {
-        boolean acquired = guard.enter(this);
+        boolean acquired = enter();
         try {
             shared.capabilities.require(Capability.HOST_READABLE_OUTPUTS, "runRaw");
             prepareAccess();
@@ -205,7 +211,7 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public OutputSlots runSlots(float[]... in) {
-        boolean acquired = guard.enter(this);
+        boolean acquired = enter();
         try {
             shared.capabilities.require(Capability.HOST_READABLE_OUTPUTS, "runSlots");
             prepareAccess();
@@ -228,7 +234,7 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public List<TypedValues> runTyped(Map<String, TypedValues> in) {
-        boolean acquired = guard.enter(this);
+        boolean acquired = enter();
         try {
             shared.capabilities.require(Capability.TYPED_IO, "runTyped");
             prepareAccess();
@@ -240,6 +246,17 @@ public final class CompiledGraph implements ExecutableGraph {
         } finally {
             guard.exit(acquired);
         }
+    }
+
+    /**
+     * Takes the guard for a synchronous call (pass the result to {@code guard.exit}), once this thread's committed
+     * runs, which hold it while they run, are done.
+     *
+     * @throws dev.kiln.runtime.ConcurrentUseException if another thread is inside a call
+     */
+    private boolean enter() {
+        if (ring.pending()) syncPending();
+        return guard.enter(this, REPLICA_API);
     }
 
     /** Waits for committed runs and invalidates the last raw views: any access to buffers starts here. */
@@ -266,7 +283,7 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public void setMoeResidentExperts(boolean[] mask) {
-        boolean acquired = guard.enter(this);
+        boolean acquired = enter();
         try {
             prepareMoe("setMoeResidentExperts");
             MoeLayers.setResidentExperts(plan, mask);
@@ -277,7 +294,7 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public void setMoeResidentExpertsPerLayer(boolean[][] masks) {
-        boolean acquired = guard.enter(this);
+        boolean acquired = enter();
         try {
             prepareMoe("setMoeResidentExpertsPerLayer");
             MoeLayers.setResidentExpertsPerLayer(plan, masks);
@@ -288,7 +305,7 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public boolean enableMoeTopkCapture(int numExperts) {
-        boolean acquired = guard.enter(this);
+        boolean acquired = enter();
         try {
             prepareMoe("enableMoeTopkCapture");
             return MoeLayers.enableTopkCapture(plan, numExperts);
@@ -299,7 +316,7 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public Optional<List<int[]>> takeMoeTopkCapture() {
-        boolean acquired = guard.enter(this);
+        boolean acquired = enter();
         try {
             prepareMoe("takeMoeTopkCapture");
             return MoeLayers.takeTopkCapture(plan);
@@ -310,7 +327,7 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public Optional<MoeResidencyStats> takeMoeResidencyStats() {
-        boolean acquired = guard.enter(this);
+        boolean acquired = enter();
         try {
             prepareMoe("takeMoeResidencyStats");
             return MoeLayers.takeResidencyStats(plan);
@@ -328,7 +345,7 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public CompiledGraph copy() {
-        boolean acquired = guard.enter(this);
+        boolean acquired = enter();
         try {
             shared.capabilities.require(Capability.REPLICAS, "copy");
             prepareAccess();
@@ -361,7 +378,7 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public void bindHandle(String name, float[] values) {
-        boolean acquired = guard.enter(this);
+        boolean acquired = enter();
         try {
             shared.capabilities.require(Capability.HANDLES, "bindHandle");
             prepareAccess();
@@ -387,7 +404,7 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public void setHandleFeed(String name, int outputIndex) {
-        boolean acquired = guard.enter(this);
+        boolean acquired = enter();
         try {
             shared.capabilities.require(Capability.DEVICE_RESIDENT_HANDLES, "setHandleFeed");
             prepareAccess();
@@ -401,7 +418,7 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public void clearHandleFeed(String name) {
-        boolean acquired = guard.enter(this);
+        boolean acquired = enter();
         try {
             prepareAccess();
             handles.clearFeed(handles.boundHandle("clearHandleFeed", name));
@@ -412,7 +429,7 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public float[] runFeedHandle(Map<String, float[]> in, String name, int outputIndex) {
-        boolean acquired = guard.enter(this);
+        boolean acquired = enter();
         try {
             shared.capabilities.require(Capability.DEVICE_RESIDENT_HANDLES, "runFeedHandle");
             prepareAccess();
@@ -433,18 +450,18 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public void commitNoWait(Map<String, float[]> in) {
-        boolean acquired = guard.enter(this);
+        boolean acquired = commitGuard.enter(this, REPLICA_API);
         try {
             shared.capabilities.require(Capability.ASYNC_COMMIT, "commitNoWait");
             commit("commitNoWait", in, null, 0);
         } finally {
-            guard.exit(acquired);
+            commitGuard.exit(acquired);
         }
     }
 
     @Override
     public List<List<float[]>> runPipelined(List<Map<String, float[]>> inputSets) {
-        boolean acquired = guard.enter(this);
+        boolean acquired = commitGuard.enter(this, REPLICA_API);
         try {
             shared.capabilities.require(Capability.ASYNC_COMMIT, "runPipelined");
             checkOpen();
@@ -463,7 +480,7 @@ public final class CompiledGraph implements ExecutableGraph {
             for (float[][] r : results) out.add(List.of(r));
             return out;
         } finally {
-            guard.exit(acquired);
+            commitGuard.exit(acquired);
         }
     }
 
@@ -491,11 +508,18 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public void close() {
-        boolean acquired = guard.enter(this); // freeing memory under another thread's run would crash it
+        if (closed) return;
+        boolean committing = commitGuard.enter(this, REPLICA_API); // no other thread may queue runs meanwhile
         try {
-            closeGuarded();
+            ring.drain(); // this thread's committed runs hold the guard while they run; failures nobody synced for are dropped
+            boolean acquired = guard.enter(this, REPLICA_API); // freeing memory under another thread's run would crash it
+            try {
+                closeGuarded();
+            } finally {
+                guard.exit(acquired);
+            }
         } finally {
-            guard.exit(acquired);
+            commitGuard.exit(committing);
         }
     }
 

@@ -9,6 +9,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 /**
  * The asynchronous runs of one compiled graph: a commit copies its inputs into a free slot of a small
@@ -21,16 +23,20 @@ final class StagingRing {
     private final SharedGraphState shared;
     private final IoBlock io;
     private final Runnable execute;  // runs the plan on its input buffers and fills the output block
+    private final BooleanSupplier enter;    // takes the graph's run guard (RunGuard.enter)
+    private final Consumer<Boolean> exit;   // releases it (RunGuard.exit)
     private final MemorySegment[] staging;
     private final BlockingQueue<Integer> freeSlots;
     private ExecutorService executor;
     private Future<?> last;
     private volatile RuntimeException asyncFailure;
 
-    StagingRing(SharedGraphState shared, IoBlock io, Arena arena, Runnable execute) {
+    StagingRing(SharedGraphState shared, IoBlock io, Arena arena, Runnable execute, BooleanSupplier enter, Consumer<Boolean> exit) {
         this.shared = shared;
         this.io = io;
         this.execute = execute;
+        this.enter = enter;
+        this.exit = exit;
         long stagingBytes = 0;
         for (TensorSpec s : shared.inputs) stagingBytes = SharedGraphState.align(stagingBytes + s.byteSize());
         this.staging = new MemorySegment[shared.options.stagingSlots()];
@@ -73,8 +79,11 @@ final class StagingRing {
 
     /** On the executor thread: moves a staged run's inputs into the plan's buffers, frees the slot, runs. */
     private void runStaged(int slot, boolean[] given, float[][][] results, int index) {
+        boolean acquired = false;
         try {
             if (asyncFailure != null) return; // an earlier run failed: later ones are skipped, sync reports it
+            // held from before the inputs are written: another thread's synchronous call must not see them change
+            acquired = enter.getAsBoolean();
             long offset = 0;
             for (int i = 0; i < io.inputs.length; i++) {
                 long bytes = shared.inputs.get(i).byteSize();
@@ -93,6 +102,7 @@ final class StagingRing {
             asyncFailure = e;
         } finally {
             if (slot >= 0) freeSlots.add(slot);
+            exit.accept(acquired);
         }
     }
 
@@ -124,6 +134,11 @@ final class StagingRing {
             asyncFailure = null;
             throw failure;
         }
+    }
+
+    /** Waits for the queued runs (even if interrupted; the interrupt is kept); failures nobody synced for are dropped. */
+    void drain() {
+        awaitQuietly(last);
     }
 
     /** Waits for the queued runs (even if interrupted; the interrupt is kept), then stops the thread; failures nobody synced for are dropped. */

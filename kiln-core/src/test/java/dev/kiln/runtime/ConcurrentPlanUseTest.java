@@ -67,17 +67,17 @@ class ConcurrentPlanUseTest {
 
     @Test
     void theGuardIsReentrantForItsOwnThreadAndFreedByTheOuterExit() throws Exception {
-        RunGuard guard = new RunGuard("X.copy()");
-        assertThat(guard.enter("outer")).isTrue();
-        assertThat(guard.enter("outer")).as("re-entry by the same thread").isFalse();
+        RunGuard guard = new RunGuard();
+        assertThat(guard.enter("outer", "use X.copy()")).isTrue();
+        assertThat(guard.enter("outer", "use X.copy()")).as("re-entry by the same thread").isFalse();
         guard.exit(false);
-        Future<?> other = Executors.newVirtualThreadPerTaskExecutor().submit(() -> guard.enter("thing"));
+        Future<?> other = Executors.newVirtualThreadPerTaskExecutor().submit(() -> guard.enter("thing", "use X.copy()"));
         assertThatThrownBy(other::get).hasCauseInstanceOf(ConcurrentUseException.class)
                 .hasRootCauseMessage("thing is already running on thread '" + Thread.currentThread().getName()
-                        + "' and runs one execution at a time; give each thread its own replica (X.copy())");
+                        + "' and runs one execution at a time; use X.copy()");
         guard.exit(true);
         try (ExecutorService pool = Executors.newSingleThreadExecutor()) {
-            assertThat(pool.submit(() -> guard.enter("thing")).get()).isTrue();
+            assertThat(pool.submit(() -> guard.enter("thing", "use X.copy()")).get()).isTrue();
         }
     }
 

@@ -255,15 +255,14 @@ public final class CompiledGraph implements ExecutableGraph {
      * @throws dev.kiln.runtime.ConcurrentUseException if another thread is inside a call
      */
     private boolean enter() {
-        if (ring.pending()) syncPending();
+        if (ring.pending()) syncPending(); // only after commits: the fast path is one read and one compare-and-set
         return guard.enter(this, REPLICA_API);
     }
 
-    /** Waits for committed runs and invalidates the last raw views: any access to buffers starts here. */
+    /** Invalidates the last raw views: any access to buffers starts here, after {@link #enter()}. */
     private void prepareAccess() {
         checkOpen();
-        if (ring.pending()) syncPending();
-        io.invalidateRaw();
+        io.invalidateRaw(); // committed runs are done: enter() waited for them
     }
 
     private void checkRunnable(String op) {
@@ -392,8 +391,13 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public float[] readHandle(String name) {
-        prepareAccess();
-        return io.readInput(handles.boundHandle("readHandle", name));
+        boolean acquired = enter();
+        try {
+            prepareAccess();
+            return io.readInput(handles.boundHandle("readHandle", name));
+        } finally {
+            guard.exit(acquired);
+        }
     }
 
     @Override
@@ -496,8 +500,13 @@ public final class CompiledGraph implements ExecutableGraph {
 
     @Override
     public void syncPending() {
-        checkOpen();
-        ring.sync();
+        boolean acquired = commitGuard.enter(this, REPLICA_API); // the ring's bookkeeping is the committing thread's
+        try {
+            checkOpen();
+            ring.sync();
+        } finally {
+            commitGuard.exit(acquired);
+        }
     }
 
     // ---------------------------------------------------------------- closing

@@ -84,7 +84,16 @@ class ConcurrentPlanUseTest {
     @Test
     void twoThreadsHammeringOnePlanAreDetectedAndNeverGiveAWrongResult() throws Exception {
         Tensor x = Tensor.randn(7, 16, 64).realize();
-        Tensor y = x.softmax(-1).mul(x.max(new int[] {1}, true)).exp();
+        // a step that sees every overlap of two runs directly (the same inputs give the same outputs, so the
+        // outputs alone could hide one)
+        AtomicInteger inside = new AtomicInteger(), overlaps = new AtomicInteger();
+        Tensor probed = Tensor.custom("probe", DType.F32, new int[] {16, 64}, (ins, out) -> {
+            if (inside.incrementAndGet() > 1) overlaps.incrementAndGet();
+            MemorySegment.copy(ins.getFirst(), 0, out, 0, 16 * 64 * 4L);
+            for (long t = System.nanoTime(); System.nanoTime() - t < 2_000; ) Thread.onSpinWait();
+            inside.decrementAndGet();
+        }, x);
+        Tensor y = probed.softmax(-1).mul(probed.max(new int[] {1}, true)).exp();
         try (ExecutionPlan plan = y.prepare()) {
             plan.execute();
             float[] expected = floats(plan.outputBuffer());
@@ -108,6 +117,7 @@ class ConcurrentPlanUseTest {
             b.join();
             assertThat(detected.get()).as("concurrent entries detected").isPositive();
             assertThat(wrong.get()).as("wrong results without an exception").isZero();
+            assertThat(overlaps.get()).as("runs that overlapped").isZero();
             assertThat(ok.get()).isPositive();
         }
     }

@@ -441,10 +441,15 @@ public final class ExecutionPlan implements AutoCloseable {
      * @throws IllegalArgumentException naming the variable, the value and its range
      */
     public void setVariable(int index, long value) {
-        checkOpen();
-        Variable v = variables.get(index);
-        if (value < v.min() || value > v.max()) v.bind(value); // throws with the variable's name and range
-        values[index] = value;
+        boolean acquired = guard.enter(this, REPLICA_API); // a run in progress must not see its variables change
+        try {
+            checkOpen();
+            Variable v = variables.get(index);
+            if (value < v.min() || value > v.max()) v.bind(value); // throws with the variable's name and range
+            values[index] = value;
+        } finally {
+            guard.exit(acquired);
+        }
     }
 
     private int indexOfVariable(String name) {

@@ -53,6 +53,7 @@ class ConcurrentPlanUseTest {
                 assertThatThrownBy(() -> plan.executeWithVars(Map.of())).isInstanceOf(ConcurrentUseException.class);
                 assertThatThrownBy(plan::executeProfiled).isInstanceOf(ConcurrentUseException.class);
                 assertThatThrownBy(plan::close).isInstanceOf(ConcurrentUseException.class);
+                assertThatThrownBy(() -> plan.setVariable(0, 1)).isInstanceOf(ConcurrentUseException.class);
             } finally {
                 release.countDown();
                 first.join(10_000);

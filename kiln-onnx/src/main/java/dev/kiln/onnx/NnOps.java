@@ -19,7 +19,8 @@ final class NnOps {
         add("MatMul", 1, c -> one(c.in(0).matmul(c.in(1))));
         add("Det", 11, c -> one(c.in(0).det()));
         add("Gemm", 1, c -> {
-            Tensor a = c.in(0), b = c.in(1);
+            // ONNX's Gemm is a 2-D product; MatMul is the operator that broadcasts
+            Tensor a = c.ranked(0, 2, 2), b = c.ranked(1, 2, 2);
             if (c.a.b("transA", false)) a = a.mT();
             if (c.a.b("transB", false)) b = b.mT();
             Tensor y = a.matmul(b);
@@ -161,14 +162,37 @@ final class NnOps {
         return x.pad(all, Tensor.PadMode.CONSTANT, value);
     }
 
+    /**
+     * The number of spatial axes of a convolution's or pooling's (N, C, spatial...) input, which must have at
+     * least one: a lower rank would make every per-axis list negative in length.
+     */
+    private static int spatialRank(OpContext c, Tensor x) {
+        if (x.ndim() < 3) throw c.bad("input X must have rank 3 or more (N, C, then spatial axes), got shape " + x.shape());
+        return x.ndim() - 2;
+    }
+
+    /** A convolution's kernel_shape, one value per spatial axis, or the weight's spatial dims when absent. */
+    private static int[] kernel(OpContext c, Tensor w, int n) {
+        if (w.ndim() != n + 2) throw c.bad("weight W must have rank " + (n + 2) + " (two channel axes, then " + n + " kernel axes), got shape " + w.shape());
+        int[] k = c.attrInts("kernel_shape", n, "one per spatial axis");
+        return k != null ? k : Arrays.copyOfRange(w.dims(), 2, w.ndim());
+    }
+
+    /** A pooling's kernel_shape, which ONNX requires, one value per spatial axis. */
+    private static int[] poolKernel(OpContext c, int n) {
+        int[] k = c.attrInts("kernel_shape", n, "one per spatial axis");
+        if (k == null) throw c.bad("kernel_shape is required, expected " + n + " values (one per spatial axis)");
+        return k;
+    }
+
     private static int[] spatial(Tensor x) { return Arrays.copyOfRange(x.dims(), 2, x.ndim()); }
 
     private static List<Tensor> conv(OpContext c) { return convOn(c, c.in(0), c.in(1), c.opt(2)); }
 
     /** Conv's arithmetic with the node's attributes on the given operands (also for the integer convolutions). */
     static List<Tensor> convOn(OpContext c, Tensor x, Tensor w, Tensor b) {
-        int n = x.ndim() - 2;
-        int[] kernel = c.a.has("kernel_shape") ? c.a.ints("kernel_shape") : Arrays.copyOfRange(w.dims(), 2, w.ndim());
+        int n = spatialRank(c, x);
+        int[] kernel = kernel(c, w, n);
         int[] strides = perAxis(c, "strides", n, 1), dil = perAxis(c, "dilations", n, 1);
         int group = (int) c.a.i("group", 1);
         int[][] p = pads(c, spatial(x), kernel, strides, dil);
@@ -181,9 +205,9 @@ final class NnOps {
 
     private static List<Tensor> convTranspose(OpContext c) {
         Tensor x = c.in(0), w = c.in(1), b = c.opt(2);
-        int n = x.ndim() - 2;
+        int n = spatialRank(c, x);
         int[] in = spatial(x);
-        int[] kernel = c.a.has("kernel_shape") ? c.a.ints("kernel_shape") : Arrays.copyOfRange(w.dims(), 2, w.ndim());
+        int[] kernel = kernel(c, w, n);
         int[] strides = perAxis(c, "strides", n, 1), dil = perAxis(c, "dilations", n, 1), outPad = perAxis(c, "output_padding", n, 0);
         int group = (int) c.a.i("group", 1);
         String auto = c.a.s("auto_pad", "NOTSET");
@@ -201,7 +225,7 @@ final class NnOps {
                 p[k] = auto.equals("SAME_UPPER") ? new int[] {half, total - half} : new int[] {total - half, half};
             }
         } else if (!auto.equals("VALID")) {
-            int[] v = c.a.ints("pads");
+            int[] v = c.attrInts("pads", 2 * n, "a begin and an end for each of the " + n + " spatial axes");
             if (v != null) for (int k = 0; k < n; k++) p[k] = new int[] {v[k], v[k + n]};
         }
         // the full transposed convolution, then the pads cropped from (or the output padding added to) each end
@@ -231,8 +255,8 @@ final class NnOps {
 
     private static List<Tensor> maxPool(OpContext c) {
         Tensor x = c.in(0);
-        int n = x.ndim() - 2;
-        int[] kernel = c.a.ints("kernel_shape");
+        int n = spatialRank(c, x);
+        int[] kernel = poolKernel(c, n);
         int[] strides = perAxis(c, "strides", n, 1), dil = perAxis(c, "dilations", n, 1);
         int[] pads = onnxPads(pads(c, spatial(x), kernel, strides, dil));
         boolean ceil = c.a.b("ceil_mode", false);
@@ -243,8 +267,8 @@ final class NnOps {
 
     private static List<Tensor> avgPool(OpContext c) {
         Tensor x = c.in(0);
-        int n = x.ndim() - 2;
-        int[] kernel = c.a.ints("kernel_shape");
+        int n = spatialRank(c, x);
+        int[] kernel = poolKernel(c, n);
         int[] strides = perAxis(c, "strides", n, 1), dil = perAxis(c, "dilations", n, 1);
         int[] pads = onnxPads(pads(c, spatial(x), kernel, strides, dil));
         return one(x.avgPool(kernel, strides, pads, dil, c.a.b("ceil_mode", false), c.a.b("count_include_pad", false)));
@@ -256,9 +280,9 @@ final class NnOps {
      */
     private static List<Tensor> maxUnpool(OpContext c) {
         Tensor x = c.in(0);
-        int n = x.ndim() - 2;
-        int[] kernel = c.a.ints("kernel_shape"), strides = perAxis(c, "strides", n, 1), pads = c.a.ints("pads");
-        if (kernel == null || kernel.length != n) throw c.bad("kernel_shape " + Arrays.toString(kernel) + " must have " + n + " values");
+        int n = spatialRank(c, x);
+        int[] kernel = poolKernel(c, n), strides = perAxis(c, "strides", n, 1);
+        int[] pads = c.attrInts("pads", 2 * n, "a begin and an end for each of the " + n + " spatial axes");
         int[] inferred = x.dims();
         for (int k = 0; k < n; k++) inferred[k + 2] = (x.dim(k + 2) - 1) * strides[k] + kernel[k] - (pads == null ? 0 : pads[k] + pads[k + n]);
         Tensor y = x.maxUnpool(c.in(1), inferred);
@@ -339,6 +363,7 @@ final class NnOps {
         int[] sizes = null;
         if (upsample && c.opset < 9) {
             float[] f = c.a.floats("scales");
+            if (f == null) throw c.bad("the scales attribute is required at opset " + c.opset + ", expected " + r + " values (one per axis)");
             scales = new double[f.length];
             for (int k = 0; k < f.length; k++) scales[k] = f[k];
         } else if (legacy) {
@@ -349,6 +374,9 @@ final class NnOps {
             if (c.has(3) && c.in(3).numel() > 0) sizes = c.ints(3);
         }
         if (scales == null && sizes == null) throw c.bad("needs scales or sizes");
+        if (scales != null && sizes == null && scales.length != r) {
+            throw c.bad("scales " + Arrays.toString(scales) + " has " + scales.length + " values, expected " + r + " (one per axis of input shape " + x.shape() + ")");
+        }
         if (sizes != null) scales = null; // with sizes, ONNX's scale per axis is sizes / input size, which Tensor.resize derives
         else {
             sizes = new int[r];

@@ -80,8 +80,8 @@ final class GraphBuilder {
             // sizes from the file that overflow int or long arithmetic (Math.*Exact) are the model's fault
             throw new OnnxFormatException(model.source(), n.opType() + " node '" + n.label() + "': a size overflows (" + e.getMessage() + ")", e);
         } catch (IllegalArgumentException e) {
-            if (e.getMessage() != null && e.getMessage().startsWith(n.opType() + " node '")) throw e;
-            throw new IllegalArgumentException(n.opType() + " node '" + n.label() + "': " + e.getMessage(), e);
+            // the inputs were checked against the model's declarations, so an operator refusing its operands is the model's fault
+            throw new OnnxFormatException(model.source(), n.opType() + " node '" + n.label() + "': " + e.getMessage(), e);
         }
         for (int k = 0; k < n.outputs().size(); k++) {
             String name = n.outputs().get(k);

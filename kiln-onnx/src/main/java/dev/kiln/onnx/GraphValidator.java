@@ -16,6 +16,7 @@ import java.util.Map;
  *       earlier node's output;</li>
  *   <li>every node lists as many inputs as its operator takes ({@link #ARITY}): the required ones present and
  *       non-empty, no more than the operator has;</li>
+ *   <li>every node has the attributes its operator requires ({@link #REQUIRED});</li>
  *   <li>every graph output is defined.</li>
  * </ul>
  * Checks that need shapes (ranks, attribute lengths per spatial axis, constant indices) run when the operator is
@@ -32,6 +33,12 @@ final class GraphValidator {
      * newest version first; operators not listed are checked by their implementations ({@link OpContext#in}).
      */
     static final Map<String, List<Arity>> ARITY = new HashMap<>();
+
+    /** An attribute ONNX requires of an operator in opsets {@code since} to {@code until}. */
+    record Required(int since, int until, List<String> names) {}
+
+    /** Attributes the operators' implementations read without a default. */
+    static final Map<String, List<Required>> REQUIRED = new HashMap<>();
 
     private static void arity(String op, Arity... byOpset) { ARITY.put(op, List.of(byOpset)); }
 
@@ -77,6 +84,27 @@ final class GraphValidator {
         arity("Mul", from(1, 2, 2));
         arity("Div", from(1, 2, 2));
         arity("Relu", from(1, 1, 1));
+        arity("Einsum", from(1, 1, Integer.MAX_VALUE));
+        arity("TfIdfVectorizer", from(1, 1, 1));
+
+        required("Cast", 1, 99, "to");
+        required("TfIdfVectorizer", 1, 99, "mode", "min_gram_length", "max_gram_length", "ngram_counts", "ngram_indexes");
+        required("MaxPool", 1, 99, "kernel_shape");
+        required("AveragePool", 1, 99, "kernel_shape");
+        required("LpPool", 1, 99, "kernel_shape");
+        required("MaxUnpool", 1, 99, "kernel_shape");
+        required("DepthToSpace", 1, 99, "blocksize");
+        required("SpaceToDepth", 1, 99, "blocksize");
+        required("LRN", 1, 99, "size");
+        required("Einsum", 1, 99, "equation");
+        required("Unsqueeze", 1, 12, "axes");
+        required("Slice", 1, 9, "starts", "ends");
+        required("Pad", 2, 10, "pads");
+        required("Upsample", 7, 8, "scales");
+    }
+
+    private static void required(String op, int since, int until, String... names) {
+        REQUIRED.computeIfAbsent(op, k -> new java.util.ArrayList<>()).add(new Required(since, until, List.of(names)));
     }
 
     /**
@@ -113,6 +141,7 @@ final class GraphValidator {
                 }
             }
             checkArity(source, n, opsetFor.applyAsLong(n));
+            checkRequired(source, n, opsetFor.applyAsLong(n));
             for (int k = 0; k < n.outputs().size(); k++) {
                 String o = n.outputs().get(k);
                 if (o.isEmpty()) continue;
@@ -131,6 +160,20 @@ final class GraphValidator {
     /** The node as messages name it: its name (or index when it has none) and operator. */
     static String describe(Node n) {
         return "node " + (n.name().isEmpty() ? "#" + n.index() : "'" + n.name() + "'") + " (" + n.opType() + ")";
+    }
+
+    private static void checkRequired(String source, Node n, long opset) {
+        List<Required> rs = REQUIRED.get(n.opType());
+        if (rs == null || !n.domain().isEmpty() && !n.domain().equals("ai.onnx")) return;
+        for (Required r : rs) {
+            if (opset < r.since() || opset > r.until()) continue;
+            for (String a : r.names()) {
+                if (!n.attrs().has(a)) {
+                    throw new OnnxFormatException(source, describe(n) + " at opset " + opset + " requires the attribute " + a + ", which the node lacks; it has "
+                            + n.attrs().names());
+                }
+            }
+        }
     }
 
     private static void checkArity(String source, Node n, long opset) {

@@ -33,7 +33,19 @@ final class NnOps {
         add("Einsum", 12, c -> {
             Tensor[] ops = new Tensor[c.inputCount()];
             for (int k = 0; k < ops.length; k++) ops[k] = c.in(k);
-            return one(Tensor.einsum(explicitEllipsis(c.a.s("equation", "").replace(" ", ""), ops), ops));
+            String eq = c.a.s("equation", "").replace(" ", "");
+            int terms = eq.split("->", -1)[0].split(",", -1).length;
+            if (terms != ops.length) throw c.bad("equation '" + eq + "' has " + terms + " operand terms, expected " + ops.length + " (one per input)");
+            String[] term = eq.split("->", -1)[0].split(",", -1);
+            for (int k = 0; k < ops.length; k++) {
+                int letters = term[k].replace("...", "").length();
+                boolean ellipsis = term[k].contains("...");
+                if (ellipsis ? letters > ops[k].ndim() : letters != ops[k].ndim()) {
+                    throw c.bad("term '" + term[k] + "' of equation '" + eq + "' names " + letters + " axes" + (ellipsis ? " besides '...'" : "")
+                            + ", input " + k + " has shape " + ops[k].shape());
+                }
+            }
+            return one(Tensor.einsum(explicitEllipsis(eq, ops), ops));
         });
 
         add("Conv", 1, NnOps::conv, NnOps::checkAutoPad);
@@ -213,6 +225,9 @@ final class NnOps {
         String auto = c.a.s("auto_pad", "NOTSET");
         int[][] p = new int[n][2];
         int[] outShape = c.a.ints("output_shape");
+        if (outShape != null && outShape.length != n && outShape.length != n + 2) {
+            throw c.bad("output_shape " + Arrays.toString(outShape) + " has " + outShape.length + " values, expected " + n + " (the spatial axes) or " + (n + 2));
+        }
         if (outShape != null && outShape.length > n) outShape = Arrays.copyOfRange(outShape, outShape.length - n, outShape.length);
         if (outShape == null && auto.startsWith("SAME")) {
             outShape = new int[n];
@@ -298,7 +313,7 @@ final class NnOps {
     }
 
     private static List<Tensor> batchNorm(OpContext c) {
-        Tensor x = c.in(0), scale = c.in(1), bias = c.in(2), mean = c.in(3), var = c.in(4);
+        Tensor x = c.ranked(0, 2, Integer.MAX_VALUE), scale = c.in(1), bias = c.in(2), mean = c.in(3), var = c.in(4);
         double eps = c.a.f("epsilon", 1e-5);
         boolean training = c.opset >= 14 && c.a.b("training_mode", false);
         if (!training) {

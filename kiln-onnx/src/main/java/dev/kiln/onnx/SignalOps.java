@@ -39,6 +39,8 @@ final class SignalOps {
                 weights = new double[w.length];
                 for (int k = 0; k < w.length; k++) weights[k] = w[k];
             }
+            // pool_strings is reported unsupported at load; without either, the pool is missing
+            if (!c.a.has("pool_int64s")) throw c.bad("the attribute pool_int64s is required (the n-grams to count)");
             return one(TfIdfVectorizer.apply(c.in(0), (int) c.a.i("min_gram_length", 0), (int) c.a.i("max_gram_length", 0), (int) c.a.i("max_skip_count", 0),
                     c.a.s("mode", ""), c.a.longs("pool_int64s"), c.a.ints("ngram_counts"), c.a.ints("ngram_indexes"), weights));
         }, (n, opset) -> n.attrs().has("pool_strings") ? "pool_strings (string n-grams) is not supported: Kiln has no string dtype" : null);

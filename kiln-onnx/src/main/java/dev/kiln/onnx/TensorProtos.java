@@ -124,6 +124,9 @@ public final class TensorProtos {
             if (p.hasRawData()) readRaw(p.getRawData(), dt, count, seg);
             else readTyped(p, dt, count, new Buffer("CPU", dt, count, seg));
             return Tensor.fromSegment(seg, dt, shape);
+        } catch (IllegalArgumentException e) {
+            // a shape Kiln's tensors refuse (an empty tensor whose other axes span too much)
+            throw new OnnxFormatException(what, "dims " + p.getDimsList() + ": " + e.getMessage(), e);
         }
     }
 

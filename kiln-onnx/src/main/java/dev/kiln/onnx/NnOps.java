@@ -59,7 +59,7 @@ final class NnOps {
         add("BatchNormalization", 1, NnOps::batchNorm);
         add("InstanceNormalization", 1, c -> one(c.in(0).instanceNorm(c.in(1), c.in(2), c.a.f("epsilon", 1e-5))));
         add("LayerNormalization", 17, NnOps::layerNorm);
-        add("LRN", 1, c -> one(c.in(0).lrn((int) c.a.i("size", 0), c.a.f("alpha", 1e-4), c.a.f("beta", 0.75), c.a.f("bias", 1.0))));
+        add("LRN", 1, c -> one(c.in(0).lrn(c.a.int32("size", 0), c.a.f("alpha", 1e-4), c.a.f("beta", 0.75), c.a.f("bias", 1.0))));
         add("Dropout", 1, c -> {
             Tensor x = c.in(0);
             boolean training = c.opset >= 12 ? c.has(2) && c.scalar(2) != 0 : c.opset < 7 && !c.a.b("is_test", false);
@@ -71,8 +71,8 @@ final class NnOps {
         add("Resize", 10, NnOps::resize, NnOps::checkResize);
         add("Upsample", 7, NnOps::resize, NnOps::checkResize);
         add("GridSample", 16, c -> one(c.in(0).gridSample(c.in(1), c.a.s("mode", "bilinear"), c.a.s("padding_mode", "zeros"), c.a.b("align_corners", false))));
-        add("RoiAlign", 10, c -> one(c.in(0).roiAlign(c.in(1), c.in(2), c.a.s("mode", "avg"), (int) c.a.i("output_height", 1), (int) c.a.i("output_width", 1),
-                (int) c.a.i("sampling_ratio", 0), c.a.f("spatial_scale", 1.0),
+        add("RoiAlign", 10, c -> one(c.in(0).roiAlign(c.in(1), c.in(2), c.a.s("mode", "avg"), c.a.int32("output_height", 1), c.a.int32("output_width", 1),
+                c.a.int32("sampling_ratio", 0), c.a.f("spatial_scale", 1.0),
                 // opset 10 knew only the unshifted form, which opset 16 names output_half_pixel
                 c.opset >= 16 ? c.a.s("coordinate_transformation_mode", "half_pixel") : "output_half_pixel")),
                 (n, opset) -> n.attrs().i("sampling_ratio", 0) > 0 ? null
@@ -206,7 +206,7 @@ final class NnOps {
         int n = spatialRank(c, x);
         int[] kernel = kernel(c, w, n);
         int[] strides = perAxis(c, "strides", n, 1), dil = perAxis(c, "dilations", n, 1);
-        int group = (int) c.a.i("group", 1);
+        int group = c.a.int32("group", 1);
         int[][] p = pads(c, spatial(x), kernel, strides, dil);
         if (!symmetric(p)) {
             x = padSpatial(x, p, 0);
@@ -221,7 +221,7 @@ final class NnOps {
         int[] in = spatial(x);
         int[] kernel = kernel(c, w, n);
         int[] strides = perAxis(c, "strides", n, 1), dil = perAxis(c, "dilations", n, 1), outPad = perAxis(c, "output_padding", n, 0);
-        int group = (int) c.a.i("group", 1);
+        int group = c.a.int32("group", 1);
         String auto = c.a.s("auto_pad", "NOTSET");
         int[][] p = new int[n][2];
         int[] outShape = c.a.ints("output_shape");
@@ -276,7 +276,7 @@ final class NnOps {
         int[] pads = onnxPads(pads(c, spatial(x), kernel, strides, dil));
         boolean ceil = c.a.b("ceil_mode", false);
         if (!c.wantsOutput(1)) return one(x.maxPool(kernel, strides, pads, dil, ceil));
-        Tensor.Pooled p = x.maxPoolWithIndices(kernel, strides, pads, dil, ceil, (int) c.a.i("storage_order", 0));
+        Tensor.Pooled p = x.maxPoolWithIndices(kernel, strides, pads, dil, ceil, c.a.int32("storage_order", 0));
         return List.of(p.values(), p.indices());
     }
 

@@ -48,8 +48,8 @@ final class ShapeOps {
         }, null);
         add("EyeLike", 9, OnnxOps.Kind.SHAPE_ONLY, c -> {
             Tensor x = c.in(0);
-            DType dt = c.a.has("dtype") ? TensorProtos.dtype((int) c.a.i("dtype", 1), "EyeLike dtype") : x.dtype();
-            return one(x.eyeLike((int) c.a.i("k", 0), dt));
+            DType dt = c.a.has("dtype") ? TensorProtos.dtype(c.a.int32("dtype", 1), "EyeLike dtype") : x.dtype();
+            return one(x.eyeLike(c.a.int32("k", 0), dt));
         }, (n, opset) -> n.attrs().has("dtype") ? ElementwiseOps.castTarget(n.attrs().i("dtype", 1)) : null);
 
         add("Reshape", 5, c -> {
@@ -160,7 +160,7 @@ final class ShapeOps {
         });
         add("GatherElements", 11, c -> one(c.in(0).gatherElements(elementAxis(c), c.in(1))));
         add("GatherND", 11, c -> {
-            int batchDims = (int) c.a.i("batch_dims", 0);
+            int batchDims = c.a.int32("batch_dims", 0);
             checkTupleIndices(c, batchDims);
             return one(c.in(0).gatherND(c.in(1), batchDims));
         });
@@ -177,22 +177,22 @@ final class ShapeOps {
             if (dt.isFloat()) return one(c.here(Tensor.range(c.scalar(0), c.scalar(1), c.scalar(2), dt)));
             return one(c.here(Tensor.range(c.longs(0)[0], c.longs(1)[0], c.longs(2)[0], dt)));
         });
-        add("OneHot", 9, c -> one(c.in(0).oneHot((int) c.scalar(1), (int) c.a.i("axis", -1), c.in(2))));
+        add("OneHot", 9, c -> one(c.in(0).oneHot((int) c.scalar(1), c.a.int32("axis", -1), c.in(2))));
         add("Trilu", 14, c -> {
             Tensor x = c.in(0);
             int k = c.has(1) ? (int) c.longs(1)[0] : 0;
             return one(c.a.b("upper", true) ? x.triu(k) : x.tril(k));
         });
-        add("DepthToSpace", 1, c -> one(c.in(0).depthToSpace((int) c.a.i("blocksize", 0), c.opset >= 11 ? c.a.s("mode", "DCR") : "DCR")));
-        add("SpaceToDepth", 1, c -> one(c.in(0).spaceToDepth((int) c.a.i("blocksize", 0))));
+        add("DepthToSpace", 1, c -> one(c.in(0).depthToSpace(c.a.int32("blocksize", 0), c.opset >= 11 ? c.a.s("mode", "DCR") : "DCR")));
+        add("SpaceToDepth", 1, c -> one(c.in(0).spaceToDepth(c.a.int32("blocksize", 0))));
         add("CumSum", 11, c -> one(c.in(0).cumsum((int) c.longs(1)[0], c.a.b("exclusive", false), c.a.b("reverse", false))));
         add("TopK", 10, c -> {
             Tensor x = c.in(0);
             int k = (int) c.longs(1)[0];
-            Tensor.Sorted s = x.topk(k, (int) c.a.i("axis", -1), c.opset < 11 || c.a.b("largest", true));
+            Tensor.Sorted s = x.topk(k, c.a.int32("axis", -1), c.opset < 11 || c.a.b("largest", true));
             return List.of(s.values(), s.indices());
         });
-        add("ReverseSequence", 10, c -> one(c.in(0).reverseSequence(c.in(1), (int) c.a.i("batch_axis", 1), (int) c.a.i("time_axis", 0))));
+        add("ReverseSequence", 10, c -> one(c.in(0).reverseSequence(c.in(1), c.a.int32("batch_axis", 1), c.a.int32("time_axis", 0))));
     }
 
     /** The axis attribute of an element-wise gather or scatter, normalised, with constant indices checked against it. */

@@ -306,6 +306,19 @@ class BadModelsTest {
                 "Gemm node 'gemm'", "input 0 ('x') must have rank 2", "[3]");
     }
 
+    @Test
+    void anIntAttributeOutsideTheIntRangeIsNotTruncated() {
+        // (int) 2^32 + 1 would be 1, f32: a silently wrong Cast
+        fails(model(13, graph(dims(2), List.of(), node("Cast", "cast", List.of("x"), List.of("y"), integer("to", (1L << 32) + 1)))), shape(2),
+                "node 'cast' (Cast)", "attribute to is 4294967297, expected a value in the int range");
+    }
+
+    @Test
+    void anAxisOutsideTheIntRange() {
+        fails(indexModel("Gather", List.of(vector("i", 0)), List.of("x", "i"), integer("axis", 1L << 32)), shape(3, 2),
+                "Gather node 'idx'", "axis 4294967296 is out of range for rank 2");
+    }
+
     // ---- 3. size bombs in initializers: checked against the bytes present, before allocating -------------------
 
     private static ModelProto withInitializer(TensorProto t) {

@@ -41,7 +41,12 @@ final class Attrs {
         return a == null ? dflt : a.getI();
     }
 
-    int int32(String name, int dflt) { return Math.toIntExact(i(name, dflt)); }
+    /** An INT attribute that must fit an int (an axis, a count, a dtype code): a larger value is an error, not truncated. */
+    int int32(String name, int dflt) {
+        long v = i(name, dflt);
+        if (v != (int) v) throw new OnnxFormatException(where, "attribute " + name + " is " + v + ", expected a value in the int range");
+        return (int) v;
+    }
 
     boolean b(String name, boolean dflt) { return i(name, dflt ? 1 : 0) != 0; }
 

@@ -112,7 +112,7 @@ final class ElementwiseOps {
             if (hi != null) x = x.minimum(hi.cast(x.dtype()));
             return one(x);
         });
-        add("Cast", 6, c -> one(c.in(0).cast(TensorProtos.dtype((int) c.a.i("to", 0), "Cast target"))), (n, opset) -> castTarget(n.attrs().i("to", 0)));
+        add("Cast", 6, c -> one(c.in(0).cast(TensorProtos.dtype(c.a.int32("to", 0), "Cast target"))), (n, opset) -> castTarget(n.attrs().i("to", 0)));
         add("CastLike", 15, c -> one(c.in(0).cast(c.in(1).dtype())));
     }
 

@@ -76,9 +76,12 @@ final class GraphBuilder {
             outs = spec.impl().apply(new OpContext(n, opset, d, ins, this));
         } catch (UnsupportedOnnxOpException | OnnxFormatException e) {
             throw e; // already names what is wrong, and callers tell them apart by type
+        } catch (ArithmeticException e) {
+            // sizes from the file that overflow int or long arithmetic (Math.*Exact) are the model's fault
+            throw new OnnxFormatException(model.source(), n.opType() + " node '" + n.label() + "': a size overflows (" + e.getMessage() + ")", e);
         } catch (IllegalArgumentException e) {
-            if (e.getMessage() != null && e.getMessage().startsWith(n.opType() + " node '")) throw e;
-            throw new IllegalArgumentException(n.opType() + " node '" + n.label() + "': " + e.getMessage(), e);
+            // the inputs were checked against the model's declarations, so an operator refusing its operands is the model's fault
+            throw new OnnxFormatException(model.source(), n.opType() + " node '" + n.label() + "': " + e.getMessage(), e);
         }
         for (int k = 0; k < n.outputs().size(); k++) {
             String name = n.outputs().get(k);
@@ -94,6 +97,12 @@ final class GraphBuilder {
             values.put(name, t);
         }
     }
+
+    /** The model's name, for messages. */
+    String source() { return model.source(); }
+
+    /** True when value {@code name} is a constant: an initializer not overridden by an input, or a folded node's output. */
+    boolean isConstant(String name) { return constants.contains(name); }
 
     /**
      * A value whose elements an operator needs at build time: a constant as it is, otherwise the tensor

@@ -19,7 +19,8 @@ final class NnOps {
         add("MatMul", 1, c -> one(c.in(0).matmul(c.in(1))));
         add("Det", 11, c -> one(c.in(0).det()));
         add("Gemm", 1, c -> {
-            Tensor a = c.in(0), b = c.in(1);
+            // ONNX's Gemm is a 2-D product; MatMul is the operator that broadcasts
+            Tensor a = c.ranked(0, 2, 2), b = c.ranked(1, 2, 2);
             if (c.a.b("transA", false)) a = a.mT();
             if (c.a.b("transB", false)) b = b.mT();
             Tensor y = a.matmul(b);
@@ -32,7 +33,19 @@ final class NnOps {
         add("Einsum", 12, c -> {
             Tensor[] ops = new Tensor[c.inputCount()];
             for (int k = 0; k < ops.length; k++) ops[k] = c.in(k);
-            return one(Tensor.einsum(explicitEllipsis(c.a.s("equation", "").replace(" ", ""), ops), ops));
+            String eq = c.a.s("equation", "").replace(" ", "");
+            int terms = eq.split("->", -1)[0].split(",", -1).length;
+            if (terms != ops.length) throw c.bad("equation '" + eq + "' has " + terms + " operand terms, expected " + ops.length + " (one per input)");
+            String[] term = eq.split("->", -1)[0].split(",", -1);
+            for (int k = 0; k < ops.length; k++) {
+                int letters = term[k].replace("...", "").length();
+                boolean ellipsis = term[k].contains("...");
+                if (ellipsis ? letters > ops[k].ndim() : letters != ops[k].ndim()) {
+                    throw c.bad("term '" + term[k] + "' of equation '" + eq + "' names " + letters + " axes" + (ellipsis ? " besides '...'" : "")
+                            + ", input " + k + " has shape " + ops[k].shape());
+                }
+            }
+            return one(Tensor.einsum(explicitEllipsis(eq, ops), ops));
         });
 
         add("Conv", 1, NnOps::conv, NnOps::checkAutoPad);
@@ -46,7 +59,7 @@ final class NnOps {
         add("BatchNormalization", 1, NnOps::batchNorm);
         add("InstanceNormalization", 1, c -> one(c.in(0).instanceNorm(c.in(1), c.in(2), c.a.f("epsilon", 1e-5))));
         add("LayerNormalization", 17, NnOps::layerNorm);
-        add("LRN", 1, c -> one(c.in(0).lrn((int) c.a.i("size", 0), c.a.f("alpha", 1e-4), c.a.f("beta", 0.75), c.a.f("bias", 1.0))));
+        add("LRN", 1, c -> one(c.in(0).lrn(c.a.int32("size", 0), c.a.f("alpha", 1e-4), c.a.f("beta", 0.75), c.a.f("bias", 1.0))));
         add("Dropout", 1, c -> {
             Tensor x = c.in(0);
             boolean training = c.opset >= 12 ? c.has(2) && c.scalar(2) != 0 : c.opset < 7 && !c.a.b("is_test", false);
@@ -58,8 +71,8 @@ final class NnOps {
         add("Resize", 10, NnOps::resize, NnOps::checkResize);
         add("Upsample", 7, NnOps::resize, NnOps::checkResize);
         add("GridSample", 16, c -> one(c.in(0).gridSample(c.in(1), c.a.s("mode", "bilinear"), c.a.s("padding_mode", "zeros"), c.a.b("align_corners", false))));
-        add("RoiAlign", 10, c -> one(c.in(0).roiAlign(c.in(1), c.in(2), c.a.s("mode", "avg"), (int) c.a.i("output_height", 1), (int) c.a.i("output_width", 1),
-                (int) c.a.i("sampling_ratio", 0), c.a.f("spatial_scale", 1.0),
+        add("RoiAlign", 10, c -> one(c.in(0).roiAlign(c.in(1), c.in(2), c.a.s("mode", "avg"), c.a.int32("output_height", 1), c.a.int32("output_width", 1),
+                c.a.int32("sampling_ratio", 0), c.a.f("spatial_scale", 1.0),
                 // opset 10 knew only the unshifted form, which opset 16 names output_half_pixel
                 c.opset >= 16 ? c.a.s("coordinate_transformation_mode", "half_pixel") : "output_half_pixel")),
                 (n, opset) -> n.attrs().i("sampling_ratio", 0) > 0 ? null
@@ -161,16 +174,39 @@ final class NnOps {
         return x.pad(all, Tensor.PadMode.CONSTANT, value);
     }
 
+    /**
+     * The number of spatial axes of a convolution's or pooling's (N, C, spatial...) input, which must have at
+     * least one: a lower rank would make every per-axis list negative in length.
+     */
+    private static int spatialRank(OpContext c, Tensor x) {
+        if (x.ndim() < 3) throw c.bad("input X must have rank 3 or more (N, C, then spatial axes), got shape " + x.shape());
+        return x.ndim() - 2;
+    }
+
+    /** A convolution's kernel_shape, one value per spatial axis, or the weight's spatial dims when absent. */
+    private static int[] kernel(OpContext c, Tensor w, int n) {
+        if (w.ndim() != n + 2) throw c.bad("weight W must have rank " + (n + 2) + " (two channel axes, then " + n + " kernel axes), got shape " + w.shape());
+        int[] k = c.attrInts("kernel_shape", n, "one per spatial axis");
+        return k != null ? k : Arrays.copyOfRange(w.dims(), 2, w.ndim());
+    }
+
+    /** A pooling's kernel_shape, which ONNX requires, one value per spatial axis. */
+    private static int[] poolKernel(OpContext c, int n) {
+        int[] k = c.attrInts("kernel_shape", n, "one per spatial axis");
+        if (k == null) throw c.bad("kernel_shape is required, expected " + n + " values (one per spatial axis)");
+        return k;
+    }
+
     private static int[] spatial(Tensor x) { return Arrays.copyOfRange(x.dims(), 2, x.ndim()); }
 
     private static List<Tensor> conv(OpContext c) { return convOn(c, c.in(0), c.in(1), c.opt(2)); }
 
     /** Conv's arithmetic with the node's attributes on the given operands (also for the integer convolutions). */
     static List<Tensor> convOn(OpContext c, Tensor x, Tensor w, Tensor b) {
-        int n = x.ndim() - 2;
-        int[] kernel = c.a.has("kernel_shape") ? c.a.ints("kernel_shape") : Arrays.copyOfRange(w.dims(), 2, w.ndim());
+        int n = spatialRank(c, x);
+        int[] kernel = kernel(c, w, n);
         int[] strides = perAxis(c, "strides", n, 1), dil = perAxis(c, "dilations", n, 1);
-        int group = (int) c.a.i("group", 1);
+        int group = c.a.int32("group", 1);
         int[][] p = pads(c, spatial(x), kernel, strides, dil);
         if (!symmetric(p)) {
             x = padSpatial(x, p, 0);
@@ -181,14 +217,17 @@ final class NnOps {
 
     private static List<Tensor> convTranspose(OpContext c) {
         Tensor x = c.in(0), w = c.in(1), b = c.opt(2);
-        int n = x.ndim() - 2;
+        int n = spatialRank(c, x);
         int[] in = spatial(x);
-        int[] kernel = c.a.has("kernel_shape") ? c.a.ints("kernel_shape") : Arrays.copyOfRange(w.dims(), 2, w.ndim());
+        int[] kernel = kernel(c, w, n);
         int[] strides = perAxis(c, "strides", n, 1), dil = perAxis(c, "dilations", n, 1), outPad = perAxis(c, "output_padding", n, 0);
-        int group = (int) c.a.i("group", 1);
+        int group = c.a.int32("group", 1);
         String auto = c.a.s("auto_pad", "NOTSET");
         int[][] p = new int[n][2];
         int[] outShape = c.a.ints("output_shape");
+        if (outShape != null && outShape.length != n && outShape.length != n + 2) {
+            throw c.bad("output_shape " + Arrays.toString(outShape) + " has " + outShape.length + " values, expected " + n + " (the spatial axes) or " + (n + 2));
+        }
         if (outShape != null && outShape.length > n) outShape = Arrays.copyOfRange(outShape, outShape.length - n, outShape.length);
         if (outShape == null && auto.startsWith("SAME")) {
             outShape = new int[n];
@@ -201,7 +240,7 @@ final class NnOps {
                 p[k] = auto.equals("SAME_UPPER") ? new int[] {half, total - half} : new int[] {total - half, half};
             }
         } else if (!auto.equals("VALID")) {
-            int[] v = c.a.ints("pads");
+            int[] v = c.attrInts("pads", 2 * n, "a begin and an end for each of the " + n + " spatial axes");
             if (v != null) for (int k = 0; k < n; k++) p[k] = new int[] {v[k], v[k + n]};
         }
         // the full transposed convolution, then the pads cropped from (or the output padding added to) each end
@@ -231,20 +270,20 @@ final class NnOps {
 
     private static List<Tensor> maxPool(OpContext c) {
         Tensor x = c.in(0);
-        int n = x.ndim() - 2;
-        int[] kernel = c.a.ints("kernel_shape");
+        int n = spatialRank(c, x);
+        int[] kernel = poolKernel(c, n);
         int[] strides = perAxis(c, "strides", n, 1), dil = perAxis(c, "dilations", n, 1);
         int[] pads = onnxPads(pads(c, spatial(x), kernel, strides, dil));
         boolean ceil = c.a.b("ceil_mode", false);
         if (!c.wantsOutput(1)) return one(x.maxPool(kernel, strides, pads, dil, ceil));
-        Tensor.Pooled p = x.maxPoolWithIndices(kernel, strides, pads, dil, ceil, (int) c.a.i("storage_order", 0));
+        Tensor.Pooled p = x.maxPoolWithIndices(kernel, strides, pads, dil, ceil, c.a.int32("storage_order", 0));
         return List.of(p.values(), p.indices());
     }
 
     private static List<Tensor> avgPool(OpContext c) {
         Tensor x = c.in(0);
-        int n = x.ndim() - 2;
-        int[] kernel = c.a.ints("kernel_shape");
+        int n = spatialRank(c, x);
+        int[] kernel = poolKernel(c, n);
         int[] strides = perAxis(c, "strides", n, 1), dil = perAxis(c, "dilations", n, 1);
         int[] pads = onnxPads(pads(c, spatial(x), kernel, strides, dil));
         return one(x.avgPool(kernel, strides, pads, dil, c.a.b("ceil_mode", false), c.a.b("count_include_pad", false)));
@@ -256,9 +295,9 @@ final class NnOps {
      */
     private static List<Tensor> maxUnpool(OpContext c) {
         Tensor x = c.in(0);
-        int n = x.ndim() - 2;
-        int[] kernel = c.a.ints("kernel_shape"), strides = perAxis(c, "strides", n, 1), pads = c.a.ints("pads");
-        if (kernel == null || kernel.length != n) throw c.bad("kernel_shape " + Arrays.toString(kernel) + " must have " + n + " values");
+        int n = spatialRank(c, x);
+        int[] kernel = poolKernel(c, n), strides = perAxis(c, "strides", n, 1);
+        int[] pads = c.attrInts("pads", 2 * n, "a begin and an end for each of the " + n + " spatial axes");
         int[] inferred = x.dims();
         for (int k = 0; k < n; k++) inferred[k + 2] = (x.dim(k + 2) - 1) * strides[k] + kernel[k] - (pads == null ? 0 : pads[k] + pads[k + n]);
         Tensor y = x.maxUnpool(c.in(1), inferred);
@@ -274,7 +313,7 @@ final class NnOps {
     }
 
     private static List<Tensor> batchNorm(OpContext c) {
-        Tensor x = c.in(0), scale = c.in(1), bias = c.in(2), mean = c.in(3), var = c.in(4);
+        Tensor x = c.ranked(0, 2, Integer.MAX_VALUE), scale = c.in(1), bias = c.in(2), mean = c.in(3), var = c.in(4);
         double eps = c.a.f("epsilon", 1e-5);
         boolean training = c.opset >= 14 && c.a.b("training_mode", false);
         if (!training) {
@@ -339,6 +378,7 @@ final class NnOps {
         int[] sizes = null;
         if (upsample && c.opset < 9) {
             float[] f = c.a.floats("scales");
+            if (f == null) throw c.bad("the scales attribute is required at opset " + c.opset + ", expected " + r + " values (one per axis)");
             scales = new double[f.length];
             for (int k = 0; k < f.length; k++) scales[k] = f[k];
         } else if (legacy) {
@@ -349,6 +389,9 @@ final class NnOps {
             if (c.has(3) && c.in(3).numel() > 0) sizes = c.ints(3);
         }
         if (scales == null && sizes == null) throw c.bad("needs scales or sizes");
+        if (scales != null && sizes == null && scales.length != r) {
+            throw c.bad("scales " + Arrays.toString(scales) + " has " + scales.length + " values, expected " + r + " (one per axis of input shape " + x.shape() + ")");
+        }
         if (sizes != null) scales = null; // with sizes, ONNX's scale per axis is sizes / input size, which Tensor.resize derives
         else {
             sizes = new int[r];

@@ -7,7 +7,6 @@ import dev.kiln.Tensor;
 import dev.kiln.runtime.Device;
 import onnx.Onnx.GraphProto;
 import onnx.Onnx.ModelProto;
-import onnx.Onnx.NodeProto;
 import onnx.Onnx.OperatorSetIdProto;
 import onnx.Onnx.TensorProto;
 import onnx.Onnx.TensorShapeProto;
@@ -19,8 +18,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -97,36 +96,28 @@ public final class OnnxModel {
         GraphProto g = m.getGraph();
         if (g.getSparseInitializerCount() > 0) throw new UnsupportedOnnxOpException("'" + g.getSparseInitializer(0).getValues().getName() + "'", "sparse initializers are not supported");
 
-        Map<String, Tensor> inits = new LinkedHashMap<>();
+        List<Node> nodes = new ArrayList<>();
+        for (int k = 0; k < g.getNodeCount(); k++) nodes.add(Node.of(g.getNode(k), k, src));
+        List<String> initNames = new ArrayList<>();
         for (TensorProto t : g.getInitializerList()) {
             if (t.getName().isEmpty()) throw new OnnxFormatException(src, "an initializer has no name");
-            inits.put(t.getName(), TensorProtos.toTensor(t, src + " initializer " + t.getName()));
+            initNames.add(t.getName());
         }
+        Set<String> initSet = new HashSet<>(initNames);
         List<ValueInfo> ins = new ArrayList<>();
-        for (ValueInfoProto v : g.getInputList()) if (!inits.containsKey(v.getName())) ins.add(valueInfo(v, src));
+        for (ValueInfoProto v : g.getInputList()) if (!initSet.contains(v.getName())) ins.add(valueInfo(v, src));
         List<ValueInfo> outs = new ArrayList<>();
         for (ValueInfoProto v : g.getOutputList()) outs.add(valueInfo(v, src));
+        // the graph's structure and its operators first: nothing is allocated for a malformed or unsupported model
+        GraphValidator.validate(src, initNames, g.getInputList().stream().map(ValueInfoProto::getName).toList(), nodes,
+                g.getOutputList().stream().map(ValueInfoProto::getName).toList(), n -> imports.getOrDefault(domainName(n.domain()), -1L));
+        for (Node n : nodes) OnnxOps.check(n, imports.getOrDefault(domainName(n.domain()), -1L));
 
-        List<Node> nodes = new ArrayList<>();
-        Set<String> defined = new HashSet<>(inits.keySet());
-        for (ValueInfo v : ins) defined.add(v.name());
-        for (int k = 0; k < g.getNodeCount(); k++) {
-            NodeProto p = g.getNode(k);
-            Node n = Node.of(p, k, src);
-            for (String i : n.inputs()) {
-                if (!i.isEmpty() && !defined.contains(i)) {
-                    throw new OnnxFormatException(src, "node '" + n.label() + "' (" + n.opType() + ") reads '" + i + "', which no earlier node, input or initializer defines");
-                }
-            }
-            for (String o : n.outputs()) if (!o.isEmpty()) defined.add(o);
-            nodes.add(n);
-        }
-        for (ValueInfo o : outs) {
-            if (!defined.contains(o.name())) throw new OnnxFormatException(src, "graph output '" + o.name() + "' is never defined");
-        }
+        Map<String, Tensor> inits = new LinkedHashMap<>();
+        for (TensorProto t : g.getInitializerList()) inits.put(t.getName(), TensorProtos.toTensor(t, src + " initializer " + t.getName()));
+
         OnnxModel model = new OnnxModel(src, Math.toIntExact(onnxOpset), Collections.unmodifiableMap(imports), List.copyOf(ins), List.copyOf(outs),
                 Collections.unmodifiableMap(inits), List.copyOf(nodes));
-        for (Node n : nodes) OnnxOps.check(n, model.opsetFor(n.domain()));
         return model;
     }
 

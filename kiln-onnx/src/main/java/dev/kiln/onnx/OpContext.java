@@ -45,13 +45,22 @@ final class OpContext {
     Tensor opt(int i) { return has(i) ? inputs.get(i) : null; }
 
     /** The values of input {@code i} as longs (integers; floats truncated), known at build time. */
-    long[] longs(int i) { return builder.valuesOf(node.inputs().get(i), in(i)).toLongArray(); }
+    long[] longs(int i) {
+        Tensor t = in(i); // first: a missing input is named, not an index error
+        return builder.valuesOf(node.inputs().get(i), t).toLongArray();
+    }
 
     /** The values of input {@code i} as ints (clamped to the int range), known at build time. */
     int[] ints(int i) { return clampToInt(longs(i)); }
 
     /** The values of input {@code i} as doubles, known at build time. */
-    double[] doubles(int i) { return builder.valuesOf(node.inputs().get(i), in(i)).toDoubleArray(); }
+    double[] doubles(int i) {
+        Tensor t = in(i);
+        return builder.valuesOf(node.inputs().get(i), t).toDoubleArray();
+    }
+
+    /** True when input {@code i} is given and a constant (an initializer or folded), so its values are known now. */
+    boolean isConstant(int i) { return has(i) && builder.isConstant(node.inputs().get(i)); }
 
     /** The single value of scalar (one-element) input {@code i}, known at build time. */
     double scalar(int i) {
@@ -83,10 +92,50 @@ final class OpContext {
         return new UnsupportedOnnxOpException(node.opType(), node.domainName(), opset, node.label(), reason);
     }
 
-    /** A bad-input exception naming this node. */
-    IllegalArgumentException bad(String problem) {
-        return new IllegalArgumentException(node.opType() + " node '" + node.label() + "': " + problem);
+    /** A bad-model exception naming the model, this node and its operator. */
+    OnnxFormatException bad(String problem) {
+        return new OnnxFormatException(builder.source(), node.opType() + " node '" + node.label() + "': " + problem);
     }
+
+    /**
+     * The INTS attribute {@code name} (null when absent), which must hold exactly {@code n} values when given:
+     * per-axis lists such as strides and pads are read by position, so a short list is an error here, not an
+     * index error later.
+     */
+    int[] attrInts(String name, int n, String expected) {
+        int[] v = a.ints(name);
+        if (v != null && v.length != n) throw bad(name + " " + Arrays.toString(v) + " has " + v.length + " values, expected " + n + " (" + expected + ")");
+        return v;
+    }
+
+    /** {@code t}, input {@code i}, checked to have rank {@code min} to {@code max}, as the operator requires. */
+    Tensor ranked(int i, int min, int max) {
+        Tensor t = in(i);
+        if (t.ndim() < min || t.ndim() > max) {
+            String want = min == max ? "rank " + min : max == Integer.MAX_VALUE ? "rank " + min + " or more" : "rank " + min + " to " + max;
+            throw bad("input " + i + " ('" + node.inputs().get(i) + "') must have " + want + ", got shape " + t.shape());
+        }
+        return t;
+    }
+
+    /**
+     * Checks constant indices against an axis of {@code size} elements under ONNX's rule (valid: {@code [-size, size-1]}),
+     * when input {@code i} is a constant: an out-of-range index is an error, never a silent read of nothing. Indices known
+     * only at run time are not checked here.
+     */
+    void checkIndices(int i, long size, String axisName) {
+        if (!isConstant(i) || in(i).numel() > INDEX_CHECK_LIMIT) return;
+        long[] idx = longs(i);
+        for (int k = 0; k < idx.length; k++) {
+            if (idx[k] < -size || idx[k] >= size) {
+                throw bad("index " + idx[k] + " (element " + k + " of input " + i + " '" + node.inputs().get(i) + "') is out of range for " + axisName
+                        + " of size " + size + "; valid are " + -size + " to " + (size - 1));
+            }
+        }
+    }
+
+    /** Constant index tensors larger than this are not read at build time (the check would cost a copy of them). */
+    private static final long INDEX_CHECK_LIMIT = 1 << 22;
 
     /** An axis attribute or value normalised to {@code [0, rank)}. */
     int axis(long axis, int rank, String what) {

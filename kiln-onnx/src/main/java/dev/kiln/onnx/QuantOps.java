@@ -52,7 +52,7 @@ final class QuantOps {
     }
 
     /** The per-axis quantisation axis: an attribute from opset 13, axis 1 before. */
-    private static int axis(OpContext c) { return c.opset >= 13 ? (int) c.a.i("axis", 1) : 1; }
+    private static int axis(OpContext c) { return c.opset >= 13 ? c.a.int32("axis", 1) : 1; }
 
     /** A 1-D tensor reshaped to lie along {@code axis} of a rank-{@code rank} tensor. */
     private static Tensor channels(Tensor p, int rank, int axis) {

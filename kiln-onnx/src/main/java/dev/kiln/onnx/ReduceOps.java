@@ -87,7 +87,7 @@ final class ReduceOps {
 
     private static List<Tensor> argExtreme(OpContext c, boolean max) {
         Tensor x = c.in(0);
-        int axis = (int) c.a.i("axis", 0);
+        int axis = c.a.int32("axis", 0);
         boolean keep = c.a.b("keepdims", true), last = c.opset >= 12 && c.a.b("select_last_index", false);
         return one(max ? x.argmax(axis, keep, last) : x.argmin(axis, keep, last));
     }
@@ -115,5 +115,5 @@ final class ReduceOps {
         });
     }
 
-    private static Integer ignoreIndex(OpContext c) { return c.a.has("ignore_index") ? (int) c.a.i("ignore_index", 0) : null; }
+    private static Integer ignoreIndex(OpContext c) { return c.a.has("ignore_index") ? c.a.int32("ignore_index", 0) : null; }
 }

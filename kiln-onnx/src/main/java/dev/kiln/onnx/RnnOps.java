@@ -35,7 +35,7 @@ final class RnnOps {
 
     private static Double clip(OpContext c) { return c.a.has("clip") ? c.a.f("clip", 0) : null; }
 
-    private static int layout(OpContext c) { return c.opset >= 14 ? (int) c.a.i("layout", 0) : 0; }
+    private static int layout(OpContext c) { return c.opset >= 14 ? c.a.int32("layout", 0) : 0; }
 
     private static double[] doubles(float[] f) {
         if (f == null) return null;

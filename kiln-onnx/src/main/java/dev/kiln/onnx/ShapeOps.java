@@ -48,8 +48,8 @@ final class ShapeOps {
         }, null);
         add("EyeLike", 9, OnnxOps.Kind.SHAPE_ONLY, c -> {
             Tensor x = c.in(0);
-            DType dt = c.a.has("dtype") ? TensorProtos.dtype((int) c.a.i("dtype", 1), "EyeLike dtype") : x.dtype();
-            return one(x.eyeLike((int) c.a.i("k", 0), dt));
+            DType dt = c.a.has("dtype") ? TensorProtos.dtype(c.a.int32("dtype", 1), "EyeLike dtype") : x.dtype();
+            return one(x.eyeLike(c.a.int32("k", 0), dt));
         }, (n, opset) -> n.attrs().has("dtype") ? ElementwiseOps.castTarget(n.attrs().i("dtype", 1)) : null);
 
         add("Reshape", 5, c -> {
@@ -148,6 +148,7 @@ final class ShapeOps {
         add("Gather", 1, c -> {
             Tensor x = c.in(0), idx = c.in(1);
             int axis = c.axis(c.a.i("axis", 0), x.ndim(), "axis");
+            checkIndices(c, 1, x, axis);
             Tensor r = x.indexSelect(axis, idx.reshape((int) idx.numel()));
             int[] d = x.dims(), id = idx.dims();
             int[] out = new int[d.length - 1 + id.length];
@@ -157,11 +158,18 @@ final class ShapeOps {
             for (int k = axis + 1; k < d.length; k++) out[j++] = d[k];
             return one(r.reshape(out));
         });
-        add("GatherElements", 11, c -> one(c.in(0).gatherElements((int) c.a.i("axis", 0), c.in(1))));
-        add("GatherND", 11, c -> one(c.in(0).gatherND(c.in(1), (int) c.a.i("batch_dims", 0))));
-        add("Scatter", 9, c -> one(c.in(0).scatterElements((int) c.a.i("axis", 0), c.in(1), c.in(2), "none")));
-        add("ScatterElements", 11, c -> one(c.in(0).scatterElements((int) c.a.i("axis", 0), c.in(1), c.in(2), reduction(c))), ShapeOps::checkReduction);
-        add("ScatterND", 11, c -> one(c.in(0).scatterND(c.in(1), c.in(2), reduction(c))), ShapeOps::checkReduction);
+        add("GatherElements", 11, c -> one(c.in(0).gatherElements(elementAxis(c), c.in(1))));
+        add("GatherND", 11, c -> {
+            int batchDims = c.a.int32("batch_dims", 0);
+            checkTupleIndices(c, batchDims);
+            return one(c.in(0).gatherND(c.in(1), batchDims));
+        });
+        add("Scatter", 9, c -> one(c.in(0).scatterElements(elementAxis(c), c.in(1), c.in(2), "none")));
+        add("ScatterElements", 11, c -> one(c.in(0).scatterElements(elementAxis(c), c.in(1), c.in(2), reduction(c))), ShapeOps::checkReduction);
+        add("ScatterND", 11, c -> {
+            checkTupleIndices(c, 0);
+            return one(c.in(0).scatterND(c.in(1), c.in(2), reduction(c)));
+        }, ShapeOps::checkReduction);
 
         add("Range", 11, c -> {
             DType dt = c.in(0).dtype();
@@ -169,22 +177,57 @@ final class ShapeOps {
             if (dt.isFloat()) return one(c.here(Tensor.range(c.scalar(0), c.scalar(1), c.scalar(2), dt)));
             return one(c.here(Tensor.range(c.longs(0)[0], c.longs(1)[0], c.longs(2)[0], dt)));
         });
-        add("OneHot", 9, c -> one(c.in(0).oneHot((int) c.scalar(1), (int) c.a.i("axis", -1), c.in(2))));
+        add("OneHot", 9, c -> one(c.in(0).oneHot((int) c.scalar(1), c.a.int32("axis", -1), c.in(2))));
         add("Trilu", 14, c -> {
             Tensor x = c.in(0);
             int k = c.has(1) ? (int) c.longs(1)[0] : 0;
             return one(c.a.b("upper", true) ? x.triu(k) : x.tril(k));
         });
-        add("DepthToSpace", 1, c -> one(c.in(0).depthToSpace((int) c.a.i("blocksize", 0), c.opset >= 11 ? c.a.s("mode", "DCR") : "DCR")));
-        add("SpaceToDepth", 1, c -> one(c.in(0).spaceToDepth((int) c.a.i("blocksize", 0))));
+        add("DepthToSpace", 1, c -> one(c.in(0).depthToSpace(c.a.int32("blocksize", 0), c.opset >= 11 ? c.a.s("mode", "DCR") : "DCR")));
+        add("SpaceToDepth", 1, c -> one(c.in(0).spaceToDepth(c.a.int32("blocksize", 0))));
         add("CumSum", 11, c -> one(c.in(0).cumsum((int) c.longs(1)[0], c.a.b("exclusive", false), c.a.b("reverse", false))));
         add("TopK", 10, c -> {
             Tensor x = c.in(0);
             int k = (int) c.longs(1)[0];
-            Tensor.Sorted s = x.topk(k, (int) c.a.i("axis", -1), c.opset < 11 || c.a.b("largest", true));
+            Tensor.Sorted s = x.topk(k, c.a.int32("axis", -1), c.opset < 11 || c.a.b("largest", true));
             return List.of(s.values(), s.indices());
         });
-        add("ReverseSequence", 10, c -> one(c.in(0).reverseSequence(c.in(1), (int) c.a.i("batch_axis", 1), (int) c.a.i("time_axis", 0))));
+        add("ReverseSequence", 10, c -> one(c.in(0).reverseSequence(c.in(1), c.a.int32("batch_axis", 1), c.a.int32("time_axis", 0))));
+    }
+
+    /** The axis attribute of an element-wise gather or scatter, normalised, with constant indices checked against it. */
+    private static int elementAxis(OpContext c) {
+        Tensor x = c.in(0);
+        int axis = c.axis(c.a.i("axis", 0), x.ndim(), "axis");
+        checkIndices(c, 1, x, axis);
+        return axis;
+    }
+
+    /** Constant indices of input {@code i} checked against axis {@code axis} of {@code x}, when that axis has a fixed size. */
+    private static void checkIndices(OpContext c, int i, Tensor x, int axis) {
+        if (x.shape().variable(axis) == null) c.checkIndices(i, x.dim(axis), "axis " + axis + " of data shape " + x.shape());
+    }
+
+    /**
+     * Constant index tuples of GatherND and ScatterND (input 1, last axis m): element j of a tuple indexes axis
+     * {@code batchDims + j} of the data, under ONNX's negative-index rule.
+     */
+    private static void checkTupleIndices(OpContext c, int batchDims) {
+        Tensor x = c.in(0), idx = c.in(1);
+        if (!c.isConstant(1) || idx.ndim() < 1 || idx.numel() > 1 << 22 || x.shape().isSymbolic()) return;
+        int m = idx.dim(idx.ndim() - 1);
+        if (batchDims < 0 || m < 0 || batchDims + m > x.ndim()) {
+            throw c.bad("index tuples of " + m + " values with batch_dims " + batchDims + " do not fit data shape " + x.shape());
+        }
+        long[] v = c.longs(1);
+        for (int k = 0; k < v.length; k++) {
+            int axis = batchDims + k % m;
+            long n = x.dim(axis);
+            if (v[k] < -n || v[k] >= n) {
+                throw c.bad("index " + v[k] + " (element " + k + " of input 1 '" + c.node.inputs().get(1) + "') is out of range for axis " + axis
+                        + " of data shape " + x.shape() + " of size " + n + "; valid are " + -n + " to " + (n - 1));
+            }
+        }
     }
 
     private static String checkReduction(Node n, long opset) {
@@ -235,7 +278,16 @@ final class ShapeOps {
             axes = c.has(3) ? c.longs(3) : null;
             steps = c.has(4) ? c.longs(4) : null;
         }
-        if (starts == null || ends == null || starts.length != ends.length) throw c.bad("starts and ends must be given with equal lengths");
+        if (starts == null || ends == null || starts.length != ends.length) {
+            throw c.bad("starts and ends must be given with equal lengths, got " + Arrays.toString(starts) + " and " + Arrays.toString(ends));
+        }
+        // axes and steps are read by position beside starts: a shorter list would be an index error
+        if (axes != null && axes.length != starts.length) {
+            throw c.bad("axes " + Arrays.toString(axes) + " has " + axes.length + " values, expected " + starts.length + " (one per start)");
+        }
+        if (steps != null && steps.length != starts.length) {
+            throw c.bad("steps " + Arrays.toString(steps) + " has " + steps.length + " values, expected " + starts.length + " (one per start)");
+        }
         for (int k = 0; k < starts.length; k++) {
             int axis = axes == null ? k : c.axis(axes[k], x.ndim(), "axis");
             long step = steps == null ? 1 : steps[k];

@@ -29,7 +29,7 @@ final class SignalOps {
         });
         add("STFT", 17, c -> one(c.in(0).stft((int) c.longs(1)[0], c.opt(2), c.has(3) ? (int) c.longs(3)[0] : null, c.a.b("onesided", true))));
         add("MelWeightMatrix", 17, c -> {
-            DType dt = TensorProtos.dtype((int) c.a.i("output_datatype", 1), "output_datatype");
+            DType dt = TensorProtos.dtype(c.a.int32("output_datatype", 1), "output_datatype");
             return one(c.here(MelWeightMatrix.of((int) c.longs(0)[0], (int) c.longs(1)[0], (int) c.longs(2)[0], c.scalar(3), c.scalar(4), dt)));
         }, (n, opset) -> ElementwiseOps.castTarget(n.attrs().i("output_datatype", 1)));
         add("TfIdfVectorizer", 9, c -> {
@@ -39,7 +39,9 @@ final class SignalOps {
                 weights = new double[w.length];
                 for (int k = 0; k < w.length; k++) weights[k] = w[k];
             }
-            return one(TfIdfVectorizer.apply(c.in(0), (int) c.a.i("min_gram_length", 0), (int) c.a.i("max_gram_length", 0), (int) c.a.i("max_skip_count", 0),
+            // pool_strings is reported unsupported at load; without either, the pool is missing
+            if (!c.a.has("pool_int64s")) throw c.bad("the attribute pool_int64s is required (the n-grams to count)");
+            return one(TfIdfVectorizer.apply(c.in(0), c.a.int32("min_gram_length", 0), c.a.int32("max_gram_length", 0), c.a.int32("max_skip_count", 0),
                     c.a.s("mode", ""), c.a.longs("pool_int64s"), c.a.ints("ngram_counts"), c.a.ints("ngram_indexes"), weights));
         }, (n, opset) -> n.attrs().has("pool_strings") ? "pool_strings (string n-grams) is not supported: Kiln has no string dtype" : null);
     }
@@ -47,7 +49,7 @@ final class SignalOps {
     /** A window of the size given by input 0 (periodic unless the attribute says 0), as {@code output_datatype}. */
     private static void window(String op, WindowFn f) {
         add(op, 17, c -> {
-            DType dt = TensorProtos.dtype((int) c.a.i("output_datatype", 1), "output_datatype");
+            DType dt = TensorProtos.dtype(c.a.int32("output_datatype", 1), "output_datatype");
             return one(c.here(f.of((int) c.scalar(0), c.a.b("periodic", true), dt)));
         }, (n, opset) -> ElementwiseOps.castTarget(n.attrs().i("output_datatype", 1)));
     }

@@ -104,26 +104,41 @@ public final class TensorProtos {
         long n = 1;
         for (int i = 0; i < shape.length; i++) {
             long d = p.getDims(i);
-            if (d < 0 || d > Integer.MAX_VALUE) throw new OnnxFormatException(what, "dimension " + i + " is " + d);
+            if (d < 0) throw new OnnxFormatException(what, "dimension " + i + " is " + d + ", expected a size of at least 0");
+            if (d > Integer.MAX_VALUE) throw new OnnxFormatException(what, "dimension " + i + " is " + d + ", over Kiln's limit of 2^31 - 1");
             shape[i] = (int) d;
-            n *= d;
-            if (n > Integer.MAX_VALUE) throw new OnnxFormatException(what, "more than 2^31 elements");
+            try {
+                n = Math.multiplyExact(n, d);
+            } catch (ArithmeticException overflow) {
+                throw new OnnxFormatException(what, "dims " + p.getDimsList() + " overflow 64 bits when multiplied");
+            }
         }
+        // an element count is checked after all dims, so that a zero dim anywhere makes an empty tensor
+        if (n > Integer.MAX_VALUE) throw new OnnxFormatException(what, "dims " + p.getDimsList() + " hold " + n + " elements, over Kiln's limit of 2^31 - 1 per tensor");
         int count = (int) n;
+        // the bytes the file really holds are checked before allocating: a tiny file must not claim gigabytes
+        if (p.hasRawData()) checkRaw(p.getRawData(), dt, count, what);
+        else checkTyped(p, dt, count, what);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment seg = arena.allocate(Math.max(1, dt.byteSize(count)), 8);
-            if (p.hasRawData()) readRaw(p.getRawData(), dt, count, seg, what);
-            else readTyped(p, dt, count, new Buffer("CPU", dt, count, seg), what);
+            if (p.hasRawData()) readRaw(p.getRawData(), dt, count, seg);
+            else readTyped(p, dt, count, new Buffer("CPU", dt, count, seg));
             return Tensor.fromSegment(seg, dt, shape);
+        } catch (IllegalArgumentException e) {
+            // a shape Kiln's tensors refuse (an empty tensor whose other axes span too much)
+            throw new OnnxFormatException(what, "dims " + p.getDimsList() + ": " + e.getMessage(), e);
         }
     }
 
-    private static void readRaw(ByteString raw, DType dt, int count, MemorySegment seg, String what) {
+    private static void checkRaw(ByteString raw, DType dt, int count, String what) {
         long need = dt.byteSize(count);
         if (raw.size() != need) {
             throw new OnnxFormatException(what, "raw_data has " + raw.size() + " bytes, " + count + " elements of " + dt + " need " + need);
         }
-        MemorySegment.copy(raw.toByteArray(), 0, seg, ValueLayout.JAVA_BYTE, 0, (int) need);
+    }
+
+    private static void readRaw(ByteString raw, DType dt, int count, MemorySegment seg) {
+        MemorySegment.copy(MemorySegment.ofBuffer(raw.asReadOnlyByteBuffer()), 0, seg, 0, raw.size());
         if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) swapBytes(seg, dt.itemSize(), count);
     }
 
@@ -137,7 +152,7 @@ public final class TensorProtos {
         }
     }
 
-    private static void readTyped(TensorProto p, DType dt, int count, Buffer out, String what) {
+    private static void checkTyped(TensorProto p, DType dt, int count, String what) {
         int have = switch (dt) {
             case F32 -> p.getFloatDataCount();
             case F64 -> p.getDoubleDataCount();
@@ -148,6 +163,9 @@ public final class TensorProtos {
         if (have != count) {
             throw new OnnxFormatException(what, "holds " + have + " values in its typed field, its shape needs " + count);
         }
+    }
+
+    private static void readTyped(TensorProto p, DType dt, int count, Buffer out) {
         for (int i = 0; i < count; i++) {
             switch (dt) {
                 case F32 -> out.setDouble(i, p.getFloatData(i));

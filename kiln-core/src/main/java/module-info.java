@@ -7,6 +7,7 @@
 module dev.kiln.core {
     requires transitive jdk.incubator.vector;
     requires java.compiler;
+    requires jdk.management; // MemoryBudget: the machine's physical memory and the JVM's off-heap limit
 
     // the user API; the compiler's layers (ir, schedule, codegen) and the devices stay inside
     exports dev.kiln;

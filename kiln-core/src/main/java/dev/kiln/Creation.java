@@ -33,7 +33,10 @@ final class Creation {
         if (dtype.isFloat()) {
             double s = start.doubleValue(), l = limit.doubleValue(), d = delta.doubleValue();
             if (d == 0 || !Double.isFinite(d)) throw new IllegalArgumentException(op + ": delta must be finite and non-zero, got " + delta);
-            int n = (int) Math.max(0, Math.ceil((l - s) / d));
+            double count = Math.max(0, Math.ceil((l - s) / d));
+            if (count > Integer.MAX_VALUE) throw new IllegalArgumentException(op + ": " + (long) count + " elements from " + start + " to " + limit + " by " + delta + " are too many");
+            int n = (int) count;
+            checkBudget(op, dtype, n);
             double[] v = new double[n];
             for (int i = 0; i < n; i++) v[i] = s + i * d;
             return Tensor.of(dtype, v, n);
@@ -42,6 +45,7 @@ final class Creation {
         if (d == 0) throw new IllegalArgumentException(op + ": delta must not be 0");
         long n = Math.max(0, d > 0 ? Math.ceilDiv(l - s, d) : Math.ceilDiv(s - l, -d));
         if (n > Integer.MAX_VALUE) throw new IllegalArgumentException(op + ": " + n + " elements from " + start + " to " + limit + " by " + delta + " are too many");
+        checkBudget(op, dtype, (int) n);
         long[] v = new long[(int) n];
         for (int i = 0; i < n; i++) v[i] = s + i * d;
         return Tensor.of(dtype, v, (int) n);
@@ -120,7 +124,10 @@ final class Creation {
 
     static Tensor arange(double start, double end, double step) {
         if (step == 0 || !Double.isFinite(step)) throw new IllegalArgumentException("arange: step must be finite and non-zero, got " + step);
-        int n = Math.max(0, (int) Math.ceil((end - start) / step));
+        double count = Math.max(0, Math.ceil((end - start) / step));
+        if (count > Integer.MAX_VALUE) throw new IllegalArgumentException("arange: " + (long) count + " elements from " + start + " to " + end + " by " + step + " are too many");
+        int n = (int) count;
+        checkBudget("arange", DType.F32, n);
         double[] v = new double[n];
         for (int i = 0; i < n; i++) v[i] = start + i * step;
         return Tensor.of(DType.F32, v, n);
@@ -128,6 +135,7 @@ final class Creation {
 
     static Tensor linspace(double start, double end, int steps) {
         if (steps < 0) throw new IllegalArgumentException("linspace: steps must be >= 0, got " + steps);
+        checkBudget("linspace", DType.F32, steps);
         double[] v = new double[steps];
         double step = steps > 1 ? (end - start) / (steps - 1) : 0;
         for (int i = 0; i < steps; i++) v[i] = i == steps - 1 && steps > 1 ? end : start + i * step;
@@ -137,6 +145,14 @@ final class Creation {
     static Tensor eye(int n, int m) {
         Tensor rows = Tensor.arange(n).reshape(n, 1), cols = Tensor.arange(m).reshape(1, m);
         return rows.eq(cols).cast(DType.F32);
+    }
+
+    /**
+     * Refuses, before the Java array of values is made, a range of {@code n} elements over the memory budget:
+     * the array (8 bytes an element) and the tensor it becomes are both held at once.
+     */
+    private static void checkBudget(String op, DType dtype, int n) {
+        dev.kiln.runtime.MemoryBudget.check((long) n * 8 + dtype.byteSize(n), op + " of " + n + " x " + dtype);
     }
 
     private interface Filler { void set(MemorySegment seg, int i); }

@@ -29,8 +29,15 @@ final class Value {
         if (dtype.isPacked()) {
             throw new IllegalArgumentException("packed dtype " + dtype + " cannot be computed on; dequantise it first");
         }
+        // the interpreter holds every element as a long or a double, 8 bytes, whatever the dtype
+        String what = "INTERP value of shape " + shape + " x " + dtype;
+        dev.kiln.runtime.MemoryBudget.check(shape.numel() * 8, what);
         int n = Math.toIntExact(shape.numel());
-        return dtype.isFloat() ? new Value(dtype, shape, null, new double[n]) : new Value(dtype, shape, new long[n], null);
+        try {
+            return dtype.isFloat() ? new Value(dtype, shape, null, new double[n]) : new Value(dtype, shape, new long[n], null);
+        } catch (OutOfMemoryError e) {
+            throw dev.kiln.runtime.MemoryBudget.refused(shape.numel() * 8, what, e); // one array that did not fit
+        }
     }
 
     int size() { return ints != null ? ints.length : floats.length; }

@@ -48,21 +48,44 @@ public final class Buffer implements BufferRef {
     public static Buffer of(UOp node) { return (Buffer) node.bufferArg(); }
 
     /** A zero-filled buffer on the Java heap (the storage of the INTERP device). */
+    /**
+     * A zero-filled buffer on the Java heap (the storage of the INTERP device).
+     *
+     * @throws MemoryBudgetException    if its bytes exceed the {@link MemoryBudget} or the heap cannot hold them
+     * @throws IllegalArgumentException if they exceed the 2 GiB limit of a Java array
+     */
     public static Buffer allocateHeap(String device, DType dtype, long count) {
         long bytes = dtype.byteSize(count);
+        String what = "buffer of " + count + " x " + dtype + " on " + device;
+        MemoryBudget.check(bytes, what);
         if (bytes > Integer.MAX_VALUE - 8) {
             throw new IllegalArgumentException("heap buffer of " + bytes + " bytes exceeds the 2 GiB heap array limit");
         }
-        // long[] backing keeps every element naturally aligned up to 8 bytes.
-        return new Buffer(device, dtype, count, MemorySegment.ofArray(new long[(int) ((bytes + 7) / 8)]));
+        long[] words;
+        try {
+            words = new long[(int) ((bytes + 7) / 8)]; // long[] backing keeps every element naturally aligned up to 8 bytes
+        } catch (OutOfMemoryError e) {
+            throw MemoryBudget.refused(bytes, what, e); // one array that did not fit: nothing else was disturbed
+        }
+        return new Buffer(device, dtype, count, MemorySegment.ofArray(words));
     }
 
     /**
      * A zero-filled off-heap buffer, 64-byte aligned, owned by the garbage collector through this
      * {@code Buffer} (an automatic arena): the storage of the host devices' tensors.
+     *
+     * @throws MemoryBudgetException if its bytes exceed the {@link MemoryBudget}, or the JVM cannot reserve them
      */
     public static Buffer allocateOffHeap(String device, DType dtype, long count) {
-        MemorySegment s = java.lang.foreign.Arena.ofAuto().allocate(Math.max(1, dtype.byteSize(count)), 64);
+        long bytes = Math.max(1, dtype.byteSize(count));
+        String what = "buffer of " + count + " x " + dtype + " on " + device;
+        MemoryBudget.check(bytes, what);
+        MemorySegment s;
+        try {
+            s = java.lang.foreign.Arena.ofAuto().allocate(bytes, 64);
+        } catch (OutOfMemoryError e) {
+            throw MemoryBudget.refused(bytes, what, e); // the JVM's off-heap reservation failed: nothing was allocated
+        }
         return new Buffer(device, dtype, count, s);
     }
 

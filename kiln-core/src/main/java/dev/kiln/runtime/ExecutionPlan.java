@@ -65,6 +65,7 @@ public final class ExecutionPlan implements AutoCloseable {
     private KernelRunner[] opRunners;   // per kernel step: its runner bound to its opBuffers
     private long allocatedBytes;
     private long intermediateBytes;
+    private final long plannedBytes;    // host memory the plan allocates: owned buffers and host arenas
     private boolean closed;
     // per step, the state of a stateful custom function; a field initialiser, so every constructor (a replica's
     // too) starts with none and creates its own on first use
@@ -123,6 +124,8 @@ public final class ExecutionPlan implements AutoCloseable {
         }
         this.queuing = this.opDevices.stream().distinct().filter(d -> d.deviceMemory().isPresent()).toList();
         this.recordable = recordableDevice(this.ops, this.opDevices, copySources);
+        this.plannedBytes = hostBytes();
+        checkBudget();
         this.arena = Arena.ofShared();
         allocateOwned();
         allocateIntermediates();
@@ -151,6 +154,8 @@ public final class ExecutionPlan implements AutoCloseable {
         this.copySources = source.copySources;
         this.queuing = source.queuing;
         this.recordable = source.recordable;
+        this.plannedBytes = source.plannedBytes;
+        checkBudget();
         this.arena = Arena.ofShared();
         allocateOwned();
         allocateIntermediates();
@@ -261,6 +266,44 @@ public final class ExecutionPlan implements AutoCloseable {
             opBuffers[i] = b;
             if (runners.get(i) != null) opRunners[i] = runners.get(i).bind(b);
         }
+    }
+
+    /**
+     * Host memory this plan allocates, known from its memory plan before anything is allocated: each owned
+     * buffer (an output, a buffer several views share) and each host device's intermediate arena, as
+     * {@link #allocate} rounds them. Memory of a device with its own ({@link Device#deviceMemory()}) is that
+     * device's to bound, so it is not counted.
+     */
+    private long hostBytes() {
+        long total = 0;
+        java.util.Set<UOp> owners = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+        Map<UOp, Integer> position = new IdentityHashMap<>();
+        for (int i = 0; i < nodes.size(); i++) position.put(nodes.get(i), i);
+        for (UOp n : nodes) {
+            if (n.op() == Op.BUFFER) continue;
+            if (memory.rangeOf(n).storage() instanceof MemoryPlan.Storage.Owned(UOp owner) && owner.op() != Op.BUFFER
+                    && owners.add(owner) && nodeDevices[position.get(owner)].deviceMemory().isEmpty()) {
+                total = Math.addExact(total, Math.max(bytesOf(owner), 1));
+            }
+        }
+        for (var e : memory.arenaSizes().entrySet()) {
+            if (DeviceRegistry.get(e.getKey()).deviceMemory().isEmpty()) total = Math.addExact(total, Math.max(e.getValue(), 1));
+        }
+        return total;
+    }
+
+    /** Refuses, before any allocation, a plan whose host memory is over the {@link MemoryBudget}. */
+    private void checkBudget() {
+        MemoryBudget.check(plannedBytes, "execution plan on " + device.spec() + " (" + ops.size() + " steps: outputs and owned buffers "
+                + (plannedBytes - hostArenaBytes()) + " bytes, intermediate arenas " + hostArenaBytes() + " bytes)");
+    }
+
+    private long hostArenaBytes() {
+        long total = 0;
+        for (var e : memory.arenaSizes().entrySet()) {
+            if (DeviceRegistry.get(e.getKey()).deviceMemory().isEmpty()) total += Math.max(e.getValue(), 1);
+        }
+        return total;
     }
 
     private MemorySegment allocate(Device on, Arena a, long bytes) {
@@ -674,6 +717,13 @@ public final class ExecutionPlan implements AutoCloseable {
 
     /** Bytes of the intermediate arenas (all devices). */
     public long arenaBytes() { return memory.arenaSizes().values().stream().mapToLong(Long::longValue).sum(); }
+
+    /**
+     * Host bytes the plan allocates (owned outputs and buffers, host intermediate arenas), known before it
+     * allocated them and checked against the {@link MemoryBudget}: what it holds after {@link #execute()} on host
+     * devices, the arenas included.
+     */
+    public long plannedBytes() { return plannedBytes; }
 
     /** Bytes this plan holds off-heap now. */
     public long allocatedBytes() { return allocatedBytes; }

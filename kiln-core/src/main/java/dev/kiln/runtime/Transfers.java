@@ -14,7 +14,13 @@ public final class Transfers {
     /** {@code bytes} of {@code device}'s memory, 64-byte aligned and zero-filled, owned by {@code owner}. */
     public static MemorySegment allocate(Device device, Arena owner, long bytes) {
         Optional<DeviceMemory> m = device.deviceMemory();
-        return m.isPresent() ? m.get().allocate(owner, Math.max(bytes, 1)) : owner.allocate(Math.max(bytes, 1), 64);
+        if (m.isPresent()) return m.get().allocate(owner, Math.max(bytes, 1));
+        try {
+            return owner.allocate(Math.max(bytes, 1), 64);
+        } catch (OutOfMemoryError e) {
+            // the JVM refused to reserve it (its off-heap limit, or the system): nothing was allocated
+            throw MemoryBudget.refused(bytes, bytes + " bytes on " + device.spec(), e);
+        }
     }
 
     /** The part {@code [offset, offset + length)} of a block of {@code device}'s memory. */

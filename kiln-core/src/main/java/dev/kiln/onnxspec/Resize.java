@@ -2,6 +2,7 @@ package dev.kiln.onnxspec;
 
 import dev.kiln.Tensor;
 import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
 
 import java.util.Arrays;
 
@@ -69,6 +70,17 @@ public final class Resize {
             if (scales != null && !(scales[a] > 0)) throw new IllegalArgumentException(op + ": scales must be positive, got " + Arrays.toString(scales));
         }
         DType dt = x.dtype();
+        // the output, and each axis's m x n weights built here in Java, are bounded before any is made
+        Shape outShape = Shape.of(sizes);
+        dev.kiln.runtime.MemoryBudget.check(dt.byteSize(outShape.numel()), op + " of " + x.shape() + " to " + outShape + " x " + dt);
+        for (int a = 0; a < r; a++) {
+            long weights = (long) sizes[a] * x.dim(a);
+            if (weights > Integer.MAX_VALUE - 8) {
+                throw new IllegalArgumentException(op + ": axis " + a + " from " + x.dim(a) + " to " + sizes[a] + " needs a weight matrix of "
+                        + weights + " entries, more than a Java array holds");
+            }
+            dev.kiln.runtime.MemoryBudget.check(weights * 9, op + " weights of axis " + a + " (" + x.dim(a) + " to " + sizes[a] + ")");
+        }
         boolean exact = kind == Kind.NEAREST;
         DType ct = exact ? dt : Precision.computeType(dt.isFloat() ? dt : DType.F32);
         Tensor y = exact ? x : x.cast(ct);

@@ -3,6 +3,7 @@ package dev.kiln.onnx;
 import dev.kiln.Tensor;
 import dev.kiln.runtime.Device;
 import dev.kiln.runtime.DeviceRegistry;
+import dev.kiln.runtime.MemoryBudget;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -74,6 +75,7 @@ final class GraphBuilder {
         List<Tensor> outs;
         try {
             outs = spec.impl().apply(new OpContext(n, opset, d, ins, this));
+            checkBudget(outs);
         } catch (UnsupportedOnnxOpException | OnnxFormatException e) {
             throw e; // already names what is wrong, and callers tell them apart by type
         } catch (ArithmeticException e) {
@@ -95,6 +97,17 @@ final class GraphBuilder {
                 constants.add(name);
             }
             values.put(name, t);
+        }
+    }
+
+    /**
+     * Refuses, while the node is known (so the error names it), an output over the {@link MemoryBudget}: a shape
+     * computed from attributes or constants (Tile, Expand, ConstantOfShape, OneHot, ...) is bounded before the
+     * plan that would allocate it is built.
+     */
+    private static void checkBudget(List<Tensor> outs) {
+        for (Tensor t : outs) {
+            if (t != null && !t.dtype().isPacked()) MemoryBudget.check(t.dtype().byteSize(t.numel()), "output of shape " + t.shape() + " x " + t.dtype());
         }
     }
 

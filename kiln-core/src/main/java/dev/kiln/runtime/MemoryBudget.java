@@ -77,7 +77,9 @@ public final class MemoryBudget {
         Setting s = setting();
         MemoryBudgetException x = new MemoryBudgetException(what, bytes, s == null ? machineBytes() : parsed(s),
                 "the JVM could not reserve it with what it holds already: " + e.getMessage() + "; see " + PROPERTY + ", -Xmx, -XX:MaxDirectMemorySize");
-        x.initCause(e);
+        // suppressed, not the cause: callers that look for an OutOfMemoryError among causes (the CLI) would report
+        // the JVM's error instead of this one, which says what was asked for and what to change
+        x.addSuppressed(e);
         return x;
     }
 

@@ -5,6 +5,8 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 import dev.kiln.runtime.Buffer;
+import dev.kiln.runtime.MemoryBudget;
+import dev.kiln.runtime.MemoryBudgetException;
 import onnx.Onnx.TensorProto;
 
 import java.io.IOException;
@@ -119,6 +121,12 @@ public final class TensorProtos {
         // the bytes the file really holds are checked before allocating: a tiny file must not claim gigabytes
         if (p.hasRawData()) checkRaw(p.getRawData(), dt, count, what);
         else checkTyped(p, dt, count, what);
+        try {
+            // read into a staging segment, then copied onto the device: both are held at once
+            MemoryBudget.check(2 * dt.byteSize(count), count + " elements of " + dt + " (staged, then copied to the device)");
+        } catch (MemoryBudgetException e) {
+            throw new OnnxFormatException(what, e.getMessage(), e);
+        }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment seg = arena.allocate(Math.max(1, dt.byteSize(count)), 8);
             if (p.hasRawData()) readRaw(p.getRawData(), dt, count, seg);

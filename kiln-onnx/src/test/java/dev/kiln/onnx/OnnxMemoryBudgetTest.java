@@ -140,6 +140,21 @@ class OnnxMemoryBudgetTest {
     }
 
     @Test
+    void anInitializerOverTheBudgetFailsAtLoad() {
+        System.setProperty(MemoryBudget.PROPERTY, "16m");
+        // 4 Mi floats whose 16 MiB the file really holds: staged and copied, 32 MiB
+        TensorProto w = TensorProto.newBuilder().setName("w").setDataType(F32).addDims(1 << 22)
+                .setRawData(com.google.protobuf.ByteString.copyFrom(new byte[4 << 22])).build();
+        ModelProto m = model(dims(1), List.of(w), node("Identity", "id", List.of("x"), List.of("y")));
+        assertThatThrownBy(() -> OnnxModel.fromProto(m, "big.onnx")).isInstanceOf(OnnxFormatException.class)
+                .hasMessageStartingWith("big.onnx").hasMessageContaining("w")
+                .hasMessageContaining("needs 33554432 bytes (32 MiB), over the memory budget of 16777216 bytes (16 MiB)")
+                .hasCauseInstanceOf(MemoryBudgetException.class);
+        System.setProperty(MemoryBudget.PROPERTY, "64m");
+        assertThat(OnnxModel.fromProto(m, "big.onnx").inputs()).hasSize(1); // under it: loaded
+    }
+
+    @Test
     void aHugeTileUnderTheDefaultBudget() {
         System.clearProperty(MemoryBudget.PROPERTY);
         // 2^38 f32 elements = 2^40 bytes

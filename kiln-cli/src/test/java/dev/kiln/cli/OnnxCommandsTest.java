@@ -152,6 +152,15 @@ class OnnxCommandsTest {
         assertThat(tmp.resolve("q")).doesNotExist();
     }
 
+    @Test
+    void aDimOverTheMemoryBudgetIsOneLineAndExitTwo() throws IOException {
+        // issue 13: --dim N=2147483647 ended in an OutOfMemoryError; the plan's bytes are now checked before allocating
+        Path model = symbolicModel();
+        kiln("run", model.toString(), "--dim", "N=2147483647", "--random-inputs")
+                .badInput("kiln run: execution plan on CPU", "needs 34359738352 bytes (32.0 GiB), over the memory budget of",
+                        "-Dkiln.memory.budget or KILN_MEMORY_BUDGET");
+    }
+
     // ------------------------------------------------------------------------------------ onnx-test
 
     @Test

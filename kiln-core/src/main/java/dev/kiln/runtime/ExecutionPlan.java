@@ -294,7 +294,7 @@ public final class ExecutionPlan implements AutoCloseable {
 
     /** Refuses, before any allocation, a plan whose host memory is over the {@link MemoryBudget}. */
     private void checkBudget() {
-        MemoryBudget.check(plannedBytes, "execution plan on " + device.spec() + " (" + ops.size() + " steps: outputs and owned buffers "
+        MemoryBudget.check(plannedBytes, "execution plan on " + device.spec() + " (" + ops.size() + (ops.size() == 1 ? " step" : " steps") + ": outputs and owned buffers "
                 + (plannedBytes - hostArenaBytes()) + " bytes, intermediate arenas " + hostArenaBytes() + " bytes)");
     }
 

@@ -124,8 +124,8 @@ public final class ExecutionPlan implements AutoCloseable {
         }
         this.queuing = this.opDevices.stream().distinct().filter(d -> d.deviceMemory().isPresent()).toList();
         this.recordable = recordableDevice(this.ops, this.opDevices, copySources);
-        this.plannedBytes = hostBytes();
-        checkBudget();
+        this.plannedBytes = hostBytes(memory, this.nodes, nodeDevices);
+        checkBudget(device, memory, ops.size(), plannedBytes);
         this.arena = Arena.ofShared();
         allocateOwned();
         allocateIntermediates();
@@ -155,7 +155,7 @@ public final class ExecutionPlan implements AutoCloseable {
         this.queuing = source.queuing;
         this.recordable = source.recordable;
         this.plannedBytes = source.plannedBytes;
-        checkBudget();
+        checkBudget(device, memory, ops.size(), plannedBytes);
         this.arena = Arena.ofShared();
         allocateOwned();
         allocateIntermediates();
@@ -185,8 +185,13 @@ public final class ExecutionPlan implements AutoCloseable {
 
     /** Per plan buffer, the device whose memory holds it: an input's own, or the device of the step that writes it. */
     private static Device[] nodeDevices(Device planDevice, List<UOp> nodes, List<PreparedOp> ops, List<Device> opDevices) {
+        return nodeDevicesByOutput(planDevice, nodes, ops.stream().map(PreparedOp::output).toList(), opDevices);
+    }
+
+    /** {@link #nodeDevices} from each step's output buffer id, as {@link PlanBuilder} knows them before compiling. */
+    static Device[] nodeDevicesByOutput(Device planDevice, List<UOp> nodes, List<Integer> stepOutputs, List<Device> opDevices) {
         Device[] out = new Device[nodes.size()];
-        for (int i = 0; i < ops.size(); i++) out[ops.get(i).output()] = opDevices.get(i);
+        for (int i = 0; i < stepOutputs.size(); i++) out[stepOutputs.get(i)] = opDevices.get(i);
         for (int i = 0; i < nodes.size(); i++) {
             if (out[i] == null) out[i] = nodes.get(i).op() == Op.BUFFER ? DeviceRegistry.get(Buffer.of(nodes.get(i)).device()) : planDevice;
         }
@@ -269,13 +274,15 @@ public final class ExecutionPlan implements AutoCloseable {
     }
 
     /**
-     * Host memory this plan allocates, known from its memory plan before anything is allocated: each owned
-     * buffer (an output, a buffer several views share) and each host device's intermediate arena, as
+     * Host memory a plan allocates, known from its memory plan before anything is allocated (or compiled): each
+     * owned buffer (an output, a buffer several views share) and each host device's intermediate arena, as
      * {@link #allocate} rounds them. Memory of a device with its own ({@link Device#deviceMemory()}) is that
      * device's to bound, so it is not counted.
+     *
+     * @param nodeDevices per plan buffer, the device whose memory holds it
      */
-    private long hostBytes() {
-        long total = 0;
+    static long hostBytes(MemoryPlan memory, List<UOp> nodes, Device[] nodeDevices) {
+        long total = hostArenaBytes(memory);
         java.util.Set<UOp> owners = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
         Map<UOp, Integer> position = new IdentityHashMap<>();
         for (int i = 0; i < nodes.size(); i++) position.put(nodes.get(i), i);
@@ -286,24 +293,25 @@ public final class ExecutionPlan implements AutoCloseable {
                 total = Math.addExact(total, Math.max(bytesOf(owner), 1));
             }
         }
+        return total;
+    }
+
+    private static long hostArenaBytes(MemoryPlan memory) {
+        long total = 0;
         for (var e : memory.arenaSizes().entrySet()) {
             if (DeviceRegistry.get(e.getKey()).deviceMemory().isEmpty()) total = Math.addExact(total, Math.max(e.getValue(), 1));
         }
         return total;
     }
 
-    /** Refuses, before any allocation, a plan whose host memory is over the {@link MemoryBudget}. */
-    private void checkBudget() {
-        MemoryBudget.check(plannedBytes, "execution plan on " + device.spec() + " (" + ops.size() + (ops.size() == 1 ? " step" : " steps") + ": outputs and owned buffers "
-                + (plannedBytes - hostArenaBytes()) + " bytes, intermediate arenas " + hostArenaBytes() + " bytes)");
-    }
-
-    private long hostArenaBytes() {
-        long total = 0;
-        for (var e : memory.arenaSizes().entrySet()) {
-            if (DeviceRegistry.get(e.getKey()).deviceMemory().isEmpty()) total += Math.max(e.getValue(), 1);
-        }
-        return total;
+    /**
+     * Refuses a plan of {@code steps} steps on {@code device} whose host memory ({@link #hostBytes}) is over the
+     * {@link MemoryBudget}: {@link PlanBuilder} asks before compiling, each plan and replica again before allocating.
+     */
+    static void checkBudget(Device device, MemoryPlan memory, int steps, long hostBytes) {
+        long arenas = hostArenaBytes(memory);
+        MemoryBudget.check(hostBytes, "execution plan on " + device.spec() + " (" + steps + (steps == 1 ? " step" : " steps")
+                + ": outputs and owned buffers " + (hostBytes - arenas) + " bytes, intermediate arenas " + arenas + " bytes)");
     }
 
     private MemorySegment allocate(Device on, Arena a, long bytes) {

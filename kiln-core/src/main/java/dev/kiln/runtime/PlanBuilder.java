@@ -88,6 +88,11 @@ public final class PlanBuilder {
             deviceOfNode.put(item.output(), d);
         }
 
+        // a plan over the memory budget is refused now, before its kernels are compiled
+        List<Integer> stepOutputs = schedule.items().stream().map(item -> index.get(item.output())).toList();
+        ExecutionPlan.checkBudget(device, memory, schedule.items().size(),
+                ExecutionPlan.hostBytes(memory, nodes, ExecutionPlan.nodeDevicesByOutput(device, nodes, stepOutputs, itemDevices)));
+
         // kernels are lowered, optimised and compiled by their own device, one batch per device
         Map<Device, List<Integer>> kernelsByDevice = new LinkedHashMap<>();
         Map<Integer, String> names = new HashMap<>();

@@ -91,6 +91,9 @@ class MemoryBudgetTest {
                     MemoryBudgetException m = (MemoryBudgetException) e;
                     assertThat(m.neededBytes()).isEqualTo(80_000_000L);
                     assertThat(m.budgetBytes()).isEqualTo(64 * MIB);
+                    // refused by PlanBuilder before its kernels were compiled, not by the plan it would have made
+                    assertThat(java.util.Arrays.stream(e.getStackTrace()).map(f -> f.getClassName() + "." + f.getMethodName()))
+                            .contains(PlanBuilder.class.getName() + ".build").doesNotContain(ExecutionPlan.class.getName() + ".<init>");
                 });
         assertThat(MemoryStats.liveBytes()).isEqualTo(live); // nothing was allocated
         budget("128m");

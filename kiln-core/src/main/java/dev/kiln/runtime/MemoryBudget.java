@@ -160,16 +160,20 @@ public final class MemoryBudget {
 
         private static long compute() {
             long physical = Long.MAX_VALUE;
-            if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os && os.getTotalMemorySize() > 0) {
-                physical = os.getTotalMemorySize();
+            try {
+                if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os && os.getTotalMemorySize() > 0) {
+                    physical = os.getTotalMemorySize();
+                }
+            } catch (LinkageError e) {
+                // a runtime without jdk.management (a jlinked one, as carried to GPU machines): the JVM's limit alone
             }
             long offHeap = Runtime.getRuntime().maxMemory(); // the JVM's off-heap limit when the flag is not set
             try {
                 long flag = Long.parseLong(ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class)
                         .getVMOption("MaxDirectMemorySize").getValue());
                 if (flag > 0) offHeap = flag;
-            } catch (RuntimeException e) {
-                // not a HotSpot JVM: the maximum heap stands in for its limit
+            } catch (RuntimeException | LinkageError e) {
+                // not a HotSpot JVM, or no jdk.management: the maximum heap stands in for its limit
             }
             return Math.min(physical, offHeap);
         }

@@ -76,6 +76,11 @@ public final class Resize {
         for (int a = 0; a < r; a++) {
             int n = x.dim(a), m = sizes[a];
             double scale = scales != null ? scales[a] : n == 0 ? 1 : (double) m / n;
+            // the axis's m x n tap matrix is built on the heap: its size must fit an array (an int product overflows)
+            if ((long) m * n > Integer.MAX_VALUE - 8) {
+                throw new IllegalArgumentException(op + ": resizing axis " + a + " from " + n + " to " + m + " needs a " + m + " x " + n
+                        + " weight matrix, more than an array holds");
+            }
             double[] w = new double[m * n];
             boolean[] out = new boolean[m];
             boolean identity = m == n, anyOutside = false;

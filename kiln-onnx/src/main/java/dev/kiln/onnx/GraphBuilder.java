@@ -91,7 +91,18 @@ final class GraphBuilder {
             }
             Tensor t = outs.get(k);
             if (fold) {
-                t.realize();
+                if (t.numel() > Integer.MAX_VALUE - 8) {
+                    // the interpreter holds a value in one Java array: a larger one is refused before it is attempted
+                    throw new OnnxFormatException(model.source(), n.opType() + " node '" + n.label() + "': output '" + name + "' of shape "
+                            + t.shape() + " is too large to compute (" + t.numel() + " elements)");
+                }
+                try {
+                    t.realize();
+                } catch (ArithmeticException e) {
+                    // a folded constant of more elements than an int counts (Expand, Tile, ... of constants to a huge shape)
+                    throw new OnnxFormatException(model.source(), n.opType() + " node '" + n.label() + "': output '" + name + "' of shape "
+                            + t.shape() + " is too large to compute (" + e.getMessage() + ")", e);
+                }
                 constants.add(name);
             }
             values.put(name, t);

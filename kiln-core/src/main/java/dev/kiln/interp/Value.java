@@ -13,6 +13,8 @@ import java.lang.foreign.MemorySegment;
  * is set.
  */
 final class Value {
+    /** The most elements a value holds: the largest Java array every VM allocates. */
+    static final int MAX_ELEMENTS = Integer.MAX_VALUE - 8;
     final DType dtype;
     final Shape shape;
     final long[] ints;
@@ -29,7 +31,13 @@ final class Value {
         if (dtype.isPacked()) {
             throw new IllegalArgumentException("packed dtype " + dtype + " cannot be computed on; dequantise it first");
         }
-        int n = Math.toIntExact(shape.numel());
+        long numel = shape.numel();
+        // one Java array holds a value: past the VM's array limit the JVM throws OutOfMemoryError, not a typed error
+        if (numel > MAX_ELEMENTS) {
+            throw new IllegalArgumentException("INTERP holds at most " + MAX_ELEMENTS + " elements in one value; " + dtype + " " + shape
+                    + " has " + numel);
+        }
+        int n = (int) numel;
         return dtype.isFloat() ? new Value(dtype, shape, null, new double[n]) : new Value(dtype, shape, new long[n], null);
     }
 

@@ -98,8 +98,9 @@ final class GraphBuilder {
                 }
                 try {
                     t.realize();
-                } catch (ArithmeticException e) {
-                    // a folded constant of more elements than an int counts (Expand, Tile, ... of constants to a huge shape)
+                } catch (ArithmeticException | IllegalArgumentException e) {
+                    // a folded constant, or a value on the way to it, of more elements than INTERP holds (Expand, Tile, ... of
+                    // constants to a huge shape)
                     throw new OnnxFormatException(model.source(), n.opType() + " node '" + n.label() + "': output '" + name + "' of shape "
                             + t.shape() + " is too large to compute (" + e.getMessage() + ")", e);
                 }

@@ -130,8 +130,11 @@ final class ModelMutator implements FuzzCampaign.Mutation {
                 if (a.getFloatsCount() > 0) a.setFloats(r.nextInt(a.getFloatsCount()), fs[r.nextInt(fs.length)]);
                 else a.setF(fs[r.nextInt(fs.length)]);
             }
-            case 5 -> a.setType(AttributeProto.AttributeType.forNumber(r.nextInt(15)) == null
-                    ? AttributeProto.AttributeType.INT : AttributeProto.AttributeType.forNumber(r.nextInt(15)));
+            case 5 -> {
+                // another declared type than the value carries (0 is UNDEFINED; numbers without a type stay INT)
+                AttributeProto.AttributeType t = AttributeProto.AttributeType.forNumber(r.nextInt(15));
+                a.setType(t == null ? AttributeProto.AttributeType.INT : t);
+            }
             default -> a.setS(ByteString.copyFromUtf8(r.nextBoolean() ? "" : "nonsense"));
         }
     }

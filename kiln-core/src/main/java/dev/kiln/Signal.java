@@ -11,6 +11,9 @@ import dev.kiln.types.DType;
 final class Signal {
     private Signal() {}
 
+    /** The most entries of one DFT twiddle matrix (doubles): 2^26, 512 MiB. */
+    private static final long MAX_TWIDDLES = 1L << 26;
+
     /**
      * ONNX DFT along {@code axis} (an axis of the signal, not the trailing complex axis) of length
      * {@code dftLength} (null: the axis size; longer zero-pads, shorter truncates). {@code onesided}
@@ -41,6 +44,12 @@ final class Signal {
         Tensor re = xc.shrinkAxis(r - 1, 0, 1).squeeze(-1).transpose(a, -1);
         Tensor im = complex ? xc.shrinkAxis(r - 1, 1, 2).squeeze(-1).transpose(a, -1) : null;
         int k = onesided ? n / 2 + 1 : n;
+        // the dense n x k twiddle matrices are built on the heap: bounded (512 MiB each, an 8192-point transform) so a
+        // hostile length is refused before it is allocated, not with an OutOfMemoryError or an overflowed int product
+        if ((long) n * k > MAX_TWIDDLES) {
+            throw new IllegalArgumentException(op + ": a " + n + "-point transform needs " + n + " x " + k + " twiddle factors, over the "
+                    + MAX_TWIDDLES + " Kiln builds (input " + x.shape() + ")");
+        }
         double[] cos = new double[n * k], sin = new double[n * k];
         for (int j = 0; j < n; j++) {
             for (int f = 0; f < k; f++) {

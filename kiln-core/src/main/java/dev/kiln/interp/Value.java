@@ -13,6 +13,8 @@ import java.lang.foreign.MemorySegment;
  * is set.
  */
 final class Value {
+    /** The most elements a value holds: the largest Java array every VM allocates. */
+    static final int MAX_ELEMENTS = Integer.MAX_VALUE - 8;
     final DType dtype;
     final Shape shape;
     final long[] ints;
@@ -29,14 +31,20 @@ final class Value {
         if (dtype.isPacked()) {
             throw new IllegalArgumentException("packed dtype " + dtype + " cannot be computed on; dequantise it first");
         }
+        long numel = shape.numel();
+        // one Java array holds a value: past the VM's array limit the JVM throws OutOfMemoryError, not a typed error
+        if (numel > MAX_ELEMENTS) {
+            throw new IllegalArgumentException("INTERP holds at most " + MAX_ELEMENTS + " elements in one value; " + dtype + " " + shape
+                    + " has " + numel);
+        }
         // the interpreter holds every element as a long or a double, 8 bytes, whatever the dtype
         String what = "INTERP value of shape " + shape + " x " + dtype;
-        dev.kiln.runtime.MemoryBudget.check(shape.numel() * 8, what);
-        int n = Math.toIntExact(shape.numel());
+        dev.kiln.runtime.MemoryBudget.check(numel * 8, what);
+        int n = (int) numel;
         try {
             return dtype.isFloat() ? new Value(dtype, shape, null, new double[n]) : new Value(dtype, shape, new long[n], null);
         } catch (OutOfMemoryError e) {
-            throw dev.kiln.runtime.MemoryBudget.refused(shape.numel() * 8, what, e); // one array that did not fit
+            throw dev.kiln.runtime.MemoryBudget.refused(numel * 8, what, e); // one array that did not fit
         }
     }
 

@@ -15,6 +15,9 @@ import java.util.Arrays;
 public final class Resize {
     private Resize() {}
 
+    /** The most weights of one axis's tap matrix (doubles): 2^26, 512 MiB. */
+    private static final long MAX_TAPS = 1L << 26;
+
     private static final String TRANSFORMS = "'half_pixel', 'half_pixel_symmetric', 'pytorch_half_pixel', 'align_corners', 'asymmetric', "
             + "'tf_half_pixel_for_nn', 'tf_crop_and_resize'";
 
@@ -88,6 +91,12 @@ public final class Resize {
         for (int a = 0; a < r; a++) {
             int n = x.dim(a), m = sizes[a];
             double scale = scales != null ? scales[a] : n == 0 ? 1 : (double) m / n;
+            // the axis's dense m x n tap matrix is built on the heap: bounded (512 MiB, an 8192 x 8192 resize) so that a
+            // hostile size is refused before it is allocated, not with an OutOfMemoryError or an overflowed int product
+            if ((long) m * n > MAX_TAPS) {
+                throw new IllegalArgumentException(op + ": resizing axis " + a + " from " + n + " to " + m + " needs a " + m + " x " + n
+                        + " weight matrix, over the " + MAX_TAPS + " weights Kiln builds");
+            }
             double[] w = new double[m * n];
             boolean[] out = new boolean[m];
             boolean identity = m == n, anyOutside = false;

@@ -93,7 +93,19 @@ final class GraphBuilder {
             }
             Tensor t = outs.get(k);
             if (fold) {
-                t.realize();
+                if (t.numel() > Integer.MAX_VALUE - 8) {
+                    // the interpreter holds a value in one Java array: a larger one is refused before it is attempted
+                    throw new OnnxFormatException(model.source(), n.opType() + " node '" + n.label() + "': output '" + name + "' of shape "
+                            + t.shape() + " is too large to compute (" + t.numel() + " elements)");
+                }
+                try {
+                    t.realize();
+                } catch (ArithmeticException | IllegalArgumentException e) {
+                    // a folded constant, or a value on the way to it, of more elements than INTERP holds (Expand, Tile, ... of
+                    // constants to a huge shape)
+                    throw new OnnxFormatException(model.source(), n.opType() + " node '" + n.label() + "': output '" + name + "' of shape "
+                            + t.shape() + " is too large to compute (" + e.getMessage() + ")", e);
+                }
                 constants.add(name);
             }
             values.put(name, t);

@@ -70,6 +70,11 @@ public final class OnnxModel {
         } catch (IOException e) {
             throw new OnnxFormatException(src, "cannot read the file (" + e + ")", e);
         }
+        return parse(bytes, src);
+    }
+
+    /** Parses and checks a model from its bytes ({@code src} names it in messages); the fuzz tests enter here. */
+    static OnnxModel parse(byte[] bytes, String src) {
         ModelProto m;
         try {
             CodedInputStream in = CodedInputStream.newInstance(bytes);

@@ -69,6 +69,17 @@ final class OpContext {
         return v[0];
     }
 
+    /** The single value of scalar (one-element) integer input {@code i}, known at build time. */
+    long scalarLong(int i) {
+        long[] v = longs(i);
+        // an empty or longer tensor where ONNX wants one value (TopK's k, CumSum's axis, Range's bounds) is the model's fault
+        if (v.length != 1) throw bad("input " + i + " must hold one value, it has shape " + in(i).shape());
+        return v[0];
+    }
+
+    /** {@link #scalarLong} clamped to the int range, as {@link #ints} clamps: a huge value stays huge and is refused by the operator. */
+    int scalarInt(int i) { return (int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, scalarLong(i))); }
+
     /** The number of outputs the node lists. */
     int outputCount() { return node.outputs().size(); }
 

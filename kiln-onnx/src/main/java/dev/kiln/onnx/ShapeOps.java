@@ -110,6 +110,8 @@ final class ShapeOps {
         add("Concat", 4, c -> {
             List<Tensor> ts = new ArrayList<>();
             for (int k = 0; k < c.inputCount(); k++) if (c.has(k)) ts.add(c.in(k));
+            // every input may be left empty ("") even where the validator has counted them
+            if (ts.isEmpty()) throw c.bad("needs at least one input, the node gives none");
             return one(Tensor.cat(c.axis(c.a.i("axis", 0), ts.getFirst().ndim(), "axis"), ts.toArray(Tensor[]::new)));
         });
         add("Split", 2, c -> {
@@ -175,20 +177,20 @@ final class ShapeOps {
             DType dt = c.in(0).dtype();
             // integer ranges stay exact in 64 bits; the Number kind tells Tensor.range which arithmetic to use
             if (dt.isFloat()) return one(c.here(Tensor.range(c.scalar(0), c.scalar(1), c.scalar(2), dt)));
-            return one(c.here(Tensor.range(c.longs(0)[0], c.longs(1)[0], c.longs(2)[0], dt)));
+            return one(c.here(Tensor.range(c.scalarLong(0), c.scalarLong(1), c.scalarLong(2), dt)));
         });
         add("OneHot", 9, c -> one(c.in(0).oneHot((int) c.scalar(1), c.a.int32("axis", -1), c.in(2))));
         add("Trilu", 14, c -> {
             Tensor x = c.in(0);
-            int k = c.has(1) ? (int) c.longs(1)[0] : 0;
+            int k = c.has(1) ? c.scalarInt(1) : 0;
             return one(c.a.b("upper", true) ? x.triu(k) : x.tril(k));
         });
         add("DepthToSpace", 1, c -> one(c.in(0).depthToSpace(c.a.int32("blocksize", 0), c.opset >= 11 ? c.a.s("mode", "DCR") : "DCR")));
         add("SpaceToDepth", 1, c -> one(c.in(0).spaceToDepth(c.a.int32("blocksize", 0))));
-        add("CumSum", 11, c -> one(c.in(0).cumsum((int) c.longs(1)[0], c.a.b("exclusive", false), c.a.b("reverse", false))));
+        add("CumSum", 11, c -> one(c.in(0).cumsum(c.scalarInt(1), c.a.b("exclusive", false), c.a.b("reverse", false))));
         add("TopK", 10, c -> {
             Tensor x = c.in(0);
-            int k = (int) c.longs(1)[0];
+            int k = c.scalarInt(1);
             Tensor.Sorted s = x.topk(k, c.a.int32("axis", -1), c.opset < 11 || c.a.b("largest", true));
             return List.of(s.values(), s.indices());
         });

@@ -22,15 +22,15 @@ final class SignalOps {
         window("BlackmanWindow", Tensor::blackmanWindow);
         add("DFT", 17, c -> {
             Tensor x = c.in(0);
-            Integer length = c.has(1) ? (int) c.longs(1)[0] : null;
+            Integer length = c.has(1) ? c.scalarInt(1) : null;
             // opset 20 moved the axis to input 2 (default -2, counted over the rank with the complex axis)
-            long axis = c.opset >= 20 ? (c.has(2) ? c.longs(2)[0] : -2) : c.a.i("axis", 1);
+            long axis = c.opset >= 20 ? (c.has(2) ? c.scalarLong(2) : -2) : c.a.i("axis", 1);
             return one(x.dft(c.axis(axis, x.ndim(), "axis"), c.a.b("inverse", false), c.a.b("onesided", false), length));
         });
-        add("STFT", 17, c -> one(c.in(0).stft((int) c.longs(1)[0], c.opt(2), c.has(3) ? (int) c.longs(3)[0] : null, c.a.b("onesided", true))));
+        add("STFT", 17, c -> one(c.in(0).stft(c.scalarInt(1), c.opt(2), c.has(3) ? c.scalarInt(3) : null, c.a.b("onesided", true))));
         add("MelWeightMatrix", 17, c -> {
             DType dt = TensorProtos.dtype(c.a.int32("output_datatype", 1), "output_datatype");
-            return one(c.here(MelWeightMatrix.of((int) c.longs(0)[0], (int) c.longs(1)[0], (int) c.longs(2)[0], c.scalar(3), c.scalar(4), dt)));
+            return one(c.here(MelWeightMatrix.of(c.scalarInt(0), c.scalarInt(1), c.scalarInt(2), c.scalar(3), c.scalar(4), dt)));
         }, (n, opset) -> ElementwiseOps.castTarget(n.attrs().i("output_datatype", 1)));
         add("TfIdfVectorizer", 9, c -> {
             float[] w = c.a.floats("weights");

@@ -1,0 +1,76 @@
+package dev.kiln.onnx;
+
+import dev.kiln.Tensor;
+import org.junit.jupiter.api.Test;
+
+import java.util.HashMap;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+/**
+ * Fuzzing of the ONNX loader and graph builder (issue 13): any bytes are parsed as a model and, when that succeeds,
+ * built on INTERP with inputs of ones in the declared shapes (ones, not zeros, so that a shape, step or depth input is valid). Each input either builds or fails with
+ * {@link OnnxFormatException}, {@link UnsupportedOnnxOpException} or, for inputs {@link OnnxModel#run} rejects, a plain
+ * {@link IllegalArgumentException}; anything else is a finding. The committed seeds ({@code fuzz/onnx/seeds}: small
+ * conformance models) and crashers ({@code fuzz/onnx/crashers}) replay in every run; then a bounded, seeded mutation run
+ * (2,000 inputs or 10 s by default; {@code kiln.fuzz.iterations}, {@code kiln.fuzz.seconds} and {@code kiln.fuzz.seed}
+ * set it, see RELIABILITY.md). The outputs are built, not computed.
+ */
+class OnnxFuzzTest {
+    /** Larger declared inputs are not built: the harness's own zero tensors must not be what runs out of memory. */
+    private static final long MAX_INPUT_ELEMENTS = 1 << 16;
+    private static final List<String> TOKENS = List.of("\u0008", "\u0012", "\u001a", "\"", "*", ":", "B", "\u00ff\u00ff\u00ff\u00ff\u000f",
+            "\u0080\u0080\u0080\u0080\u0080\u0080\u0080\u0080\u0080\u0001", "Gather", "Reshape", "Slice", "Pad", "axis", "pads");
+
+    private static FuzzCampaign campaign() {
+        return new FuzzCampaign("onnx", OnnxFuzzTest::loadAndBuild,
+                Set.of(OnnxFormatException.class, UnsupportedOnnxOpException.class, IllegalArgumentException.class));
+    }
+
+    static void loadAndBuild(byte[] bytes) {
+        OnnxModel model = OnnxModel.parse(bytes, "fuzz.onnx");
+        Map<String, Tensor> in = new HashMap<>();
+        for (ValueInfo v : model.inputs()) {
+            int[] d = v.dims() == null ? new int[0] : new int[v.dims().size()];
+            long numel = 1;
+            for (int k = 0; k < d.length; k++) {
+                ValueInfo.Dim dim = v.dims().get(k);
+                long size = dim.isFixed() ? dim.size() : 1;
+                numel *= Math.max(size, 1);
+                if (size > MAX_INPUT_ELEMENTS || numel > MAX_INPUT_ELEMENTS) return;
+                d[k] = (int) size;
+            }
+            in.put(v.name(), Tensor.ones(v.dtype(), d).to("INTERP"));
+        }
+        model.run(in);
+    }
+
+    @Test
+    void seedsAndCrashersReplayTyped() {
+        List<byte[]> seeds = FuzzCampaign.resources(OnnxFuzzTest.class, "/fuzz/onnx/seeds");
+        List<byte[]> crashers = FuzzCampaign.resources(OnnxFuzzTest.class, "/fuzz/onnx/crashers");
+        FuzzCampaign.Report r = campaign().replay(seeds).replay(crashers).report();
+        System.out.println("OnnxFuzzTest replay: " + r);
+        assertThat(seeds).hasSizeGreaterThanOrEqualTo(5);
+        assertThat(r.findings()).isEmpty();
+        // all but reshape_extended_dims build: its shape input of ones cannot hold its data
+        assertThat(r.outcomes().get("ok")).as("seed models build").isGreaterThanOrEqualTo(seeds.size() - 1);
+    }
+
+    @Test
+    void mutatedModelsFailTyped() {
+        List<byte[]> seeds = FuzzCampaign.resources(OnnxFuzzTest.class, "/fuzz/onnx/seeds");
+        long seconds = FuzzCampaign.setting("kiln.fuzz.seconds", 10);
+        // the campaign stops itself after its seconds; the margin catches one input that never returns (a hang)
+        long iterations = FuzzCampaign.setting("kiln.fuzz.iterations", 2_000), seed = FuzzCampaign.setting("kiln.fuzz.seed", 13);
+        FuzzCampaign.Report r = assertTimeoutPreemptively(Duration.ofSeconds(seconds + 120),
+                () -> campaign().mutate(seeds, new ModelMutator(new ByteMutator(TOKENS)), iterations, seconds, seed).report());
+        System.out.println("OnnxFuzzTest mutation: " + r);
+        assertThat(r.findings()).as("models that ended outside success and the typed exceptions (saved under target/fuzz-findings/onnx)").isEmpty();
+    }
+}

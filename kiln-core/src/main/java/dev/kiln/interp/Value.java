@@ -32,14 +32,14 @@ final class Value {
             throw new IllegalArgumentException("packed dtype " + dtype + " cannot be computed on; dequantise it first");
         }
         long numel = shape.numel();
+        // the interpreter holds every element as a long or a double, 8 bytes, whatever the dtype
+        String what = "INTERP value of shape " + shape + " x " + dtype;
+        dev.kiln.runtime.MemoryBudget.check(numel * 8, what);
         // one Java array holds a value: past the VM's array limit the JVM throws OutOfMemoryError, not a typed error
         if (numel > MAX_ELEMENTS) {
             throw new IllegalArgumentException("INTERP holds at most " + MAX_ELEMENTS + " elements in one value; " + dtype + " " + shape
                     + " has " + numel);
         }
-        // the interpreter holds every element as a long or a double, 8 bytes, whatever the dtype
-        String what = "INTERP value of shape " + shape + " x " + dtype;
-        dev.kiln.runtime.MemoryBudget.check(numel * 8, what);
         int n = (int) numel;
         try {
             return dtype.isFloat() ? new Value(dtype, shape, null, new double[n]) : new Value(dtype, shape, new long[n], null);

@@ -131,7 +131,7 @@ public final class KernelPipeline<A, K> {
         // 10 programs): misses of one batch share its optimisation and rendering. Without this, its cold
         // prepare() took 8% more main-thread time (-Xint: 1290 ms against 1195); with it, the same as the
         // process-wide memos of lowered, optimised and rendered programs it replaces.
-        Function<ScheduleItem.Kernel, ProgramCache.Entry> byDefault = builder(this::optimize);
+        Function<ScheduleItem.Kernel, ProgramCache.Entry> byDefault = builder(this::optimizePrepared); // the builder prepares
         List<ProgramCache.Entry> entries;
         if (beam == null) {
             entries = programs().get(kernels, byDefault);
@@ -184,8 +184,12 @@ public final class KernelPipeline<A, K> {
 
     /** {@code lowered} with the actions the backend chooses for it applied, keeping its name. */
     public KernelProgram optimize(KernelProgram lowered) {
-        KernelProgram anonymous = backend.prepare(lowered.anonymous());
-        return Optimizer.apply(anonymous, backend.chooseOpts(anonymous)).withName(lowered.name());
+        return optimizePrepared(backend.prepare(lowered.anonymous())).withName(lowered.name());
+    }
+
+    /** A program the backend has prepared already, with the actions it chooses applied. */
+    private KernelProgram optimizePrepared(KernelProgram prepared) {
+        return Optimizer.apply(prepared, backend.chooseOpts(prepared));
     }
 
     /**

@@ -68,7 +68,7 @@ final class CudaGemm {
         s.append("    __shared__ float Bs[").append(DEPTH).append("][").append(TILE + 4).append("];\n");
         s.append("    const int tid = threadIdx.x, tm = tid / 16, tn = tid % 16;\n");
         s.append("    const int64_t m0 = (int64_t) blockIdx.y * ").append(TILE).append(", n0 = (int64_t) blockIdx.x * ").append(TILE).append(";\n");
-        decompose(s, c, Role.BATCH, "(int64_t) blockIdx.z", "b");
+        decompose(s, c, Role.BATCH, "(int64_t) blockIdx.z", "b", "    ");
         s.append("    float acc[4][4];\n");
         s.append("    #pragma unroll\n    for (int i = 0; i < 4; i++)\n        #pragma unroll\n        for (int j = 0; j < 4; j++) acc[i][j] = 0.0f;\n");
         s.append("    for (int64_t k0 = 0; k0 < K; k0 += ").append(DEPTH).append(") {\n");
@@ -113,10 +113,6 @@ final class CudaGemm {
     }
 
     /** Declares {@code v<k>} for each variable of {@code role} from the flat index {@code flat} (last variable fastest). */
-    private static void decompose(StringBuilder s, Contraction c, Role role, String flat, String tag) {
-        decompose(s, c, role, flat, tag, "    ");
-    }
-
     private static void decompose(StringBuilder s, Contraction c, Role role, String flat, String tag, String indent) {
         List<Integer> vars = new ArrayList<>();
         for (int v = 0; v < c.vars().size(); v++) if (c.vars().get(v).role() == role) vars.add(v);

@@ -35,17 +35,16 @@ public final class Transfers {
      * devices with memory of their own.
      */
     public static void copy(Device from, MemorySegment src, Device to, MemorySegment dst, long bytes) {
-        if (bytes == 0) return;
-        Optional<DeviceMemory> f = from.deviceMemory(), t = to.deviceMemory();
-        if (f.isEmpty() && t.isEmpty()) MemorySegment.copy(src, 0, dst, 0, bytes);
-        else if (f.isEmpty()) t.get().copyFromHost(src, dst, bytes);
-        else if (t.isEmpty()) f.get().copyToHost(src, dst, bytes);
+        Optional<DeviceMemory> f = from.deviceMemory();
+        if (f.isEmpty()) copyFromHost(src, to, dst, bytes);
+        else if (to.deviceMemory().isEmpty()) copyToHost(from, src, dst, bytes);
+        else if (bytes == 0) return;
         else if (from == to) f.get().copyWithin(src, dst, bytes);
         else {
             try (Arena staging = Arena.ofConfined()) {
                 MemorySegment host = staging.allocate(bytes, 64);
                 f.get().copyToHost(src, host, bytes);
-                t.get().copyFromHost(host, dst, bytes);
+                copyFromHost(host, to, dst, bytes);
             }
         }
     }

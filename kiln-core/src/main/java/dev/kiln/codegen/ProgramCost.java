@@ -9,10 +9,14 @@ import java.util.Set;
 
 /**
  * Work and traffic of a kernel program, for the profiler's GFLOP/s and GB/s: arithmetic ops executed
- * (each elementwise op counts one, a multiply-add two) and bytes of every parameter buffer (each read or
+ * (each arithmetic op counts one, a multiply-add two; selects, comparisons and logic on masks count nothing, so a
+ * padded convolution's gates do not inflate its rate) and bytes of every parameter buffer (each read or
  * written once — the ideal traffic, not cache behaviour).
  */
 public final class ProgramCost {
+    /** Ops that move or select values or compute masks: no floating-point or integer arithmetic. */
+    private static final Set<Op> NOT_ARITHMETIC = java.util.EnumSet.of(Op.CAST, Op.BITCAST, Op.WHERE, Op.CMPLT, Op.CMPNE, Op.CMPEQ);
+
     private ProgramCost() {}
 
     public static long flops(KernelProgram p) { return flops(p.body(), 1); }
@@ -38,7 +42,7 @@ public final class ProgramCost {
         Set<UOp> seen = Collections.newSetFromMap(new IdentityHashMap<>());
         long n = 0;
         for (UOp u : value.toposort()) {
-            if (!seen.add(u) || !u.op().isElementwise() || u.op() == Op.CAST || u.op() == Op.BITCAST) continue;
+            if (!seen.add(u) || !u.op().isElementwise() || NOT_ARITHMETIC.contains(u.op()) || u.dtype().isBool()) continue;
             if (u.shape().rank() == 0 && !u.dtype().isFloat() && isIndexMath(u)) continue;
             n++;
         }

@@ -6,6 +6,7 @@ import dev.kiln.codegen.CpuInfo;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Optimizer;
+import dev.kiln.codegen.OutputLoopMerging;
 import dev.kiln.codegen.ReductionOrder;
 import dev.kiln.runtime.KernelRunner;
 import dev.kiln.runtime.WorkerPool;
@@ -58,7 +59,8 @@ public final class ContractionKernel implements KernelRunner {
      * renders and compiles for a contraction.
      */
     public static KernelProgram optimisedEpilogue(ContractionMatcher.Match match, CpuInfo cpu) {
-        KernelProgram e = match.epilogue().anonymous();
+        // merged output loops: a conv's 56 x 56 pixels are one run of 3136, which vectorises (56 lanes do not)
+        KernelProgram e = OutputLoopMerging.merge(match.epilogue().anonymous());
         return Optimizer.apply(e, Heuristics.defaultOpts(e, cpu));
     }
 

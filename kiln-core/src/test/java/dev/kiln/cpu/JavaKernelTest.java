@@ -149,6 +149,16 @@ class JavaKernelTest {
         bufs[1].setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, 1, 6f);
         g.run(bufs, new long[0]);
         assertThat(bufs[0].toArray(java.lang.foreign.ValueLayout.JAVA_FLOAT)).containsExactly(0f, 0f, 5f, 6f);
+        assertThat(g.source()).as("a non-empty parameter is read at a safe index, then the value dropped")
+                .contains("(v0 ? (long) i0 - 2 : 0L)");
+
+        // an empty parameter behind an always-false gate is never read (there is no safe element 0)
+        KernelProgram empty = elementwise("gated_empty", 4, 0, List.of(), i -> i, i -> UOp.of(Op.LOAD, DType.F32, null, IN.uop(), i,
+                UOp.index(4).lt(i)));
+        CpuKernel e = CpuKernel.compile(List.of(empty)).getFirst();
+        MemorySegment[] none = f32Buffers(4, 0);
+        e.run(none, new long[0]);
+        assertThat(none[0].toArray(java.lang.foreign.ValueLayout.JAVA_FLOAT)).containsExactly(0f, 0f, 0f, 0f);
     }
 
     @Test

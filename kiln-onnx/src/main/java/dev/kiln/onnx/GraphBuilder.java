@@ -43,7 +43,15 @@ final class GraphBuilder {
             values.put(name, t);
             constants.remove(name); // a graph input overrides an initializer of the same name
         });
-        for (Node n : model.nodes()) evaluate(n);
+        Map<Integer, Node> folds = ConvBatchNormFolding.pairs(model.nodes(), model.outputs(), model.opsetFor(""));
+        Set<Integer> folded = new HashSet<>();
+        for (Node n : model.nodes()) {
+            if (folded.contains(n.index())) continue;
+            Node bn = folds.get(n.index());
+            Node conv = bn == null ? null : foldedConv(n, bn);
+            if (conv != null) folded.add(bn.index());
+            evaluate(conv != null ? conv : n);
+        }
         List<Tensor> out = new ArrayList<>();
         for (ValueInfo o : model.outputs()) out.add(values.get(o.name()).to(device));
         return out;
@@ -58,6 +66,29 @@ final class GraphBuilder {
         Tensor t = values.get(name);
         if (t.device() == d || !constants.contains(name)) return t.to(d);
         return placed.computeIfAbsent(name + "@" + d.spec(), k -> t.to(d).realize());
+    }
+
+    /**
+     * {@code conv} with {@code bn} folded in ({@link ConvBatchNormFolding}): a Conv node writing the batch norm's
+     * output from new constant weights and bias, or null when the operands do not fold.
+     */
+    private Node foldedConv(Node conv, Node bn) {
+        if (!ConvBatchNormFolding.operandsConstant(conv, bn, constants::contains)) return null;
+        Device interp = DeviceRegistry.get("INTERP");
+        List<String> in = conv.inputs();
+        Tensor b = in.size() > 2 && !in.get(2).isEmpty() ? on(in.get(2), interp) : null;
+        List<String> p = bn.inputs();
+        Tensor[] wb = ConvBatchNormFolding.fold(on(in.get(1), interp), b, on(p.get(1), interp), on(p.get(2), interp), on(p.get(3), interp),
+                on(p.get(4), interp), bn.attrs().f("epsilon", 1e-5));
+        if (wb == null) return null;
+        // names no ONNX value can have (they are not valid identifiers of a file's graph, and are never looked up by one)
+        String weights = "\0kiln:folded_weights:" + bn.outputs().getFirst(), bias = "\0kiln:folded_bias:" + bn.outputs().getFirst();
+        values.put(weights, wb[0]);
+        values.put(bias, wb[1]);
+        constants.add(weights);
+        constants.add(bias);
+        return new Node(conv.index(), conv.opType(), conv.domain(), conv.name(), List.of(in.getFirst(), weights, bias),
+                List.of(bn.outputs().getFirst()), conv.attrs());
     }
 
     private void evaluate(Node n) {

@@ -373,12 +373,26 @@ public abstract class CFamilyRenderer<T> {
         Slot p = u.src(0).slotArg();
         DType dt = u.dtype();
         if (dt != p.dtype()) throw new IllegalArgumentException("kernel " + program.name() + " loads " + dt + " from " + p.name() + " of " + p.dtype());
-        Expr<T> read = read(u, p, elementIndex(u.src(1)));
-        if (u.src().size() < 3 || u.src(2).isConst() && u.src(2).constLong() != 0) return read;
+        Expr<T> index = elementIndex(u.src(1));
+        if (u.src().size() < 3 || u.src(2).isConst() && u.src(2).constLong() != 0) return read(u, p, index);
+        Expr<T> read = read(u, p, index);
         if (u.src(2).isConst()) return zero(dt, read.type());
-        Expr<T> gate = ref(u.src(2)); // one conditional expression: a false gate yields 0 and never reads
-        return cond(gate, read, zero(dt, read.type()), read.type());
+        Expr<T> gate = ref(u.src(2));
+        if (readsAtSafeIndex(p)) {
+            // the read always happens, at element 0 where the gate is false, and its value is then dropped
+            read = read(u, p, cond(gate, index, zero(DType.I64, index.type()), index.type()));
+            read = local(localType(u, read), read);
+            return cond(gate, read, zero(dt, read.type()), read.type());
+        }
+        return cond(gate, read, zero(dt, read.type()), read.type()); // one conditional expression: a false gate never reads
     }
+
+    /**
+     * Whether a gated read of {@code p} is rendered as an unconditional read at an index that is the element's
+     * where the gate holds and 0 elsewhere (the value then dropped), instead of a read only where the gate holds.
+     * Only for a parameter with at least one element.
+     */
+    protected boolean readsAtSafeIndex(Slot p) { return false; }
 
     // ---------------------------------------------------------------- expressions
 

@@ -1,0 +1,88 @@
+package dev.kiln.onnx;
+
+import dev.kiln.Tensor;
+import dev.kiln.onnxspec.NumericsPolicy;
+import dev.kiln.types.DType;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Predicate;
+
+/**
+ * Finds the {@code Conv -> BatchNormalization} pairs of a model that fold into one Conv: the batch norm's
+ * per-channel scale {@code s = scale / sqrt(var + eps)} multiplies the weights, and its shift becomes the bias
+ * ({@code (b - mean) s + bias}), computed once when the graph is built. What runs is then a convolution whose
+ * epilogue adds a bias, instead of one that subtracts, divides by a square root, multiplies and adds per element.
+ *
+ * <p>A pair folds only when the result is the same function: the Conv's output is read by the batch norm alone
+ * (and is no graph output), the batch norm is in inference mode with a single output, the weights, the Conv's
+ * bias and the four batch-norm parameters are constants, all f32, with one parameter per output channel. The
+ * product then rounds differently from the unfolded form ({@code (x W) s} against {@code x (W s)}): the freedom
+ * that reorderable float reductions allow ({@link NumericsPolicy#mayReorderReductions()}, the default); with
+ * {@code kiln.reductions=exact} nothing folds.
+ */
+final class ConvBatchNormFolding {
+    private ConvBatchNormFolding() {}
+
+    /**
+     * The batch-norm node that may fold into each Conv, by the Conv's index: the pairs of the right form. Whether
+     * the operands are constants is known only when the Conv is reached (a model may compute its weights from
+     * constants, as ConstantOfShape does): see {@link #operandsConstant}.
+     */
+    static Map<Integer, Node> pairs(List<Node> nodes, List<ValueInfo> outputs, long opset) {
+        Map<Integer, Node> pairs = new HashMap<>();
+        if (!NumericsPolicy.mayReorderReductions()) return pairs;
+        Map<String, Integer> reads = new HashMap<>();
+        Map<String, Node> readBy = new HashMap<>();
+        for (Node n : nodes) {
+            for (String in : n.inputs()) {
+                if (in.isEmpty()) continue;
+                reads.merge(in, 1, Integer::sum);
+                readBy.put(in, n);
+            }
+        }
+        for (ValueInfo o : outputs) reads.merge(o.name(), 2, Integer::sum);
+        for (Node conv : nodes) {
+            if (!conv.opType().equals("Conv") || !conv.domain().isEmpty() || conv.outputs().size() != 1 || conv.inputs().size() < 2) continue;
+            String y = conv.outputs().getFirst();
+            Node bn = readBy.get(y);
+            if (bn == null || reads.getOrDefault(y, 0) != 1 || !bn.opType().equals("BatchNormalization") || !bn.domain().isEmpty()) continue;
+            if (bn.inputs().size() != 5 || !bn.inputs().getFirst().equals(y) || bn.outputs().stream().skip(1).anyMatch(o -> !o.isEmpty())) continue;
+            if (opset >= 14 && bn.attrs().b("training_mode", false) || opset < 9 && !bn.attrs().b("spatial", true)) continue;
+            pairs.put(conv.index(), bn);
+        }
+        return pairs;
+    }
+
+    /** Whether the weights, the Conv's bias (if any) and the batch norm's four parameters are all constants. */
+    static boolean operandsConstant(Node conv, Node bn, Predicate<String> constant) {
+        boolean all = constant.test(conv.inputs().get(1)) && (conv.inputs().size() < 3 || conv.inputs().get(2).isEmpty()
+                || constant.test(conv.inputs().get(2)));
+        for (int k = 1; k < 5; k++) all &= constant.test(bn.inputs().get(k));
+        return all;
+    }
+
+    /**
+     * The folded weights and bias of {@code conv} followed by {@code bn}, or null when the operands' dtypes or
+     * shapes are not the plain f32, one-per-output-channel ones (the pair is then built unfolded, and any error
+     * is the operators' own).
+     *
+     * @param w the Conv's weights, b its bias (or null), then the batch norm's parameters, all constants on one device
+     */
+    static Tensor[] fold(Tensor w, Tensor b, Tensor scale, Tensor bias, Tensor mean, Tensor var, double eps) {
+        if (w.ndim() < 3 || w.shape().isSymbolic()) return null;
+        int channels = w.dim(0);
+        for (Tensor t : b == null ? new Tensor[] {w, scale, bias, mean, var} : new Tensor[] {w, b, scale, bias, mean, var}) {
+            if (t.dtype() != DType.F32) return null;
+            if (t != w && (t.ndim() != 1 || t.shape().isSymbolic() || t.dim(0) != channels)) return null;
+        }
+        Tensor s = scale.div(var.add(eps).sqrt());
+        int[] perChannel = new int[w.ndim()];
+        java.util.Arrays.fill(perChannel, 1);
+        perChannel[0] = channels;
+        Tensor folded = w.mul(s.reshape(perChannel)).realize();
+        Tensor shift = (b == null ? mean.neg() : b.sub(mean)).mul(s).add(bias).realize();
+        return new Tensor[] {folded, shift};
+    }
+}

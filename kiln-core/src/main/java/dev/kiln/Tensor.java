@@ -197,6 +197,20 @@ public final class Tensor {
     public Buffer buffer() { return realize().realized; }
 
     /**
+     * This tensor, realised, as a constant: a tensor over the same memory whose contents the caller promises never
+     * to change again ({@link Buffer#asImmutable()}). Plans that read it may keep data derived from it, such as
+     * weights packed for a matrix product once instead of on every run.
+     */
+    public Tensor asConstant() {
+        Buffer b = buffer();
+        if (b.isImmutable()) return this;
+        Buffer constant = b.asImmutable();
+        Tensor t = new Tensor(constant, Shape.of(Math.toIntExact(b.count())), device).reshapeTo(shape());
+        t.realized = constant; // the reshape of a buffer is that buffer's values: realising it must not copy them
+        return t;
+    }
+
+    /**
      * This tensor's graph scheduled, planned and compiled for its device once, to be executed many
      * times ({@link dev.kiln.runtime.ExecutionPlan#execute()}). Close the plan to free its memory.
      */

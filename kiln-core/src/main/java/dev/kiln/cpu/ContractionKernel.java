@@ -77,7 +77,7 @@ public final class ContractionKernel implements KernelRunner {
 
     @Override
     public void run(MemorySegment[] buffers, long[] vars, long start, long end) {
-        run(buffers, vars, start, end, overlapsAnInput(buffers), epilogueKernel);
+        run(buffers, vars, start, end, overlapsAnInput(buffers), epilogueKernel, null);
     }
 
     /**
@@ -85,13 +85,21 @@ public final class ContractionKernel implements KernelRunner {
      * epilogue is bound to the same buffers (when it runs on them, that is when nothing overlaps).
      */
     @Override
-    public KernelRunner bind(MemorySegment[] buffers) {
+    public KernelRunner bind(MemorySegment[] buffers) { return bind(buffers, new boolean[buffers.length]); }
+
+    /**
+     * {@link #bind(MemorySegment[])}, with the operands among the constants packed now, once, for every later call
+     * ({@link GemmKernel#prepack}): a convolution's weights, or the W of x W, are not packed again on each run.
+     */
+    @Override
+    public KernelRunner bind(MemorySegment[] buffers, boolean[] immutable) {
         boolean overlaps = overlapsAnInput(buffers);
         KernelRunner boundEpilogue = overlaps ? epilogueKernel : epilogueKernel.bind(buffers);
+        GemmKernel.Prepacked prepacked = gemm.prepack(buffers, immutable[gemm.aParam()], immutable[gemm.bParam()]);
         return new KernelRunner() {
             @Override
             public void run(MemorySegment[] b, long[] vars, long start, long end) {
-                if (b == buffers) ContractionKernel.this.run(b, vars, start, end, overlaps, boundEpilogue);
+                if (b == buffers) ContractionKernel.this.run(b, vars, start, end, overlaps, boundEpilogue, prepacked);
                 else ContractionKernel.this.run(b, vars, start, end);
             }
 
@@ -100,26 +108,27 @@ public final class ContractionKernel implements KernelRunner {
         };
     }
 
-    private void run(MemorySegment[] buffers, long[] vars, long start, long end, boolean overlaps, KernelRunner epilogueOnBuffers) {
+    private void run(MemorySegment[] buffers, long[] vars, long start, long end, boolean overlaps, KernelRunner epilogueOnBuffers,
+                     GemmKernel.Prepacked prepacked) {
         long whole = program.activeExtent(vars);
         if (start != 0 || end != whole) {
             throw new UnsupportedOperationException("kernel " + program.name() + " runs as one GEMM: it takes its whole range [0, " + whole
                     + "), not [" + start + ", " + end + ")");
         }
         if (!overlaps) {
-            compute(buffers, vars, epilogueOnBuffers);
+            compute(buffers, vars, epilogueOnBuffers, prepacked);
             return;
         }
         try (Arena scratch = Arena.ofConfined()) {
             MemorySegment[] separate = buffers.clone();
             separate[0] = scratch.allocate(Math.max(4, outputBytes), 64);
-            compute(separate, vars, epilogueKernel);
+            compute(separate, vars, epilogueKernel, prepacked);
             buffers[0].asSlice(0, outputBytes).copyFrom(separate[0].asSlice(0, outputBytes));
         }
     }
 
-    private void compute(MemorySegment[] buffers, long[] vars, KernelRunner epilogueRunner) {
-        gemm.run(buffers, vars);
+    private void compute(MemorySegment[] buffers, long[] vars, KernelRunner epilogueRunner, GemmKernel.Prepacked prepacked) {
+        gemm.run(buffers, vars, prepacked);
         if (!identity) KernelRunner.runAll(epilogueRunner, epilogue, buffers, vars);
     }
 

@@ -75,6 +75,12 @@ final class GemmKernel {
         full = new GemmPlan(c, batchVars, mVars, nVars, kVars, ext);
     }
 
+    /** The kernel parameter A is read from. */
+    int aParam() { return full.a.param; }
+
+    /** The kernel parameter B is read from. */
+    int bParam() { return full.b.param; }
+
     private static int[] vars(Contraction c, Contraction.Role role) {
         return java.util.stream.IntStream.range(0, c.vars().size()).filter(v -> c.vars().get(v).role() == role).toArray();
     }
@@ -85,8 +91,15 @@ final class GemmKernel {
      *
      * @throws IndexOutOfBoundsException when an element read or written lies outside its buffer
      */
-    void run(MemorySegment[] buffers, long[] vars) {
+    void run(MemorySegment[] buffers, long[] vars) { run(buffers, vars, null); }
+
+    /**
+     * {@link #run(MemorySegment[], long[])} with constant operands already packed ({@code prepacked}, for the full
+     * extents: used when the run's extents are the full ones, ignored otherwise).
+     */
+    void run(MemorySegment[] buffers, long[] vars, Prepacked prepacked) {
         GemmPlan p = plan(vars);
+        Prepacked pre = p == full ? prepacked : null;
         p.checkBounds(buffers);
         if (p.batches == 0 || p.m == 0 || p.n == 0) return;
         MemorySegment cs = buffers[0];
@@ -99,7 +112,7 @@ final class GemmKernel {
         int workers = WorkerPool.size();
         long work = (long) p.batches * p.m * p.n * p.k;
         if (workers < 2 || work < PARALLEL_MIN) {
-            compute(p, as, bs, cs, 0, p.batches, 0, p.m, 0, p.n);
+            compute(p, pre, as, bs, cs, 0, p.batches, 0, p.m, 0, p.n);
             return;
         }
         List<RecursiveAction> tasks = new ArrayList<>();
@@ -107,7 +120,7 @@ final class GemmKernel {
             // whole GEMMs per worker (at most one more for some when the batches do not divide evenly)
             for (int t = 0; t < workers; t++) {
                 int b0 = (int) ((long) p.batches * t / workers), b1 = (int) ((long) p.batches * (t + 1) / workers);
-                tasks.add(task(p, as, bs, cs, b0, b1, 0, p.m, 0, p.n));
+                tasks.add(task(p, pre, as, bs, cs, b0, b1, 0, p.m, 0, p.n));
             }
         } else {
             // fewer (or unevenly many) batches: each GEMM cut in as many slices as workers, stolen as they free up
@@ -120,8 +133,8 @@ final class GemmKernel {
             for (int b = 0; b < p.batches; b++) {
                 for (int t = 0; t < workers; t++) {
                     if (cuts[t] == cuts[t + 1]) continue;
-                    tasks.add(byM ? task(p, as, bs, cs, b, b + 1, cuts[t], cuts[t + 1], 0, p.n)
-                            : task(p, as, bs, cs, b, b + 1, 0, p.m, cuts[t], cuts[t + 1]));
+                    tasks.add(byM ? task(p, pre, as, bs, cs, b, b + 1, cuts[t], cuts[t + 1], 0, p.n)
+                            : task(p, pre, as, bs, cs, b, b + 1, 0, p.m, cuts[t], cuts[t + 1]));
                 }
             }
         }
@@ -137,13 +150,58 @@ final class GemmKernel {
         return cuts;
     }
 
-    private RecursiveAction task(GemmPlan p, MemorySegment as, MemorySegment bs, MemorySegment cs,
+    private RecursiveAction task(GemmPlan p, Prepacked pre, MemorySegment as, MemorySegment bs, MemorySegment cs,
                                  int b0, int b1, int m0, int m1, int n0, int n1) {
         return new RecursiveAction() {
             @Override
-            protected void compute() { GemmKernel.compute(p, as, bs, cs, b0, b1, m0, m1, n0, n1); }
+            protected void compute() { GemmKernel.compute(p, pre, as, bs, cs, b0, b1, m0, m1, n0, n1); }
         };
     }
+
+    /**
+     * Constant operands packed once, for the full extents, in the layouts the loop nest packs per block: A as
+     * {@code [batch][K block][row][k]} (rows padded to MR), B as {@code [batch][K block][column panel][k][NR]}
+     * (columns padded to NR), each K block {@code kcStep} deep (the last shorter). Null sides are packed per run.
+     */
+    record Prepacked(float[] a, float[] b) {}
+
+    /** Most floats a side is prepacked into (the rest are packed per run, as any operand). */
+    static final long PREPACK_MAX = 1L << 28;
+
+    /**
+     * Packs the constant operands among A ({@code packA}) and B ({@code packB}) from {@code buffers} for the full
+     * extents, or returns null when neither is packed (a side larger than {@link #PREPACK_MAX} floats stays
+     * packed per run).
+     *
+     * @throws IndexOutOfBoundsException when an element read lies outside its buffer
+     */
+    Prepacked prepack(MemorySegment[] buffers, boolean packA, boolean packB) {
+        GemmPlan p = full;
+        if (p.batches == 0 || p.m == 0 || p.n == 0 || p.k == 0) return null;
+        long aSize = (long) p.batches * roundUp(p.m, MR) * p.k, bSize = (long) p.batches * roundUp(p.n, NR) * p.k;
+        packA &= aSize <= PREPACK_MAX;
+        packB &= bSize <= PREPACK_MAX;
+        if (!packA && !packB) return null;
+        if (packA) p.a.checkBounds(buffers[p.a.param], "operand A");
+        if (packB) p.b.checkBounds(buffers[p.b.param], "operand B");
+        int kcStep = step(p.k, KC, 1), paddedM = roundUp(p.m, MR), paddedN = roundUp(p.n, NR);
+        float[] a = packA ? new float[(int) aSize] : null, b = packB ? new float[(int) bSize] : null;
+        float[] scratch = new float[Math.max(Math.max(paddedN, paddedM), Math.max(KC, NC))];
+        for (int batch = 0; batch < p.batches; batch++) {
+            for (int pc = 0; pc < p.k; pc += kcStep) {
+                int kc = Math.min(kcStep, p.k - pc);
+                if (packA) p.a.packRows(buffers[p.a.param], batch, 0, p.m, pc, kc, a, aBase(p, batch, pc), scratch);
+                if (packB) p.b.packColPanels(buffers[p.b.param], batch, pc, kc, 0, p.n, b, bBase(p, batch, pc), scratch);
+            }
+        }
+        return new Prepacked(a, b);
+    }
+
+    /** Where K block {@code pc} of batch {@code b} starts in a prepacked A. */
+    private static int aBase(GemmPlan p, int b, int pc) { return (b * p.k + pc) * roundUp(p.m, MR); }
+
+    /** Where K block {@code pc} of batch {@code b} starts in a prepacked B. */
+    private static int bBase(GemmPlan p, int b, int pc) { return (b * p.k + pc) * roundUp(p.n, NR); }
 
     private GemmPlan plan(long[] vars) {
         if (!limited) return full;
@@ -158,13 +216,16 @@ final class GemmKernel {
     }
 
     /** The BLIS loop nest over batches {@code [b0, b1)}, rows {@code [m0, m1)} and columns {@code [n0, n1)} of C. */
-    static void compute(GemmPlan p, MemorySegment as, MemorySegment bs, MemorySegment cs, int b0, int b1, int m0, int m1, int n0, int n1) {
+    static void compute(GemmPlan p, Prepacked pre, MemorySegment as, MemorySegment bs, MemorySegment cs,
+                        int b0, int b1, int m0, int m1, int n0, int n1) {
         if (m1 <= m0 || n1 <= n0) return;
         Scratch s = SCRATCH.get();
         // equal blocks no larger than the limits: K = 576 runs as 2 x 288, not 512 + 64
         int kcStep = step(p.k, KC, 1), mcStep = step(m1 - m0, MC, MR), ncStep = step(n1 - n0, NC, NR);
-        s.ensure(roundUp(mcStep, MR) * kcStep, roundUp(ncStep, NR) * kcStep);
-        float[] ap = s.a, bp = s.b;
+        float[] preA = pre == null ? null : pre.a(), preB = pre == null ? null : pre.b();
+        s.ensure(preA != null ? 0 : roundUp(mcStep, MR) * kcStep, preB != null ? 0 : roundUp(ncStep, NR) * kcStep);
+        // a prepacked side is read where its block lies in the whole (m0 and n0 are multiples of MR and NR)
+        float[] ap = preA != null ? preA : s.a, bp = preB != null ? preB : s.b;
         for (int b = b0; b < b1; b++) {
             long cBase = p.cBatch[b];
             for (int jc = n0; jc < n1; jc += ncStep) {
@@ -172,15 +233,19 @@ final class GemmKernel {
                 for (int pc = 0; pc < p.k; pc += kcStep) {
                     int kc = Math.min(kcStep, p.k - pc);
                     boolean first = pc == 0;
-                    p.b.packColPanels(bs, b, pc, kc, jc, nc, bp, s.row);
+                    int bAt = 0;
+                    if (preB == null) p.b.packColPanels(bs, b, pc, kc, jc, nc, bp, 0, s.row);
+                    else bAt = bBase(p, b, pc) + jc * kc;
                     for (int ic = m0; ic < m1; ic += mcStep) {
                         int mc = Math.min(mcStep, m1 - ic);
-                        p.a.packRows(as, b, ic, mc, pc, kc, ap, s.row);
+                        int aAt = 0;
+                        if (preA == null) p.a.packRows(as, b, ic, mc, pc, kc, ap, 0, s.row);
+                        else aAt = aBase(p, b, pc) + ic * kc;
                         for (int jr = 0; jr < nc; jr += NR) {
                             int nr = Math.min(NR, nc - jr), n = jc + jr;
                             boolean contiguous = p.contiguous[n] >= nr;
                             for (int ir = 0; ir < mc; ir += MR) {
-                                GemmMicroKernel.tile(ap, ir * kc, bp, jr * kc, kc, cs, cBase, p.cRow, ic + ir, Math.min(MR, mc - ir),
+                                GemmMicroKernel.tile(ap, aAt + ir * kc, bp, bAt + jr * kc, kc, cs, cBase, p.cRow, ic + ir, Math.min(MR, mc - ir),
                                         p.cCol, n, nr, contiguous, first, s.tmp);
                             }
                         }

@@ -220,7 +220,7 @@ final class GemmSide {
 
     /**
      * Packs rows {@code [r0, r0+nr)} x columns {@code [c0, c0+nc)} of batch {@code b} into column panels NR
-     * wide: {@code dst[(c / NR) * nr * NR + r * NR + c % NR]} (local r, c), the last panel padded with zeros. This
+     * wide: {@code dst[at + (c / NR) * nr * NR + r * NR + c % NR]} (local r, c), the last panel padded with zeros. This
      * is B's layout (rows K, columns N): the micro-kernel reads one row of a panel per step.
      *
      * <p>Each row is first gathered into {@code row} (whole runs: one gate solution and one strided copy each),
@@ -228,9 +228,9 @@ final class GemmSide {
      *
      * @param row scratch of at least {@code roundUp(nc, NR)} floats
      */
-    void packColPanels(MemorySegment seg, int b, int r0, int nr, int c0, int nc, float[] dst, float[] row) {
+    void packColPanels(MemorySegment seg, int b, int r0, int nr, int c0, int nc, float[] dst, int at, float[] row) {
         if (nGates == 0 && runStride != 1 && rowRunStride == 1) {
-            packColPanelsByColumns(seg, b, r0, nr, c0, nc, dst, row);
+            packColPanelsByColumns(seg, b, r0, nr, c0, nc, dst, at, row);
             return;
         }
         final int w = NR;
@@ -241,7 +241,7 @@ final class GemmSide {
         int panelSize = nr * w;
         for (int r = 0; r < nr; r++) {
             gatherRow(seg, b, r0 + r, c0, nc, firstLen, row, 0, gateBase);
-            for (int p = 0, d = r * w; p < panels; p++, d += panelSize) {
+            for (int p = 0, d = at + r * w; p < panels; p++, d += panelSize) {
                 FloatVector.fromArray(S, row, p * w).intoArray(dst, d);
                 FloatVector.fromArray(S, row, p * w + L).intoArray(dst, d + L);
             }
@@ -255,12 +255,12 @@ final class GemmSide {
      *
      * @param col scratch of at least {@code nr} floats
      */
-    private void packColPanelsByColumns(MemorySegment seg, int b, int r0, int nr, int c0, int nc, float[] dst, float[] col) {
+    private void packColPanelsByColumns(MemorySegment seg, int b, int r0, int nr, int c0, int nc, float[] dst, int at, float[] col) {
         final int w = NR;
         int panels = (nc + w - 1) / w;
         int pad = panels * w - nc;
         if (pad > 0) {
-            int p = (panels - 1) * nr * w;
+            int p = at + (panels - 1) * nr * w;
             for (int r = 0; r < nr; r++) Arrays.fill(dst, p + r * w + w - pad, p + r * w + w, 0f);
         }
         int firstLen = rowRunLen - r0 % rowRunLen, end = r0 + nr;
@@ -269,7 +269,7 @@ final class GemmSide {
             for (int r = r0, len = Math.min(firstLen, nr); r < end; r += len, len = Math.min(rowRunLen, end - r)) {
                 copy(seg, base + rowAddr[r], 1, len, col, r - r0);
             }
-            int d = (c / w) * nr * w + c % w;
+            int d = at + (c / w) * nr * w + c % w;
             for (int r = 0; r < nr; r++) dst[d + r * w] = col[r];
         }
     }
@@ -338,15 +338,15 @@ final class GemmSide {
 
     /**
      * Packs rows {@code [r0, r0+nr)} x columns {@code [c0, c0+nc)} of batch {@code b} row by row:
-     * {@code dst[r * nc + c]} (local r, c), rows up to the next multiple of MR zero. This is A's layout (rows M,
+     * {@code dst[at + r * nc + c]} (local r, c), rows up to the next multiple of MR zero. This is A's layout (rows M,
      * columns K): the micro-kernel streams the MR rows of a panel side by side, so a row is one strided
      * (usually contiguous) copy per run instead of a transpose.
      *
      * @param col scratch of at least {@code nr} floats
      */
-    void packRows(MemorySegment seg, int b, int r0, int nr, int c0, int nc, float[] dst, float[] col) {
+    void packRows(MemorySegment seg, int b, int r0, int nr, int c0, int nc, float[] dst, int at, float[] col) {
         int padded = (nr + MR - 1) / MR * MR;
-        Arrays.fill(dst, nr * nc, padded * nc, 0f);
+        Arrays.fill(dst, at + nr * nc, at + padded * nc, 0f);
         if (nGates == 0 && runStride != 1 && rowRunStride == 1) {
             // a transposed A (contiguous down its columns): each column in bulk along its row runs, then across
             int firstLen = rowRunLen - r0 % rowRunLen, end = r0 + nr;
@@ -355,12 +355,12 @@ final class GemmSide {
                 for (int r = r0, len = Math.min(firstLen, nr); r < end; r += len, len = Math.min(rowRunLen, end - r)) {
                     copy(seg, base + rowAddr[r], 1, len, col, r - r0);
                 }
-                for (int r = 0; r < nr; r++) dst[r * nc + c] = col[r];
+                for (int r = 0; r < nr; r++) dst[at + r * nc + c] = col[r];
             }
             return;
         }
         long[] gateBase = gateScratch();
         int firstLen = runLen - c0 % runLen;
-        for (int r = 0; r < nr; r++) gatherRow(seg, b, r0 + r, c0, nc, firstLen, dst, r * nc, gateBase);
+        for (int r = 0; r < nr; r++) gatherRow(seg, b, r0 + r, c0, nc, firstLen, dst, at + r * nc, gateBase);
     }
 }

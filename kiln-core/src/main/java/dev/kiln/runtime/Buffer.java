@@ -20,17 +20,19 @@ public final class Buffer implements BufferRef {
     private final long count;
     private final MemorySegment segment;
     private final boolean hostMemory;
+    private final boolean immutable;
 
     public Buffer(String device, DType dtype, long count, MemorySegment segment) {
-        this(device, dtype, count, segment, true);
+        this(device, dtype, count, segment, true, false);
     }
 
-    private Buffer(String device, DType dtype, long count, MemorySegment segment, boolean hostMemory) {
+    private Buffer(String device, DType dtype, long count, MemorySegment segment, boolean hostMemory, boolean immutable) {
         this.device = Objects.requireNonNull(device);
         this.dtype = Objects.requireNonNull(dtype);
         this.count = count;
         this.segment = Objects.requireNonNull(segment);
         this.hostMemory = hostMemory;
+        this.immutable = immutable;
         if (!hostMemory) return; // an address in device memory: nothing here to measure
         long need = dtype.byteSize(count);
         if (segment.byteSize() < need) {
@@ -94,8 +96,22 @@ public final class Buffer implements BufferRef {
      * address-only segment. Its elements are read through {@link #toHost()}.
      */
     public static Buffer inDeviceMemory(String device, DType dtype, long count, MemorySegment address) {
-        return new Buffer(device, dtype, count, address, false);
+        return new Buffer(device, dtype, count, address, false, false);
     }
+
+    /**
+     * This buffer's memory as a constant: a buffer whose contents never change again. The caller promises it
+     * (nothing writes the memory through another reference any more); Kiln then refuses writes through the
+     * returned buffer ({@link #segment()} is read-only in host memory) and a prepared plan may keep data derived
+     * from it, such as a GEMM's packed weights, for as long as the plan lives.
+     */
+    public Buffer asImmutable() {
+        if (immutable) return this;
+        return new Buffer(device, dtype, count, hostMemory ? segment.asReadOnly() : segment, hostMemory, true);
+    }
+
+    /** Whether this buffer's contents are constant ({@link #asImmutable()}). */
+    public boolean isImmutable() { return immutable; }
 
     /** Whether the data is in host memory, readable through {@link #segment()} and the element accessors. */
     public boolean isHostMemory() { return hostMemory; }

@@ -266,10 +266,15 @@ public final class ExecutionPlan implements AutoCloseable {
         for (int i = 0; i < ops.size(); i++) {
             PreparedOp op = ops.get(i);
             MemorySegment[] b = new MemorySegment[1 + op.inputs().size()];
+            boolean[] immutable = new boolean[b.length];
             b[0] = segments[op.output()];
-            for (int j = 0; j < op.inputs().size(); j++) b[j + 1] = segments[op.inputs().get(j)];
+            for (int j = 0; j < op.inputs().size(); j++) {
+                UOp in = nodes.get(op.inputs().get(j));
+                b[j + 1] = segments[op.inputs().get(j)];
+                immutable[j + 1] = in.op() == Op.BUFFER && Buffer.of(in).isImmutable();
+            }
             opBuffers[i] = b;
-            if (runners.get(i) != null) opRunners[i] = runners.get(i).bind(b);
+            if (runners.get(i) != null) opRunners[i] = runners.get(i).bind(b, immutable);
         }
     }
 

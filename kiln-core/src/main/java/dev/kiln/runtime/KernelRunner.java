@@ -23,6 +23,13 @@ public interface KernelRunner {
     default KernelRunner bind(MemorySegment[] buffers) { return this; }
 
     /**
+     * {@link #bind(MemorySegment[])}, told which of the buffers are constants ({@code immutable[i]}: an
+     * {@linkplain Buffer#asImmutable() immutable} buffer, whose contents never change), so the runner may also
+     * prepare data derived from them once (packed weights). The default ignores it.
+     */
+    default KernelRunner bind(MemorySegment[] buffers, boolean[] immutable) { return bind(buffers); }
+
+    /**
      * Whether one call already spreads its work over every worker of the {@link WorkerPool} by itself (a packed
      * GEMM), so a plan gains nothing by running it beside other steps. The default is false.
      */

@@ -189,16 +189,40 @@ class GemmKernelTest {
         return bufs;
     }
 
-    /** Runs the kernel on fresh buffers and checks every point against the reference, and that no other C element changed. */
+    /**
+     * Runs the kernel on fresh buffers and checks every point against the reference, and that no other C element
+     * changed: with both operands packed per run, and with A, B and both {@linkplain GemmKernel#prepack prepacked}.
+     */
     static void check(Contraction c, long[] vals) {
+        for (int prepacked = 0; prepacked < 4; prepacked++) {
+            try (Arena arena = Arena.ofShared()) {
+                MemorySegment[] bufs = buffers(arena, c, 42);
+                GemmKernel gemm = new GemmKernel(c);
+                gemm.run(bufs, vals, gemm.prepack(bufs, (prepacked & 1) != 0, (prepacked & 2) != 0));
+                Reference ref = reference(c, bufs, vals, -1);
+                String what = c + (prepacked == 0 ? "" : " with " + List.of("", "A", "B", "A and B").get(prepacked) + " prepacked");
+                assertThat(mismatches(ref, bufs[0])).as(what).isEmpty();
+                long written = 0;
+                for (long i = 0; i < bufs[0].byteSize() / 4; i++) if (!Float.isNaN(bufs[0].get(F, 4 * i))) written++;
+                assertThat(written).as("C elements written, " + what).isEqualTo(ref.exact.length);
+            }
+        }
+    }
+
+    @Test
+    void aPrepackedOperandIsReadOnceWhenPrepacked() {
+        // the constant contract: what was packed is what later runs use, without reading the buffer again
+        Contraction c = conv(1, 8, 12, 9, 3, 1, 1);
         try (Arena arena = Arena.ofShared()) {
-            MemorySegment[] bufs = buffers(arena, c, 42);
-            new GemmKernel(c).run(bufs, vals);
-            Reference ref = reference(c, bufs, vals, -1);
-            assertThat(mismatches(ref, bufs[0])).as(c.toString()).isEmpty();
-            long written = 0;
-            for (long i = 0; i < bufs[0].byteSize() / 4; i++) if (!Float.isNaN(bufs[0].get(F, 4 * i))) written++;
-            assertThat(written).as("C elements written").isEqualTo(ref.exact.length);
+            MemorySegment[] bufs = buffers(arena, c, 3);
+            GemmKernel gemm = new GemmKernel(c);
+            GemmKernel.Prepacked weights = gemm.prepack(bufs, true, false);
+            Reference before = reference(c, bufs, new long[0], -1);
+            bufs[1].fill((byte) 0);
+            gemm.run(bufs, new long[0], weights);
+            assertThat(mismatches(before, bufs[0])).isEmpty();
+            gemm.run(bufs, new long[0]);
+            assertThat(bufs[0].get(F, 0)).as("packed per run: the zeroed weights").isEqualTo(0f);
         }
     }
 

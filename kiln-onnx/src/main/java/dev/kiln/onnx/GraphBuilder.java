@@ -59,13 +59,14 @@ final class GraphBuilder {
 
     /**
      * Value {@code name} on device {@code d}. A constant (an initializer or a folded node) is copied there once,
-     * while the graph is built: a lazy copy would be a step of every run (ResNet-50's folded batch-norm
-     * parameters: 239 copies per run).
+     * while the graph is built (a lazy copy would be a step of every run: ResNet-50's folded batch-norm
+     * parameters, 239 copies per run), and marked {@linkplain Tensor#asConstant() constant}, so plans may pack
+     * weights once.
      */
     private Tensor on(String name, Device d) {
         Tensor t = values.get(name);
-        if (t.device() == d || !constants.contains(name)) return t.to(d);
-        return placed.computeIfAbsent(name + "@" + d.spec(), k -> t.to(d).realize());
+        if (!constants.contains(name)) return t.to(d);
+        return placed.computeIfAbsent(name + "@" + d.spec(), k -> (t.device() == d ? t : t.to(d)).realize().asConstant());
     }
 
     /**

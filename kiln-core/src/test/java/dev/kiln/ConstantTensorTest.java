@@ -1,0 +1,56 @@
+package dev.kiln;
+
+import dev.kiln.runtime.Buffer;
+import dev.kiln.runtime.ExecutionPlan;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** {@link Tensor#asConstant()}: an immutable view of the same values, which plans may pack once. */
+class ConstantTensorTest {
+    @Test
+    void aConstantIsTheSameValuesAndRefusesWrites() {
+        Tensor w = Tensor.randn(1, 3, 4).realize();
+        Tensor c = w.asConstant();
+        assertThat(c.dims()).containsExactly(3, 4);
+        assertThat(c.toFloatArray()).containsExactly(w.toFloatArray());
+        Buffer b = c.buffer();
+        assertThat(b.isImmutable()).isTrue();
+        assertThat(w.buffer().isImmutable()).isFalse();
+        assertThat(b.segment().isReadOnly()).isTrue();
+        assertThatThrownBy(() -> b.setDouble(0, 1.0)).isInstanceOf(RuntimeException.class);
+        assertThat(c.asConstant()).isSameAs(c);
+    }
+
+    private static float[] floats(Buffer b) { return b.segment().asSlice(0, 4 * b.count()).toArray(java.lang.foreign.ValueLayout.JAVA_FLOAT); }
+
+    @Test
+    void productsWithConstantWeightsEqualThoseWithoutBitForBit() {
+        // the packed GEMM packs constant weights once, when the plan is bound: same sums, same order, same bits
+        for (int[] s : new int[][] {{70, 130, 90}, {40, 300, 600}, {130, 40, 1100}}) {
+            Tensor x = Tensor.randn(2, s[0], s[1]).realize(), w = Tensor.randn(3, s[1], s[2]).realize(), bias = Tensor.randn(4, s[2]).realize();
+            Tensor img = Tensor.randn(5, 1, 8, 11, 11).realize(), k = Tensor.randn(6, 12, 8, 3, 3).realize();
+            try (ExecutionPlan plain = Tensor.prepare(x.matmul(w).add(bias).relu(), x.matmul(w.permute(1, 0).realize().permute(1, 0)),
+                    img.conv2d(k, null, new int[] {2, 2}, new int[] {1, 1}, null, 1));
+                 ExecutionPlan constant = Tensor.prepare(x.matmul(w.asConstant()).add(bias).relu(),
+                         x.matmul(w.permute(1, 0).realize().asConstant().permute(1, 0)),
+                         img.conv2d(k.asConstant(), null, new int[] {2, 2}, new int[] {1, 1}, null, 1))) {
+                plain.execute();
+                constant.execute();
+                constant.execute();
+                for (int o = 0; o < 3; o++) {
+                    assertThat(floats(constant.outputBuffer(o))).as("output %d of %s", o, java.util.Arrays.toString(s))
+                            .containsExactly(floats(plain.outputBuffer(o)));
+                }
+                // breaking the promise shows the packing happened once: the constant plan still uses the first values
+                float[] first = floats(constant.outputBuffer(0));
+                w.buffer().segment().fill((byte) 0);
+                constant.execute();
+                plain.execute();
+                assertThat(floats(constant.outputBuffer(0))).containsExactly(first);
+                assertThat(floats(plain.outputBuffer(0))).isNotEqualTo(first);
+            }
+        }
+    }
+}

@@ -198,8 +198,14 @@ public final class Heuristics {
         if (globals.isEmpty() || !VECTOR_DTYPES.contains(plan.program.outputDType())) return false;
         Stmt.Loop v = globals.getLast();
         int lanes = cpu.lanes(plan.program.outputDType().itemSize());
-        if (lanes < 2 || v.limit() != null || v.extent() % lanes != 0 || !vectorLanes(v)) return false;
-        plan.add(new Opt.Upcast(plan.axis(v.index()), lanes));
+        if (lanes < 2 || v.limit() != null || !vectorLanes(v)) return false;
+        if (v.extent() % lanes == 0) {
+            plan.add(new Opt.Upcast(plan.axis(v.index()), lanes));
+            return true;
+        }
+        // a row that is no multiple of the lanes (7, 13, 55, 196 pixels): vectors for the whole multiples, then the rest
+        if (v.extent() < 2L * lanes || globals.size() < 2) return false;
+        plan.add(new Opt.UpcastRemainder(plan.axis(v.index()), lanes));
         return true;
     }
 

@@ -11,7 +11,10 @@ public sealed interface Opt {
     /** The axis the action applies to. */
     int axis();
 
-    /** The action's name in messages: {@code UPCAST}, {@code UNROLL}, {@code TILE}, {@code GROUP}, {@code THREAD}. */
+    /**
+     * The action's name in messages: {@code UPCAST}, {@code UPCAST_REMAINDER}, {@code UNROLL}, {@code TILE}, {@code GROUP},
+     * {@code THREAD}.
+     */
     String kind();
 
     /** The action's amount: the split factor, tile size or number of workers. */
@@ -29,6 +32,18 @@ public sealed interface Opt {
     record Upcast(int axis, int amount) implements Opt {
         @Override
         public String kind() { return "UPCAST"; }
+    }
+
+    /**
+     * UPCAST of an innermost output loop {@code i} (extent n) that {@code amount} does not divide: the whole
+     * multiples as {@code i_o} (n / amount) around an {@link Stmt.LoopKind#UPCAST} loop {@code i_up} (amount),
+     * then a loop {@code i_r} of the same kind over the {@code n % amount} iterations left, one at a time
+     * ({@code i = i_o * amount + i_up}, then {@code i = n - n % amount + i_r}). A row of 55 becomes three
+     * 16-lane vectors and 7 single iterations instead of 55 single iterations.
+     */
+    record UpcastRemainder(int axis, int amount) implements Opt {
+        @Override
+        public String kind() { return "UPCAST_REMAINDER"; }
     }
 
     /**

@@ -165,6 +165,21 @@ public final class Optimizer {
                 checkSplit(loop, u.amount(), true);
                 yield splitOutput(loop, u.amount(), "_up", Stmt.LoopKind.UPCAST);
             }
+            case Opt.UpcastRemainder u -> {
+                if (!output) throw fail(loop, "UPCAST_REMAINDER needs an output loop with independent iterations");
+                if (u.amount() > MAX_EXPANSION) {
+                    throw fail(loop, "the amount " + u.amount() + " is above the limit of " + MAX_EXPANSION + " copies of the loop body");
+                }
+                if (loop.extent() % u.amount() == 0) throw fail(loop, u.amount() + " divides the extent " + loop.extent() + "; use UPCAST");
+                if (loop.extent() < u.amount()) throw fail(loop, "the extent " + loop.extent() + " is less than one group of " + u.amount());
+                if (loop.kind() == Stmt.LoopKind.THREAD || program.body().body().contains(loop)) {
+                    throw fail(loop, "the kernel's outermost loop is the range the runtime splits and must stay one loop");
+                }
+                boolean[] inner = {false};
+                walk(loop.body(), x -> inner[0] |= x instanceof Stmt.Loop l && (l.kind() == Stmt.LoopKind.GLOBAL || l.kind() == Stmt.LoopKind.THREAD));
+                if (inner[0]) throw fail(loop, "UPCAST_REMAINDER applies to an innermost output loop");
+                yield upcastRemainder(loop, u.amount());
+            }
             case Opt.Tile t -> {
                 if (!output) throw fail(loop, "TILE needs an output loop with independent iterations, and a reduce loop's order is fixed");
                 checkSplit(loop, t.size(), false);
@@ -255,6 +270,18 @@ public final class Optimizer {
         headers.add(insert, new Header(inner, innerKind, null));
         UOp replacement = UOp.variable(outer).mul(amount).add(UOp.variable(inner));
         return build(headers, substitute(nest.inner(), Map.of(loop.index(), replacement)));
+    }
+
+    /** UPCAST_REMAINDER: the loop becomes the vector part and, after it, the single iterations left. */
+    private Stmt.Block upcastRemainder(Stmt.Loop loop, int amount) {
+        long n = loop.extent(), whole = n - n % amount;
+        Variable outer = fresh(loop.index().name() + "_o", whole / amount);
+        Variable lane = fresh(loop.index().name() + "_up", amount);
+        Variable rest = fresh(loop.index().name() + "_r", n % amount);
+        Stmt.Block lanes = substitute(loop.body(), Map.of(loop.index(), UOp.variable(outer).mul(amount).add(UOp.variable(lane))));
+        Stmt.Block single = substitute(loop.body(), Map.of(loop.index(), UOp.variable(rest).add(whole)));
+        Stmt.Loop vector = new Stmt.Loop(outer, loop.kind(), new Stmt.Block(List.of(new Stmt.Loop(lane, Stmt.LoopKind.UPCAST, lanes))));
+        return replace(program.body(), loop, List.of(vector, new Stmt.Loop(rest, loop.kind(), single)));
     }
 
     private Stmt.Block thread(Stmt.Loop loop, List<Stmt.Loop> axes, int workers) {

@@ -149,6 +149,7 @@ final class BeamSearch {
             switch (l.kind()) {
                 case GLOBAL, THREAD -> {
                     for (int a : AMOUNTS) if (a < e && e % a == 0) out.add(new Opt.Upcast(i, a));
+                    for (int a : AMOUNTS) if (2L * a <= e && e % a != 0) out.add(new Opt.UpcastRemainder(i, a));
                     for (int t : TILES) if (t < e && e % t == 0) out.add(new Opt.Tile(i, t));
                 }
                 case REDUCE -> {

@@ -189,6 +189,22 @@ class OptimizerTest {
     }
 
     @Test
+    void rowsThatAreNoMultipleOfTheLanesAreVectorsAndARemainder() {
+        // 6 rows of 21: two 8-lane vectors and 5 single iterations per row, then threads over the rows
+        KernelProgram p = onlyKernel(data(14, 6, 21).exp().add(1), "rows");
+        List<Opt> opts = Heuristics.defaultOpts(p, new CpuInfo(2, 32));
+        assertThat(opts).startsWith(new Opt.UpcastRemainder(1, 8));
+        KernelProgram applied = Optimizer.apply(p, opts);
+        List<Long> inner = new ArrayList<>();
+        Optimizer.walk(applied.body(), s -> {
+            if (s instanceof Stmt.Loop l && l.kind() != Stmt.LoopKind.THREAD) inner.add(l.extent());
+        });
+        assertThat(inner).as("i0, then i1_o, i1_up and i1_r").containsExactly(6L, 2L, 8L, 5L);
+        // a row shorter than two vectors stays scalar
+        assertThat(Heuristics.defaultOpts(onlyKernel(data(15, 6, 13).exp(), "short"), new CpuInfo(2, 32))).isEmpty();
+    }
+
+    @Test
     void smallWindowsAreUnrolled() {
         KernelProgram p = onlyKernel(data(12, 1, 4, 10, 10).conv2d(data(13, 8, 4, 3, 3), null,
                 new int[] {1, 1}, new int[] {1, 1}, new int[] {1, 1}, 1));
@@ -250,6 +266,14 @@ class OptimizerTest {
         KernelProgram threaded = Optimizer.apply(p, new Opt.Thread(0, 2));
         assertRejected(threaded, new Opt.Thread(0, 2), "on loop i0 (extent 6, THREAD)", "already threaded on loop i0");
 
+        assertRejected(p, new Opt.UpcastRemainder(1, 5), "UPCAST_REMAINDER(axis=1, amount=5) on loop i1 (extent 10, GLOBAL)", "use UPCAST");
+        assertRejected(p, new Opt.UpcastRemainder(1, 16), "the extent 10 is less than one group of 16");
+        KernelProgram cube = onlyKernel(data(16, 3, 6, 10).exp(), "cube");
+        assertRejected(cube, new Opt.UpcastRemainder(1, 4), "on loop i1 (extent 6, GLOBAL)", "applies to an innermost output loop");
+        assertRejected(p, new Opt.UpcastRemainder(2, 3), "on loop r0 (extent 8, REDUCE)", "needs an output loop");
+        KernelProgram row = onlyKernel(data(9, 13).exp(), "row");
+        assertRejected(row, new Opt.UpcastRemainder(0, 4), "outermost loop is the range the runtime splits");
+
         KernelProgram big = onlyKernel(data(10, 8, 64).sum(1), "rows");
         assertRejected(big, new Opt.Upcast(0, 64), "above the limit of 32");
         assertRejected(big, new Opt.Unroll(1, 64), "UNROLL(axis=1, amount=64) on loop r0 (extent 64, REDUCE)", "above the limit of 32");
@@ -285,14 +309,34 @@ class OptimizerTest {
                         out.add(new Opt.Unroll(k, a));
                         out.add(new Opt.Group(k, a));
                     }
-                } else {
+                } else if (inNest(p, l)) { // the loops UPCAST_REMAINDER leaves side by side are no longer split
                     if (a <= Optimizer.MAX_EXPANSION) out.add(new Opt.Upcast(k, a));
                     out.add(new Opt.Tile(k, a));
                 }
             }
+            if (l.kind() != Stmt.LoopKind.REDUCE && remainderApplies(p, l)) {
+                for (int a : new int[] {3, 4, 16}) if (a < l.extent() && l.extent() % a != 0) out.add(new Opt.UpcastRemainder(k, a));
+            }
             if (k == 0 && threadable(p, l)) out.add(new Opt.Thread(0, 2 + k));
         }
         return out;
+    }
+
+    /** Whether {@code l} is in the chain of single output loops from the top of the kernel. */
+    private static boolean inNest(KernelProgram p, Stmt.Loop l) {
+        Stmt.Block b = p.body();
+        while (b.body().size() == 1 && b.body().getFirst() instanceof Stmt.Loop m && m.kind() != Stmt.LoopKind.REDUCE) {
+            if (m == l) return true;
+            b = m.body();
+        }
+        return false;
+    }
+
+    /** An innermost GLOBAL loop that is not the kernel's top-level statement: where UPCAST_REMAINDER applies. */
+    private static boolean remainderApplies(KernelProgram p, Stmt.Loop l) {
+        boolean[] inner = {false};
+        Optimizer.walk(l.body(), x -> inner[0] |= x instanceof Stmt.Loop m && (m.kind() == Stmt.LoopKind.GLOBAL || m.kind() == Stmt.LoopKind.THREAD));
+        return l.kind() == Stmt.LoopKind.GLOBAL && !inner[0] && !p.body().body().contains(l);
     }
 
     /** {@code count} random actions, each valid on the program the previous ones leave. */

@@ -149,6 +149,19 @@ class VectorKernelTest {
             if (e % 8 == 0) out.add(new Variant("UPCAST " + a + " by 8, 512-bit", List.of(new Opt.Upcast(a, 8)), 64));
             if (e % 16 == 0) out.add(new Variant("UPCAST " + a + " by 16, 512-bit", List.of(new Opt.Upcast(a, 16)), 64));
         }
+        for (int a : outputs) { // vectors for the whole multiples, then single iterations (where the loop is innermost)
+            long e = axes.get(a).extent();
+            for (int lanes : new int[] {4, 8}) {
+                if (e % lanes == 0 || e < 2L * lanes) continue;
+                List<Opt> opts = List.of(new Opt.UpcastRemainder(a, lanes));
+                try {
+                    Optimizer.apply(p, opts);
+                } catch (IllegalArgumentException notInnermost) {
+                    continue;
+                }
+                out.add(new Variant("UPCAST_REMAINDER " + a + " by " + lanes + ", " + lanes * 4 * 8 + "-bit", opts, lanes * 4));
+            }
+        }
         if (outputs.size() >= 2) { // register tiles: lanes of the innermost output loop, its outer loop by 2, rows by 2 or 4
             int i = outputs.get(outputs.size() - 2), j = outputs.getLast();
             long ei = axes.get(i).extent(), ej = axes.get(j).extent();
@@ -269,6 +282,8 @@ class VectorKernelTest {
         }));
         g.put("transposed loads gather 16x16", t(() -> data(19, 16, 16).mT().add(data(20, 16, 16))));
         g.put("tails 5x20", t(() -> data(21, 5, 20).exp().add(data(22, 20))));
+        g.put("odd rows 3x21 with a padded, gated load", t(() -> data(27, 3, 19).pad(new int[][] {{0, 0}, {1, 1}}).mul(data(28, 3, 21)).relu()));
+        g.put("odd rows 2x3x13, per-row scale", t(() -> data(29, 2, 3, 13).mul(data(30, 2, 3, 1)).add(1)));
         Tensor bits = Tensor.of(new boolean[] {true, false, false, true, false, false, true, false, false, false, true, true, false, true,
                 false, false, false, false, false, false, true, false, true, false}, 3, 8);
         g.put("bool any and all 3x8", t(() -> Tensor.stack(0, bits.any(0), bits.all(0), bits.any(0).logicalXor(bits.all(0)))));

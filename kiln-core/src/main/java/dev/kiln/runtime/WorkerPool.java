@@ -62,11 +62,38 @@ public final class WorkerPool {
      * pool (a kernel split inside a step that itself runs on a worker): that worker then runs a share itself.
      */
     public static void invokeAll(List<? extends ForkJoinTask<?>> tasks) {
-        if (Thread.currentThread() instanceof ForkJoinWorkerThread w && w.getPool() == POOL) ForkJoinTask.invokeAll(tasks);
+        if (isWorker()) ForkJoinTask.invokeAll(tasks);
         else POOL.invoke(new RecursiveAction() {
             @Override
             protected void compute() { invokeAll(tasks); }
         });
+    }
+
+    /** Whether the calling thread is one of the pool's workers. */
+    public static boolean isWorker() { return Thread.currentThread() instanceof ForkJoinWorkerThread w && w.getPool() == POOL; }
+
+    /**
+     * Runs {@code work} on a worker of the pool and returns when it is done; an exception it throws is rethrown
+     * here as it is (the same object, its type and message unchanged).
+     */
+    public static void runOnWorker(Runnable work) {
+        Throwable[] failure = {null};
+        POOL.invoke(new RecursiveAction() {
+            @Override
+            protected void compute() {
+                try {
+                    work.run();
+                } catch (Throwable t) {
+                    failure[0] = t;
+                }
+            }
+        });
+        switch (failure[0]) {
+            case null -> { }
+            case RuntimeException e -> throw e;
+            case Error e -> throw e;
+            default -> throw new IllegalStateException(failure[0]); // a Runnable throws no checked exception
+        }
     }
 
     /** Starts every worker (the first parallel run would otherwise pay for thread creation). */

@@ -237,6 +237,11 @@ final class Interpreter {
         int[] o = new int[outDims.length];
         int[] j = new int[inDims.length];
         int n = out.size();
+        if (u.op() == Op.EXPAND && x.size() == 1) {
+            // one value everywhere (a constant filled to a shape: ONNX ConstantOfShape folds millions of weights so)
+            for (int i = 0; i < n; i++) out.copyFrom(x, 0, i);
+            return out;
+        }
         for (int i = 0; i < n; i++) {
             // j: the input position that output position o reads
             for (int k = 0; k < outDims.length; k++) {

@@ -73,16 +73,24 @@ final class ConvBatchNormFolding {
     static Tensor[] fold(Tensor w, Tensor b, Tensor scale, Tensor bias, Tensor mean, Tensor var, double eps) {
         if (w.ndim() < 3 || w.shape().isSymbolic()) return null;
         int channels = w.dim(0);
+        if (channels == 0 || w.numel() == 0) return null;
         for (Tensor t : b == null ? new Tensor[] {w, scale, bias, mean, var} : new Tensor[] {w, b, scale, bias, mean, var}) {
             if (t.dtype() != DType.F32) return null;
             if (t != w && (t.ndim() != 1 || t.shape().isSymbolic() || t.dim(0) != channels)) return null;
         }
-        Tensor s = scale.div(var.add(eps).sqrt());
-        int[] perChannel = new int[w.ndim()];
-        java.util.Arrays.fill(perChannel, 1);
-        perChannel[0] = channels;
-        Tensor folded = w.mul(s.reshape(perChannel)).realize();
-        Tensor shift = (b == null ? mean.neg() : b.sub(mean)).mul(s).add(bias).realize();
-        return new Tensor[] {folded, shift};
+        // on the host, in double, rounded once: the interpreter took a quarter of ResNet-50's prepare for this
+        float[] wv = w.toFloatArray(), sc = scale.toFloatArray(), bi = bias.toFloatArray(), mu = mean.toFloatArray(), va = var.toFloatArray();
+        float[] bv = b == null ? null : b.toFloatArray();
+        int per = wv.length / channels;
+        float[] shift = new float[channels];
+        for (int c = 0; c < channels; c++) {
+            double s = sc[c] / Math.sqrt(va[c] + eps);
+            for (int i = c * per; i < (c + 1) * per; i++) wv[i] = (float) (wv[i] * s);
+            shift[c] = (float) (((bv == null ? 0.0 : bv[c]) - mu[c]) * s + bi[c]);
+        }
+        // fromSegment copies in bulk (Tensor.of writes element by element)
+        Tensor folded = Tensor.fromSegment(java.lang.foreign.MemorySegment.ofArray(wv), DType.F32, w.dims());
+        Tensor shiftTensor = Tensor.fromSegment(java.lang.foreign.MemorySegment.ofArray(shift), DType.F32, channels);
+        return new Tensor[] {folded, shiftTensor};
     }
 }

@@ -16,12 +16,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** Flattened output loops compute what the nest computed, and every former loop is gone into one. */
 class OutputLoopFlatteningTest {
-    private static KernelProgram lowered(Tensor t) {
+    /** The last kernel of {@code t}'s schedule, lowered (also for {@link OutputLoopMergingTest}). */
+    static KernelProgram lowered(Tensor t) {
         ScheduleItem.Kernel k = (ScheduleItem.Kernel) Scheduler.schedule(List.of(t.uop())).items().getLast();
         return KernelLowering.lower(k.output(), k.inputs(), "k");
     }
 
-    private static float[] evaluate(KernelProgram p, Tensor... inputs) {
+    /** {@code p} run by the evaluator on the inputs' buffers: the f32 output. */
+    static float[] evaluate(KernelProgram p, Tensor... inputs) {
         MemorySegment out = Arena.ofAuto().allocate(4 * p.sizes().getFirst(), 64);
         List<MemorySegment> segs = new ArrayList<>(List.of(out));
         for (Tensor in : inputs) segs.add(in.buffer().segment());

@@ -3,33 +3,18 @@ package dev.kiln.codegen;
 import dev.kiln.Tensor;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.UOp;
-import dev.kiln.schedule.ScheduleItem;
-import dev.kiln.schedule.Scheduler;
 import org.junit.jupiter.api.Test;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Merged output loops compute what the nest computed, merge only where no division remains, and leave the rest. */
 class OutputLoopMergingTest {
-    private static KernelProgram lowered(Tensor t) {
-        ScheduleItem.Kernel k = (ScheduleItem.Kernel) Scheduler.schedule(List.of(t.uop())).items().getLast();
-        return KernelLowering.lower(k.output(), k.inputs(), "k");
-    }
+    private static KernelProgram lowered(Tensor t) { return OutputLoopFlatteningTest.lowered(t); }
 
-    private static float[] evaluate(KernelProgram p, Tensor... inputs) {
-        MemorySegment out = Arena.ofAuto().allocate(4 * p.sizes().getFirst(), 64);
-        List<MemorySegment> segs = new ArrayList<>(List.of(out));
-        for (Tensor in : inputs) segs.add(in.buffer().segment());
-        KernelEvaluator.run(p, segs, Map.of());
-        return out.toArray(ValueLayout.JAVA_FLOAT);
-    }
+    private static float[] evaluate(KernelProgram p, Tensor... inputs) { return OutputLoopFlatteningTest.evaluate(p, inputs); }
 
     private static List<Stmt.Loop> outputNest(KernelProgram p) {
         List<Stmt.Loop> nest = new ArrayList<>();

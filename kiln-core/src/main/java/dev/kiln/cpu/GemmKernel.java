@@ -124,11 +124,14 @@ final class GemmKernel {
             }
         } else {
             // fewer (or unevenly many) batches: each GEMM cut in as many slices as workers, stolen as they free up
-            // By N unless N is wide and M wider (a large GEMM) or N has fewer panels than workers: each worker then
+            // By N unless N is wide and M wider (a large GEMM) or N has no more panels than workers: each worker then
             // packs only its own columns of B, the costly side of a convolution (gated, short runs), and all of A,
-            // whose rows are long contiguous runs (ResNet-50's 3x3 conv at 7x7, M 512, N 49: 3.16 -> 2.63 ms).
+            // whose rows are long contiguous runs (ResNet-50's 3x3 conv at 7x7, M 512, N 49: 3.16 -> 2.63 ms, when
+            // A was packed on every run). With N in one or two panels, by M: N = 49 is 32 + 17 columns, and the
+            // worker with 32 would wait for nothing while the other has 17 (the same conv, weights prepacked:
+            // 2.35 -> 2.28 ms; M 2048, N 49, K 512: 0.81 -> 0.79 ms).
             int nPanels = (p.n + NR - 1) / NR;
-            boolean byM = p.m >= workers * MR && (nPanels < workers || p.m >= p.n && nPanels >= 4 * workers);
+            boolean byM = p.m >= workers * MR && (nPanels <= workers || p.m >= p.n && nPanels >= 4 * workers);
             int[] cuts = byM ? cuts(p.m, workers, MR) : cuts(p.n, workers, NR);
             for (int b = 0; b < p.batches; b++) {
                 for (int t = 0; t < workers; t++) {

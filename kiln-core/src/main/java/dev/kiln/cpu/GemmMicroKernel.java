@@ -12,8 +12,7 @@ import java.nio.ByteOrder;
  * The register tile of the packed GEMM: {@link #MR} rows x {@link #NR} columns (two vectors) of C held in
  * sixteen accumulators while a packed A panel ({@code a[i * kc + k]}) and a packed B panel
  * ({@code b[k * NR + j]}) stream past, one FMA per accumulator per step; then the tile is stored into C (first
- * K block) or added to it. A panel's last, narrower columns run in one vector and a half-width one, as few lanes as
- * cover them.
+ * K block) or added to it. A panel's last columns, when one vector covers them, run in that one vector.
  */
 final class GemmMicroKernel {
     static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
@@ -25,9 +24,6 @@ final class GemmMicroKernel {
      */
     static final int MR = 8;
     static final int NR = 2 * L;
-    /** Half the preferred width, for a panel's last few columns (below 2 lanes: not used). */
-    private static final VectorSpecies<Float> SH = L == 16 ? FloatVector.SPECIES_256 : L == 8 ? FloatVector.SPECIES_128 : FloatVector.SPECIES_64;
-    private static final int H = L >= 4 ? L / 2 : 0;
     private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
@@ -42,22 +38,10 @@ final class GemmMicroKernel {
      */
     static void tile(float[] a, int ao, float[] b, int bo, int kc, MemorySegment c, long cBase, long[] cRow, int m, int mr,
                      long[] cCol, int n, int nr, boolean contiguous, boolean first, float[] tmp) {
-        if (nr == NR || nr > L + H || H < 2) {
-            wide(a, ao, b, bo, kc, tmp);
-            store(c, cBase, cRow, m, mr, cCol, n, nr, contiguous, first, tmp);
-            return;
-        }
-        // A panel's last columns in as few lanes as cover them: one vector, and a half-width one for up to H more
-        // (196 = 6 x 32 + 4: 4 columns in 8 lanes, not 32; 49 = 32 + 17: 16 + 8 lanes, not 32). A half-width
-        // multiply-add costs at most what a full one does, and half where the full width is split (Zen 4).
-        int head = Math.min(nr, L);
-        if (head > H) narrow(a, ao, b, bo, kc, tmp);
-        else half(a, ao, b, bo, kc, tmp);
-        store(c, cBase, cRow, m, mr, cCol, n, head, contiguous, first, tmp);
-        if (nr > L) {
-            half(a, ao, b, bo + L, kc, tmp);
-            store(c, cBase, cRow, m, mr, cCol, n + L, nr - L, contiguous, first, tmp);
-        }
+        // a panel's last columns, at most one vector wide (196 = 6 x 32 + 4), take half the multiply-adds
+        if (nr <= L) narrow(a, ao, b, bo, kc, tmp);
+        else wide(a, ao, b, bo, kc, tmp);
+        store(c, cBase, cRow, m, mr, cCol, n, nr, contiguous, first, tmp);
     }
 
     /** The MR x NR tile of sums into {@code tmp} (row i at {@code i * NR}). */
@@ -131,32 +115,6 @@ final class GemmMicroKernel {
             c5 = FloatVector.broadcast(S, a[a5 + k]).fma(b0, c5);
             c6 = FloatVector.broadcast(S, a[a6 + k]).fma(b0, c6);
             c7 = FloatVector.broadcast(S, a[a7 + k]).fma(b0, c7);
-        }
-        c0.intoArray(tmp, 0);
-        c1.intoArray(tmp, NR);
-        c2.intoArray(tmp, 2 * NR);
-        c3.intoArray(tmp, 3 * NR);
-        c4.intoArray(tmp, 4 * NR);
-        c5.intoArray(tmp, 5 * NR);
-        c6.intoArray(tmp, 6 * NR);
-        c7.intoArray(tmp, 7 * NR);
-    }
-
-    /** The MR x H tile of the first H columns of a panel (from {@code b[bo]}) into {@code tmp} (row i at {@code i * NR}). */
-    private static void half(float[] a, int ao, float[] b, int bo, int kc, float[] tmp) {
-        FloatVector z = FloatVector.broadcast(SH, -0.0f);
-        FloatVector c0 = z, c1 = z, c2 = z, c3 = z, c4 = z, c5 = z, c6 = z, c7 = z;
-        int a0 = ao, a1 = ao + kc, a2 = ao + 2 * kc, a3 = ao + 3 * kc, a4 = ao + 4 * kc, a5 = ao + 5 * kc, a6 = ao + 6 * kc, a7 = ao + 7 * kc;
-        for (int k = 0; k < kc; k++) {
-            FloatVector b0 = FloatVector.fromArray(SH, b, bo + k * NR);
-            c0 = FloatVector.broadcast(SH, a[a0 + k]).fma(b0, c0);
-            c1 = FloatVector.broadcast(SH, a[a1 + k]).fma(b0, c1);
-            c2 = FloatVector.broadcast(SH, a[a2 + k]).fma(b0, c2);
-            c3 = FloatVector.broadcast(SH, a[a3 + k]).fma(b0, c3);
-            c4 = FloatVector.broadcast(SH, a[a4 + k]).fma(b0, c4);
-            c5 = FloatVector.broadcast(SH, a[a5 + k]).fma(b0, c5);
-            c6 = FloatVector.broadcast(SH, a[a6 + k]).fma(b0, c6);
-            c7 = FloatVector.broadcast(SH, a[a7 + k]).fma(b0, c7);
         }
         c0.intoArray(tmp, 0);
         c1.intoArray(tmp, NR);

@@ -75,6 +75,11 @@ final class GemmKernel {
         full = new GemmPlan(c, batchVars, mVars, nVars, kVars, ext);
     }
 
+    /** Whether a run at the full extents is split over the workers (else it stays on the calling thread). */
+    boolean splits() {
+        return WorkerPool.size() >= 2 && (long) full.batches * full.m * full.n * full.k >= PARALLEL_MIN;
+    }
+
     /** The kernel parameter A is read from. */
     int aParam() { return full.a.param; }
 

@@ -48,9 +48,10 @@ public final class ExecutionPlan implements AutoCloseable {
     private final int[][] predecessors; // per op: earlier ops it must wait for
     private final boolean parallel;
     /**
-     * Whether the steps run on a worker of the pool, one hand-off per execution: two or more steps split themselves
-     * across the workers, and from a thread outside the pool each split would be a hand-off of its own (waking a
-     * worker, parking the caller): SqueezeNet 9.9 -> 8.7 ms, ResNet-50 66.5 -> 63.8 ms.
+     * Whether the steps run on a worker of the pool, one hand-off per execution: two or more steps hand work to
+     * other workers, and from a thread outside the pool each would be a hand-off of its own (waking a worker,
+     * parking the caller): SqueezeNet 9.9 -> 8.7 ms, ResNet-50 66.5 -> 63.8 ms. A plan of small steps stays on the
+     * caller (no hand-off, nothing allocated).
      */
     private final boolean onWorker;
     private final List<Device> opDevices;   // the device each step runs on
@@ -109,14 +110,16 @@ public final class ExecutionPlan implements AutoCloseable {
         // Steps side by side only pay when no step already splits itself across every worker: nested in a step
         // that runs beside others, a packed GEMM's shares wait on each other's workers (ResNet-50: 290 ms side by
         // side against 99 ms one step at a time).
-        int splitting = 0;
+        boolean splitsItself = false;
+        int handsOff = 0;
         for (int i = 0; i < ops.size(); i++) {
-            if (ops.get(i) instanceof PreparedKernel k && (k.program().threaded() || runners.get(i) != null && runners.get(i).usesAllWorkers())) {
-                splitting++;
-            }
+            if (!(ops.get(i) instanceof PreparedKernel k)) continue;
+            KernelRunner r = runners.get(i);
+            if (k.program().threaded() || r != null && r.usesAllWorkers()) splitsItself = true;
+            if (k.program().threaded() && k.program().outerExtent() > 1 || r != null && r.handsOffWork()) handsOff++;
         }
-        this.parallel = independent && splitting == 0 && WorkerPool.size() > 1;
-        this.onWorker = splitting >= 2 && WorkerPool.size() > 1;
+        this.parallel = independent && !splitsItself && WorkerPool.size() > 1;
+        this.onWorker = handsOff >= 2 && WorkerPool.size() > 1;
         this.opDevices = List.copyOf(opDevices);
         this.multiDevice = opDevices.stream().distinct().count() > 1;
         this.rebound = Map.of();

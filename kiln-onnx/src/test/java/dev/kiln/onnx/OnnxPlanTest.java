@@ -104,6 +104,17 @@ class OnnxPlanTest {
     }
 
     @Test
+    void initializersReachThePlanAsConstants() {
+        // W and B are immutable buffers (read-only memory), so a GEMM may pack them once; the input x is not
+        OnnxModel m = OnnxModel.fromProto(mlpAndAttention(), "test");
+        try (OnnxPlan plan = m.prepare(DeviceRegistry.get("CPU"), Map.of("N", MAX))) {
+            var buffers = plan.plan().buffers().values();
+            assertThat(buffers).filteredOn(b -> b.segment().isReadOnly()).extracting(dev.kiln.runtime.Buffer::count).contains(12L, 3L);
+            assertThat(buffers).filteredOn(b -> !b.segment().isReadOnly()).isNotEmpty();
+        }
+    }
+
+    @Test
     void sizesOutsideThePlanAndMissingMaximaAreNamed() {
         OnnxModel m = OnnxModel.fromProto(mlpAndAttention(), "test");
         assertThatThrownBy(() -> m.prepare(DeviceRegistry.get("INTERP"), Map.of())).isInstanceOf(IllegalArgumentException.class)

@@ -68,7 +68,7 @@ final class ConvBatchNormFolding {
      * shapes are not the plain f32, one-per-output-channel ones (the pair is then built unfolded, and any error
      * is the operators' own).
      *
-     * @param w the Conv's weights, b its bias (or null), then the batch norm's parameters, all constants on one device
+     * @param w the Conv's weights, b its bias (or null), then the batch norm's parameters, all realised constants (read on the host)
      */
     static Tensor[] fold(Tensor w, Tensor b, Tensor scale, Tensor bias, Tensor mean, Tensor var, double eps) {
         if (w.ndim() < 3 || w.shape().isSymbolic()) return null;

@@ -75,12 +75,11 @@ final class GraphBuilder {
      */
     private Node foldedConv(Node conv, Node bn) {
         if (!ConvBatchNormFolding.operandsConstant(conv, bn, constants::contains)) return null;
-        Device interp = DeviceRegistry.get("INTERP");
-        List<String> in = conv.inputs();
-        Tensor b = in.size() > 2 && !in.get(2).isEmpty() ? on(in.get(2), interp) : null;
-        List<String> p = bn.inputs();
-        Tensor[] wb = ConvBatchNormFolding.fold(on(in.get(1), interp), b, on(p.get(1), interp), on(p.get(2), interp), on(p.get(3), interp),
-                on(p.get(4), interp), bn.attrs().f("epsilon", 1e-5));
+        // the constants as they are: fold reads their values on the host, nothing needs placing on a device first
+        List<String> in = conv.inputs(), p = bn.inputs();
+        Tensor b = in.size() > 2 && !in.get(2).isEmpty() ? values.get(in.get(2)) : null;
+        Tensor[] wb = ConvBatchNormFolding.fold(values.get(in.get(1)), b, values.get(p.get(1)), values.get(p.get(2)), values.get(p.get(3)),
+                values.get(p.get(4)), bn.attrs().f("epsilon", 1e-5));
         if (wb == null) return null;
         // names no ONNX value can have (they are not valid identifiers of a file's graph, and are never looked up by one)
         String weights = "\0kiln:folded_weights:" + bn.outputs().getFirst(), bias = "\0kiln:folded_bias:" + bn.outputs().getFirst();

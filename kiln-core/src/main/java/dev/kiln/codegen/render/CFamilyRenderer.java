@@ -374,17 +374,15 @@ public abstract class CFamilyRenderer<T> {
         DType dt = u.dtype();
         if (dt != p.dtype()) throw new IllegalArgumentException("kernel " + program.name() + " loads " + dt + " from " + p.name() + " of " + p.dtype());
         Expr<T> index = elementIndex(u.src(1));
-        if (u.src().size() < 3 || u.src(2).isConst() && u.src(2).constLong() != 0) return read(u, p, index);
         Expr<T> read = read(u, p, index);
+        if (u.src().size() < 3 || u.src(2).isConst() && u.src(2).constLong() != 0) return read;
         if (u.src(2).isConst()) return zero(dt, read.type());
         Expr<T> gate = ref(u.src(2));
         if (readsAtSafeIndex(p)) {
             // the read always happens, at element 0 where the gate is false, and its value is then dropped
-            read = read(u, p, cond(gate, index, zero(DType.I64, index.type()), index.type()));
-            read = local(localType(u, read), read);
-            return cond(gate, read, zero(dt, read.type()), read.type());
+            read = local(localType(u, read), read(u, p, cond(gate, index, zero(DType.I64, index.type()), index.type())));
         }
-        return cond(gate, read, zero(dt, read.type()), read.type()); // one conditional expression: a false gate never reads
+        return cond(gate, read, zero(dt, read.type()), read.type()); // else one conditional expression: a false gate never reads
     }
 
     /**

@@ -1,4 +1,4 @@
-package dev.kiln.io;
+package dev.kiln.fuzz;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -8,9 +8,9 @@ import java.util.Random;
 /**
  * Byte-level mutations in the style of libFuzzer's: flip a bit, set a byte or a 1-, 2-, 4- or 8-byte integer to a
  * boundary value, insert, delete or repeat a range, splice with another input, insert a dictionary token. Used by
- * {@link FuzzCampaign}; the same class lives in kiln-core and kiln-onnx's tests (keep the two copies in step).
+ * {@link FuzzCampaign}, in kiln-core's and kiln-onnx's tests.
  */
-final class ByteMutator implements FuzzCampaign.Mutation {
+public final class ByteMutator implements FuzzCampaign.Mutation {
     private static final long[] BOUNDARIES = {0, 1, -1, 2, 0x7F, 0x80, 0xFF, 0x7FFF, 0x8000, 0xFFFF, 0x7FFF_FFFFL, 0x8000_0000L,
             0xFFFF_FFFFL, 1L << 32, 1L << 40, Long.MAX_VALUE, Long.MIN_VALUE};
     /** Inputs are kept under this size: the parsers' own limits are what is under test, not the harness's memory. */
@@ -18,7 +18,7 @@ final class ByteMutator implements FuzzCampaign.Mutation {
     private final byte[][] dictionary;
 
     /** @param tokens words of the format (header keys, literals) that random bytes would rarely spell */
-    ByteMutator(List<String> tokens) {
+    public ByteMutator(List<String> tokens) {
         this.dictionary = tokens.stream().map(t -> t.getBytes(StandardCharsets.ISO_8859_1)).toArray(byte[][]::new);
     }
 

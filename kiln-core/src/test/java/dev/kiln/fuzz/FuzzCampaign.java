@@ -1,4 +1,4 @@
-package dev.kiln.io;
+package dev.kiln.fuzz;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -23,27 +23,27 @@ import java.util.stream.Stream;
  *
  * <p>Jazzer 0.24.0 cannot instrument Java 25 class files ({@code Unsupported class file major version 69}), so there
  * is no coverage feedback; instead, inputs that parse successfully join the pool that later mutations start from,
- * which carries mutations past the first checks. The same class lives in kiln-core and kiln-onnx's tests (no test-jar
- * between the modules); keep the two copies in step.
+ * which carries mutations past the first checks. kiln-onnx's tests use it too, through kiln-core's
+ * test jar (this package only).
  */
-final class FuzzCampaign {
+public final class FuzzCampaign {
     /** The code under test; it returns normally or throws. */
-    interface Target {
+    public interface Target {
         void accept(byte[] input) throws Exception;
     }
 
     /** Makes a new input from a parent drawn from the pool. */
-    interface Mutation {
+    public interface Mutation {
         byte[] mutate(byte[] parent, List<byte[]> pool, Random random);
     }
 
     /** One input that ended outside the allowed outcomes. */
-    record Finding(String kind, String top, byte[] input) {
+    public record Finding(String kind, String top, byte[] input) {
         @Override public String toString() { return kind + " at " + top + " (" + input.length + " bytes)"; }
     }
 
     /** What a run did: executions, counts by outcome, and the distinct findings (by exception class and top frame). */
-    record Report(long executions, Map<String, Long> outcomes, List<Finding> findings, long slowestMillis) {
+    public record Report(long executions, Map<String, Long> outcomes, List<Finding> findings, long slowestMillis) {
         @Override public String toString() {
             return executions + " executions, outcomes " + outcomes + ", " + findings.size() + " distinct findings, slowest input "
                     + slowestMillis + " ms" + (findings.isEmpty() ? "" : ": " + findings);
@@ -66,14 +66,14 @@ final class FuzzCampaign {
      * @param allowed the exception classes that count as a typed failure (exact classes: a subclass such as
      *                NumberFormatException of an allowed IllegalArgumentException is still a finding)
      */
-    FuzzCampaign(String name, Target target, Set<Class<? extends Throwable>> allowed) {
+    public FuzzCampaign(String name, Target target, Set<Class<? extends Throwable>> allowed) {
         this.name = name;
         this.target = target;
         this.allowed = allowed;
     }
 
     /** Runs every input once. */
-    FuzzCampaign replay(List<byte[]> inputs) {
+    public FuzzCampaign replay(List<byte[]> inputs) {
         for (byte[] in : inputs) execute(in);
         return this;
     }
@@ -82,7 +82,7 @@ final class FuzzCampaign {
      * Mutates the seeds until {@code iterations} inputs have run or {@code seconds} have passed, whichever is first.
      * The same random seed gives the same inputs, so a CI failure reproduces.
      */
-    FuzzCampaign mutate(List<byte[]> seeds, Mutation mutation, long iterations, long seconds, long randomSeed) {
+    public FuzzCampaign mutate(List<byte[]> seeds, Mutation mutation, long iterations, long seconds, long randomSeed) {
         Random random = new Random(randomSeed);
         List<byte[]> pool = new ArrayList<>(seeds);
         long deadline = System.nanoTime() + seconds * 1_000_000_000L;
@@ -99,7 +99,7 @@ final class FuzzCampaign {
     }
 
     /** The counts so far. */
-    Report report() {
+    public Report report() {
         return new Report(executions, Map.copyOf(outcomes), List.copyOf(findings.values()), slowest);
     }
 
@@ -144,7 +144,7 @@ final class FuzzCampaign {
     }
 
     /** The files of a test-resources folder, sorted by name (dot files skipped). */
-    static List<byte[]> resources(Class<?> owner, String folder) {
+    public static List<byte[]> resources(Class<?> owner, String folder) {
         try (Stream<Path> s = Files.list(Path.of(owner.getResource(folder).toURI()))) {
             List<byte[]> out = new ArrayList<>();
             for (Path p : s.filter(p -> !p.getFileName().toString().startsWith(".")).sorted().toList()) out.add(Files.readAllBytes(p));
@@ -157,7 +157,7 @@ final class FuzzCampaign {
     }
 
     /** A long from a system property (for long offline runs), or the default. */
-    static long setting(String property, long byDefault) {
+    public static long setting(String property, long byDefault) {
         String v = System.getProperty(property);
         return v == null || v.isBlank() ? byDefault : Long.parseLong(v.strip());
     }

@@ -1,5 +1,8 @@
 package dev.kiln.io;
 
+import dev.kiln.fuzz.FuzzCampaign;
+import dev.kiln.fuzz.ByteMutator;
+
 import dev.kiln.runtime.DeviceRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

@@ -1,5 +1,8 @@
 package dev.kiln.onnx;
 
+import dev.kiln.fuzz.FuzzCampaign;
+import dev.kiln.fuzz.ByteMutator;
+
 import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import onnx.Onnx.AttributeProto;

@@ -1,5 +1,8 @@
 package dev.kiln.onnx;
 
+import dev.kiln.fuzz.FuzzCampaign;
+import dev.kiln.fuzz.ByteMutator;
+
 import dev.kiln.Tensor;
 import org.junit.jupiter.api.Test;
 

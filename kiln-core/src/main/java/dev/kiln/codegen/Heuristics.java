@@ -33,8 +33,9 @@ import java.util.Set;
  *       leaves a tile per core, else the smallest.</li>
  *   <li><b>UPCAST</b> the innermost GLOBAL loop by the lane count of the output dtype (f32, f64, i32
  *       or i64) when that divides the extent, every store is contiguous in the
- *       loop (stride 1) and every load is contiguous or the same for all lanes (stride 1 or 0): then
- *       the lanes are one vector load, operation and store.</li>
+ *       loop (stride 1) and every load is contiguous or the same for all lanes (stride 1 or 0), or reads every
+ *       other element under a gate the same for all lanes: then the lanes are one vector load (two and a permute
+ *       for every other element), operation and store.</li>
  *   <li>Each innermost reduce loop: <b>GROUP</b> it by the lane count of its accumulator when the kernel
  *       was not upcast (upcast lanes already give independent accumulators), the extent is at least 4
  *       lanes and divisible by them, and its loads are contiguous or invariant in it; otherwise
@@ -198,15 +199,131 @@ public final class Heuristics {
         if (globals.isEmpty() || !VECTOR_DTYPES.contains(plan.program.outputDType())) return false;
         Stmt.Loop v = globals.getLast();
         int lanes = cpu.lanes(plan.program.outputDType().itemSize());
-        if (lanes < 2 || v.limit() != null || !vectorLanes(v)) return false;
+        if (lanes < 2 || v.limit() != null || globals.size() < 2 && v.extent() % lanes != 0) return false;
+        if (!vectorLanes(v) && (globals.size() < 2 || (v = hoistGates(plan, v, lanes)) == null)) return false;
         if (v.extent() % lanes == 0) {
             plan.add(new Opt.Upcast(plan.axis(v.index()), lanes));
             return true;
         }
-        // a row that is no multiple of the lanes (7, 13, 55, 196 pixels): vectors for the whole multiples, then the rest
-        if (v.extent() < 2L * lanes || globals.size() < 2) return false;
+        // a row that is no multiple of the lanes (7, 13, 55, 196 pixels): vectors for the whole multiples, then one
+        // more that ends at the row's end where computing some outputs twice is harmless, else the rest one by one;
+        // a row shorter than the vector in narrower vectors
+        int width = lanes;
+        while (width > 4 && v.extent() < width) width /= 2;
+        if (v.extent() >= width && width >= 4) {
+            if (v.extent() % width == 0) {
+                plan.add(new Opt.Upcast(plan.axis(v.index()), width));
+                return true;
+            }
+            try {
+                plan.add(new Opt.UpcastOverlap(plan.axis(v.index()), width));
+                return true;
+            } catch (IllegalArgumentException notRecomputable) {
+                // the kernel reads what it stores (an epilogue in place)
+            }
+        }
+        if (v.extent() < 2L * lanes) return false;
         plan.add(new Opt.UpcastRemainder(plan.axis(v.index()), lanes));
         return true;
+    }
+
+    /**
+     * SPLIT an innermost output loop {@code v} whose lanes differ in a gate (a padded window's edge columns, a
+     * concatenation's seam) so that its longest stretch of iterations on which every such gate is decided, and
+     * decided alike, is a loop of its own, with the gates folded away; then that loop, if it is at least two
+     * vectors long and can be vector lanes, else null (and nothing applied). The stretch is found around the
+     * middle iteration by bisection, which assumes gates monotonic in {@code v} (affine comparisons, as padding
+     * and concatenation make), and is then checked over its whole range.
+     */
+    static Stmt.Loop hoistGates(Plan plan, Stmt.Loop v, int lanes) {
+        long[] stretch = gateFreeStretch(v);
+        if (stretch == null || stretch[1] - stretch[0] + 1 < 2L * lanes) return null;
+        long first = stretch[0], last = stretch[1], n = v.extent();
+        Plan trial = new Plan(plan.program);
+        Stmt.Loop middle = v;
+        if (last < n - 1) middle = splitAt(trial, middle, last + 1 - first, true);
+        if (first > 0) middle = splitAt(trial, middle, first, false);
+        if (!vectorLanes(middle)) return null;
+        trial.opts.forEach(plan::add);
+        return middle;
+    }
+
+    /**
+     * The first and last iteration of the longest stretch of loop {@code v} on which every gate that depends
+     * on {@code v} is decided, and decided alike, if that is not the whole loop; else null. SPLIT at its ends
+     * folds the gates away there.
+     */
+    public static long[] gateFreeStretch(Stmt.Loop v) {
+        List<UOp> gates = new ArrayList<>();
+        for (UOp e : indexConditions(v.body())) if (e.variables().contains(v.index())) gates.add(e);
+        long n = v.extent(), mid = n / 2;
+        if (gates.isEmpty() || v.limit() != null || n < 3) return null;
+        List<UOp> atMid = decided(gates, v.index(), UOp.index(mid));
+        if (atMid == null) return null;
+        long lo = 0, hi = mid;
+        while (lo < hi) {
+            long m = (lo + hi) / 2;
+            if (atMid.equals(decided(gates, v.index(), UOp.index(m)))) hi = m;
+            else lo = m + 1;
+        }
+        long first = lo;
+        lo = mid;
+        hi = n - 1;
+        while (lo < hi) {
+            long m = (lo + hi + 1) / 2;
+            if (atMid.equals(decided(gates, v.index(), UOp.index(m)))) lo = m;
+            else hi = m - 1;
+        }
+        long last = lo;
+        Variable stretch = new Variable(v.index().name(), first, last);
+        if (first == 0 && last == n - 1 || !atMid.equals(decided(gates, v.index(), UOp.variable(stretch)))) return null;
+        return new long[] {first, last};
+    }
+
+    /** Applies SPLIT to {@code loop} at {@code at}: the first part when {@code head}, else the second. */
+    private static Stmt.Loop splitAt(Plan plan, Stmt.Loop loop, long at, boolean head) {
+        Set<Variable> before = new java.util.HashSet<>();
+        for (Stmt.Loop l : Optimizer.axes(plan.program)) before.add(l.index());
+        plan.add(new Opt.Split(plan.axis(loop.index()), Math.toIntExact(at)));
+        List<Stmt.Loop> parts = new ArrayList<>();
+        for (Stmt.Loop l : Optimizer.axes(plan.program)) if (!before.contains(l.index())) parts.add(l);
+        return parts.get(head ? 0 : 1);
+    }
+
+    /** The gates' values with {@code v} replaced by {@code value}, or null if one is not a constant. */
+    private static List<UOp> decided(List<UOp> gates, Variable v, UOp value) {
+        List<UOp> out = new ArrayList<>();
+        for (UOp g : gates) {
+            UOp d = Optimizer.substitute(g, Map.of(v, value));
+            if (!d.isConst()) return null;
+            out.add(d);
+        }
+        return out;
+    }
+
+    /**
+     * The conditions of {@code body}'s gated loads and WHEREs, split at their ANDs, that are index arithmetic
+     * (they read no memory): a padded window's gate is one comparison per edge.
+     */
+    private static List<UOp> indexConditions(Stmt.Block body) {
+        Set<UOp> out = new java.util.LinkedHashSet<>();
+        Optimizer.walk(body, s -> {
+            for (UOp e : Optimizer.expressions(s)) {
+                for (UOp u : e.toposort()) {
+                    if (u.op() == Op.LOAD && u.src().size() > 2) conjuncts(u.src(2), out);
+                    else if (u.op() == Op.WHERE) conjuncts(u.src(0), out);
+                }
+            }
+        });
+        return new ArrayList<>(out);
+    }
+
+    private static void conjuncts(UOp c, Set<UOp> out) {
+        if (c.op() == Op.AND && c.dtype().isBool()) {
+            for (UOp x : c.src()) conjuncts(x, out);
+        } else if (c.toposort().stream().noneMatch(x -> x.op() == Op.LOAD)) {
+            out.add(c);
+        }
     }
 
     /** Every store in the loop is contiguous in its variable (stride 1), every load contiguous or the same for all iterations. */
@@ -217,9 +334,18 @@ public final class Heuristics {
         });
         for (Stmt.Store st : stores) if (!hasStride(st.index(), v.index(), 1)) return false;
         for (UOp load : loads(v.body())) {
-            if (!hasStride(load.src(1), v.index(), 0) && !hasStride(load.src(1), v.index(), 1)) return false;
+            if (!hasStride(load.src(1), v.index(), 0) && !hasStride(load.src(1), v.index(), 1) && !everyOther(load, v)) return false;
         }
         return true;
+    }
+
+    /**
+     * A load of every other element (a stride-2 window: pooling, strided convolution) of a vector dtype, under no
+     * gate or one the same for all lanes: two vector loads and a permute.
+     */
+    private static boolean everyOther(UOp load, Stmt.Loop v) {
+        boolean gateInLanes = load.src().size() > 2 && load.src(2).variables().contains(v.index());
+        return VECTOR_DTYPES.contains(load.dtype()) && !gateInLanes && hasStride(load.src(1), v.index(), 2);
     }
 
     // ---------------------------------------------------------------- GROUP and UNROLL

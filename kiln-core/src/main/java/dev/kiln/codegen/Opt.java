@@ -12,8 +12,8 @@ public sealed interface Opt {
     int axis();
 
     /**
-     * The action's name in messages: {@code UPCAST}, {@code UPCAST_REMAINDER}, {@code UNROLL}, {@code TILE}, {@code GROUP},
-     * {@code THREAD}.
+     * The action's name in messages: {@code UPCAST}, {@code UPCAST_REMAINDER}, {@code UPCAST_OVERLAP}, {@code SPLIT}, {@code UNROLL}, {@code TILE},
+     * {@code GROUP}, {@code THREAD}.
      */
     String kind();
 
@@ -44,6 +44,33 @@ public sealed interface Opt {
     record UpcastRemainder(int axis, int amount) implements Opt {
         @Override
         public String kind() { return "UPCAST_REMAINDER"; }
+    }
+
+    /**
+     * UPCAST of an innermost output loop {@code i} (extent n) that {@code amount} does not divide, with no
+     * single iterations: the whole multiples as {@code i_o} (n / amount) around an {@link Stmt.LoopKind#UPCAST}
+     * loop {@code i_up} (amount), then one more UPCAST loop {@code i_last} (amount) over the last {@code amount}
+     * iterations ({@code i = n - amount + i_last}), which repeats some of the group before it. Only for a kernel
+     * that reads no buffer it stores into, so an iteration run twice stores the same values: a row of 55 becomes
+     * four 16-lane vectors.
+     */
+    record UpcastOverlap(int axis, int amount) implements Opt {
+        @Override
+        public String kind() { return "UPCAST_OVERLAP"; }
+    }
+
+    /**
+     * Splits an innermost output loop {@code i} (extent n) at {@code at}: {@code i_a} over the first {@code at}
+     * iterations, then {@code i_b} over the {@code n - at} left ({@code i = i_b + at}), each a loop of the same
+     * kind. What holds on only one part folds there: a padding gate true for every interior column disappears
+     * from the interior loop, which can then be vector lanes (see {@link Heuristics}).
+     */
+    record Split(int axis, int at) implements Opt {
+        @Override
+        public String kind() { return "SPLIT"; }
+
+        @Override
+        public int amount() { return at; }
     }
 
     /**

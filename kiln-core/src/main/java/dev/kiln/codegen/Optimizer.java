@@ -155,7 +155,7 @@ public final class Optimizer {
         Stmt.Loop loop = axes.get(opt.axis());
         Stmt.LoopKind kind = loop.kind();
         boolean output = kind == Stmt.LoopKind.GLOBAL || kind == Stmt.LoopKind.THREAD;
-        if (opt.amount() < 2) throw fail(loop, "the amount must be at least 2, got " + opt.amount());
+        if (opt.amount() < (opt instanceof Opt.Split ? 1 : 2)) throw fail(loop, "the amount must be at least 2, got " + opt.amount());
         if (loop.limit() != null && !(opt instanceof Opt.Thread)) {
             throw fail(loop, "the loop runs to the symbolic size " + loop.limit().name() + ", so it cannot be split; only THREAD applies");
         }
@@ -163,6 +163,10 @@ public final class Optimizer {
             case Opt.Upcast u -> {
                 if (!output) throw fail(loop, "UPCAST needs an output loop with independent iterations; use UNROLL or GROUP on a reduce loop");
                 checkSplit(loop, u.amount(), true);
+                if (!inNest(loop)) { // a part of a SPLIT: its lanes stay where it is
+                    checkInnermostOutput(loop, "UPCAST of a loop outside the chain of output loops");
+                    yield upcastInPlace(loop, u.amount());
+                }
                 yield splitOutput(loop, u.amount(), "_up", Stmt.LoopKind.UPCAST);
             }
             case Opt.UpcastRemainder u -> {
@@ -172,13 +176,27 @@ public final class Optimizer {
                 }
                 if (loop.extent() % u.amount() == 0) throw fail(loop, u.amount() + " divides the extent " + loop.extent() + "; use UPCAST");
                 if (loop.extent() < u.amount()) throw fail(loop, "the extent " + loop.extent() + " is less than one group of " + u.amount());
-                if (loop.kind() == Stmt.LoopKind.THREAD || program.body().body().contains(loop)) {
-                    throw fail(loop, "the kernel's outermost loop is the range the runtime splits and must stay one loop");
-                }
-                boolean[] inner = {false};
-                walk(loop.body(), x -> inner[0] |= x instanceof Stmt.Loop l && (l.kind() == Stmt.LoopKind.GLOBAL || l.kind() == Stmt.LoopKind.THREAD));
-                if (inner[0]) throw fail(loop, "UPCAST_REMAINDER applies to an innermost output loop");
+                checkInnermostOutput(loop, "UPCAST_REMAINDER");
                 yield upcastRemainder(loop, u.amount());
+            }
+            case Opt.UpcastOverlap u -> {
+                if (!output) throw fail(loop, "UPCAST_OVERLAP needs an output loop with independent iterations");
+                if (u.amount() > MAX_EXPANSION) {
+                    throw fail(loop, "the amount " + u.amount() + " is above the limit of " + MAX_EXPANSION + " copies of the loop body");
+                }
+                if (loop.extent() % u.amount() == 0) throw fail(loop, u.amount() + " divides the extent " + loop.extent() + "; use UPCAST");
+                if (loop.extent() < u.amount()) throw fail(loop, "the extent " + loop.extent() + " is less than one group of " + u.amount());
+                checkInnermostOutput(loop, "UPCAST_OVERLAP");
+                checkRecomputable(loop);
+                yield upcastOverlap(loop, u.amount());
+            }
+            case Opt.Split sp -> {
+                if (!output) throw fail(loop, "SPLIT needs an output loop with independent iterations");
+                if (sp.at() < 1 || sp.at() >= loop.extent()) {
+                    throw fail(loop, "the split point must be within 1.." + (loop.extent() - 1) + ", got " + sp.at());
+                }
+                checkInnermostOutput(loop, "SPLIT");
+                yield split(loop, sp.at());
             }
             case Opt.Tile t -> {
                 if (!output) throw fail(loop, "TILE needs an output loop with independent iterations, and a reduce loop's order is fixed");
@@ -200,6 +218,16 @@ public final class Optimizer {
         List<Opt> opts = new ArrayList<>(program.opts());
         opts.add(opt);
         return new KernelProgram(program.name(), program.params(), program.sizes(), program.variables(), body, opts);
+    }
+
+    /** A loop that becomes two: not the range the runtime splits, and with no output loop inside. */
+    private void checkInnermostOutput(Stmt.Loop loop, String action) {
+        if (loop.kind() == Stmt.LoopKind.THREAD || program.body().body().contains(loop)) {
+            throw fail(loop, "the kernel's outermost loop is the range the runtime splits and must stay one loop");
+        }
+        boolean[] inner = {false};
+        walk(loop.body(), x -> inner[0] |= x instanceof Stmt.Loop l && (l.kind() == Stmt.LoopKind.GLOBAL || l.kind() == Stmt.LoopKind.THREAD));
+        if (inner[0]) throw fail(loop, action + " applies to an innermost output loop");
     }
 
     private void checkSplit(Stmt.Loop loop, int amount, boolean expands) {
@@ -272,6 +300,18 @@ public final class Optimizer {
         return build(headers, substitute(nest.inner(), Map.of(loop.index(), replacement)));
     }
 
+    private boolean inNest(Stmt.Loop loop) {
+        return nest().headers().stream().anyMatch(h -> h.index().equals(loop.index()));
+    }
+
+    /** UPCAST of an innermost output loop beside others: {@code i_o} in its place around the UPCAST loop {@code i_up}. */
+    private Stmt.Block upcastInPlace(Stmt.Loop loop, int amount) {
+        Variable outer = fresh(loop.index().name() + "_o", loop.extent() / amount);
+        Variable lane = fresh(loop.index().name() + "_up", amount);
+        Stmt.Block lanes = substitute(loop.body(), Map.of(loop.index(), UOp.variable(outer).mul(amount).add(UOp.variable(lane))));
+        return replace(program.body(), loop, List.of(new Stmt.Loop(outer, loop.kind(), new Stmt.Block(List.of(new Stmt.Loop(lane, Stmt.LoopKind.UPCAST, lanes))))));
+    }
+
     /** UPCAST_REMAINDER: the loop becomes the vector part and, after it, the single iterations left. */
     private Stmt.Block upcastRemainder(Stmt.Loop loop, int amount) {
         long n = loop.extent(), whole = n - n % amount;
@@ -282,6 +322,66 @@ public final class Optimizer {
         Stmt.Block single = substitute(loop.body(), Map.of(loop.index(), UOp.variable(rest).add(whole)));
         Stmt.Loop vector = new Stmt.Loop(outer, loop.kind(), new Stmt.Block(List.of(new Stmt.Loop(lane, Stmt.LoopKind.UPCAST, lanes))));
         return replace(program.body(), loop, List.of(vector, new Stmt.Loop(rest, loop.kind(), single)));
+    }
+
+    /** SPLIT: the first {@code at} iterations, then the rest, each its own loop. */
+    private Stmt.Block split(Stmt.Loop loop, long at) {
+        Variable first = fresh(loop.index().name() + "_a", at);
+        Variable rest = fresh(loop.index().name() + "_b", loop.extent() - at);
+        // a part of one iteration is no loop in the source: its registers would share the enclosing scope with the tail's
+        Stmt.Block head = substitute(loop.body(), renamingRegisters(loop.body(), Map.of(loop.index(), UOp.variable(first))));
+        Stmt.Block tail = substitute(loop.body(), Map.of(loop.index(), UOp.variable(rest).add(at)));
+        return replace(program.body(), loop, List.of(new Stmt.Loop(first, loop.kind(), head), new Stmt.Loop(rest, loop.kind(), tail)));
+    }
+
+    /**
+     * UPCAST_OVERLAP: the whole multiples as vector groups, then one more group that ends at the loop's last
+     * iteration and so repeats some before it. Repeating them stores the same values again only if no
+     * iteration reads what any stores: {@link #checkRecomputable}.
+     */
+    private Stmt.Block upcastOverlap(Stmt.Loop loop, int amount) {
+        long n = loop.extent();
+        Variable outer = fresh(loop.index().name() + "_o", n / amount);
+        Variable lane = fresh(loop.index().name() + "_up", amount);
+        Variable last = fresh(loop.index().name() + "_last", amount);
+        Stmt.Block lanes = substitute(loop.body(), Map.of(loop.index(), UOp.variable(outer).mul(amount).add(UOp.variable(lane))));
+        Stmt.Block tail = substitute(loop.body(), renamingRegisters(loop.body(), Map.of(loop.index(), UOp.variable(last).add(n - amount))));
+        Stmt.Loop vector = new Stmt.Loop(outer, loop.kind(), new Stmt.Block(List.of(new Stmt.Loop(lane, Stmt.LoopKind.UPCAST, lanes))));
+        return replace(program.body(), loop, List.of(vector, new Stmt.Loop(last, Stmt.LoopKind.UPCAST, tail)));
+    }
+
+    /** Iterations of {@code loop} may run twice: it stores into no buffer the kernel reads, and accumulates only its own registers. */
+    private void checkRecomputable(Stmt.Loop loop) {
+        Set<Slot> stored = new HashSet<>(), defined = new HashSet<>();
+        walk(program.body(), x -> {
+            if (x instanceof Stmt.Store st) stored.add(st.param());
+        });
+        walk(loop.body(), x -> {
+            if (x instanceof Stmt.Define d) defined.add(d.register());
+        });
+        walk(program.body(), x -> {
+            for (UOp e : expressions(x)) {
+                for (UOp u : e.toposort()) {
+                    if (u.op() == Op.LOAD && stored.contains(u.src(0).slotArg())) {
+                        throw fail(loop, "the kernel reads " + u.src(0).slotArg().name() + ", which it stores into, so an iteration must not run twice");
+                    }
+                }
+            }
+        });
+        walk(loop.body(), x -> {
+            if (x instanceof Stmt.Accumulate a && !defined.contains(a.register())) {
+                throw fail(loop, "the loop accumulates register " + a.register().name() + " across iterations, so an iteration must not run twice");
+            }
+        });
+    }
+
+    /** {@code map} and a new register for each register {@code body} defines. */
+    private Map<Object, UOp> renamingRegisters(Stmt.Block body, Map<Object, UOp> map) {
+        Map<Object, UOp> out = new HashMap<>(map);
+        walk(body, s -> {
+            if (s instanceof Stmt.Define d) out.put(d.register(), newRegister(d.register()).uop());
+        });
+        return out;
     }
 
     private Stmt.Block thread(Stmt.Loop loop, List<Stmt.Loop> axes, int workers) {

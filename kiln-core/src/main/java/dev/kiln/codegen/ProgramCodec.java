@@ -41,7 +41,7 @@ public final class ProgramCodec {
     private static final int ARG_NULL = 0, ARG_LONG = 1, ARG_DOUBLE = 2, ARG_SHAPE = 3, ARG_INTS = 4, ARG_REDUCE = 5,
             ARG_VARIABLE = 6, ARG_SLOT = 7;
     private static final int STMT_BLOCK = 0, STMT_LOOP = 1, STMT_DEFINE = 2, STMT_ACCUMULATE = 3, STMT_STORE = 4;
-    private static final int OPT_UPCAST = 0, OPT_UNROLL = 1, OPT_TILE = 2, OPT_GROUP = 3, OPT_THREAD = 4, OPT_UPCAST_REMAINDER = 5;
+    private static final int OPT_UPCAST = 0, OPT_UNROLL = 1, OPT_TILE = 2, OPT_GROUP = 3, OPT_THREAD = 4, OPT_UPCAST_REMAINDER = 5, OPT_SPLIT = 6, OPT_UPCAST_OVERLAP = 7;
 
     private static final Op[] OPS = Op.values();
     private static final DType[] DTYPES = DType.values();
@@ -92,6 +92,8 @@ public final class ProgramCodec {
                 case Opt.Group g -> OPT_GROUP;
                 case Opt.Thread t -> OPT_THREAD;
                 case Opt.UpcastRemainder u -> OPT_UPCAST_REMAINDER;
+                case Opt.Split sp -> OPT_SPLIT;
+                case Opt.UpcastOverlap u -> OPT_UPCAST_OVERLAP;
             });
             w.out.writeInt(o.axis());
             w.out.writeInt(o.amount());
@@ -133,6 +135,8 @@ public final class ProgramCodec {
                     case OPT_GROUP -> new Opt.Group(axis, amount);
                     case OPT_THREAD -> new Opt.Thread(axis, amount);
                     case OPT_UPCAST_REMAINDER -> new Opt.UpcastRemainder(axis, amount);
+                    case OPT_SPLIT -> new Opt.Split(axis, amount);
+                    case OPT_UPCAST_OVERLAP -> new Opt.UpcastOverlap(axis, amount);
                     default -> throw r.bad("unknown optimisation action " + tag);
                 });
             }

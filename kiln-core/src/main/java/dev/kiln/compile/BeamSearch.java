@@ -1,5 +1,6 @@
 package dev.kiln.compile;
 
+import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Opt;
 import dev.kiln.codegen.Optimizer;
@@ -150,6 +151,10 @@ final class BeamSearch {
                 case GLOBAL, THREAD -> {
                     for (int a : AMOUNTS) if (a < e && e % a == 0) out.add(new Opt.Upcast(i, a));
                     for (int a : AMOUNTS) if (2L * a <= e && e % a != 0) out.add(new Opt.UpcastRemainder(i, a));
+                    for (int a : AMOUNTS) if (a < e && e % a != 0) out.add(new Opt.UpcastOverlap(i, a));
+                    long[] stretch = Heuristics.gateFreeStretch(l); // split where padding gates stop, so they fold away
+                    if (stretch != null && stretch[1] < e - 1) out.add(new Opt.Split(i, (int) stretch[1] + 1));
+                    if (stretch != null && stretch[0] > 0) out.add(new Opt.Split(i, (int) stretch[0]));
                     for (int t : TILES) if (t < e && e % t == 0) out.add(new Opt.Tile(i, t));
                 }
                 case REDUCE -> {

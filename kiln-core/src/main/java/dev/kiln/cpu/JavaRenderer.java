@@ -361,6 +361,7 @@ public final class JavaRenderer extends JavaScalarRenderer {
             case LOAD -> {
                 UOp gate = u.src().size() > 2 ? u.src(2) : null;
                 if (readsLaneRegister(u.src(1)) || gate != null && readsLaneRegister(gate)) return -1;
+                if (memoryVector(u.dtype()) == t && everyOther(u.src(1), gate)) return 2 * access(true, u.src(1), gate) + VECTOR_OP_BYTES;
                 return access(memoryVector(u.dtype()) == t && contiguous(u.src(1)), u.src(1), gate);
             }
             case CONST, DEFINE_VAR -> {
@@ -539,9 +540,27 @@ public final class JavaRenderer extends JavaScalarRenderer {
         };
     }
 
-    private boolean contiguous(UOp index) {
-        OptionalLong s = Heuristics.stride(index, lanes.index());
-        return s.isPresent() && s.getAsLong() == 1;
+    private boolean contiguous(UOp index) { return stride(index) == 1; }
+
+    /** A load of every other element under no gate or one the same for all lanes: two vector loads and a permute. */
+    private boolean everyOther(UOp index, UOp gate) { return stride(index) == 2 && (gate == null || !dependent(gate)); }
+
+    /** How far {@code index} moves from one lane to the next, or 0 when it differs between lanes. */
+    private long stride(UOp index) { return Heuristics.stride(index, lanes.index()).orElse(0); }
+
+    /**
+     * The index vector that picks lane {@code k}'s element {@code 2k} from a vector loaded at element 0 and one
+     * loaded at element {@code lanes - 1} (numbered on from {@code lanes}), declared once per class.
+     */
+    private String everyOther(JType t) {
+        String s = species(t.element());
+        String name = s + "_EVERY_OTHER";
+        StringBuilder lanesOf = new StringBuilder();
+        int n = lanes.count();
+        for (int k = 0; k < n; k++) lanesOf.append(k > 0 ? ", " : "").append(2 * k < n ? 2 * k : 2 * k + 1);
+        // after the species in the (sorted) declarations: a static field may only read fields declared before it
+        species.putIfAbsent(name, t.name + " " + name + " = " + t.name + ".fromArray(" + s + ", new " + t.lane().name + "[] {" + lanesOf + "}, 0)");
+        return name;
     }
 
     /**
@@ -564,6 +583,16 @@ public final class JavaRenderer extends JavaScalarRenderer {
             }
             Expr<JType> g = ref(gate);
             return cond(g, new Expr<>(t.name + ".fromMemorySegment(" + species(t.element()) + ", " + at + ")", t, ATOM), zeroVector(t), t);
+        }
+        if (memoryVector(dt) == t && everyOther(u.src(1), gate)) {
+            // every other element: two overlapping loads that end at the last element read, then one permute
+            Expr<JType> first = index(atLane(u.src(1), 0));
+            String s = species(t.element());
+            String even = t.name + ".fromMemorySegment(" + s + ", " + p.name() + ", " + offset(first, dt) + ", ORDER)";
+            String odd = t.name + ".fromMemorySegment(" + s + ", " + p.name() + ", "
+                    + offset(index(atLane(u.src(1), 0).add(lanes.count() - 1)), dt) + ", ORDER)";
+            Expr<JType> load = new Expr<>(everyOther(t) + ".selectFrom(" + even + ", " + odd + ")", t, ATOM);
+            return gate == null ? load : cond(ref(gate), load, zeroVector(t), t);
         }
         // a gathered load, lane by lane into an array declared once per call
         List<String> laneValues = new ArrayList<>();

@@ -1,6 +1,7 @@
 package dev.kiln.codegen;
 
 import dev.kiln.types.DType;
+import dev.kiln.types.Variable;
 import dev.kiln.Tensor;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.Slot;
@@ -189,19 +190,53 @@ class OptimizerTest {
     }
 
     @Test
-    void rowsThatAreNoMultipleOfTheLanesAreVectorsAndARemainder() {
-        // 6 rows of 21: two 8-lane vectors and 5 single iterations per row, then threads over the rows
+    void rowsThatAreNoMultipleOfTheLanesAreVectorsAndAnOverlappingLastVector() {
+        // 6 rows of 21: two 8-lane vectors and one more over the last 8 (13..15 twice); too little work for threads
         KernelProgram p = onlyKernel(data(14, 6, 21).exp().add(1), "rows");
         List<Opt> opts = Heuristics.defaultOpts(p, new CpuInfo(2, 32));
-        assertThat(opts).startsWith(new Opt.UpcastRemainder(1, 8));
+        assertThat(opts).startsWith(new Opt.UpcastOverlap(1, 8));
         KernelProgram applied = Optimizer.apply(p, opts);
-        List<Long> inner = new ArrayList<>();
+        List<String> loops = new ArrayList<>();
         Optimizer.walk(applied.body(), s -> {
-            if (s instanceof Stmt.Loop l && l.kind() != Stmt.LoopKind.THREAD) inner.add(l.extent());
+            if (s instanceof Stmt.Loop l) loops.add(l.index().name() + " " + l.extent() + " " + l.kind());
         });
-        assertThat(inner).as("i0, then i1_o, i1_up and i1_r").containsExactly(6L, 2L, 8L, 5L);
-        // a row shorter than two vectors stays scalar
-        assertThat(Heuristics.defaultOpts(onlyKernel(data(15, 6, 13).exp(), "short"), new CpuInfo(2, 32))).isEmpty();
+        assertThat(loops).containsExactly("i0 6 GLOBAL", "i1_o 2 GLOBAL", "i1_up 8 UPCAST", "i1_last 8 UPCAST");
+        assertThat(ProgramText.render(applied)).contains("p0[ADD(ADD(MUL(i0, 21), i1_last), 13)]");
+        // a row shorter than the vector in narrower vectors: 13 as 8 + 8, 6 as 4 + 4; 3 stays scalar
+        assertThat(Heuristics.defaultOpts(onlyKernel(data(15, 6, 13).exp(), "short"), new CpuInfo(2, 32))).containsExactly(new Opt.UpcastOverlap(1, 8));
+        assertThat(Heuristics.defaultOpts(onlyKernel(data(15, 6, 6).exp(), "shorter"), new CpuInfo(2, 32))).containsExactly(new Opt.UpcastOverlap(1, 4));
+        assertThat(Heuristics.defaultOpts(onlyKernel(data(15, 6, 3).exp(), "shortest"), new CpuInfo(2, 32))).isEmpty();
+    }
+
+    @Test
+    void aKernelThatReadsWhatItStoresGetsSingleIterationsAfterItsVectors() {
+        // out[i, j] = out[i, j] + 1 in place (a contraction's epilogue): running j = 16..20 twice would add 2
+        Slot out = new Slot(Slot.Kind.PARAM, 0, DType.F32);
+        Variable i = new Variable("i0", 0, 5), j = new Variable("i1", 0, 20);
+        UOp at = UOp.variable(i).mul(21).add(UOp.variable(j));
+        UOp value = UOp.of(Op.ADD, DType.F32, null, UOp.of(Op.LOAD, DType.F32, null, out.uop(), at), UOp.constant(DType.F32, 1));
+        Stmt.Block body = new Stmt.Block(List.of(new Stmt.Loop(i, Stmt.LoopKind.GLOBAL, new Stmt.Block(List.of(
+                new Stmt.Loop(j, Stmt.LoopKind.GLOBAL, new Stmt.Block(List.of(new Stmt.Store(out, at, value)))))))));
+        KernelProgram p = new KernelProgram("in_place", List.of(out), List.of(126L), List.of(), body);
+        assertThat(Heuristics.defaultOpts(p, new CpuInfo(1, 32))).containsExactly(new Opt.UpcastRemainder(1, 8));
+        assertRejected(p, new Opt.UpcastOverlap(1, 8), "UPCAST_OVERLAP(axis=1, amount=8) on loop i1", "reads p0, which it stores into");
+    }
+
+    @Test
+    void paddingGatesAreSplitOffSoTheInteriorIsVectorLanes() {
+        // a 3x3 max pool, stride 2, padding 1 on 112 columns: only output column 0 reads the left padding, so
+        // columns 1..55 are a loop of their own without the column gate, 16-lane vectors of every other element
+        KernelProgram p = onlyKernel(data(16, 1, 8, 112, 112).maxPool2d(new int[] {3, 3}, new int[] {2, 2}, new int[] {1, 1}, null, false), "pool");
+        List<Opt> opts = Heuristics.defaultOpts(p, new CpuInfo(2, 64));
+        assertThat(opts).startsWith(new Opt.Split(2, 1), new Opt.UpcastOverlap(5, 16));
+        KernelProgram applied = Optimizer.apply(p, opts);
+        String text = ProgramText.render(applied);
+        assertThat(text).contains("for i3_a in 0..1 (global)", "for i3_b_o in 0..3 (global)", "for i3_b_last in 0..16 (upcast)");
+        String interior = text.substring(text.indexOf("for i3_b_o"));
+        assertThat(interior).as("no gate on the column in the interior").doesNotContain("CMPLT(0, ADD(r1").doesNotContain("CMPLT(0, r1");
+        // a gate that no stretch of the row escapes (a pool whose window pads both edges of a 4-column row) is left alone
+        KernelProgram small = onlyKernel(data(16, 1, 8, 4, 4).maxPool2d(new int[] {3, 3}, new int[] {1, 1}, new int[] {1, 1}, null, false), "small");
+        assertThat(Heuristics.defaultOpts(small, new CpuInfo(2, 64))).noneMatch(o -> o instanceof Opt.Split);
     }
 
     @Test
@@ -258,6 +293,11 @@ class OptimizerTest {
         assertRejected(p, new Opt.Unroll(2, 3), "3 does not divide the extent 8");
         assertRejected(p, new Opt.Tile(2, 4), "TILE(axis=2, amount=4) on loop r0 (extent 8, REDUCE)", "TILE needs an output loop");
         assertRejected(p, new Opt.Tile(1, 3), "3 does not divide the extent 10");
+        assertRejected(p, new Opt.Split(1, 10), "SPLIT(axis=1, amount=10) on loop i1 (extent 10, GLOBAL)", "within 1..9, got 10");
+        assertRejected(p, new Opt.Split(0, 3), "SPLIT(axis=0, amount=3) on loop i0", "the kernel's outermost loop");
+        assertRejected(p, new Opt.Split(2, 3), "SPLIT needs an output loop");
+        assertRejected(p, new Opt.UpcastOverlap(1, 5), "5 divides the extent 10; use UPCAST");
+        assertRejected(p, new Opt.UpcastOverlap(1, 16), "the extent 10 is less than one group of 16");
         assertRejected(p, new Opt.Group(1, 2), "GROUP(axis=1, amount=2) on loop i1 (extent 10, GLOBAL)", "needs a reduce loop");
         assertRejected(p, new Opt.Group(2, 0), "at least 2, got 0");
         assertRejected(p, new Opt.Thread(1, 4), "THREAD(axis=1, amount=4) on loop i1", "kernel's outermost loop");
@@ -316,10 +356,21 @@ class OptimizerTest {
             }
             if (l.kind() != Stmt.LoopKind.REDUCE && remainderApplies(p, l)) {
                 for (int a : new int[] {3, 4, 16}) if (a < l.extent() && l.extent() % a != 0) out.add(new Opt.UpcastRemainder(k, a));
+                for (int a : new int[] {3, 4, 16}) if (a < l.extent() && l.extent() % a != 0) addIfValid(p, new Opt.UpcastOverlap(k, a), out);
+                for (long at : new long[] {1, l.extent() / 2, l.extent() - 1}) if (at >= 1 && at < l.extent()) out.add(new Opt.Split(k, (int) at));
             }
             if (k == 0 && threadable(p, l)) out.add(new Opt.Thread(0, 2 + k));
         }
         return out;
+    }
+
+    private static void addIfValid(KernelProgram p, Opt o, List<Opt> out) {
+        try {
+            Optimizer.apply(p, o);
+            out.add(o);
+        } catch (IllegalArgumentException notHere) {
+            // e.g. UPCAST_OVERLAP on a kernel that reads what it stores
+        }
     }
 
     /** Whether {@code l} is in the chain of single output loops from the top of the kernel. */
@@ -441,6 +492,7 @@ class OptimizerTest {
                     check.accept(kernel);
                 }
                 case ScheduleItem.View view -> buffers.put(item.output(), buffers.get(view.inputs().getFirst()));
+                case ScheduleItem.Join join -> buffers.put(item.output(), dev.kiln.testing.TestGraphs.join(join, buffers));
                 default -> throw new AssertionError("not used by these graphs: " + item);
             }
         }

@@ -80,6 +80,7 @@ class VectorKernelTest {
                     buffers.put(o, reference);
                 }
                 case ScheduleItem.View view -> buffers.put(o, buffers.get(view.inputs().getFirst()));
+                case ScheduleItem.Join join -> buffers.put(o, dev.kiln.testing.TestGraphs.join(join, buffers));
                 default -> throw new AssertionError("not used by these graphs: " + item);
             }
         }
@@ -132,6 +133,15 @@ class VectorKernelTest {
         return vectorised;
     }
 
+    private static void addIfValid(KernelProgram p, String name, List<Opt> opts, int vectorBytes, List<Variant> out) {
+        try {
+            Optimizer.apply(p, opts);
+        } catch (IllegalArgumentException notHere) {
+            return; // not an innermost output loop, or a kernel that reads what it stores
+        }
+        out.add(new Variant(name, opts, vectorBytes));
+    }
+
     /** UPCASTs by lane counts, register tiles, unrolled reductions and the default heuristic, as far as they apply. */
     private static List<Variant> variants(KernelProgram p) {
         List<Variant> out = new ArrayList<>();
@@ -160,6 +170,14 @@ class VectorKernelTest {
                     continue;
                 }
                 out.add(new Variant("UPCAST_REMAINDER " + a + " by " + lanes + ", " + lanes * 4 * 8 + "-bit", opts, lanes * 4));
+            }
+            // vectors, one more overlapping the last of them; a split-off first column, then the rest in vectors
+            for (int lanes : new int[] {4, 8}) {
+                if (e % lanes == 0 || e < lanes) continue;
+                addIfValid(p, "UPCAST_OVERLAP " + a + " by " + lanes, List.of(new Opt.UpcastOverlap(a, lanes)), lanes * 4, out);
+                if (e - 1 >= lanes && (e - 1) % lanes != 0) {
+                    addIfValid(p, "SPLIT " + a + " at 1, UPCAST_OVERLAP by " + lanes, List.of(new Opt.Split(a, 1), new Opt.UpcastOverlap(a + 1, lanes)), lanes * 4, out);
+                }
             }
         }
         if (outputs.size() >= 2) { // register tiles: lanes of the innermost output loop, its outer loop by 2, rows by 2 or 4
@@ -284,6 +302,12 @@ class VectorKernelTest {
         g.put("tails 5x20", t(() -> data(21, 5, 20).exp().add(data(22, 20))));
         g.put("odd rows 3x21 with a padded, gated load", t(() -> data(27, 3, 19).pad(new int[][] {{0, 0}, {1, 1}}).mul(data(28, 3, 21)).relu()));
         g.put("odd rows 2x3x13, per-row scale", t(() -> data(29, 2, 3, 13).mul(data(30, 2, 3, 1)).add(1)));
+        // every other element in vector lanes (two loads and a permute), under a gate the same for all lanes, after a split-off edge
+        g.put("max pool 3x3 stride 2 padded 2x37x37", t(() -> data(31, 1, 2, 37, 37).maxPool2d(new int[] {3, 3}, new int[] {2, 2}, new int[] {1, 1}, null, false)));
+        g.put("max pool 3x3 stride 2 unpadded 2x47x47", t(() -> data(32, 1, 2, 47, 47).maxPool2d(new int[] {3, 3}, new int[] {2, 2}, new int[] {0, 0}, null, false)));
+        g.put("avg pool 2x2 stride 2 3x40x40", t(() -> data(33, 1, 3, 40, 40).avgPool2d(new int[] {2, 2}, new int[] {2, 2}, new int[] {0, 0}, false, true)));
+        g.put("f64 every other element 4x48", t(() -> data(34, 4, 48).cast(DType.F64).reshape(4, 24, 2).slice(2, 0, 1, 1).reshape(4, 24).add(1)));
+        g.put("i32 every other element 4x48", t(() -> data(35, 4, 48).mul(100).cast(DType.I32).reshape(4, 24, 2).slice(2, 1, 2, 1).reshape(4, 24).mul(3)));
         Tensor bits = Tensor.of(new boolean[] {true, false, false, true, false, false, true, false, false, false, true, true, false, true,
                 false, false, false, false, false, false, true, false, true, false}, 3, 8);
         g.put("bool any and all 3x8", t(() -> Tensor.stack(0, bits.any(0), bits.all(0), bits.any(0).logicalXor(bits.all(0)))));

@@ -140,6 +140,10 @@ public final class PlanBuilder {
                     ops.add(new PreparedBufferView("view_" + i, out, ins));
                     runners.add(null);
                 }
+                case ScheduleItem.Join j -> { // its pieces' kernels wrote it
+                    ops.add(new PreparedBufferView("join_" + i, out, ins));
+                    runners.add(null);
+                }
                 case ScheduleItem.Custom cu -> {
                     CustomFunction f = cu.output().functionArg();
                     ops.add(new PreparedCustomFunction("custom_" + f.name() + "_" + i, out, ins, f));

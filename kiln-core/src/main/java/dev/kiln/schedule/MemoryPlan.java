@@ -122,10 +122,10 @@ public record MemoryPlan(
     /** Whether {@code node} is a realised input buffer. */
     public boolean isExternalInput(UOp node) { return externalInputs.contains(node); }
 
-    /** The bytes item {@code item} reads (none for a view, which moves no data). */
+    /** The bytes item {@code item} reads (none for a view or a join, which move no data). */
     public List<ByteRange> reads(int item) {
         ScheduleItem it = items.get(item);
-        if (it instanceof ScheduleItem.View) return List.of();
+        if (it instanceof ScheduleItem.View || it instanceof ScheduleItem.Join) return List.of();
         List<ByteRange> out = new ArrayList<>();
         for (UOp in : it.inputs()) {
             ByteRange r = rangeOf(in);
@@ -134,10 +134,10 @@ public record MemoryPlan(
         return List.copyOf(out);
     }
 
-    /** The bytes item {@code item} writes (none for a view). */
+    /** The bytes item {@code item} writes (none for a view or a join). */
     public List<ByteRange> writes(int item) {
         ScheduleItem it = items.get(item);
-        return it instanceof ScheduleItem.View ? List.of() : List.of(rangeOf(it.output()));
+        return it instanceof ScheduleItem.View || it instanceof ScheduleItem.Join ? List.of() : List.of(rangeOf(it.output()));
     }
 
     /**

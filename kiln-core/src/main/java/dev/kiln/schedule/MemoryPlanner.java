@@ -60,6 +60,12 @@ public final class MemoryPlanner {
         Map<UOp, String> devices = new IdentityHashMap<>();
         Map<UOp, Integer> lastRead = new IdentityHashMap<>();
         Set<UOp> externals = Collections.newSetFromMap(new IdentityHashMap<>());
+        // a piece of a join lives in its join's bytes, at an offset (through joins of joins, to the outermost)
+        Map<UOp, ScheduleItem.Join> joinOf = new IdentityHashMap<>();
+        Map<UOp, Long> within = new IdentityHashMap<>(); // node -> byte offset in its base's storage
+        for (ScheduleItem item : items) {
+            if (item instanceof ScheduleItem.Join j) for (UOp piece : j.inputs()) joinOf.put(piece, j);
+        }
 
         for (int i = 0; i < n; i++) {
             ScheduleItem item = items.get(i);
@@ -79,11 +85,20 @@ public final class MemoryPlanner {
                 case ScheduleItem.Kernel _ when o.op() == Op.ASSIGN -> base.get(assignTarget(o, base, devices, externals));
                 default -> o;
             };
+            long offset = item instanceof ScheduleItem.View v ? within.getOrDefault(v.inputs().getFirst(), 0L) : 0;
+            for (UOp x = o; joinOf.containsKey(x); ) { // a piece: its join's storage, the joins' offsets added up
+                ScheduleItem.Join j = joinOf.get(x);
+                offset += j.offsets().get(j.inputs().indexOf(x));
+                x = j.output();
+                b = x;
+            }
             base.put(o, b);
+            if (offset != 0) within.put(o, offset);
             devices.put(o, switch (item) {
                 case ScheduleItem.Copy _ -> o.deviceArg();
                 case ScheduleItem.View _ -> devices.get(b);
-                case ScheduleItem.Kernel _ when b != o -> devices.get(b);
+                case ScheduleItem.Join j -> joinDevice(j, devices);
+                case ScheduleItem.Kernel _ when o.op() == Op.ASSIGN -> devices.get(b);
                 default -> item.inputs().isEmpty() ? device : devices.get(item.inputs().getFirst());
             });
         }
@@ -143,12 +158,24 @@ public final class MemoryPlanner {
         Map<UOp, ByteRange> ranges = new IdentityHashMap<>();
         for (UOp u : base.keySet()) {
             UOp b = base.get(u);
+            long at = within.getOrDefault(u, 0L);
             ByteRange r = owners.contains(b)
-                    ? new ByteRange(new Storage.Owned(b), 0, bytes(u))
-                    : new ByteRange(new Storage.Arena(devices.get(b)), offsets.get(b), bytes(u));
+                    ? new ByteRange(new Storage.Owned(b), at, bytes(u))
+                    : new ByteRange(new Storage.Arena(devices.get(b)), offsets.get(b) + at, bytes(u));
             ranges.put(u, r);
         }
         return new MemoryPlan(device, items, arenaSizes, ranges, intervals, outputs, externals);
+    }
+
+    /** The device of a join's pieces, which share its storage and so must share one device. */
+    private static String joinDevice(ScheduleItem.Join j, Map<UOp, String> devices) {
+        String d = devices.get(j.inputs().getFirst());
+        for (UOp piece : j.inputs()) {
+            if (!d.equals(devices.get(piece))) {
+                throw new IllegalArgumentException("memory plan: a join's pieces are on " + d + " and " + devices.get(piece) + "; they share one buffer");
+            }
+        }
+        return d;
     }
 
     /** Bytes of a node's dense data. */

@@ -31,4 +31,18 @@ public sealed interface ScheduleItem {
      * A reshape of a realised node: the output aliases the input's storage (no data moves).
      */
     record View(UOp output, List<UOp> inputs) implements ScheduleItem {}
+
+    /**
+     * A concatenation whose pieces were computed in place: the kernel producing each input wrote it into
+     * its own range of the output's bytes, from byte {@code offsets[i]}, so this step moves no data. The
+     * {@link Scheduler} makes one only where every piece is an intermediate with no other reader, produced
+     * by a kernel of its own, and each piece is one contiguous range of the output.
+     */
+    record Join(UOp output, List<UOp> inputs, List<Long> offsets) implements ScheduleItem {
+        public Join {
+            inputs = List.copyOf(inputs);
+            offsets = List.copyOf(offsets);
+            if (inputs.size() != offsets.size()) throw new IllegalArgumentException("join: " + inputs.size() + " inputs, " + offsets.size() + " offsets");
+        }
+    }
 }

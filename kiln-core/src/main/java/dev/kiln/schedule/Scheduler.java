@@ -50,6 +50,14 @@ import java.util.Set;
  *       elementwise ops after it, is what a device runs as a packed GEMM with a fused epilogue.</li>
  * </ol>
  *
+ * <p>Then a step may be dropped: a <b>concatenation computed in place</b> ({@code cat} pads each piece to the
+ * whole and adds them) becomes a {@link ScheduleItem.Join} when each piece is an intermediate that a kernel
+ * of its own produces and nothing but the concatenation reads, and occupies one contiguous range of the
+ * result (every axis before the joined one has size 1: a batch-1 concatenation of channels) that starts aligned
+ * as every buffer does ({@link MemoryPlanner#ALIGNMENT}). Each piece's
+ * kernel then writes into its range of the result and the copy disappears (SqueezeNet's fire modules,
+ * Inception's branches).
+ *
  * <p>So a reduction of a fused reduction fuses (only {@code EXPAND} replicates values; every other
  * movement op reads each element at most once), and a reduction read twice at the same index in one
  * kernel fuses (lowering computes it once). Elementwise and movement nodes read by several consumers
@@ -146,7 +154,81 @@ public final class Scheduler {
                 }
             });
         }
-        return new Schedule(List.copyOf(roots), List.copyOf(items));
+        return new Schedule(List.copyOf(roots), List.copyOf(inPlaceJoins(items, roots, consumers, realised)));
+    }
+
+    /** {@code items} with each concatenation that can be computed in place a {@link ScheduleItem.Join}. */
+    private static List<ScheduleItem> inPlaceJoins(List<ScheduleItem> items, List<UOp> roots, Map<UOp, List<UOp>> consumers, Set<UOp> realised) {
+        Set<UOp> kernelOutputs = identitySet(), graphOutputs = identitySet(), joined = identitySet();
+        graphOutputs.addAll(roots);
+        for (ScheduleItem it : items) if (it instanceof ScheduleItem.Kernel k && k.output().op() != Op.ASSIGN) kernelOutputs.add(k.output());
+        List<ScheduleItem> out = new ArrayList<>(items.size());
+        for (ScheduleItem it : items) {
+            if (it instanceof ScheduleItem.Kernel k && !graphOutputs.contains(k.output())) {
+                List<Long> offsets = new ArrayList<>();
+                List<UOp> pieces = joinPieces(k.output(), consumers, realised, offsets);
+                if (pieces != null && pieces.stream().allMatch(p -> kernelOutputs.contains(p) && !graphOutputs.contains(p) && !joined.contains(p))) {
+                    joined.addAll(pieces);
+                    out.add(new ScheduleItem.Join(k.output(), pieces, offsets));
+                    continue;
+                }
+            }
+            out.add(it);
+        }
+        return out;
+    }
+
+    /**
+     * The pieces of {@code u} if it is a concatenation each of whose pieces fills one contiguous byte range of
+     * it (their byte offsets into {@code offsets}), read by nothing else; else null.
+     */
+    private static List<UOp> joinPieces(UOp u, Map<UOp, List<UOp>> consumers, Set<UOp> realised, List<Long> offsets) {
+        UOp sum = u.op() == Op.CONTIGUOUS && !realised.contains(u.src(0)) ? u.src(0) : u;
+        if (sum.op() != Op.ADD) return null;
+        List<UOp> pads = new ArrayList<>();
+        List<UOp> todo = new ArrayList<>(List.of(sum));
+        while (!todo.isEmpty()) {
+            UOp x = todo.removeLast();
+            boolean inner = x == sum || !realised.contains(x) && consumers.getOrDefault(x, List.of()).size() == 1;
+            if (x.op() == Op.ADD && inner) todo.addAll(x.src());
+            else if (x.op() == Op.PAD && !realised.contains(x) && consumers.getOrDefault(x, List.of()).size() == 1) pads.add(x);
+            else return null;
+        }
+        int[] whole = u.shape().toArray();
+        int axis = -1;
+        List<long[]> ranges = new ArrayList<>(); // (first element along the axis, size along it, piece number)
+        List<UOp> pieces = new ArrayList<>();
+        for (UOp pad : pads) {
+            int[] amounts = pad.intsArg().toArray();
+            UOp piece = pad.src(0);
+            if (!realised.contains(piece) || piece.op() == Op.BUFFER || piece.dtype() != u.dtype()
+                    || consumers.getOrDefault(piece, List.of()).size() != 1) return null;
+            for (int d = 0; d < whole.length; d++) {
+                if (amounts[2 * d] == 0 && amounts[2 * d + 1] == 0) continue;
+                if (axis >= 0 && axis != d || amounts[2 * d] < 0 || amounts[2 * d + 1] < 0) return null;
+                axis = d;
+            }
+            if (axis < 0) return null;
+            int size = piece.shape().toArray()[axis];
+            if (size == 0) return null;
+            ranges.add(new long[] {amounts[2 * axis], size, pieces.size()});
+            pieces.add(piece);
+        }
+        for (int d = 0; d < axis; d++) if (whole[d] != 1) return null; // each piece one contiguous range
+        long inner = 1;
+        for (int d = axis + 1; d < whole.length; d++) inner *= whole[d];
+        ranges.sort((a, b) -> Long.compare(a[0], b[0]));
+        long next = 0;
+        List<UOp> ordered = new ArrayList<>();
+        for (long[] r : ranges) {
+            if (r[0] != next) return null; // a gap or an overlap: not a concatenation
+            long offset = u.dtype().byteSize(r[0] * inner);
+            if (offset % MemoryPlanner.ALIGNMENT != 0) return null; // every buffer starts aligned, as devices assume
+            offsets.add(offset);
+            ordered.add(pieces.get((int) r[2]));
+            next += r[1];
+        }
+        return next == whole[axis] ? ordered : null;
     }
 
     /**

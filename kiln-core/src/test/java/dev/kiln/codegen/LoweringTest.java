@@ -60,6 +60,7 @@ class LoweringTest {
                     KernelEvaluator.run(p, segs, Map.of());
                 }
                 case ScheduleItem.View view -> buffers.put(o, buffers.get(view.inputs().getFirst()));
+                case ScheduleItem.Join join -> buffers.put(o, dev.kiln.testing.TestGraphs.join(join, buffers));
                 default -> throw new AssertionError("not used by these graphs: " + item);
             }
         }

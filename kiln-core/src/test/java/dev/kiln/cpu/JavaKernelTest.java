@@ -80,6 +80,7 @@ class JavaKernelTest {
                     buffers.put(o, whole);
                 }
                 case ScheduleItem.View view -> buffers.put(o, buffers.get(view.inputs().getFirst()));
+                case ScheduleItem.Join join -> buffers.put(o, dev.kiln.testing.TestGraphs.join(join, buffers));
                 default -> throw new AssertionError("not used by these graphs: " + item);
             }
         }

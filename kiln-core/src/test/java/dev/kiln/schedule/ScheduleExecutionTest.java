@@ -68,6 +68,7 @@ class ScheduleExecutionTest {
                     buffers.put(o, out);
                 }
                 case ScheduleItem.View v -> buffers.put(o, buffers.get(v.inputs().getFirst()));
+                case ScheduleItem.Join join -> buffers.put(o, dev.kiln.testing.TestGraphs.join(join, buffers));
                 case ScheduleItem.Copy c -> {
                     Buffer out = fresh(o);
                     out.segment().copyFrom(in.getFirst());

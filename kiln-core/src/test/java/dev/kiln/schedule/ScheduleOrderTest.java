@@ -65,6 +65,15 @@ class ScheduleOrderTest {
                     assertThat(out.op()).isEqualTo(Op.RESHAPE);
                     assertThat(v.inputs()).singleElement().satisfies(in -> assertThat(in.shape().numel()).isEqualTo(out.shape().numel()));
                 }
+                case ScheduleItem.Join j -> { // the pieces fill the output's bytes, in order, without gaps
+                    assertThat(out.op()).isIn(Op.ADD, Op.CONTIGUOUS);
+                    long at = 0;
+                    for (int i = 0; i < j.inputs().size(); i++) {
+                        assertThat(j.offsets().get(i)).isEqualTo(at);
+                        at += j.inputs().get(i).dtype().byteSize(j.inputs().get(i).shape().numel());
+                    }
+                    assertThat(at).isEqualTo(out.dtype().byteSize(out.shape().numel()));
+                }
             }
         }
         assertThat(s.outputs()).isEqualTo(roots);

@@ -44,6 +44,21 @@ public final class TestGraphs {
         return Tensor.arange(n).cast(DType.F32).mul(0.7 + 0.13 * seed).add(seed).sin().mul(2).reshape(shape).realize();
     }
 
+    /**
+     * A join's value from its pieces' own buffers: in a plan the pieces' kernels write into the join's bytes,
+     * a harness that gives every kernel a buffer of its own copies them side by side here.
+     */
+    public static Buffer join(dev.kiln.schedule.ScheduleItem.Join j, Map<UOp, Buffer> buffers) {
+        UOp o = j.output();
+        Buffer out = Buffer.allocateHeap("TEST", o.dtype(), o.shape().numel());
+        for (int i = 0; i < j.inputs().size(); i++) {
+            MemorySegment piece = buffers.get(j.inputs().get(i)).segment();
+            long bytes = j.inputs().get(i).dtype().byteSize(j.inputs().get(i).shape().numel());
+            MemorySegment.copy(piece, 0, out.segment(), j.offsets().get(i), bytes);
+        }
+        return out;
+    }
+
     /** The INTERP device's value of a graph. */
     public static Buffer interpret(UOp root) {
         return dev.kiln.runtime.DeviceRegistry.get("INTERP").realize(root, Map.of()); // the oracle, not the default device

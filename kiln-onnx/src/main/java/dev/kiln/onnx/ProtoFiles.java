@@ -7,13 +7,15 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * Parses one protobuf message (a ModelProto, a TensorProto) from a file. The file is mapped, not read into a byte
- * array: parsing copies only the fields into the message, so a model of N bytes needs N bytes of heap, not 2N.
+ * Parses one protobuf message (a ModelProto, a TensorProto) from a file. A regular file is mapped, not read into a
+ * byte array: parsing copies only the fields into the message, so a model of N bytes needs N bytes of heap, not 2N.
  */
 final class ProtoFiles {
     private ProtoFiles() {}
@@ -42,6 +44,10 @@ final class ProtoFiles {
     static <T> T parse(Path file, String kind, String tooLarge, Parser<T> parser) {
         String src = file.toString();
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ); Arena arena = Arena.ofConfined()) {
+            if (!Files.isRegularFile(file)) {
+                // a pipe or a device has no size to check or map: streamed, protobuf's own limit still applies
+                return parser.parse(input(CodedInputStream.newInstance(Channels.newInputStream(channel))));
+            }
             long size = channel.size();
             if (size > LIMIT) {
                 throw new OnnxFormatException(src, "the file is " + size + " bytes (" + gib(size) + "), over protobuf's limit of 2 GiB ("

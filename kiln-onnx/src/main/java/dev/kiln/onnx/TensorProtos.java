@@ -118,9 +118,6 @@ public final class TensorProtos {
         String needs() { return count + " elements of " + dtype; }
     }
 
-    /** A TensorProto whose data is inline (never external) as a realised tensor; {@code source} names it in errors. */
-    static Tensor toTensor(TensorProto p, String source) { return toTensor(p, source, ExternalData.unavailable()); }
-
     /**
      * A TensorProto as a realised tensor; {@code source} names it in errors, {@code external} resolves data stored
      * outside the model file.

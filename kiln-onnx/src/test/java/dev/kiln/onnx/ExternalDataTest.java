@@ -217,6 +217,11 @@ class ExternalDataTest {
     }
 
     @Test
+    void aFolderIsNoModelFile() {
+        assertThatThrownBy(() -> OnnxModel.load(dir)).isInstanceOf(OnnxFormatException.class).hasMessageStartingWith(dir + ": cannot read the file (");
+    }
+
+    @Test
     void theModelFileItselfIsParsedFromAMapping() throws IOException {
         // inline weights: parsed from the mapped file, the mapping released after the parse (nothing left to close)
         ModelProto inline = addModel(TensorProto.newBuilder().setName("w").setDataType(1).addDims(2).addAllFloatData(List.of(1f, 2f)).build(), 2);

@@ -101,6 +101,28 @@ final class Creation {
         return new Tensor(b, s, d).reshapeTo(s);
     }
 
+    static Tensor wrapConstant(MemorySegment data, DType dtype, int... shape) {
+        Tensor.checkComputable("wrapConstant", dtype);
+        Shape s = Shape.of(shape);
+        long bytes = dtype.byteSize(s.numel());
+        if (data.byteSize() < bytes) {
+            throw new IllegalArgumentException("wrapConstant: shape " + s + " of " + dtype + " needs " + bytes
+                    + " bytes, segment has " + data.byteSize());
+        }
+        // native kernels (CLANG) read elements at their natural alignment; the Java ones would not mind
+        if (data.isNative() && data.address() % dtype.itemSize() != 0) {
+            throw new IllegalArgumentException("wrapConstant: " + dtype + " elements need an address that is a multiple of " + dtype.itemSize()
+                    + ", the segment starts at 0x" + Long.toHexString(data.address()));
+        }
+        Device d = Tensor.defaultDevice();
+        if (d.deviceMemory().isPresent()) {
+            throw new IllegalStateException("wrapConstant: the default device " + d.spec() + " keeps its tensors in its own memory, so host memory"
+                    + " cannot be its storage; copy the data with fromSegment");
+        }
+        Buffer b = new Buffer(d.spec().toString(), dtype, s.numel(), data.asSlice(0, bytes)).asImmutable();
+        return Tensor.overBuffer(b, s, d);
+    }
+
     static Tensor full(Number value, DType dtype, int... shape) {
         Tensor.checkComputable("full", dtype);
         Shape s = Shape.of(shape);

@@ -128,6 +128,22 @@ public final class Tensor {
      */
     public static Tensor fromSegment(MemorySegment data, DType dtype, int... shape) { return Creation.fromSegment(data, dtype, shape); }
 
+    /**
+     * A realised constant tensor on the default device whose storage is {@code data} itself, not a copy: for
+     * weights in memory that the caller owns, such as a memory-mapped file. Its first {@code dtype.byteSize(numel)}
+     * bytes are read as dense C-order elements in native byte order and never written: the tensor is a
+     * {@linkplain #asConstant() constant}, so plans may keep data derived from it. Nothing is allocated, so the
+     * {@link dev.kiln.runtime.MemoryBudget} is not consulted. The caller keeps {@code data}'s arena open for as long
+     * as this tensor, a tensor computed from it or a plan that reads it is used; a read after the arena is closed
+     * fails with an {@link IllegalStateException}.
+     *
+     * @throws IllegalArgumentException if {@code data} holds fewer bytes than the shape needs, or is native memory
+     *                                  whose address is not a multiple of the element size
+     * @throws IllegalStateException    if the default device keeps its tensors in its own memory (a GPU): copy the
+     *                                  data there with {@link #fromSegment} instead
+     */
+    public static Tensor wrapConstant(MemorySegment data, DType dtype, int... shape) { return Creation.wrapConstant(data, dtype, shape); }
+
     /** A 0-d f32 tensor. */
     public static Tensor scalar(double value) { return full(value, DType.F32); }
 
@@ -204,9 +220,13 @@ public final class Tensor {
     public Tensor asConstant() {
         Buffer b = buffer();
         if (b.isImmutable()) return this;
-        Buffer constant = b.asImmutable();
-        Tensor t = new Tensor(constant, Shape.of(Math.toIntExact(b.count())), device).reshapeTo(shape());
-        t.realized = constant; // the reshape of a buffer is that buffer's values: realising it must not copy them
+        return overBuffer(b.asImmutable(), shape(), device);
+    }
+
+    /** A realised tensor of {@code shape} whose values are {@code b}'s, in place. */
+    static Tensor overBuffer(Buffer b, Shape shape, Device device) {
+        Tensor t = new Tensor(b, Shape.of(Math.toIntExact(b.count())), device).reshapeTo(shape);
+        t.realized = b; // the reshape of a buffer is that buffer's values: realising it must not copy them
         return t;
     }
 

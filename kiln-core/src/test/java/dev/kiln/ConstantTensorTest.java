@@ -2,12 +2,20 @@ package dev.kiln;
 
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.ExecutionPlan;
+import dev.kiln.types.DType;
 import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** {@link Tensor#asConstant()}: an immutable view of the same values, which plans may pack once. */
+/**
+ * {@link Tensor#asConstant()}: an immutable view of the same values, which plans may pack once; {@link Tensor#wrapConstant}: a
+ * constant over memory the caller owns.
+ */
 class ConstantTensorTest {
     @Test
     void aConstantIsTheSameValuesAndRefusesWrites() {
@@ -51,6 +59,37 @@ class ConstantTensorTest {
                 assertThat(floats(constant.outputBuffer(0))).containsExactly(first);
                 assertThat(floats(plain.outputBuffer(0))).isNotEqualTo(first);
             }
+        }
+    }
+
+    @Test
+    void wrapConstantUsesTheGivenMemoryInPlace() {
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment data = arena.allocate(4 * 6 + 4, 4).asSlice(4); // behind 4 bytes: in place needs natural alignment only
+            for (int i = 0; i < 6; i++) data.setAtIndex(ValueLayout.JAVA_FLOAT, i, i + 1);
+            Tensor w = Tensor.wrapConstant(data, DType.F32, 2, 3);
+            Buffer b = w.buffer();
+            assertThat(b.segment().address()).isEqualTo(data.address());
+            assertThat(b.isImmutable()).isTrue();
+            assertThat(b.segment().isReadOnly()).isTrue();
+            assertThat(w.asConstant()).isSameAs(w);
+            assertThat(w.dims()).containsExactly(2, 3);
+            assertThat(w.add(1).toFloatArray()).containsExactly(2, 3, 4, 5, 6, 7);
+            try (ExecutionPlan plan = Tensor.prepare(Tensor.ones(4, 2).matmul(w))) {
+                plan.execute();
+                assertThat(floats(plan.outputBuffer(0))).containsExactly(5, 7, 9, 5, 7, 9, 5, 7, 9, 5, 7, 9);
+            }
+        }
+    }
+
+    @Test
+    void wrapConstantRefusesTooFewBytesAndMisalignedNativeMemory() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment data = arena.allocate(16, 8);
+            assertThatThrownBy(() -> Tensor.wrapConstant(data, DType.F32, 5)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("needs 20 bytes, segment has 16");
+            assertThatThrownBy(() -> Tensor.wrapConstant(data.asSlice(2), DType.F32, 2)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("f32 elements need an address that is a multiple of 4");
         }
     }
 }

@@ -10,7 +10,7 @@ import java.util.Map;
  * (lazy) output tensors. Built-in models implement it ({@link BuiltinModels}); an imported ONNX model
  * joins through {@link ModelLoader#loadModel(String)} with an adapter of a few lines.
  */
-interface Model {
+interface Model extends AutoCloseable {
     /** A short name, used in headings and default file names. */
     String name();
 
@@ -25,4 +25,8 @@ interface Model {
      * run on), as lazy tensors: the caller prepares them as one plan.
      */
     List<Tensor> apply(Map<String, Tensor> inputs);
+
+    /** Releases what the model holds (an ONNX model's mapped external data); after the plans built from it are closed. */
+    @Override
+    default void close() {}
 }

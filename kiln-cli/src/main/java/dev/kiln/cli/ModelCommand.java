@@ -35,16 +35,22 @@ abstract class ModelCommand extends KilnCommand {
      */
     PreparedModel prepare() {
         Device d = device.resolve();
-        Model m;
-        Map<String, Tensor> in;
-        try (Progress p = progress("loading " + model)) {
-            m = ModelLoader.loadModel(model);
-            in = inputs.resolve(m.inputs(), d);
-        }
-        try (Progress p = progress("compiling " + m.name() + " for " + d.spec())) {
-            if (dims.isEmpty()) return PreparedModel.prepare(m, in, d);
-            if (!(m instanceof OnnxFileModel onnx)) throw new IllegalArgumentException("--dim: only an .onnx model has symbolic dimensions, " + model + " has none");
-            return PreparedModel.prepareSymbolic(onnx, in, d, dims);
+        Model m = null;
+        // the prepared model owns the model once made; until then, a failure must release it (its mapped weights)
+        try {
+            Map<String, Tensor> in;
+            try (Progress p = progress("loading " + model)) {
+                m = ModelLoader.loadModel(model);
+                in = inputs.resolve(m.inputs(), d);
+            }
+            try (Progress p = progress("compiling " + m.name() + " for " + d.spec())) {
+                if (dims.isEmpty()) return PreparedModel.prepare(m, in, d);
+                if (!(m instanceof OnnxFileModel onnx)) throw new IllegalArgumentException("--dim: only an .onnx model has symbolic dimensions, " + model + " has none");
+                return PreparedModel.prepareSymbolic(onnx, in, d, dims);
+            }
+        } catch (RuntimeException | Error e) {
+            if (m != null) m.close();
+            throw e;
         }
     }
 }

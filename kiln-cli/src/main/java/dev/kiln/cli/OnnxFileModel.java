@@ -39,4 +39,7 @@ record OnnxFileModel(String name, OnnxModel onnx) implements Model {
 
     @Override
     public List<Tensor> apply(Map<String, Tensor> inputs) { return onnx.run(inputs); }
+
+    @Override
+    public void close() { onnx.close(); }
 }

@@ -14,7 +14,7 @@ import java.util.Map;
 
 /**
  * A model applied to concrete inputs and prepared as one execution plan on one device; it owns the
- * plan and frees it on {@link #close()}. An ONNX model with maxima for its symbolic dimensions is
+ * plan and the model, and frees both on {@link #close()} (the plan first: it may read the model's weights in place). An ONNX model with maxima for its symbolic dimensions is
  * prepared once for every size up to them ({@link OnnxPlan}) and bound to the inputs' sizes.
  */
 final class PreparedModel implements AutoCloseable {
@@ -113,5 +113,11 @@ final class PreparedModel implements AutoCloseable {
     }
 
     @Override
-    public void close() { plan.close(); }
+    public void close() {
+        try {
+            plan.close();
+        } finally {
+            model.close();
+        }
+    }
 }

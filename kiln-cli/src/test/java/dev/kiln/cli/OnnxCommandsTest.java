@@ -103,6 +103,39 @@ class OnnxCommandsTest {
                 .contains("throughput");
     }
 
+    // ------------------------------------------------------------------------------------ external data
+
+    /** kiln-onnx's model with every tensor in weights.bin beside it (tools/onnx/gen_external_data.py). */
+    static final Path EXTERNAL = Path.of("../kiln-onnx/src/test/resources/external").toAbsolutePath().normalize();
+
+    @Test
+    void runProfileAndBenchAModelWithExternalData() {
+        String model = EXTERNAL.resolve("model.onnx").toString();
+        Path out = tmp.resolve("out");
+        kiln("run", model, "--input", "x=" + EXTERNAL.resolve("input.npy"), "--output-dir", out.toString()).ok();
+        assertClose(Npy.read(out.resolve("y.npy")), Npy.read(EXTERNAL.resolve("expected.npy")));
+        assertThat(kiln("profile", model, "--random-inputs", "--runs", "2", "--warmup", "1", "--output-dir", tmp.toString()).ok().out())
+                .contains("profile of external on CPU");
+        assertThat(kiln("bench", model, "--random-inputs", "--runs", "2", "--warmup", "1").ok().out()).contains("bench of external");
+    }
+
+    @Test
+    void externalDataOutsideTheModelsFolderIsOneLineAndExitTwo() throws IOException {
+        Path dir = Files.createDirectories(tmp.resolve("m"));
+        Files.copy(EXTERNAL.resolve("weights.bin"), dir.resolve("weights.bin"));
+        Files.copy(EXTERNAL.resolve("weights.bin"), tmp.resolve("weights.bin")); // W1 alone is moved up, out of the folder
+        ModelProto.Builder m = ModelProto.parseFrom(Files.readAllBytes(EXTERNAL.resolve("model.onnx"))).toBuilder();
+        TensorProto.Builder w1 = m.getGraphBuilder().getInitializerBuilder(0);
+        for (int k = 0; k < w1.getExternalDataCount(); k++) {
+            if (w1.getExternalData(k).getKey().equals("location")) w1.setExternalData(k, w1.getExternalData(k).toBuilder().setValue("../weights.bin"));
+        }
+        Path model = dir.resolve("model.onnx");
+        Files.write(model, m.build().toByteArray());
+        kiln("run", model.toString(), "--random-inputs", "--output-dir", tmp.resolve("o").toString())
+                .badInput("kiln run: " + model + " initializer W1 (tensor W1): external data location '../weights.bin' has a '..' component");
+        assertThat(tmp.resolve("o")).doesNotExist();
+    }
+
     // ------------------------------------------------------------------------------------ symbolic dims
 
     private static ValueInfoProto value(String name, Object... dims) {

@@ -13,9 +13,11 @@ import java.util.Map;
 final class Attrs {
     private final Map<String, AttributeProto> byName = new LinkedHashMap<>();
     private final String where;
+    private final ExternalData external;
 
-    Attrs(List<AttributeProto> attributes, String where) {
+    Attrs(List<AttributeProto> attributes, String where, ExternalData external) {
         this.where = where;
+        this.external = external;
         for (AttributeProto a : attributes) {
             if (!a.getRefAttrName().isEmpty()) throw new OnnxFormatException(where, "attribute " + a.getName() + " refers to a function attribute outside a function");
             byName.put(a.getName(), a);
@@ -99,7 +101,12 @@ final class Attrs {
     /** The TENSOR attribute as a realised tensor, or null when absent. */
     Tensor tensor(String name) {
         AttributeProto a = get(name, AttributeType.TENSOR);
-        return a == null ? null : TensorProtos.toTensor(a.getT(), where + " attribute " + name);
+        return a == null ? null : TensorProtos.toTensor(a.getT(), where + " attribute " + name, external);
+    }
+
+    /** Checks the external data of every tensor attribute ({@link TensorProtos#checkExternal}). */
+    void checkExternalData() {
+        for (AttributeProto a : byName.values()) if (a.hasT()) TensorProtos.checkExternal(a.getT(), where + " attribute " + a.getName(), external);
     }
 
     /** The raw attribute (for Constant's several value kinds), or null. */

@@ -163,8 +163,7 @@ public final class ConformanceRunner {
         String name = dir.getFileName().toString();
         List<String> ops = opTypes(dir.resolve("model.onnx"));
         if (KNOWN_DIFFERENCES.containsKey(name)) return new CaseResult(suite, name, Status.SKIP, KNOWN_DIFFERENCES.get(name), ops);
-        try {
-            OnnxModel model = OnnxModel.load(dir.resolve("model.onnx"));
+        try (OnnxModel model = OnnxModel.load(dir.resolve("model.onnx"))) {
             for (String op : model.opTypes()) {
                 if (RANDOM_OPS.contains(op)) return new CaseResult(suite, name, Status.SKIP, "random output (" + op + ") cannot match the reference's generator", ops);
             }

@@ -14,7 +14,6 @@ import onnx.Onnx.TypeProto;
 import onnx.Onnx.ValueInfoProto;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -29,8 +28,13 @@ import java.util.Set;
  * inputs' device. Loading parses the file, converts the initializers to realised tensors and checks that
  * every node's operator is supported at the model's opset (ai.onnx opsets 7 to 17), so an unsupported model
  * fails before anything runs.
+ *
+ * <p>Weights stored as ONNX external data (files beside the model, {@code data_location = EXTERNAL}) are mapped
+ * into memory, not copied: the model owns the mappings, and {@link #close()} releases them. Close it after the
+ * plans and tensors built from it, which read the weights in place; a model without external data holds nothing
+ * that needs closing.
  */
-public final class OnnxModel {
+public final class OnnxModel implements AutoCloseable {
     /**
      * The ai.onnx opsets Kiln accepts. Operators are implemented as their versions up to opset 17 define them;
      * an operator whose older version behaves differently handles it (legacy broadcasting, attributes that
@@ -44,9 +48,11 @@ public final class OnnxModel {
     private final List<ValueInfo> inputs, outputs;
     private final Map<String, Tensor> initializers;
     private final List<Node> nodes;
+    private final ExternalData external;
+    private volatile boolean closed;
 
     private OnnxModel(String source, int opset, Map<String, Long> opsetImports, List<ValueInfo> inputs, List<ValueInfo> outputs,
-                      Map<String, Tensor> initializers, List<Node> nodes) {
+                      Map<String, Tensor> initializers, List<Node> nodes, ExternalData external) {
         this.source = source;
         this.opset = opset;
         this.opsetImports = opsetImports;
@@ -54,32 +60,39 @@ public final class OnnxModel {
         this.outputs = outputs;
         this.initializers = initializers;
         this.nodes = nodes;
+        this.external = external;
     }
 
     /**
-     * Loads and checks an ONNX model file.
+     * Loads and checks an ONNX model file. The file is parsed from a read-only mapping of it, not from a heap copy;
+     * external data files are resolved relative to its directory and mapped ({@link #close()} releases them).
      *
-     * @throws OnnxFormatException if the file cannot be read, is not a valid ModelProto, or breaks the format's rules
+     * @throws OnnxFormatException if the file cannot be read, is over protobuf's 2 GiB limit, is not a valid ModelProto,
+     *                             breaks the format's rules, or names external data that is missing, outside the
+     *                             model's directory or not the size its tensor needs
      * @throws UnsupportedOnnxOpException if a node's operator, an attribute or a value type is not supported
      */
     public static OnnxModel load(Path file) {
-        String src = file.toString();
-        byte[] bytes;
+        ModelProto m = ProtoFiles.parse(file, "ONNX ModelProto", "a model this large must keep its weights in ONNX external data files"
+                + " (onnx.save_model(model, path, save_as_external_data=True))", ModelProto::parseFrom);
+        Path dir = file.toAbsolutePath().getParent();
+        ExternalData external = dir == null ? ExternalData.unavailable() : ExternalData.ownedBy(dir);
         try {
-            bytes = Files.readAllBytes(file);
-        } catch (IOException e) {
-            throw new OnnxFormatException(src, "cannot read the file (" + e + ")", e);
+            return fromProto(m, file.toString(), external);
+        } catch (RuntimeException | Error e) {
+            external.close(); // a model that failed to load owns nothing: unmap what its checks mapped
+            throw e;
         }
-        return parse(bytes, src);
     }
 
-    /** Parses and checks a model from its bytes ({@code src} names it in messages); the fuzz tests enter here. */
+    /**
+     * Parses and checks a model from its bytes ({@code src} names it in messages); the fuzz tests enter here. With
+     * no file there is no directory, so a tensor stored as external data is an {@link OnnxFormatException}.
+     */
     static OnnxModel parse(byte[] bytes, String src) {
         ModelProto m;
         try {
-            CodedInputStream in = CodedInputStream.newInstance(bytes);
-            in.setRecursionLimit(256);
-            m = ModelProto.parseFrom(in);
+            m = ModelProto.parseFrom(ProtoFiles.input(CodedInputStream.newInstance(bytes)));
         } catch (InvalidProtocolBufferException e) {
             throw new OnnxFormatException(src, "not a valid ONNX ModelProto (" + e.getMessage() + ")", e);
         } catch (IOException e) {
@@ -88,7 +101,11 @@ public final class OnnxModel {
         return fromProto(m, src);
     }
 
-    static OnnxModel fromProto(ModelProto m, String src) {
+    /** {@link #fromProto(ModelProto, String, ExternalData)} for a message that came from no file. */
+    static OnnxModel fromProto(ModelProto m, String src) { return fromProto(m, src, ExternalData.unavailable()); }
+
+    /** The model {@code m}; {@code external} resolves its external data and is owned by the model from here. */
+    static OnnxModel fromProto(ModelProto m, String src, ExternalData external) {
         if (!m.hasGraph()) throw new OnnxFormatException(src, "the model has no graph (empty or not an ONNX model)");
         Map<String, Long> imports = new LinkedHashMap<>();
         for (OperatorSetIdProto o : m.getOpsetImportList()) imports.put(domainName(o.getDomain()), o.getVersion());
@@ -102,7 +119,7 @@ public final class OnnxModel {
         if (g.getSparseInitializerCount() > 0) throw new UnsupportedOnnxOpException("'" + g.getSparseInitializer(0).getValues().getName() + "'", "sparse initializers are not supported");
 
         List<Node> nodes = new ArrayList<>();
-        for (int k = 0; k < g.getNodeCount(); k++) nodes.add(Node.of(g.getNode(k), k, src));
+        for (int k = 0; k < g.getNodeCount(); k++) nodes.add(Node.of(g.getNode(k), k, src, external));
         List<String> initNames = new ArrayList<>();
         for (TensorProto t : g.getInitializerList()) {
             if (t.getName().isEmpty()) throw new OnnxFormatException(src, "an initializer has no name");
@@ -117,13 +134,14 @@ public final class OnnxModel {
         GraphValidator.validate(src, initNames, g.getInputList().stream().map(ValueInfoProto::getName).toList(), nodes,
                 g.getOutputList().stream().map(ValueInfoProto::getName).toList(), n -> imports.getOrDefault(domainName(n.domain()), -1L));
         for (Node n : nodes) OnnxOps.check(n, imports.getOrDefault(domainName(n.domain()), -1L));
+        // tensor attributes become tensors only when their node is built: their external data is checked now
+        for (Node n : nodes) n.attrs().checkExternalData();
 
         Map<String, Tensor> inits = new LinkedHashMap<>();
-        for (TensorProto t : g.getInitializerList()) inits.put(t.getName(), TensorProtos.toTensor(t, src + " initializer " + t.getName()));
+        for (TensorProto t : g.getInitializerList()) inits.put(t.getName(), TensorProtos.toTensor(t, src + " initializer " + t.getName(), external));
 
-        OnnxModel model = new OnnxModel(src, Math.toIntExact(onnxOpset), Collections.unmodifiableMap(imports), List.copyOf(ins), List.copyOf(outs),
-                Collections.unmodifiableMap(inits), List.copyOf(nodes));
-        return model;
+        return new OnnxModel(src, Math.toIntExact(onnxOpset), Collections.unmodifiableMap(imports), List.copyOf(ins), List.copyOf(outs),
+                Collections.unmodifiableMap(inits), List.copyOf(nodes), external);
     }
 
     private static String domainName(String d) { return d.isEmpty() ? "ai.onnx" : d; }
@@ -185,6 +203,7 @@ public final class OnnxModel {
      * @throws IllegalArgumentException if an input is missing or unknown, or its dtype or shape does not match the model
      */
     public List<Tensor> run(Map<String, Tensor> inputs) {
+        checkOpen("run");
         bindDims(inputs);
         Device device = inputs.isEmpty() ? Tensor.defaultDevice() : inputs.get(this.inputs.getFirst().name()).device();
         return new GraphBuilder(this, device).build(inputs);
@@ -202,8 +221,26 @@ public final class OnnxModel {
      *                                  an input has an unnamed open dimension, or an operator cannot take symbolic sizes
      */
     public OnnxPlan prepare(Device device, Map<String, Integer> maxDims) {
+        checkOpen("prepare");
         return OnnxPlan.prepare(this, device, maxDims);
     }
+
+    private void checkOpen(String op) {
+        if (closed) throw new IllegalStateException(op + ": " + source + " has been closed");
+    }
+
+    /**
+     * Releases the external data files this model mapped: tensors and plans built from it that read its weights in
+     * place fail with an {@link IllegalStateException} afterwards, so close them first. Idempotent.
+     */
+    @Override
+    public void close() {
+        closed = true;
+        external.close();
+    }
+
+    /** The external data this model resolved (and owns); for tests. */
+    ExternalData externalData() { return external; }
 
     /**
      * Checks the given inputs against the declared ones and decides the size of every dimension: fixed sizes

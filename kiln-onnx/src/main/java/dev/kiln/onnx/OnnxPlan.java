@@ -24,7 +24,8 @@ import java.util.Set;
  * An ONNX model prepared once as one {@link ExecutionPlan} that serves every size of its symbolic input
  * dimensions up to their maxima ({@link OnnxModel#prepare}). Each symbolic dimension name is a {@link Variable};
  * the plan's input buffers are laid out at the maximum sizes, and {@link #bind} copies the given inputs into them
- * and sets the variables from their shapes. The plan, and with it every buffer, is freed by {@link #close()}.
+ * and sets the variables from their shapes. The plan, and with it every buffer, is freed by {@link #close()}; it may
+ * read the model's external data in place, so close it before the {@link OnnxModel}.
  */
 public final class OnnxPlan implements AutoCloseable {
     private final OnnxModel model;

@@ -1,7 +1,6 @@
 package dev.kiln.onnx;
 
 import com.google.protobuf.ByteString;
-import com.google.protobuf.InvalidProtocolBufferException;
 import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 import dev.kiln.runtime.Buffer;
@@ -9,43 +8,39 @@ import dev.kiln.runtime.MemoryBudget;
 import dev.kiln.runtime.MemoryBudgetException;
 import onnx.Onnx.TensorProto;
 
-import java.io.IOException;
+import dev.kiln.onnx.ExternalData.Reference;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
-import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Reads ONNX {@code TensorProto} values (a {@code .pb} file of the ONNX test layout, or an initializer) into
- * realised tensors on the default device. Every numeric dtype Kiln has is read, from {@code raw_data} or from
- * the typed fields; strings, complex numbers, 8- and 4-bit floats and externally stored data raise
- * {@link UnsupportedOnnxOpException}.
+ * realised tensors on the default device. Every numeric dtype Kiln has is read, from {@code raw_data}, from the
+ * typed fields or from an external data file ({@link ExternalData}: mapped, and used in place when the layout
+ * allows); strings, complex numbers, 8- and 4-bit floats and segmented tensors raise {@link UnsupportedOnnxOpException}.
  */
 public final class TensorProtos {
     private TensorProtos() {}
 
+    private static final System.Logger LOG = System.getLogger(TensorProtos.class.getName());
+    private static final Set<String> LOGGED = ConcurrentHashMap.newKeySet();
+
     /**
-     * The tensor stored in a TensorProto file.
+     * The tensor stored in a TensorProto file. Data it keeps in an external file is read relative to the file's
+     * directory and stays mapped for as long as the tensor is reachable.
      *
-     * @throws OnnxFormatException if the file cannot be read or is not a valid TensorProto
+     * @throws OnnxFormatException if the file cannot be read, is not a valid TensorProto, or its external data is refused
      * @throws UnsupportedOnnxOpException if its element type has no Kiln dtype
      */
     public static Tensor read(Path file) {
-        byte[] bytes;
-        try {
-            bytes = Files.readAllBytes(file);
-        } catch (IOException e) {
-            throw new OnnxFormatException(file.toString(), "cannot read the file (" + e + ")", e);
-        }
-        TensorProto p;
-        try {
-            p = TensorProto.parseFrom(bytes);
-        } catch (InvalidProtocolBufferException e) {
-            throw new OnnxFormatException(file.toString(), "not a valid TensorProto (" + e.getMessage() + ")", e);
-        }
-        return toTensor(p, file.toString());
+        TensorProto p = ProtoFiles.parse(file, "TensorProto", "store the data in an external file (ONNX external data)", TensorProto::parseFrom);
+        Path dir = file.toAbsolutePath().getParent();
+        return toTensor(p, file.toString(), dir == null ? ExternalData.unavailable() : ExternalData.collected(dir));
     }
 
     /** The Kiln dtype of an ONNX {@code TensorProto.DataType} code, for the value {@code what}. */
@@ -94,47 +89,134 @@ public final class TensorProtos {
         return t == null ? "code " + code : t.name();
     }
 
-    /** A TensorProto as a realised tensor; {@code source} names it in errors. */
-    static Tensor toTensor(TensorProto p, String source) {
-        String what = p.getName().isEmpty() ? source : source + " (tensor " + p.getName() + ")";
-        if (p.getDataLocation() == TensorProto.DataLocation.EXTERNAL || p.getExternalDataCount() > 0) {
-            throw new UnsupportedOnnxOpException(what, "tensor data stored in an external file is not supported");
-        }
-        if (p.hasSegment()) throw new UnsupportedOnnxOpException(what, "segmented tensor data is not supported");
-        DType dt = dtype(p.getDataType(), what);
-        int[] shape = new int[p.getDimsCount()];
-        long n = 1;
-        for (int i = 0; i < shape.length; i++) {
-            long d = p.getDims(i);
-            if (d < 0) throw new OnnxFormatException(what, "dimension " + i + " is " + d + ", expected a size of at least 0");
-            if (d > Integer.MAX_VALUE) throw new OnnxFormatException(what, "dimension " + i + " is " + d + ", over Kiln's limit of 2^31 - 1");
-            shape[i] = (int) d;
-            try {
-                n = Math.multiplyExact(n, d);
-            } catch (ArithmeticException overflow) {
-                throw new OnnxFormatException(what, "dims " + p.getDimsList() + " overflow 64 bits when multiplied");
+    /** The dtype, dims and element count a TensorProto declares, checked; {@code what} names it in errors. */
+    private record Header(DType dtype, int[] shape, int count, String what) {
+        static Header of(TensorProto p, String source) {
+            String what = p.getName().isEmpty() ? source : source + " (tensor " + p.getName() + ")";
+            if (p.hasSegment()) throw new UnsupportedOnnxOpException(what, "segmented tensor data is not supported");
+            DType dt = TensorProtos.dtype(p.getDataType(), what);
+            int[] shape = new int[p.getDimsCount()];
+            long n = 1;
+            for (int i = 0; i < shape.length; i++) {
+                long d = p.getDims(i);
+                if (d < 0) throw new OnnxFormatException(what, "dimension " + i + " is " + d + ", expected a size of at least 0");
+                if (d > Integer.MAX_VALUE) throw new OnnxFormatException(what, "dimension " + i + " is " + d + ", over Kiln's limit of 2^31 - 1");
+                shape[i] = (int) d;
+                try {
+                    n = Math.multiplyExact(n, d);
+                } catch (ArithmeticException overflow) {
+                    throw new OnnxFormatException(what, "dims " + p.getDimsList() + " overflow 64 bits when multiplied");
+                }
             }
+            // an element count is checked after all dims, so that a zero dim anywhere makes an empty tensor
+            if (n > Integer.MAX_VALUE) throw new OnnxFormatException(what, "dims " + p.getDimsList() + " hold " + n + " elements, over Kiln's limit of 2^31 - 1 per tensor");
+            return new Header(dt, shape, (int) n, what);
         }
-        // an element count is checked after all dims, so that a zero dim anywhere makes an empty tensor
-        if (n > Integer.MAX_VALUE) throw new OnnxFormatException(what, "dims " + p.getDimsList() + " hold " + n + " elements, over Kiln's limit of 2^31 - 1 per tensor");
-        int count = (int) n;
-        // the bytes the file really holds are checked before allocating: a tiny file must not claim gigabytes
-        if (p.hasRawData()) checkRaw(p.getRawData(), dt, count, what);
-        else checkTyped(p, dt, count, what);
+
+        long bytes() { return dtype.byteSize(count); }
+
+        String needs() { return count + " elements of " + dtype; }
+    }
+
+    /**
+     * A TensorProto as a realised tensor; {@code source} names it in errors, {@code external} resolves data stored
+     * outside the model file.
+     */
+    static Tensor toTensor(TensorProto p, String source, ExternalData external) {
+        Header h = Header.of(p, source);
         try {
-            // read into a staging segment, then copied onto the device: both are held at once
-            MemoryBudget.check(2 * dt.byteSize(count), count + " elements of " + dt + " (staged, then copied to the device)");
-        } catch (MemoryBudgetException e) {
-            throw new OnnxFormatException(what, e.getMessage(), e);
-        }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment seg = arena.allocate(Math.max(1, dt.byteSize(count)), 8);
-            if (p.hasRawData()) readRaw(p.getRawData(), dt, count, seg);
-            else readTyped(p, dt, count, new Buffer("CPU", dt, count, seg));
-            return Tensor.fromSegment(seg, dt, shape);
+            return isExternal(p) ? external(p, h, external) : inline(p, h);
         } catch (IllegalArgumentException e) {
+            if (e instanceof OnnxFormatException || e instanceof UnsupportedOnnxOpException) throw e;
             // a shape Kiln's tensors refuse (an empty tensor whose other axes span too much)
-            throw new OnnxFormatException(what, "dims " + p.getDimsList() + ": " + e.getMessage(), e);
+            throw new OnnxFormatException(h.what(), "dims " + p.getDimsList() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Checks the external data of {@code p} as {@link #toTensor} would, without making a tensor: so that a tensor
+     * attribute, converted only when its node is built, is refused when the model is loaded.
+     */
+    static void checkExternal(TensorProto p, String source, ExternalData external) {
+        if (!isExternal(p)) return;
+        Header h = Header.of(p, source);
+        checkNothingInline(p, h);
+        external.bytes(p, h.bytes(), h.needs(), h.what());
+    }
+
+    /** Whether the data is in an external file; ONNX reads {@code external_data} only then. */
+    static boolean isExternal(TensorProto p) { return p.getDataLocation() == TensorProto.DataLocation.EXTERNAL; }
+
+    private static Tensor inline(TensorProto p, Header h) {
+        // the bytes the file really holds are checked before allocating: a tiny file must not claim gigabytes
+        if (p.hasRawData()) checkRaw(p.getRawData(), h.dtype(), h.count(), h.what());
+        else checkTyped(p, h.dtype(), h.count(), h.what());
+        return staged(h, seg -> {
+            if (p.hasRawData()) readRaw(p.getRawData(), h.dtype(), h.count(), seg);
+            else readTyped(p, h.dtype(), h.count(), new Buffer("CPU", h.dtype(), h.count(), seg));
+        });
+    }
+
+    /**
+     * Data from an external file: the mapped bytes themselves when the default device keeps its tensors in host
+     * memory and the bytes are already laid out as its tensors are (little-endian, each element at an address that
+     * is a multiple of its size); otherwise a copy, said once per file.
+     */
+    private static Tensor external(TensorProto p, Header h, ExternalData external) {
+        checkNothingInline(p, h);
+        MemorySegment bytes = external.bytes(p, h.bytes(), h.needs(), h.what());
+        if (h.count() == 0) return Tensor.fromSegment(bytes, h.dtype(), h.shape()); // nothing to map or copy
+        if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
+            logOnce(Reference.of(p, h.what()).location(), "big-endian", "this machine is big-endian and ONNX data is little-endian, so each tensor is copied and its bytes swapped");
+            return staged(h, seg -> readRaw(bytes, h.dtype(), h.count(), seg));
+        }
+        if (Tensor.defaultDevice().deviceMemory().isPresent()) {
+            // a device with its own memory (a GPU) needs the data there in any case; its memory, not the budget, bounds it
+            return Tensor.fromSegment(bytes, h.dtype(), h.shape());
+        }
+        if (bytes.address() % h.dtype().itemSize() != 0) {
+            logOnce(Reference.of(p, h.what()).location(), "misaligned", "tensors at offsets that are not a multiple of their element size are copied"
+                    + " (the first is " + h.what() + "); native kernels need each element at its natural alignment");
+            checkBudget(h, 1, "copied from the mapped file, being misaligned");
+            return Tensor.fromSegment(bytes, h.dtype(), h.shape());
+        }
+        return Tensor.wrapConstant(bytes, h.dtype(), h.shape());
+    }
+
+    private static void checkNothingInline(TensorProto p, Header h) {
+        if (p.hasRawData() || typedCount(p) > 0) {
+            throw new OnnxFormatException(h.what(), "data_location is EXTERNAL but the tensor holds data inline too (raw_data or a typed field);"
+                    + " ONNX allows one or the other");
+        }
+    }
+
+    private static int typedCount(TensorProto p) {
+        return p.getFloatDataCount() + p.getDoubleDataCount() + p.getInt32DataCount() + p.getInt64DataCount() + p.getUint64DataCount()
+                + p.getStringDataCount();
+    }
+
+    /** Logs a copy path taken for {@code location}'s tensors, once per file and {@code kind} in this process. */
+    private static void logOnce(String location, String kind, String message) {
+        if (LOGGED.add(location + "\0" + kind)) LOG.log(System.Logger.Level.INFO, "ONNX external data '" + location + "': " + message);
+    }
+
+    private interface Fill { void into(MemorySegment staging); }
+
+    /** A tensor filled in a host staging segment, then copied onto the default device: both are held at once. */
+    private static Tensor staged(Header h, Fill fill) {
+        checkBudget(h, 2, "staged, then copied to the device");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment seg = arena.allocate(Math.max(1, h.bytes()), 8);
+            fill.into(seg);
+            return Tensor.fromSegment(seg, h.dtype(), h.shape());
+        }
+    }
+
+    private static void checkBudget(Header h, int copies, String how) {
+        try {
+            MemoryBudget.check(copies * h.bytes(), h.needs() + " (" + how + ")");
+        } catch (MemoryBudgetException e) {
+            throw new OnnxFormatException(h.what(), e.getMessage(), e);
         }
     }
 
@@ -146,7 +228,12 @@ public final class TensorProtos {
     }
 
     private static void readRaw(ByteString raw, DType dt, int count, MemorySegment seg) {
-        MemorySegment.copy(MemorySegment.ofBuffer(raw.asReadOnlyByteBuffer()), 0, seg, 0, raw.size());
+        readRaw(MemorySegment.ofBuffer(raw.asReadOnlyByteBuffer()), dt, count, seg);
+    }
+
+    /** ONNX's little-endian bytes into {@code seg}, in native order. */
+    private static void readRaw(MemorySegment raw, DType dt, int count, MemorySegment seg) {
+        MemorySegment.copy(raw, 0, seg, 0, raw.byteSize());
         if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) swapBytes(seg, dt.itemSize(), count);
     }
 

@@ -7,11 +7,17 @@ import onnx.Onnx.GraphProto;
 import onnx.Onnx.ModelProto;
 import onnx.Onnx.NodeProto;
 import onnx.Onnx.OperatorSetIdProto;
+import onnx.Onnx.StringStringEntryProto;
 import onnx.Onnx.TensorProto;
 import onnx.Onnx.TensorShapeProto;
 import onnx.Onnx.TypeProto;
 import onnx.Onnx.ValueInfoProto;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 import java.util.Arrays;
 import java.util.List;
@@ -428,5 +434,121 @@ class BadModelsTest {
         TensorProto u = TensorProto.newBuilder().setName("u").setDataType(F32).addDims(1).addDims(2).addAllFloatData(List.of(1f, 2f)).build();
         fails(indexModel("ScatterND", List.of(longs("i", new long[] {1, 1}, -4), u), List.of("x", "i", "u")), shape(3, 2),
                 "ScatterND node 'idx'", "index -4", "axis 0", "valid are -3 to 2");
+    }
+
+    // ---- 5. external data: a reference from an untrusted file is checked before a byte is mapped -----------------
+
+    @TempDir
+    Path tmp;
+
+    /** The model folder: tmp/model, beside a secret file tmp/secret.bin the model must not reach. */
+    private Path modelDir() throws IOException {
+        Path d = Files.createDirectories(tmp.resolve("model"));
+        Files.write(tmp.resolve("secret.bin"), new byte[16]);
+        Files.write(d.resolve("w.bin"), new byte[16]); // room for 4 floats
+        return d;
+    }
+
+    /** Loading y = x + w, with w f32 [4] stored as {@code w}, from the model folder fails at load with every part in one line. */
+    private void externalFails(TensorProto w, String... parts) throws IOException {
+        Path file = modelDir().resolve("m.onnx");
+        Files.write(file, ExternalDataTest.addModel(w, 4).toByteArray());
+        assertThatThrownBy(() -> OnnxModel.load(file)).isInstanceOf(OnnxFormatException.class)
+                .hasMessageStartingWith(file + " initializer w (tensor w): ")
+                .satisfies(e -> assertThat(e.getMessage()).contains(parts).doesNotContain("\n"));
+    }
+
+    private static TensorProto w(String location, long offset, Long length) { return ExternalDataTest.external("w", location, offset, length, 4); }
+
+    @Test
+    void externalDataOffsetPastTheEndOfTheFile() throws IOException {
+        externalFails(w("w.bin", 32, 16L), "external data location 'w.bin'", "offset 32 is past the end of the file (16 bytes)");
+    }
+
+    @Test
+    void externalDataLengthNotTheShapesByteCount() throws IOException {
+        externalFails(w("w.bin", 0, 12L), "'w.bin'", "length 12 is not the 16 bytes that 4 elements of f32 need");
+        externalFails(w("w.bin", 4, null), "'w.bin'", "the 12 bytes from offset 4 to the end of the file (no length given) are not the 16 bytes");
+    }
+
+    @Test
+    void externalDataReachingPastTheEndOfTheFile() throws IOException {
+        externalFails(w("w.bin", 8, 16L), "'w.bin'", "bytes 8 to 24 reach past the end of the file (16 bytes)");
+    }
+
+    @Test
+    void aHugeExternalLengthFailsWithoutAllocating() throws IOException {
+        TensorProto bomb = ExternalDataTest.external("w", "w.bin", 0, 1L << 30, 1L << 28);
+        Path file = modelDir().resolve("bomb.onnx");
+        Files.write(file, ExternalDataTest.addModel(bomb, 4).toByteArray());
+        long before = usedHeap();
+        assertThatThrownBy(() -> OnnxModel.load(file)).isInstanceOf(OnnxFormatException.class).hasMessageContaining("reach past the end of the file (16 bytes)");
+        assertThat(usedHeap() - before).isLessThan(256L << 20);
+    }
+
+    @Test
+    void externalDataLocationWithDotDot() throws IOException {
+        externalFails(w("../secret.bin", 0, 16L), "location '../secret.bin'", "has a '..' component", "in the model's directory or below it");
+        externalFails(w("sub/../../secret.bin", 0, 16L), "'sub/../../secret.bin'", "has a '..' component");
+        externalFails(w("..\\secret.bin", 0, 16L), "'..\\secret.bin'", "has a '..' component");
+    }
+
+    @Test
+    void externalDataAtAnAbsoluteLocation() throws IOException {
+        String abs = tmp.resolve("secret.bin").toString();
+        externalFails(w(abs, 0, 16L), "location '" + abs + "'", "is an absolute path");
+        externalFails(w("C:\\secret.bin", 0, 16L), "is an absolute path");
+    }
+
+    @Test
+    void externalDataFileMissing() throws IOException {
+        externalFails(w("nope.bin", 0, 16L), "location 'nope.bin'", "nope.bin does not exist");
+    }
+
+    @Test
+    void externalDataThroughASymbolicLinkOutOfTheDirectory() throws IOException {
+        Path d = modelDir();
+        Files.createSymbolicLink(d.resolve("link.bin"), tmp.resolve("secret.bin"));
+        externalFails(w("link.bin", 0, 16L), "location 'link.bin'", "through a symbolic link, outside the model's directory");
+        Files.createSymbolicLink(d.resolve("up"), tmp);
+        externalFails(w("up/secret.bin", 0, 16L), "location 'up/secret.bin'", "through a symbolic link, outside the model's directory");
+    }
+
+    @Test
+    void externalDataThatIsNotARegularFile() throws IOException {
+        Files.createDirectories(modelDir().resolve("folder"));
+        externalFails(w("folder", 0, 16L), "location 'folder'", "is not a regular file");
+    }
+
+    @Test
+    void externalDataWithoutALocationOrWithABadNumber() throws IOException {
+        externalFails(TensorProto.newBuilder(w("w.bin", 0, 16L)).removeExternalData(0).build(), "external_data has no location");
+        externalFails(TensorProto.newBuilder(w("w.bin", 0, 16L)).setExternalData(1, StringStringEntryProto.newBuilder().setKey("offset").setValue("-1")).build(),
+                "external_data offset is '-1', expected a byte count");
+        externalFails(TensorProto.newBuilder(w("w.bin", 0, 16L)).setExternalData(1, StringStringEntryProto.newBuilder().setKey("offset")
+                .setValue("99999999999999999999")).build(), "expected a byte count");
+    }
+
+    @Test
+    void externalDataBesideInlineData() throws IOException {
+        externalFails(TensorProto.newBuilder(w("w.bin", 0, 16L)).setRawData(ByteString.copyFrom(new byte[16])).build(), "holds data inline too");
+    }
+
+    @Test
+    void externalDataInAModelFromBytesNeedsItsDirectory() {
+        assertThatThrownBy(() -> OnnxModel.parse(ExternalDataTest.addModel(w("w.bin", 0, 16L), 4).toByteArray(), "bytes.onnx"))
+                .isInstanceOf(OnnxFormatException.class)
+                .hasMessage("bytes.onnx initializer w (tensor w): external data location 'w.bin' is relative to the model file's directory,"
+                        + " but this model was not loaded from a file; load it with OnnxModel.load(Path) from its directory");
+    }
+
+    @Test
+    void aTensorAttributesExternalDataIsCheckedAtLoad() throws IOException {
+        Path file = modelDir().resolve("c.onnx");
+        NodeProto constant = node("Constant", "c", List.of(), List.of("y"), AttributeProto.newBuilder().setName("value")
+                .setType(AttributeProto.AttributeType.TENSOR).setT(ExternalDataTest.external("v", "../secret.bin", 0, 16L, 4)).build());
+        Files.write(file, model(13, GraphProto.newBuilder().setName("g").addOutput(value("y", F32)).addNode(constant)).toByteArray());
+        assertThatThrownBy(() -> OnnxModel.load(file)).isInstanceOf(OnnxFormatException.class)
+                .hasMessageStartingWith(file + " node 'c' (Constant) attribute value (tensor v): external data location '../secret.bin' has a '..' component");
     }
 }

@@ -15,6 +15,12 @@ import onnx.Onnx.ValueInfoProto;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 import java.util.Arrays;
 import java.util.List;
@@ -152,6 +158,26 @@ class OnnxMemoryBudgetTest {
                 .hasCauseInstanceOf(MemoryBudgetException.class);
         System.setProperty(MemoryBudget.PROPERTY, "64m");
         assertThat(OnnxModel.fromProto(m, "big.onnx").inputs()).hasSize(1); // under it: loaded
+    }
+
+    @Test
+    void mappedExternalDataIsNotAnAllocationButACopyOfItIs(@TempDir Path dir) throws IOException {
+        System.setProperty(MemoryBudget.PROPERTY, "16m");
+        long n = 8L << 20; // 32 MiB of f32 in a sparse file: twice the budget
+        try (RandomAccessFile f = new RandomAccessFile(dir.resolve("w.bin").toFile(), "rw")) {
+            f.setLength(4 * n + 4);
+        }
+        Path aligned = dir.resolve("aligned.onnx");
+        Files.write(aligned, ExternalDataTest.addModel(ExternalDataTest.external("w", "w.bin", 0, 4 * n, n), n).toByteArray());
+        try (OnnxModel m = OnnxModel.load(aligned)) {
+            assertThat(m.initializers().get("w").buffer().segment().isMapped()).isTrue();
+        }
+        // at offset 2 the floats are copied: that copy is an allocation, and the budget refuses it
+        Path misaligned = dir.resolve("misaligned.onnx");
+        Files.write(misaligned, ExternalDataTest.addModel(ExternalDataTest.external("w", "w.bin", 2, 4 * n, n), n).toByteArray());
+        assertThatThrownBy(() -> OnnxModel.load(misaligned)).isInstanceOf(OnnxFormatException.class)
+                .hasMessageContaining("initializer w").hasMessageContaining("over the memory budget of 16777216 bytes")
+                .hasCauseInstanceOf(MemoryBudgetException.class);
     }
 
     @Test

@@ -337,9 +337,26 @@ final class GemmSide {
                 VectorMask<Float> m = S.indexInRange(i, n);
                 FloatVector.fromMemorySegment(S, seg, off + 4L * i, ByteOrder.LITTLE_ENDIAN, m).intoArray(dst, d + i, m);
             }
+        } else if (stride == 2) { // a stride-2 convolution's columns: two overlapping vectors, the even lanes picked
+            int i = 0;
+            for (; i <= n - L; i += L) {
+                FloatVector even = FloatVector.fromMemorySegment(S, seg, off + 8L * i, ByteOrder.LITTLE_ENDIAN);
+                FloatVector odd = FloatVector.fromMemorySegment(S, seg, off + 8L * i + 4L * (L - 1), ByteOrder.LITTLE_ENDIAN);
+                EVERY_OTHER.selectFrom(even, odd).intoArray(dst, d + i);
+            }
+            for (; i < n; i++) dst[d + i] = seg.get(F, off + 8L * i);
         } else {
             for (int i = 0; i < n; i++) dst[d + i] = seg.get(F, off + 4L * stride * i);
         }
+    }
+
+    /** Lane k takes element 2k of a vector loaded at element 0 and one loaded at element L - 1 (numbered on from L). */
+    private static final FloatVector EVERY_OTHER = FloatVector.fromArray(S, everyOther(), 0);
+
+    private static float[] everyOther() {
+        float[] lanes = new float[L];
+        for (int k = 0; k < L; k++) lanes[k] = 2 * k < L ? 2 * k : 2 * k + 1;
+        return lanes;
     }
 
     /**

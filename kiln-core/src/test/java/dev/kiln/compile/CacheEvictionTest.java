@@ -27,6 +27,16 @@ class CacheEvictionTest {
     }
 
     @Test
+    void passesAreAnHourApartAcrossProcesses(@TempDir Path root) throws IOException {
+        Instant now = Instant.parse("2026-11-26T12:00:00Z");
+        assertThat(CacheEviction.claimPass(root, now)).as("no pass yet").isTrue();
+        assertThat(Files.getLastModifiedTime(root.resolve(CacheEviction.STAMP)).toInstant()).isEqualTo(now);
+        assertThat(CacheEviction.claimPass(root, now.plus(Duration.ofMinutes(59)))).as("another process within the hour").isFalse();
+        assertThat(CacheEviction.claimPass(root, now.plus(Duration.ofMinutes(61)))).as("an hour later").isTrue();
+        assertThat(CacheEviction.claimPass(root.resolve("not-yet-made"), now)).as("a cache folder not made yet").isTrue();
+    }
+
+    @Test
     void aboveTheLimitTheLeastRecentlyUsedFilesGoUntilEightyPercentRemain(@TempDir Path root) throws IOException {
         // each file takes two 4 KiB blocks
         Path oldest = file(root, "kernels/aa/1.bin", 5000, Duration.ofDays(30));

@@ -329,7 +329,12 @@ public final class Tensor {
 
     /** The values converted to float (C order). */
     public float[] toFloatArray() {
-        arrayLength("toFloatArray");
+        int n = arrayLength("toFloatArray");
+        if (dtype() == DType.F32) { // the elements as they are, in bulk
+            float[] f = new float[n];
+            MemorySegment.copy(buffer().toHost().segment(), java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, 0, f, 0, n);
+            return f;
+        }
         double[] d = toDoubleArray();
         float[] f = new float[d.length];
         for (int i = 0; i < d.length; i++) f[i] = (float) d[i];
@@ -341,7 +346,8 @@ public final class Tensor {
         int n = arrayLength("toDoubleArray");
         Buffer b = buffer().toHost();
         double[] out = new double[n];
-        for (int i = 0; i < out.length; i++) out[i] = Elements.getAsDouble(b.segment(), b.dtype(), i);
+        if (b.dtype().isFloat()) Elements.getDoubles(b.segment(), b.dtype(), out, n);
+        else for (int i = 0; i < out.length; i++) out[i] = Elements.getAsDouble(b.segment(), b.dtype(), i);
         return out;
     }
 

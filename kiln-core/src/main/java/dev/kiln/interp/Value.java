@@ -64,11 +64,8 @@ final class Value {
     /** Reads {@code shape.numel()} elements of {@code dtype} from a segment. */
     static Value read(DType dtype, Shape shape, MemorySegment seg) {
         Value v = allocate(dtype, shape);
-        int n = v.size();
-        for (int i = 0; i < n; i++) {
-            if (dtype.isFloat()) v.floats[i] = Elements.getDouble(seg, dtype, i);
-            else v.ints[i] = Elements.getLong(seg, dtype, i);
-        }
+        if (dtype.isFloat()) Elements.getDoubles(seg, dtype, v.floats, v.size());
+        else Elements.getLongs(seg, dtype, v.ints, v.size());
         return v;
     }
 
@@ -76,10 +73,7 @@ final class Value {
 
     /** Writes every element into a segment. */
     void write(MemorySegment seg) {
-        int n = size();
-        for (int i = 0; i < n; i++) {
-            if (dtype.isFloat()) Elements.setDouble(seg, dtype, i, floats[i]);
-            else Elements.setLong(seg, dtype, i, ints[i]);
-        }
+        if (dtype.isFloat()) Elements.setDoubles(seg, dtype, floats, size());
+        else Elements.setLongs(seg, dtype, ints, size());
     }
 }

@@ -344,7 +344,13 @@ final class GemmSide {
                 FloatVector odd = FloatVector.fromMemorySegment(S, seg, off + 8L * i + 4L * (L - 1), ByteOrder.LITTLE_ENDIAN);
                 EVERY_OTHER.selectFrom(even, odd).intoArray(dst, d + i);
             }
-            for (; i < n; i++) dst[d + i] = seg.get(F, off + 8L * i);
+            if (i < n) { // the rest (a 7-pixel row): the same loads, masked to the elements it needs
+                int left = n - i;
+                long at = off + 8L * i;
+                FloatVector even = FloatVector.fromMemorySegment(S, seg, at, ByteOrder.LITTLE_ENDIAN, S.indexInRange(0, 2 * left - 1));
+                FloatVector odd = FloatVector.fromMemorySegment(S, seg, at + 4L * (L - 1), ByteOrder.LITTLE_ENDIAN, S.indexInRange(0, 2 * left - L));
+                EVERY_OTHER.selectFrom(even, odd).intoArray(dst, d + i, S.indexInRange(0, left));
+            }
         } else {
             for (int i = 0; i < n; i++) dst[d + i] = seg.get(F, off + 4L * stride * i);
         }

@@ -239,7 +239,7 @@ final class Interpreter {
         int n = out.size();
         if (u.op() == Op.EXPAND && x.size() == 1) {
             // one value everywhere (a constant filled to a shape: ONNX ConstantOfShape folds millions of weights so)
-            for (int i = 0; i < n; i++) out.copyFrom(x, 0, i);
+            out.fill(x);
             return out;
         }
         for (int i = 0; i < n; i++) {

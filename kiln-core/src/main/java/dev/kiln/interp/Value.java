@@ -54,6 +54,12 @@ final class Value {
     Value reshaped(Shape s) { return new Value(dtype, s, ints, floats); }
 
     /** Copies element {@code from} of {@code src} (same dtype) into element {@code to} of this value. */
+    /** Every element set to {@code src}'s single one. */
+    void fill(Value src) {
+        if (ints != null) java.util.Arrays.fill(ints, src.ints[0]);
+        else java.util.Arrays.fill(floats, src.floats[0]);
+    }
+
     void copyFrom(Value src, int from, int to) {
         if (ints != null) ints[to] = src.ints[from];
         else floats[to] = src.floats[from];

@@ -87,14 +87,19 @@ final class Creation {
         });
     }
 
-    static Tensor fromSegment(MemorySegment data, DType dtype, int... shape) {
-        Tensor.checkComputable("fromSegment", dtype);
-        Shape s = Shape.of(shape);
+    /** The bytes {@code shape} of {@code dtype} takes, checked against what {@code data} holds. */
+    private static long segmentBytes(String op, MemorySegment data, DType dtype, Shape s) {
+        Tensor.checkComputable(op, dtype);
         long bytes = dtype.byteSize(s.numel());
         if (data.byteSize() < bytes) {
-            throw new IllegalArgumentException("fromSegment: shape " + s + " of " + dtype + " needs " + bytes
-                    + " bytes, segment has " + data.byteSize());
+            throw new IllegalArgumentException(op + ": shape " + s + " of " + dtype + " needs " + bytes + " bytes, segment has " + data.byteSize());
         }
+        return bytes;
+    }
+
+    static Tensor fromSegment(MemorySegment data, DType dtype, int... shape) {
+        Shape s = Shape.of(shape);
+        long bytes = segmentBytes("fromSegment", data, dtype, s);
         Device d = Tensor.defaultDevice();
         Buffer b = d.allocate(dtype, s.numel());
         dev.kiln.runtime.Transfers.copyFromHost(data, d, b.segment(), bytes);
@@ -102,13 +107,8 @@ final class Creation {
     }
 
     static Tensor wrapConstant(MemorySegment data, DType dtype, int... shape) {
-        Tensor.checkComputable("wrapConstant", dtype);
         Shape s = Shape.of(shape);
-        long bytes = dtype.byteSize(s.numel());
-        if (data.byteSize() < bytes) {
-            throw new IllegalArgumentException("wrapConstant: shape " + s + " of " + dtype + " needs " + bytes
-                    + " bytes, segment has " + data.byteSize());
-        }
+        long bytes = segmentBytes("wrapConstant", data, dtype, s);
         // native kernels (CLANG) read elements at their natural alignment; the Java ones would not mind
         if (data.isNative() && data.address() % dtype.itemSize() != 0) {
             throw new IllegalArgumentException("wrapConstant: " + dtype + " elements need an address that is a multiple of " + dtype.itemSize()

@@ -170,23 +170,11 @@ public final class Optimizer {
                 yield splitOutput(loop, u.amount(), "_up", Stmt.LoopKind.UPCAST);
             }
             case Opt.UpcastRemainder u -> {
-                if (!output) throw fail(loop, "UPCAST_REMAINDER needs an output loop with independent iterations");
-                if (u.amount() > MAX_EXPANSION) {
-                    throw fail(loop, "the amount " + u.amount() + " is above the limit of " + MAX_EXPANSION + " copies of the loop body");
-                }
-                if (loop.extent() % u.amount() == 0) throw fail(loop, u.amount() + " divides the extent " + loop.extent() + "; use UPCAST");
-                if (loop.extent() < u.amount()) throw fail(loop, "the extent " + loop.extent() + " is less than one group of " + u.amount());
-                checkInnermostOutput(loop, "UPCAST_REMAINDER");
+                checkRowEnd(loop, output, u);
                 yield upcastRemainder(loop, u.amount());
             }
             case Opt.UpcastOverlap u -> {
-                if (!output) throw fail(loop, "UPCAST_OVERLAP needs an output loop with independent iterations");
-                if (u.amount() > MAX_EXPANSION) {
-                    throw fail(loop, "the amount " + u.amount() + " is above the limit of " + MAX_EXPANSION + " copies of the loop body");
-                }
-                if (loop.extent() % u.amount() == 0) throw fail(loop, u.amount() + " divides the extent " + loop.extent() + "; use UPCAST");
-                if (loop.extent() < u.amount()) throw fail(loop, "the extent " + loop.extent() + " is less than one group of " + u.amount());
-                checkInnermostOutput(loop, "UPCAST_OVERLAP");
+                checkRowEnd(loop, output, u);
                 checkRecomputable(loop);
                 yield upcastOverlap(loop, u.amount());
             }
@@ -218,6 +206,17 @@ public final class Optimizer {
         List<Opt> opts = new ArrayList<>(program.opts());
         opts.add(opt);
         return new KernelProgram(program.name(), program.params(), program.sizes(), program.variables(), body, opts);
+    }
+
+    /** UPCAST_REMAINDER and UPCAST_OVERLAP: vectors over an innermost output loop that their amount does not divide. */
+    private void checkRowEnd(Stmt.Loop loop, boolean output, Opt u) {
+        if (!output) throw fail(loop, u.kind() + " needs an output loop with independent iterations");
+        if (u.amount() > MAX_EXPANSION) {
+            throw fail(loop, "the amount " + u.amount() + " is above the limit of " + MAX_EXPANSION + " copies of the loop body");
+        }
+        if (loop.extent() % u.amount() == 0) throw fail(loop, u.amount() + " divides the extent " + loop.extent() + "; use UPCAST");
+        if (loop.extent() < u.amount()) throw fail(loop, "the extent " + loop.extent() + " is less than one group of " + u.amount());
+        checkInnermostOutput(loop, u.kind());
     }
 
     /** A loop that becomes two: not the range the runtime splits, and with no output loop inside. */

@@ -7,12 +7,17 @@ package dev.kiln.codegen;
  * @param vectorBytes bytes of the preferred SIMD vector, e.g.
  *                    {@code jdk.incubator.vector.FloatVector.SPECIES_PREFERRED.vectorByteSize()}
  *                    (UPCAST and GROUP use {@code vectorBytes / itemSize} lanes)
+ * @param stridedLanes the renderer loads every other element into vector lanes itself (the Java renderer: two loads
+ *                     and a permute); a C compiler left to vectorise such loads made a pooling kernel ten times slower
  */
-public record CpuInfo(int cores, int vectorBytes) {
+public record CpuInfo(int cores, int vectorBytes, boolean stridedLanes) {
     public CpuInfo {
         if (cores < 1) throw new IllegalArgumentException("CpuInfo: cores must be at least 1, got " + cores);
         if (vectorBytes < 1) throw new IllegalArgumentException("CpuInfo: vectorBytes must be at least 1, got " + vectorBytes);
     }
+
+    /** A CPU whose renderer leaves strided loads to single lanes. */
+    public CpuInfo(int cores, int vectorBytes) { this(cores, vectorBytes, false); }
 
     /** Vector lanes of elements of {@code itemSize} bytes (at least 1, at most {@link Optimizer#MAX_EXPANSION}). */
     public int lanes(int itemSize) { return Math.clamp(vectorBytes / Math.max(1, itemSize), 1, Optimizer.MAX_EXPANSION); }

@@ -133,7 +133,7 @@ public final class Heuristics {
         if (globals.size() < 2 || !VECTOR_DTYPES.contains(plan.program.outputDType())) return false;
         Stmt.Loop i = globals.get(globals.size() - 2), j = globals.getLast();
         int lanes = cpu.lanes(plan.program.outputDType().itemSize());
-        if (lanes < 2 || j.limit() != null || j.extent() % lanes != 0 || !matmulLike(j.body(), i.index(), j.index()) || !vectorLanes(j)) return false;
+        if (lanes < 2 || j.limit() != null || j.extent() % lanes != 0 || !matmulLike(j.body(), i.index(), j.index()) || !vectorLanes(j, cpu)) return false;
         plan.add(new Opt.Upcast(plan.axis(j.index()), lanes));
         Stmt.Loop columns = plan.outputLoops().getLast();
         int vectors = largestDivisor(columns.extent(), TILE_VECTORS);
@@ -200,7 +200,7 @@ public final class Heuristics {
         Stmt.Loop v = globals.getLast();
         int lanes = cpu.lanes(plan.program.outputDType().itemSize());
         if (lanes < 2 || v.limit() != null || globals.size() < 2 && v.extent() % lanes != 0) return false;
-        if (!vectorLanes(v) && (globals.size() < 2 || (v = hoistGates(plan, v, lanes)) == null)) return false;
+        if (!vectorLanes(v, cpu) && (globals.size() < 2 || (v = hoistGates(plan, v, cpu, lanes)) == null)) return false;
         if (v.extent() % lanes == 0) {
             plan.add(new Opt.Upcast(plan.axis(v.index()), lanes));
             return true;
@@ -235,7 +235,7 @@ public final class Heuristics {
      * middle iteration by bisection, which assumes gates monotonic in {@code v} (affine comparisons, as padding
      * and concatenation make), and is then checked over its whole range.
      */
-    static Stmt.Loop hoistGates(Plan plan, Stmt.Loop v, int lanes) {
+    static Stmt.Loop hoistGates(Plan plan, Stmt.Loop v, CpuInfo cpu, int lanes) {
         long[] stretch = gateFreeStretch(v);
         if (stretch == null || stretch[1] - stretch[0] + 1 < 2L * lanes) return null;
         long first = stretch[0], last = stretch[1], n = v.extent();
@@ -243,7 +243,7 @@ public final class Heuristics {
         Stmt.Loop middle = v;
         if (last < n - 1) middle = splitAt(trial, middle, last + 1 - first, true);
         if (first > 0) middle = splitAt(trial, middle, first, false);
-        if (!vectorLanes(middle)) return null;
+        if (!vectorLanes(middle, cpu)) return null;
         trial.opts.forEach(plan::add);
         return middle;
     }
@@ -327,14 +327,14 @@ public final class Heuristics {
     }
 
     /** Every store in the loop is contiguous in its variable (stride 1), every load contiguous or the same for all iterations. */
-    private static boolean vectorLanes(Stmt.Loop v) {
+    private static boolean vectorLanes(Stmt.Loop v, CpuInfo cpu) {
         List<Stmt.Store> stores = new ArrayList<>();
         Optimizer.walk(v.body(), s -> {
             if (s instanceof Stmt.Store st) stores.add(st);
         });
         for (Stmt.Store st : stores) if (!hasStride(st.index(), v.index(), 1)) return false;
         for (UOp load : loads(v.body())) {
-            if (!hasStride(load.src(1), v.index(), 0) && !hasStride(load.src(1), v.index(), 1) && !everyOther(load, v)) return false;
+            if (!hasStride(load.src(1), v.index(), 0) && !hasStride(load.src(1), v.index(), 1) && !(cpu.stridedLanes() && everyOther(load, v))) return false;
         }
         return true;
     }

@@ -227,8 +227,10 @@ class OptimizerTest {
         // a 3x3 max pool, stride 2, padding 1 on 112 columns: only output column 0 reads the left padding, so
         // columns 1..55 are a loop of their own without the column gate, 16-lane vectors of every other element
         KernelProgram p = onlyKernel(data(16, 1, 8, 112, 112).maxPool2d(new int[] {3, 3}, new int[] {2, 2}, new int[] {1, 1}, null, false), "pool");
-        List<Opt> opts = Heuristics.defaultOpts(p, new CpuInfo(2, 64));
+        List<Opt> opts = Heuristics.defaultOpts(p, new CpuInfo(2, 64, true));
         assertThat(opts).startsWith(new Opt.Split(2, 1), new Opt.UpcastOverlap(5, 16));
+        // a renderer that would leave every other element to single lanes (C) keeps the pool a scalar loop
+        assertThat(Heuristics.defaultOpts(p, new CpuInfo(2, 64, false))).noneMatch(o -> o instanceof Opt.Split || o instanceof Opt.UpcastOverlap);
         KernelProgram applied = Optimizer.apply(p, opts);
         String text = ProgramText.render(applied);
         assertThat(text).contains("for i3_a in 0..1 (global)", "for i3_b_o in 0..3 (global)", "for i3_b_last in 0..16 (upcast)");
@@ -236,7 +238,7 @@ class OptimizerTest {
         assertThat(interior).as("no gate on the column in the interior").doesNotContain("CMPLT(0, ADD(r1").doesNotContain("CMPLT(0, r1");
         // a gate that no stretch of the row escapes (a pool whose window pads both edges of a 4-column row) is left alone
         KernelProgram small = onlyKernel(data(16, 1, 8, 4, 4).maxPool2d(new int[] {3, 3}, new int[] {1, 1}, new int[] {1, 1}, null, false), "small");
-        assertThat(Heuristics.defaultOpts(small, new CpuInfo(2, 64))).noneMatch(o -> o instanceof Opt.Split);
+        assertThat(Heuristics.defaultOpts(small, new CpuInfo(2, 64, true))).noneMatch(o -> o instanceof Opt.Split);
     }
 
     @Test

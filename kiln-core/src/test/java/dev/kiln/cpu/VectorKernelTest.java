@@ -215,7 +215,7 @@ class VectorKernelTest {
                 out.add(new Variant("TILE and lanes", List.of(new Opt.Tile(i, 2), new Opt.Tile(j, 16), new Opt.Upcast(j + 2, 8)), 32));
             }
         }
-        for (CpuInfo cpu : List.of(new CpuInfo(2, 32), new CpuInfo(4, 64), new CpuInfo(1, 16))) {
+        for (CpuInfo cpu : List.of(new CpuInfo(2, 32, true), new CpuInfo(4, 64, true), new CpuInfo(1, 16, true))) {
             out.add(new Variant("heuristic " + cpu, Heuristics.defaultOpts(p, cpu), cpu.vectorBytes()));
         }
         return out;

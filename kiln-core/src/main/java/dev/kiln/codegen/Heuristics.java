@@ -200,17 +200,27 @@ public final class Heuristics {
         Stmt.Loop v = globals.getLast();
         int lanes = cpu.lanes(plan.program.outputDType().itemSize());
         if (lanes < 2 || v.limit() != null || globals.size() < 2 && v.extent() % lanes != 0) return false;
-        if (!vectorLanes(v, cpu) && (globals.size() < 2 || (v = hoistGates(plan, v, cpu, lanes)) == null)) return false;
+        // gates that differ between lanes (padding) are split off first where a stretch of the row is free of them
+        if (globals.size() >= 2 && (laneGates(v) || !vectorLanes(v, cpu))) {
+            Stmt.Loop middle = hoistGates(plan, v, cpu, MIN_WIDTH);
+            if (middle != null) v = middle;
+        }
+        if (!vectorLanes(v, cpu)) return false;
         if (v.extent() % lanes == 0) {
             plan.add(new Opt.Upcast(plan.axis(v.index()), lanes));
+            return true;
+        }
+        if (laneGates(v)) { // masked loads: whole vectors only, the rest one by one, as before narrow rows had lanes
+            if (v.extent() < 2L * lanes) return false;
+            plan.add(new Opt.UpcastRemainder(plan.axis(v.index()), lanes));
             return true;
         }
         // a row that is no multiple of the lanes (7, 13, 55, 196 pixels): vectors for the whole multiples, then one
         // more that ends at the row's end where computing some outputs twice is harmless, else the rest one by one;
         // a row shorter than the vector in narrower vectors
         int width = lanes;
-        while (width > 4 && v.extent() < width) width /= 2;
-        if (v.extent() >= width && width >= 4) {
+        while (width > MIN_WIDTH && v.extent() < width) width /= 2;
+        if (v.extent() >= width && width >= MIN_WIDTH) {
             if (v.extent() % width == 0) {
                 plan.add(new Opt.Upcast(plan.axis(v.index()), width));
                 return true;
@@ -230,14 +240,15 @@ public final class Heuristics {
     /**
      * SPLIT an innermost output loop {@code v} whose lanes differ in a gate (a padded window's edge columns, a
      * concatenation's seam) so that its longest stretch of iterations on which every such gate is decided, and
-     * decided alike, is a loop of its own, with the gates folded away; then that loop, if it is at least two
-     * vectors long and can be vector lanes, else null (and nothing applied). The stretch is found around the
+     * decided alike, is a loop of its own, with the gates folded away; then that loop, if it is at least
+     * {@code minLength} long and can be vector lanes, else null (and nothing applied). The stretch is found around the
      * middle iteration by bisection, which assumes gates monotonic in {@code v} (affine comparisons, as padding
      * and concatenation make), and is then checked over its whole range.
      */
-    static Stmt.Loop hoistGates(Plan plan, Stmt.Loop v, CpuInfo cpu, int lanes) {
+    static Stmt.Loop hoistGates(Plan plan, Stmt.Loop v, CpuInfo cpu, int minLength) {
+        if (expandedNodes(v.body(), 1) > SPLIT_MAX_NODES) return null;
         long[] stretch = gateFreeStretch(v);
-        if (stretch == null || stretch[1] - stretch[0] + 1 < 2L * lanes) return null;
+        if (stretch == null || stretch[1] - stretch[0] + 1 < minLength) return null;
         long first = stretch[0], last = stretch[1], n = v.extent();
         Plan trial = new Plan(plan.program);
         Stmt.Loop middle = v;
@@ -324,6 +335,41 @@ public final class Heuristics {
         } else if (c.toposort().stream().noneMatch(x -> x.op() == Op.LOAD)) {
             out.add(c);
         }
+    }
+
+    /**
+     * The largest body, in expression nodes once its small windows are unrolled, that SPLIT copies (up to three
+     * parts, each vector lanes or single iterations). A padded 3x3 max pool (104) gains; a depthwise convolution with
+     * its bias and ReLU6 (139) became a method of 2,600 bytecodes whose vector code C1 could not compile ("out of
+     * virtual registers") and C2 reached only after seconds: it ran interpreted, a thousand times slower.
+     */
+    static final int SPLIT_MAX_NODES = 120;
+
+    /** Expression nodes of {@code b} as the renderer expands it: innermost reduce loops up to {@link #UNROLL_MAX} unrolled. */
+    static long expandedNodes(Stmt.Block b, long copies) {
+        long n = 0;
+        for (Stmt s : b.body()) {
+            n += switch (s) {
+                case Stmt.Loop l -> expandedNodes(l.body(),
+                        l.kind() == Stmt.LoopKind.REDUCE && l.extent() <= UNROLL_MAX && !containsReduce(l.body()) ? copies * l.extent() : copies);
+                case Stmt.Block inner -> expandedNodes(inner, copies);
+                default -> copies * Optimizer.expressions(s).stream().mapToLong(e -> e.toposort().size()).sum();
+            };
+        }
+        return n;
+    }
+
+    /** The narrowest vector a row is upcast to (4 lanes: 128 bits of f32). */
+    private static final int MIN_WIDTH = 4;
+
+    /**
+     * Whether a load's gate or a WHERE in the loop depends on its variable: its lanes would need masked loads.
+     * (Vector code with lane-dependent masks ran MobileNet's padded 14-pixel depthwise rows a thousand times slower
+     * than scalar code.)
+     */
+    private static boolean laneGates(Stmt.Loop v) {
+        for (UOp g : indexConditions(v.body())) if (g.variables().contains(v.index())) return true;
+        return false;
     }
 
     /** Every store in the loop is contiguous in its variable (stride 1), every load contiguous or the same for all iterations. */

@@ -227,6 +227,8 @@ class OptimizerTest {
         // a 3x3 max pool, stride 2, padding 1 on 112 columns: only output column 0 reads the left padding, so
         // columns 1..55 are a loop of their own without the column gate, 16-lane vectors of every other element
         KernelProgram p = onlyKernel(data(16, 1, 8, 112, 112).maxPool2d(new int[] {3, 3}, new int[] {2, 2}, new int[] {1, 1}, null, false), "pool");
+        KernelProgram depthwise = onlyKernel(data(17, 1, 8, 56, 56).conv2d(data(18, 8, 1, 3, 3), data(19, 8), null, new int[] {1, 1}, null, 8)
+                .clamp(0, 6), "depthwise");
         List<Opt> opts = Heuristics.defaultOpts(p, new CpuInfo(2, 64, true));
         assertThat(opts).startsWith(new Opt.Split(2, 1), new Opt.UpcastOverlap(5, 16));
         // a renderer that would leave every other element to single lanes (C) keeps the pool a scalar loop
@@ -236,6 +238,10 @@ class OptimizerTest {
         assertThat(text).contains("for i3_a in 0..1 (global)", "for i3_b_o in 0..3 (global)", "for i3_b_last in 0..16 (upcast)");
         String interior = text.substring(text.indexOf("for i3_b_o"));
         assertThat(interior).as("no gate on the column in the interior").doesNotContain("CMPLT(0, ADD(r1").doesNotContain("CMPLT(0, r1");
+        // a body too large to copy three times (a depthwise 3x3 convolution with its bias and ReLU6) is not split
+        assertThat(Heuristics.expandedNodes(Optimizer.axes(p).get(2).body(), 1)).isLessThanOrEqualTo(Heuristics.SPLIT_MAX_NODES);
+        assertThat(Heuristics.expandedNodes(Optimizer.axes(depthwise).get(2).body(), 1)).isGreaterThan(Heuristics.SPLIT_MAX_NODES);
+        assertThat(Heuristics.defaultOpts(depthwise, new CpuInfo(2, 64, true))).noneMatch(o -> o instanceof Opt.Split);
         // a gate that no stretch of the row escapes (a pool whose window pads both edges of a 4-column row) is left alone
         KernelProgram small = onlyKernel(data(16, 1, 8, 4, 4).maxPool2d(new int[] {3, 3}, new int[] {1, 1}, new int[] {1, 1}, null, false), "small");
         assertThat(Heuristics.defaultOpts(small, new CpuInfo(2, 64, true))).noneMatch(o -> o instanceof Opt.Split);

@@ -252,8 +252,8 @@ public final class Heuristics {
         long first = stretch[0], last = stretch[1], n = v.extent();
         Plan trial = new Plan(plan.program);
         Stmt.Loop middle = v;
-        if (last < n - 1) middle = splitAt(trial, middle, last + 1 - first, true);
-        if (first > 0) middle = splitAt(trial, middle, first, false);
+        if (last < n - 1) middle = splitAt(trial, middle, last + 1, true); // [0, last] and the tail
+        if (first > 0) middle = splitAt(trial, middle, first, false);     // [first, last] from [0, last]
         if (!vectorLanes(middle, cpu)) return null;
         trial.opts.forEach(plan::add);
         return middle;

@@ -238,6 +238,16 @@ class OptimizerTest {
         assertThat(text).contains("for i3_a in 0..1 (global)", "for i3_b_o in 0..3 (global)", "for i3_b_last in 0..16 (upcast)");
         String interior = text.substring(text.indexOf("for i3_b_o"));
         assertThat(interior).as("no gate on the column in the interior").doesNotContain("CMPLT(0, ADD(r1").doesNotContain("CMPLT(0, r1");
+        // both edges gated (stride 1, padding 1, 20 columns): columns 1..18 are the interior, 0 and 19 stay single
+        KernelProgram both = onlyKernel(data(16, 1, 8, 20, 20).maxPool2d(new int[] {3, 3}, new int[] {1, 1}, new int[] {1, 1}, null, false), "both");
+        List<Opt> twoSided = Heuristics.defaultOpts(both, new CpuInfo(2, 64, true));
+        assertThat(twoSided).startsWith(new Opt.Split(2, 19), new Opt.Split(2, 1));
+        List<String> parts = new ArrayList<>();
+        Optimizer.walk(Optimizer.apply(both, twoSided).body(), st -> {
+            if (st instanceof Stmt.Loop l && l.index().name().startsWith("i3")) parts.add(l.index().name() + " " + l.extent());
+        });
+        assertThat(parts).as("column 0, columns 1..18 as 16 lanes and 16 more ending at 18, column 19")
+                .containsExactly("i3_a_a 1", "i3_a_b_o 1", "i3_a_b_up 16", "i3_a_b_last 16", "i3_b 1");
         // a body too large to copy three times (a depthwise 3x3 convolution with its bias and ReLU6) is not split
         assertThat(Heuristics.expandedNodes(Optimizer.axes(p).get(2).body(), 1)).isLessThanOrEqualTo(Heuristics.SPLIT_MAX_NODES);
         assertThat(Heuristics.expandedNodes(Optimizer.axes(depthwise).get(2).body(), 1)).isGreaterThan(Heuristics.SPLIT_MAX_NODES);

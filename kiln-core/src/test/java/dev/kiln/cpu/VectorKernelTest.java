@@ -304,6 +304,7 @@ class VectorKernelTest {
         g.put("odd rows 2x3x13, per-row scale", t(() -> data(29, 2, 3, 13).mul(data(30, 2, 3, 1)).add(1)));
         // every other element in vector lanes (two loads and a permute), under a gate the same for all lanes, after a split-off edge
         g.put("max pool 3x3 stride 2 padded 2x37x37", t(() -> data(31, 1, 2, 37, 37).maxPool2d(new int[] {3, 3}, new int[] {2, 2}, new int[] {1, 1}, null, false)));
+        g.put("max pool 3x3 stride 1 padded both edges 2x20x20", t(() -> data(36, 1, 2, 20, 20).maxPool2d(new int[] {3, 3}, new int[] {1, 1}, new int[] {1, 1}, null, false)));
         g.put("max pool 3x3 stride 2 unpadded 2x47x47", t(() -> data(32, 1, 2, 47, 47).maxPool2d(new int[] {3, 3}, new int[] {2, 2}, new int[] {0, 0}, null, false)));
         g.put("avg pool 2x2 stride 2 3x40x40", t(() -> data(33, 1, 3, 40, 40).avgPool2d(new int[] {2, 2}, new int[] {2, 2}, new int[] {0, 0}, false, true)));
         g.put("f64 every other element 4x48", t(() -> data(34, 4, 48).cast(DType.F64).reshape(4, 24, 2).slice(2, 0, 1, 1).reshape(4, 24).add(1)));

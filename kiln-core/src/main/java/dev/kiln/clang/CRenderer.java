@@ -4,6 +4,7 @@ import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Optimizer;
 import dev.kiln.codegen.Stmt;
 import dev.kiln.codegen.render.CFamilyRenderer;
+import dev.kiln.ir.IndexCheck;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.Slot;
 import dev.kiln.ir.UOp;
@@ -34,7 +35,9 @@ import java.util.regex.Pattern;
  * is gated, and a false gate never reads); range analysis proves that for almost every access, and the
  * rest are checked at run time: {@code bufs} has one more pointer, {@code bufs[params]}, to an
  * {@code int64_t[3]} where a kernel reports the first index out of range (1, parameter, index) and skips
- * the access, so even a lowering bug cannot make a kernel touch memory outside its buffers.
+ * the access, so even a lowering bug cannot make a kernel touch memory outside its buffers. The same block
+ * takes the first failed {@link dev.kiln.ir.Op#CHECK} of an index from data (2, site, index); the kernel goes on
+ * with the index (every read it reaches is gated or clamped) and the caller throws.
  *
  * <p>C has undefined behaviour where Alu has answers, so the code never relies on it: signed integer
  * arithmetic that range analysis cannot prove free of overflow is done in unsigned arithmetic and
@@ -437,6 +440,15 @@ public class CRenderer extends CFamilyRenderer<Void> {
     private Expr<Void> rangeCheck(Expr<Void> index, Slot p) {
         checked = true;
         return helper("kiln_in_range", index, atom(program.sizes().get(p.index()) + ""), atom("kiln_status"), atom(Integer.toString(p.index())));
+    }
+
+    /** {@code kiln_check_index}: out of range, the first such index is reported in the status block (2, site, index). */
+    @Override
+    protected final Expr<Void> indexCheck(IndexCheck check, Expr<Void> index, Expr<Void> size, Expr<Void> gate, UOp node) {
+        checked = true;
+        Expr<Void> wraps = atom(check.negativeWraps() ? "true" : "false"), site = atom(Integer.toString(check.site()));
+        return gate == null ? helper("kiln_check_index", index, size, wraps, atom("kiln_status"), site)
+                : helper("kiln_check_index_if", gate, index, size, wraps, atom("kiln_status"), site);
     }
 
     private static String storeValue(Expr<Void> v, DType dt) {

@@ -1,6 +1,7 @@
 package dev.kiln.runtime;
 
 import dev.kiln.types.Variable;
+import dev.kiln.codegen.KernelLowering;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.ProgramCost;
 import dev.kiln.codegen.Stmt;
@@ -114,6 +115,7 @@ public final class PlanBuilder {
         List<PreparedOp> ops = new ArrayList<>();
         Map<Stmt.Block, Long> flopsByBody = new IdentityHashMap<>();
         List<KernelRunner> runners = new ArrayList<>();
+        List<List<UOp>> checks = new ArrayList<>();
         Set<Variable> variables = new LinkedHashSet<>();
         for (int i = 0; i < schedule.items().size(); i++) {
             ScheduleItem item = schedule.items().get(i);
@@ -128,6 +130,7 @@ public final class PlanBuilder {
                     long flops = flopsByBody.computeIfAbsent(p.body(), b -> ProgramCost.flops(p));
                     ops.add(new PreparedKernel(p.name(), out, ins, p, c.source(), flops, ProgramCost.bytes(p)));
                     runners.add(c.runner());
+                    checks.add(KernelLowering.indexChecks(kk.output(), kk.inputs())); // the names its sites stand for
                 }
                 case ScheduleItem.Copy cp -> {
                     UOp src = cp.inputs().getFirst();
@@ -135,10 +138,12 @@ public final class PlanBuilder {
                     ops.add(new PreparedCopy("copy_" + i, out, ins, from.spec().toString(), cp.output().deviceArg(),
                             src.dtype().byteSize(src.shape().numel())));
                     runners.add(null);
+                    checks.add(List.of());
                 }
                 case ScheduleItem.View v -> {
                     ops.add(new PreparedBufferView("view_" + i, out, ins));
                     runners.add(null);
+                    checks.add(List.of());
                 }
                 case ScheduleItem.Join j -> { // its pieces' kernels wrote it
                     ops.add(new PreparedBufferView("join_" + i, out, ins));
@@ -148,11 +153,12 @@ public final class PlanBuilder {
                     CustomFunction f = cu.output().functionArg();
                     ops.add(new PreparedCustomFunction("custom_" + f.name() + "_" + i, out, ins, f));
                     runners.add(null);
+                    checks.add(List.of());
                 }
             }
         }
         List<Integer> outputs = roots.stream().map(index::get).toList();
-        return new ExecutionPlan(device, schedule, memory, nodes, ops, runners, outputs, List.copyOf(variables), itemDevices);
+        return new ExecutionPlan(device, schedule, memory, nodes, ops, runners, checks, outputs, List.copyOf(variables), itemDevices);
     }
 
     /** Kernels per batch of {@link #compileAhead}: large enough to amortise a compiler run, small enough to use every core. */

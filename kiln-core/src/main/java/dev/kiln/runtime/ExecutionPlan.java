@@ -536,7 +536,8 @@ public final class ExecutionPlan implements AutoCloseable {
         } catch (DeviceExecutionException e) {
             // a failed index check is the caller's input, not the device's failure: it is thrown as itself
             for (Throwable t = e.getCause(); t != null; t = t.getCause()) if (t instanceof IndexOutOfRangeException named) throw named;
-            throw e;
+            // reported by a copy out of a device's memory, which reads its status block too: any step could have failed it
+            throw named(e, java.util.stream.IntStream.range(0, ops.size()).boxed().toList());
         }
     }
 

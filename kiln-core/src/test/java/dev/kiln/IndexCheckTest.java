@@ -202,6 +202,26 @@ class IndexCheckTest {
         }
     }
 
+    /**
+     * In C, a check that is the same in every vector lane (an embedding row's index) is made once, before the lane
+     * loops: a loop holding the check's possible store into the status block is not vectorised.
+     */
+    @Test
+    void inCTheCheckOfARowIsMadeOutsideTheLaneLoops() {
+        assumeDevice("CLANG");
+        Tensor table = Tensor.rand(2, 64, 512).to("CLANG").realize();
+        try (ExecutionPlan plan = Tensor.embedding(Tensor.of(new long[] {3, 9, 63}, 3).to("CLANG"), table).prepare()) {
+            List<String> lines = plan.kernels().getFirst().source().lines().toList();
+            String check = lines.stream().filter(l -> l.contains("kiln_check_index(")).findFirst().orElseThrow();
+            String read = lines.stream().filter(l -> l.contains("= p2[")).findFirst().orElseThrow();
+            assertThat(lines.stream().filter(l -> l.contains("kiln_check_index(")).count()).isOne();
+            assertThat(indent(check)).as("%s\n%s", check, read).isLessThan(indent(read));
+            assertThat(lines.indexOf(check)).isLessThan(lines.indexOf(read));
+        }
+    }
+
+    private static int indent(String line) { return line.length() - line.stripLeading().length(); }
+
     /** A kernel split across workers: the failure of one share reaches the caller as the typed exception. */
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"CPU", "CLANG"})

@@ -42,7 +42,7 @@ public final class ExecutionPlan implements AutoCloseable {
     private final List<UOp> nodes;
     private final List<PreparedOp> ops;
     private final List<KernelRunner> runners;
-    private final List<List<UOp>> checks; // per op: its kernel's CHECK nodes by site, with the names and sizes errors give
+    private final Map<Integer, List<UOp>> checks; // per kernel step: its CHECK nodes by site, with the names and sizes errors give
     private final List<Integer> outputs;
     private final List<Variable> variables;
     private final long[] values;
@@ -85,7 +85,7 @@ public final class ExecutionPlan implements AutoCloseable {
     private static final String REPLICA_API = "give each thread its own replica (ExecutionPlan.replicate(Map))";
 
     ExecutionPlan(Device device, Schedule schedule, MemoryPlan memory, List<UOp> nodes, List<PreparedOp> ops,
-                  List<KernelRunner> runners, List<List<UOp>> checks, List<Integer> outputs, List<Variable> variables,
+                  List<KernelRunner> runners, Map<Integer, List<UOp>> checks, List<Integer> outputs, List<Variable> variables,
                   List<Device> opDevices) {
         this.device = device;
         this.schedule = schedule;
@@ -93,7 +93,7 @@ public final class ExecutionPlan implements AutoCloseable {
         this.nodes = List.copyOf(nodes);
         this.ops = List.copyOf(ops);
         this.runners = new ArrayList<>(runners);
-        this.checks = List.copyOf(checks);
+        this.checks = Map.copyOf(checks);
         this.outputs = List.copyOf(outputs);
         this.variables = variables;
         this.values = new long[variables.size()];
@@ -450,7 +450,7 @@ public final class ExecutionPlan implements AutoCloseable {
         List<IndexCheck> found = new ArrayList<>();
         long size = -1;
         for (int step : steps) {
-            List<UOp> c = checks.get(step);
+            List<UOp> c = checks.getOrDefault(step, List.of());
             if (f.site() >= c.size()) continue;
             IndexCheck check = c.get(f.site()).indexCheckArg();
             long n = sizeOf(c.get(f.site()).src(1));

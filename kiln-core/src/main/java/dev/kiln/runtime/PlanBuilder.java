@@ -115,7 +115,7 @@ public final class PlanBuilder {
         List<PreparedOp> ops = new ArrayList<>();
         Map<Stmt.Block, Long> flopsByBody = new IdentityHashMap<>();
         List<KernelRunner> runners = new ArrayList<>();
-        List<List<UOp>> checks = new ArrayList<>();
+        Map<Integer, List<UOp>> checks = new HashMap<>(); // per kernel step: its CHECK nodes by site
         Set<Variable> variables = new LinkedHashSet<>();
         for (int i = 0; i < schedule.items().size(); i++) {
             ScheduleItem item = schedule.items().get(i);
@@ -130,7 +130,7 @@ public final class PlanBuilder {
                     long flops = flopsByBody.computeIfAbsent(p.body(), b -> ProgramCost.flops(p));
                     ops.add(new PreparedKernel(p.name(), out, ins, p, c.source(), flops, ProgramCost.bytes(p)));
                     runners.add(c.runner());
-                    checks.add(KernelLowering.indexChecks(kk.output(), kk.inputs())); // the names its sites stand for
+                    checks.put(i, KernelLowering.indexChecks(kk.output(), kk.inputs())); // the names its sites stand for
                 }
                 case ScheduleItem.Copy cp -> {
                     UOp src = cp.inputs().getFirst();
@@ -138,12 +138,10 @@ public final class PlanBuilder {
                     ops.add(new PreparedCopy("copy_" + i, out, ins, from.spec().toString(), cp.output().deviceArg(),
                             src.dtype().byteSize(src.shape().numel())));
                     runners.add(null);
-                    checks.add(List.of());
                 }
                 case ScheduleItem.View v -> {
                     ops.add(new PreparedBufferView("view_" + i, out, ins));
                     runners.add(null);
-                    checks.add(List.of());
                 }
                 case ScheduleItem.Join j -> { // its pieces' kernels wrote it
                     ops.add(new PreparedBufferView("join_" + i, out, ins));
@@ -153,7 +151,6 @@ public final class PlanBuilder {
                     CustomFunction f = cu.output().functionArg();
                     ops.add(new PreparedCustomFunction("custom_" + f.name() + "_" + i, out, ins, f));
                     runners.add(null);
-                    checks.add(List.of());
                 }
             }
         }

@@ -11,8 +11,8 @@ import java.util.Arrays;
  * encoding, per-sequence reversal and max unpooling, plus the index helpers the other families share.
  *
  * <p>Like {@link Indexing}, indexed reads and writes compare index tensors with positions and reduce
- * masked values, so indices stay lazy: an out-of-range index selects nothing (a read gives zero, a
- * write does not happen) instead of being checked. Negative indices count from the end of the axis.
+ * masked values, so indices stay lazy, each with a check ({@link Indexing#checked}) that fails the run on an
+ * index out of range. Negative indices count from the end of the axis.
  */
 final class ElementIndexing {
     private ElementIndexing() {}
@@ -24,10 +24,10 @@ final class ElementIndexing {
     static Tensor gatherElements(Tensor x, int axis, Tensor indices) {
         String op = "gatherElements";
         int a = x.axis(axis, op);
-        Tensor idx = indexOf(op, indices);
+        indexOf(op, indices); // refuses a non-integer dtype in this operation's words
         sameRank(op, indices, x);
         fitsOutsideAxis(op, "gather", x, indices, a, axis);
-        return Indexing.gather(x, a, wrap(idx, x.dim(a)));
+        return Indexing.gather(op, x, a, indices, true);
     }
 
     /**
@@ -56,21 +56,23 @@ final class ElementIndexing {
         int[] xd = x.dims();
         int[] batch = Arrays.copyOfRange(xd, 0, b), addressed = Arrays.copyOfRange(xd, b, b + k), rest = Arrays.copyOfRange(xd, b + k, r);
         int p = prod(addressed), rr = prod(rest), qq = prod(Arrays.copyOfRange(indices.dims(), b, q - 1));
-        Tensor lin = linearIndex(idx, addressed); // indices.shape[:-1], -1 where a coordinate is out of range
+        Tensor lin = linearIndex(op, idx, x, b, k); // indices.shape[:-1], -1 where a coordinate is out of range
         Tensor src = x.reshape(Convolution.concat(batch, new int[] {p, rr}));
         Tensor out = Indexing.take(src, b, lin.reshape(Convolution.concat(batch, new int[] {qq, 1})));
         return out.reshape(Convolution.concat(Arrays.copyOfRange(indices.dims(), 0, q - 1), rest));
     }
 
     /**
-     * The row-major linear position of the coordinates on the last axis of {@code idx} in a block of shape
-     * {@code dims}, negative coordinates wrapped; -1 where one is out of range.
+     * The row-major linear position of the coordinates on the last axis of {@code idx} in the block of axes
+     * {@code first .. first + k - 1} of {@code x} (the data of {@code op}), each checked and negative ones wrapped;
+     * -1 where one is out of range (a run that meets one fails: the -1 only keeps the compiled code from reading
+     * anything while it finishes).
      */
-    private static Tensor linearIndex(Tensor idx, int[] dims) {
-        int k = dims.length;
+    private static Tensor linearIndex(String op, Tensor idx, Tensor x, int first, int k) {
+        int[] dims = Arrays.copyOfRange(x.dims(), first, first + k);
         Tensor lin = null, valid = null;
         for (int j = 0; j < k; j++) {
-            Tensor c = wrap(idx.shrinkAxis(idx.ndim() - 1, j, j + 1).squeeze(-1), dims[j]);
+            Tensor c = Indexing.wrapNegative(Indexing.checked(idx.shrinkAxis(idx.ndim() - 1, j, j + 1).squeeze(-1), op, x, first + j, true), x, first + j);
             Tensor ok = c.ge(0L).logicalAnd(c.lt((long) dims[j]));
             lin = lin == null ? c : lin.mul((long) dims[j]).add(c);
             valid = valid == null ? ok : valid.logicalAnd(ok);
@@ -98,7 +100,7 @@ final class ElementIndexing {
         Tensor part = x;
         for (int d = 0; d < r; d++) if (d != a) part = part.shrinkAxis(d, 0, indices.dim(d));
         // hit[.., p, q, ..]: entry q (along a + 1) writes position p (along a)
-        Tensor hit = wrap(idx, n).to(x.device()).unsqueeze(a).eq(positions(n, r + 1, a, x.device()));
+        Tensor hit = Indexing.wrapNegative(Indexing.checked(idx, op, x, a, true), x, a).to(x.device()).unsqueeze(a).eq(positions(n, r + 1, a, x.device()));
         Written w = reduceWrites(hit, updates.to(x.device()).cast(x.dtype()).unsqueeze(a), a + 1, reduction);
         Tensor merged = combine(part, w, reduction);
         int[][] pads = new int[r][2];
@@ -125,7 +127,7 @@ final class ElementIndexing {
                     + x.shape() + " and indices " + indices.shape());
         }
         int p = prod(Arrays.copyOfRange(x.dims(), 0, k)), rr = prod(rest), q = prod(lead);
-        Tensor lin = linearIndex(idx, Arrays.copyOfRange(x.dims(), 0, k)).reshape(1, q, 1);
+        Tensor lin = linearIndex(op, idx, x, 0, k).reshape(1, q, 1);
         Tensor hit = lin.to(x.device()).eq(positions(p, 3, 0, x.device())); // (p, q, 1)
         Written w = reduceWrites(hit, updates.to(x.device()).cast(x.dtype()).reshape(1, q, rr), 1, reduction);
         Tensor flat = x.reshape(p, rr);

@@ -1,6 +1,10 @@
 package dev.kiln;
 
+import dev.kiln.ir.IndexCheck;
+import dev.kiln.ir.Op;
+import dev.kiln.ir.UOp;
 import dev.kiln.types.Shape;
+import dev.kiln.types.Variable;
 import dev.kiln.types.DType;
 import java.util.Arrays;
 
@@ -12,9 +16,11 @@ import java.util.Arrays;
  * infinities of unselected elements out of the result, and the zero is -0.0 for floats, so the one
  * selected value comes through bit for bit (x + -0.0 == x, also for x = -0.0).
  *
- * <p>Indices are lazy tensors, so they cannot be checked against the axis size when the op is built:
- * an out-of-range index selects nothing. A gathered element it names is zero (-0.0 for floats, the
- * zero of the masked sum), a scattered element it names is not written.
+ * <p>Indices are lazy tensors, so they cannot be checked against the axis size when the op is built: each
+ * index tensor gets an explicit {@link Op#CHECK} instead ({@link #checked}), and a run that meets an index out
+ * of range fails with a {@link dev.kiln.runtime.IndexOutOfRangeException} naming the operation, the index and
+ * the valid range, on every device. (Below the check, an index out of range would select nothing: a gathered
+ * element zero, a scattered one not written; the check is what keeps that from passing as a result.)
  */
 final class Indexing {
     private Indexing() {}
@@ -23,16 +29,24 @@ final class Indexing {
     // gather and friends
 
     /** {@code torch.gather}: {@code out[i][j] = x[index[i][j]][j]} for axis 0, and likewise for other axes. */
-    static Tensor gather(Tensor x, int axis, Tensor index) {
-        int a = x.axis(axis, "gather");
-        Tensor idx = indexOf("gather", index);
-        sameRank("gather", "index", index, "input", x);
+    static Tensor gather(Tensor x, int axis, Tensor index) { return gather("gather", x, axis, index, false); }
+
+    /**
+     * {@link #gather} as operation {@code op}, with negative indices counting from the end of the axis when
+     * {@code negativeWraps} (ONNX's GatherElements).
+     */
+    static Tensor gather(String op, Tensor x, int axis, Tensor index, boolean negativeWraps) {
+        int a = x.axis(axis, op);
+        Tensor idx = indexOf(op, index);
+        sameRank(op, "index", index, "input", x);
         for (int d = 0; d < x.ndim(); d++) {
             if (d != a && index.dim(d) > x.dim(d)) {
-                throw new IllegalArgumentException("gather: index " + index.shape() + " is larger than input " + x.shape() + " at axis " + d
+                throw new IllegalArgumentException(op + ": index " + index.shape() + " is larger than input " + x.shape() + " at axis " + d
                         + " (" + index.dim(d) + " > " + x.dim(d) + ", gather axis " + axis + ")");
             }
         }
+        idx = checked(idx, op, x, a, negativeWraps);
+        if (negativeWraps) idx = wrapNegative(idx, x, a);
         Tensor src = x;
         for (int d = 0; d < x.ndim(); d++) if (d != a) src = src.shrinkAxis(d, 0, index.dim(d));
         return take(src, a, idx);
@@ -50,7 +64,7 @@ final class Indexing {
                         + " at axis " + d + " (" + di + " vs " + dx + ", take axis " + axis + ")");
             }
         }
-        return take(x, a, wrapNegative(idx, x.dim(a)));
+        return take(x, a, wrapNegative(checked(idx, "takeAlongAxis", x, a, true), x, a));
     }
 
     /** {@code torch.index_select} with Python-style wrapping of negative indices. */
@@ -61,7 +75,7 @@ final class Indexing {
         int[] s = new int[x.ndim()];
         Arrays.fill(s, 1);
         s[a] = index.dim(0);
-        return take(x, a, wrapNegative(idx, x.dim(a)).reshape(s));
+        return take(x, a, wrapNegative(checked(idx, "indexSelect", x, a, true), x, a).reshape(s));
     }
 
     /** {@code torch.nn.functional.one_hot}: a new last axis of {@code numClasses}, i64. */
@@ -70,7 +84,7 @@ final class Indexing {
         if (numClasses <= 0) {
             throw new IllegalArgumentException("oneHot: numClasses must be > 0 (it cannot be inferred from lazy indices), got " + numClasses);
         }
-        return idx.unsqueeze(-1).eq(Tensor.arange(numClasses).cast(DType.I64)).cast(DType.I64);
+        return checked(idx, "oneHot", x.ndim(), numClasses, false).unsqueeze(-1).eq(Tensor.arange(numClasses).cast(DType.I64)).cast(DType.I64);
     }
 
     /**
@@ -129,7 +143,7 @@ final class Indexing {
 
     private static Target target(String op, Tensor self, int axis, Tensor index, Tensor src) {
         int a = self.axis(axis, op);
-        Tensor idx = indexOf(op, index);
+        Tensor idx = checked(indexOf(op, index), op, self, a, false);
         sameRank(op, "index", index, "input", self);
         for (int d = 0; d < self.ndim(); d++) {
             if (d != a && index.dim(d) > self.dim(d)) {
@@ -198,6 +212,38 @@ final class Indexing {
     // =====================================================================================================
     // helpers
 
+    /** The operation that index checks built inside {@link Tensor#withOpName} name (an importer's node). */
+    static final ScopedValue<String> OP_NAME = ScopedValue.newInstance();
+
+    /**
+     * {@code idx} (integer indices into axis {@code axis} of {@code data}) with an {@link Op#CHECK}: a run that meets
+     * an index outside {@code [-n, n-1]} ({@code negativeWraps}) or {@code [0, n-1]} fails, naming {@code op} (or the
+     * enclosing {@link Tensor#withOpName}'s name), where {@code n} is the axis's size, on a symbolic axis its size in
+     * that run. Empty indices need none.
+     */
+    static Tensor checked(Tensor idx, String op, Tensor data, int axis, boolean negativeWraps) {
+        Variable v = data.shape().variable(axis);
+        return checked(idx, op, axis, v != null ? UOp.variable(v) : UOp.index(data.dim(axis)), negativeWraps);
+    }
+
+    /** {@link #checked(Tensor, String, Tensor, int, boolean)} against a fixed size. */
+    static Tensor checked(Tensor idx, String op, int axis, int size, boolean negativeWraps) {
+        return checked(idx, op, axis, UOp.index(size), negativeWraps);
+    }
+
+    private static Tensor checked(Tensor idx, String op, int axis, UOp size, boolean negativeWraps) {
+        if (idx.numel() == 0) return idx;
+        String name = OP_NAME.isBound() ? OP_NAME.get() : op;
+        Shape s = idx.shape();
+        UOp n = size;
+        if (s.rank() > 0) {
+            int[] ones = new int[s.rank()];
+            Arrays.fill(ones, 1);
+            n = UOp.of(Op.EXPAND, DType.I64, s, UOp.of(Op.RESHAPE, DType.I64, Shape.of(ones), size));
+        }
+        return idx.make(UOp.of(Op.CHECK, idx.dtype(), IndexCheck.of(name, axis, negativeWraps), idx.node(), n));
+    }
+
     /** The index converted to i64 after checking it has an integer dtype. */
     private static Tensor indexOf(String op, Tensor index) {
         if (!index.dtype().isInt()) throw new IllegalArgumentException(op + ": index must have an integer dtype, got " + index.dtype());
@@ -212,7 +258,15 @@ final class Indexing {
     }
 
     /** Negative indices counted from the end of an axis of size n. */
-    private static Tensor wrapNegative(Tensor idx, int n) { return Tensor.where(idx.lt(0L), idx.add((long) n), idx); }
+    /**
+     * Negative indices (i64) counted from the end of axis {@code axis} of {@code data}: on a symbolic axis from its size
+     * in the run, not its largest.
+     */
+    static Tensor wrapNegative(Tensor idx, Tensor data, int axis) {
+        Variable v = data.shape().variable(axis);
+        Object n = v != null ? idx.make(UOp.variable(v)) : (Object) (long) data.dim(axis);
+        return Tensor.where(idx.lt(0L), idx.add(n), idx);
+    }
 
     /** {@code 0..n-1} as i64 along axis {@code axis} of a rank-{@code rank} tensor, size 1 elsewhere. */
     private static Tensor arangeAt(int n, int rank, int axis) {

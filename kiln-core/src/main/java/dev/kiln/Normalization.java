@@ -96,7 +96,7 @@ final class Normalization {
     /**
      * Rows of {@code weight} (num, dim) picked by integer {@code indices}: output shape
      * {@code indices.shape + [dim]}. Built from a one-hot mask (index == row) so no gather is needed; an
-     * index outside {@code [0, num)} matches no row and gives zeros.
+     * index outside {@code [0, num)} fails the run ({@link Indexing#checked}).
      */
     static Tensor embedding(Tensor indices, Tensor weight) {
         String op = "embedding";
@@ -109,7 +109,8 @@ final class Normalization {
         int[] out = Arrays.copyOf(indices.dims(), indices.ndim() + 1);
         out[indices.ndim()] = weight.dim(1);
         // rows of the weight: a take along axis 0 with one index per row, broadcast over the columns
-        Tensor rows = Indexing.take(weight.to(indices.device()), 0, indices.reshape(dev.kiln.types.Shape.dimension("embedding indices " + indices.shape(), 0, indices.numel()), 1));
+        Tensor ids = Indexing.checked(indices.cast(DType.I64), op, weight, 0, false);
+        Tensor rows = Indexing.take(weight.to(indices.device()), 0, ids.reshape(dev.kiln.types.Shape.dimension("embedding indices " + indices.shape(), 0, indices.numel()), 1));
         return rows.reshape(out);
     }
 

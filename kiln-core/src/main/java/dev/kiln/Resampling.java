@@ -169,7 +169,8 @@ final class Resampling {
             rh = rh.maximum(1.0);
         }
         Tensor[] wy = axisWeights(y1, rh.div((double) outH), outH, g, h, ct), wx = axisWeights(x1, rw.div((double) outW), outW, g, w, ct);
-        Tensor img = Indexing.take(x.cast(ct), 0, batchIndices.to(x.device()).cast(DType.I64).reshape(r, 1, 1, 1)); // (R, C, H, W)
+        Tensor batch = Indexing.checked(batchIndices.to(x.device()).cast(DType.I64), op, x, 0, false);
+        Tensor img = Indexing.take(x.cast(ct), 0, batch.reshape(r, 1, 1, 1)); // (R, C, H, W)
         Tensor samples;
         if (mode.equals("avg")) {
             samples = wy[0].add(wy[1]).unsqueeze(1).matmul(img).matmul(wx[0].add(wx[1]).unsqueeze(1).mT());

@@ -956,9 +956,20 @@ public final class Tensor {
     // =====================================================================================================
     // indexing (Indexing.java)
     //
-    // Indices may have any integer dtype. They are lazy, so they are not range-checked: an index outside
-    // the axis selects nothing (a gathered element reads as zero, -0.0 for floats; a scatter does not
-    // write). Negative indices wrap only where a method says so.
+    // Indices may have any integer dtype. They are lazy, so they are checked when the graph runs: an index
+    // outside the axis fails the run with an IndexOutOfRangeException naming the method (or the name of an
+    // enclosing withOpName), the index and the valid range, on every device. Negative indices wrap only where
+    // a method says so; elsewhere they are out of range.
+
+    /**
+     * {@code build} run with {@code op} as the operation that the index checks of the gathers and scatters it builds
+     * name when an index is out of range (an importer passes its node, e.g. {@code "Gather node 'g'"}; otherwise the
+     * errors name the {@code Tensor} method). The checks run when the graph runs, so the name is kept in the graph.
+     */
+    public static <T> T withOpName(String op, java.util.function.Supplier<T> build) {
+        java.util.Objects.requireNonNull(op, "op");
+        return ScopedValue.where(Indexing.OP_NAME, op).call(build::get);
+    }
 
     /**
      * Values picked along {@code axis} by {@code index}, as {@code torch.gather}: for axis 0,
@@ -999,7 +1010,9 @@ public final class Tensor {
 
     /**
      * One-hot encoding of this integer tensor: a new last axis of {@code numClasses} (which must be given,
-     * > 0), holding 1 at the index and 0 elsewhere, as i64 ({@code torch.nn.functional.one_hot}).
+     * > 0), holding 1 at the index and 0 elsewhere, as i64 ({@code torch.nn.functional.one_hot}). A value outside
+     * {@code [0, numClasses)} fails the run, as PyTorch raises (the ONNX form, {@link #oneHot(int, int, Tensor)},
+     * gives an all-off row instead, as ONNX defines).
      */
     public Tensor oneHot(int numClasses) { return Indexing.oneHot(this, numClasses); }
 
@@ -1251,8 +1264,8 @@ public final class Tensor {
     /**
      * Embedding lookup ({@code torch.nn.functional.embedding(indices, weight)}): row {@code indices[...]}
      * of {@code weight} (numEmbeddings, dim), giving shape {@code indices.shape + [dim]} and weight's dtype.
-     * Indices must be integers; one outside {@code [0, numEmbeddings)} selects no row and gives zeros
-     * (the check PyTorch makes would need the data).
+     * Indices must be integers; one outside {@code [0, numEmbeddings)} fails the run with an
+     * {@link dev.kiln.runtime.IndexOutOfRangeException} (as PyTorch raises).
      */
     public static Tensor embedding(Tensor indices, Tensor weight) { return Normalization.embedding(indices, weight); }
 
@@ -1307,7 +1320,7 @@ public final class Tensor {
     // operators from ONNX's catalogue that any model format wants (bodies by topic: ElementIndexing,
     // Reductions, Activations, Movement, Normalization, Losses, Quantization, LinearAlgebra, Creation,
     // Signal, Resampling, PaddedPooling; what only ONNX needs lives in dev.kiln.onnxspec). Indices follow
-    // the indexing section's rule: lazy, not checked, an out-of-range index selects nothing.
+    // the indexing section's rule: lazy, checked when the graph runs.
 
     /**
      * ONNX GatherElements: {@link #gather} along {@code axis}, with negative indices counting from the end

@@ -194,6 +194,20 @@ class OnnxCommandsTest {
                         "-Dkiln.memory.budget or KILN_MEMORY_BUDGET");
     }
 
+    @Test
+    void anIndexOutOfRangeAtRunTimeIsOneLineAndExitTwo() {
+        // issue 13: an index known only at run time read zero; now the run fails naming the node, the index and the range
+        Path c = NODE.resolve("test_gather_0");
+        Path indices = tmp.resolve("indices.npy");
+        Npy.write(indices, Tensor.of(new long[] {0, 5, 1}, 3));
+        for (String device : List.of("CPU", "INTERP")) {
+            kiln("run", c.resolve("model.onnx").toString(), "--device", device, "--input", "data=" + npyOf(c, 0), "--input", "indices=" + indices,
+                    "--output-dir", tmp.resolve("out").toString())
+                    .badInput("kiln run: Gather node 'y': index 5 is out of range for axis 0 of size 5; valid are -5 to 4");
+        }
+        assertThat(tmp.resolve("out")).doesNotExist();
+    }
+
     // ------------------------------------------------------------------------------------ onnx-test
 
     @Test

@@ -3,6 +3,7 @@ package dev.kiln.clang;
 import dev.kiln.types.DType;
 import dev.kiln.types.Variable;
 import dev.kiln.codegen.Heuristics;
+import dev.kiln.codegen.IndexCheckFailure;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Stmt;
 import dev.kiln.ir.Slot;
@@ -29,6 +30,7 @@ import java.util.Set;
  * hold a pointer into the heap. A call allocates nothing unless it stages such an input.
  */
 public final class CKernel implements KernelRunner {
+    private final KernelProgram program;
     private final String name;
     private final String symbol;
     private final String source;
@@ -72,6 +74,7 @@ public final class CKernel implements KernelRunner {
         if (!function.isNative() || function.equals(MemorySegment.NULL)) {
             throw new IllegalArgumentException("kernel " + program.name() + ": " + function + " is not a native function address");
         }
+        this.program = program;
         this.name = program.name();
         this.symbol = symbol;
         this.source = source;
@@ -148,6 +151,8 @@ public final class CKernel implements KernelRunner {
      *
      * @throws IndexOutOfBoundsException if the range is not within {@code [0, extent]}, or the kernel indexed a
      *                                   buffer out of range (a lowering bug; the access was skipped)
+     * @throws IndexCheckFailure         if an index from data failed its check (the kernel ran to its end, reading
+     *                                   nothing out of bounds; its output is not to be used)
      * @throws IllegalArgumentException  if the number of buffers or values is wrong, a buffer is too small or
      *                                   misaligned, a buffer the kernel writes is on the Java heap or read-only,
      *                                   or a variable's value is outside its bounds
@@ -229,7 +234,9 @@ public final class CKernel implements KernelRunner {
         } catch (Throwable t) {
             throw new IllegalStateException("kernel " + name + " failed", t);
         }
-        if (status.getAtIndex(ValueLayout.JAVA_LONG, 0) != 0) {
+        long flag = status.getAtIndex(ValueLayout.JAVA_LONG, 0);
+        if (flag == 2) throw IndexCheckFailure.of(program, (int) status.getAtIndex(ValueLayout.JAVA_LONG, 1), status.getAtIndex(ValueLayout.JAVA_LONG, 2));
+        if (flag != 0) {
             int param = (int) status.getAtIndex(ValueLayout.JAVA_LONG, 1);
             throw new IndexOutOfBoundsException("kernel " + name + " indexes " + params.get(param).name() + " at "
                     + status.getAtIndex(ValueLayout.JAVA_LONG, 2) + ", size " + sizes[param] + " (the access was skipped)");

@@ -73,6 +73,22 @@ public final class CPrelude {
                     }
                     return false;
                 }
+                /* an index from data checked against an axis of n elements ([-n, n) where negative indices wrap, else [0, n)):
+                   out of range, the first failure is reported in status (2, check, index) and the index goes on unchanged
+                   (every read it reaches is gated or clamped) */
+                static inline int64_t kiln_check_index(int64_t i, int64_t n, bool wraps, int64_t* status, int64_t check) {
+                    if (__builtin_expect(i >= (wraps ? -n : 0) && i < n, 1)) return i;
+                    if (status[0] == 0) {
+                        status[0] = 2;
+                        status[1] = check;
+                        status[2] = i;
+                    }
+                    return i;
+                }
+                /* the same where gate holds (a padded region's indices are never used) */
+                static inline int64_t kiln_check_index_if(bool gate, int64_t i, int64_t n, bool wraps, int64_t* status, int64_t check) {
+                    return gate ? kiln_check_index(i, n, wraps, status, check) : i;
+                }
                 /* iterations of the next loop are independent: vectorise without runtime alias checks */
                 #if defined(__clang__)
                 #define KILN_INDEPENDENT _Pragma("clang loop vectorize(assume_safety)")

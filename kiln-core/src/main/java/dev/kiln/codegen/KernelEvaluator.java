@@ -11,6 +11,7 @@ import dev.kiln.ir.Elements;
 
 import java.lang.foreign.MemorySegment;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -25,6 +26,7 @@ public final class KernelEvaluator {
     private final Map<Variable, Long> vars = new HashMap<>();
     private final Map<Integer, long[]> intRegs = new HashMap<>();
     private final Map<Integer, double[]> floatRegs = new HashMap<>();
+    private final Map<UOp, Boolean> holdsCheck = new IdentityHashMap<>();
 
     private KernelEvaluator(KernelProgram program, List<MemorySegment> buffers, Map<Variable, Long> bindings) {
         if (buffers.size() != program.params().size()) {
@@ -111,11 +113,18 @@ public final class KernelEvaluator {
         return switch (u.op()) {
             case CONST -> u.constLong();
             case DEFINE_VAR -> u.arg() instanceof Variable v ? vars.get(v) : intRegs.get(u.slotArg().index())[0];
-            case LOAD -> u.src().size() == 3 && evalLong(u.src(2)) == 0 ? 0
+            case LOAD -> u.src().size() == 3 && gateClosed(u) ? 0
                     : Elements.getLong(buffers.get(u.src(0).slotArg().index()), dt, checkedIndex(u.src(0).slotArg(), evalLong(u.src(1))));
             case CAST -> Alu.castToLong(u.src(0).dtype(), dt, intOf(u.src(0)), floatOf(u.src(0)));
             case BITCAST -> Alu.wrap(dt, Alu.bitsOf(u.src(0).dtype(), intOf(u.src(0)), floatOf(u.src(0))));
-            case WHERE -> evalLong(u.src(0)) != 0 ? evalLong(u.src(1)) : evalLong(u.src(2));
+            case WHERE -> evalLong(choose(u));
+            case CHECK -> {
+                long i = evalLong(u.src(0));
+                if ((u.src().size() < 3 || evalLong(u.src(2)) != 0) && !u.indexCheckArg().admits(i, evalLong(u.src(1)))) {
+                    throw IndexCheckFailure.inKernel(program.name(), u.indexCheckArg().site(), i);
+                }
+                yield i;
+            }
             default -> {
                 DType in = u.src(0).dtype();
                 if (u.src().size() == 1) yield Alu.unary(u.op(), dt, evalLong(u.src(0)));
@@ -130,14 +139,47 @@ public final class KernelEvaluator {
         return switch (u.op()) {
             case CONST -> u.constDouble();
             case DEFINE_VAR -> floatRegs.get(u.slotArg().index())[0];
-            case LOAD -> u.src().size() == 3 && evalLong(u.src(2)) == 0 ? 0
+            case LOAD -> u.src().size() == 3 && gateClosed(u) ? 0
                     : Elements.getDouble(buffers.get(u.src(0).slotArg().index()), dt, checkedIndex(u.src(0).slotArg(), evalLong(u.src(1))));
             case CAST -> Alu.castToDouble(u.src(0).dtype(), dt, intOf(u.src(0)), floatOf(u.src(0)));
             case BITCAST -> Alu.floatFromBits(dt, Alu.bitsOf(u.src(0).dtype(), intOf(u.src(0)), floatOf(u.src(0))));
-            case WHERE -> evalLong(u.src(0)) != 0 ? evalDouble(u.src(1)) : evalDouble(u.src(2));
+            case WHERE -> evalDouble(choose(u));
             default -> u.src().size() == 1 ? Alu.unary(u.op(), dt, evalDouble(u.src(0)))
                     : Alu.binary(u.op(), dt, evalDouble(u.src(0)), evalDouble(u.src(1)));
         };
+    }
+
+    /**
+     * The branch of a WHERE its condition takes. The other is evaluated too when it holds an index check: compiled
+     * kernels compute both branches, so a check there fails on every device alike.
+     */
+    private UOp choose(UOp where) {
+        boolean c = evalLong(where.src(0)) != 0;
+        evalChecks(where.src(c ? 2 : 1));
+        return where.src(c ? 1 : 2);
+    }
+
+    /** Whether a gated load's gate is false (then it reads nothing, but an index check in its index still runs, as in compiled kernels). */
+    private boolean gateClosed(UOp load) {
+        if (evalLong(load.src(2)) != 0) return false;
+        evalChecks(load.src(1));
+        return true;
+    }
+
+    /** Evaluates {@code u} for its index checks only, if it has any. */
+    private void evalChecks(UOp u) {
+        if (!holdsCheck(u)) return;
+        if (u.dtype().isFloat()) evalDouble(u);
+        else evalLong(u);
+    }
+
+    private boolean holdsCheck(UOp u) {
+        Boolean known = holdsCheck.get(u);
+        if (known != null) return known;
+        boolean h = u.op() == Op.CHECK;
+        for (int i = 0; !h && i < u.src().size(); i++) h = holdsCheck(u.src(i));
+        holdsCheck.put(u, h);
+        return h;
     }
 
     private long intOf(UOp u) { return u.dtype().isFloat() ? 0 : evalLong(u); }

@@ -12,6 +12,7 @@ import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Lowers a scheduled kernel as its structure: its inputs are replaced by canonical placeholders (parameter
@@ -28,6 +29,19 @@ public final class KernelLowering {
     public static KernelProgram lower(UOp output, List<UOp> inputs, String name) {
         List<UOp> placeholders = placeholders(inputs);
         return Lowerer.lower(canonical(output, inputs, placeholders), placeholders, "kernel").withName(name);
+    }
+
+    /**
+     * The {@link Op#CHECK} nodes of the kernel {@code output} over {@code inputs}, as the front end built them (with
+     * their names and the sizes they check against), sources before users: a check's position is its site in the
+     * lowered program. The kernel reports a failed check by site, and the plan step that runs it names the
+     * operation and the range from this list. (The lowerer numbers the canonical graph, inputs as placeholders,
+     * whose order is the same.)
+     */
+    public static List<UOp> indexChecks(UOp output, List<UOp> inputs) {
+        List<UOp> out = new ArrayList<>();
+        for (UOp u : output.toposort(Set.copyOf(inputs))) if (u.op() == Op.CHECK) out.add(u);
+        return out;
     }
 
     /** Input i as a placeholder of its dtype and shape (parameter slot i + 1). */

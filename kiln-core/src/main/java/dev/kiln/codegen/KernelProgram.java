@@ -2,9 +2,16 @@ package dev.kiln.codegen;
 
 import dev.kiln.types.DType;
 import dev.kiln.types.Variable;
+import dev.kiln.ir.IndexCheck;
+import dev.kiln.ir.Op;
 import dev.kiln.ir.Slot;
+import dev.kiln.ir.UOp;
 
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * One kernel lowered to loops: buffer parameters (output first), the symbolic variables it reads, and
@@ -40,6 +47,21 @@ public record KernelProgram(String name, List<Slot> params, List<Long> sizes, Li
      * computations share one optimisation, one source and one compiled binary).
      */
     public KernelProgram anonymous() { return withName("kernel"); }
+
+    /** The {@link Op#CHECK}s of the body by site (computed on each call: used when a check has failed). */
+    public Map<Integer, IndexCheck> indexChecks() {
+        Map<Integer, IndexCheck> out = new TreeMap<>();
+        Set<UOp> seen = new HashSet<>();
+        Optimizer.walk(body, s -> {
+            for (UOp e : Optimizer.expressions(s)) {
+                for (UOp u : e.toposort(seen)) {
+                    seen.add(u);
+                    if (u.op() == Op.CHECK) out.put(u.indexCheckArg().site(), u.indexCheckArg());
+                }
+            }
+        });
+        return out;
+    }
 
     /** The output's element type. */
     public DType outputDType() { return params.getFirst().dtype(); }

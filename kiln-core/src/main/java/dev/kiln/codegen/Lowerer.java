@@ -3,6 +3,7 @@ package dev.kiln.codegen;
 import dev.kiln.types.DType;
 import dev.kiln.types.Shape;
 import dev.kiln.types.Variable;
+import dev.kiln.ir.IndexCheck;
 import dev.kiln.ir.Ints;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.ReduceArg;
@@ -38,6 +39,8 @@ import java.util.Set;
  */
 public final class Lowerer {
     private final Map<UOp, Slot> inputs = new IdentityHashMap<>();
+    /** Each CHECK of the kernel's graph by its site (see {@link KernelLowering#indexChecks}). */
+    private final Map<UOp, Integer> checkSites = new IdentityHashMap<>();
     private final Set<Variable> variables = new LinkedHashSet<>();
     private final Deque<Frame> frames = new ArrayDeque<>();
     private int registers;
@@ -73,6 +76,8 @@ public final class Lowerer {
             params.add(s);
             sizes.add(in.shape().numel());
         }
+
+        for (UOp c : KernelLowering.indexChecks(root, kernelInputs)) checkSites.put(c, checkSites.size());
 
         Frame top = new Frame(new ArrayList<>(), new HashMap<>());
         frames.push(top);
@@ -125,6 +130,7 @@ public final class Lowerer {
                     : UOp.of(Op.LOAD, u.dtype(), null, input.uop(), index, gate);
         }
         Op op = u.op();
+        if (op == Op.CHECK) return check(u, idx, gate);
         return switch (op.group()) {
             case UNARY, BINARY, TERNARY -> {
                 List<UOp> src = new ArrayList<>();
@@ -143,6 +149,18 @@ public final class Lowerer {
                 default -> throw new IllegalStateException(op + " inside a kernel body; the scheduler should have realised it");
             };
         };
+    }
+
+    /**
+     * A checked index at these indices: numbered by its site, without names, and gated like the loads below it, so
+     * that a padded region, whose indices are never used, checks nothing.
+     */
+    private UOp check(UOp u, UOp[] idx, UOp gate) {
+        Integer site = checkSites.get(u);
+        if (site == null) throw new IllegalStateException("a CHECK outside the kernel's graph: " + u);
+        UOp index = lowerNode(u.src(0), idx, gate), size = lowerNode(u.src(1), idx, gate);
+        IndexCheck c = u.indexCheckArg().atSite(site);
+        return gate == null ? UOp.of(Op.CHECK, u.dtype(), c, index, size) : UOp.of(Op.CHECK, u.dtype(), c, index, size, gate);
     }
 
     private UOp movement(UOp u, UOp[] idx, UOp gate) {

@@ -3,6 +3,7 @@ package dev.kiln.codegen;
 import dev.kiln.types.DType;
 import dev.kiln.types.Shape;
 import dev.kiln.types.Variable;
+import dev.kiln.ir.IndexCheck;
 import dev.kiln.ir.Ints;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.ReduceArg;
@@ -30,16 +31,18 @@ import java.util.Map;
  * bytes are an {@link IllegalArgumentException}, never a wrong program.
  *
  * <p>Arguments: null, {@link Long}, {@link Double} (its raw bits: NaN payloads and -0.0 survive),
- * {@link Shape}, {@link Ints}, {@link ReduceArg}, {@link Variable} and {@link Slot} — every argument a
- * kernel's nodes can hold. Anything else (a realised buffer, a device name, a host function) has no
- * place inside a kernel, and encoding it is an {@link IllegalStateException}.
+ * {@link Shape}, {@link Ints}, {@link ReduceArg}, {@link Variable}, {@link Slot} and {@link IndexCheck} — every
+ * argument a kernel's nodes can hold. An index check is written without the names a tensor-level one holds (its
+ * negative-index rule and site only): a kernel's structure and program never depend on what an operation is
+ * called. Anything else (a realised buffer, a device name, a host function) has no place inside a kernel, and
+ * encoding it is an {@link IllegalStateException}.
  */
 public final class ProgramCodec {
     /** Bump when the layout changes. */
-    static final int VERSION = 2; // 2: symbolic dimensions of shapes, loop limits
+    static final int VERSION = 3; // 2: symbolic dimensions of shapes, loop limits; 3: index checks
 
     private static final int ARG_NULL = 0, ARG_LONG = 1, ARG_DOUBLE = 2, ARG_SHAPE = 3, ARG_INTS = 4, ARG_REDUCE = 5,
-            ARG_VARIABLE = 6, ARG_SLOT = 7;
+            ARG_VARIABLE = 6, ARG_SLOT = 7, ARG_INDEX_CHECK = 8;
     private static final int STMT_BLOCK = 0, STMT_LOOP = 1, STMT_DEFINE = 2, STMT_ACCUMULATE = 3, STMT_STORE = 4;
     private static final int OPT_UPCAST = 0, OPT_UNROLL = 1, OPT_TILE = 2, OPT_GROUP = 3, OPT_THREAD = 4, OPT_UPCAST_REMAINDER = 5, OPT_SPLIT = 6, OPT_UPCAST_OVERLAP = 7;
 
@@ -211,6 +214,10 @@ public final class ProgramCodec {
             } else if (arg instanceof Variable v) {
                 out.writeByte(ARG_VARIABLE);
                 variable(v);
+            } else if (arg instanceof IndexCheck c) {
+                out.writeByte(ARG_INDEX_CHECK);
+                out.writeByte(c.negativeWraps() ? 1 : 0);
+                out.writeInt(c.site());
             } else {
                 throw new IllegalStateException("program codec: a " + owner.op() + " node inside a kernel holds a "
                         + arg.getClass().getName() + " (" + arg + "), which kernels never hold; teach ProgramCodec that argument");
@@ -416,6 +423,11 @@ public final class ProgramCodec {
                 case ARG_REDUCE -> new ReduceArg(pick(REDUCE_KINDS, in.get(), "reduction"), Ints.of(ints()));
                 case ARG_VARIABLE -> variable();
                 case ARG_SLOT -> slot();
+                case ARG_INDEX_CHECK -> {
+                    int wraps = in.get();
+                    if (wraps != 0 && wraps != 1) throw bad("index check flag " + wraps);
+                    yield new IndexCheck("", -1, wraps == 1, in.getInt());
+                }
                 default -> throw bad("unknown argument tag " + tag);
             };
         }

@@ -15,7 +15,7 @@ import java.util.Set;
  */
 public final class ProgramCost {
     /** Ops that move or select values or compute masks: no floating-point or integer arithmetic. */
-    private static final Set<Op> NOT_ARITHMETIC = java.util.EnumSet.of(Op.CAST, Op.BITCAST, Op.WHERE, Op.CMPLT, Op.CMPNE, Op.CMPEQ);
+    private static final Set<Op> NOT_ARITHMETIC = java.util.EnumSet.of(Op.CAST, Op.BITCAST, Op.WHERE, Op.CMPLT, Op.CMPNE, Op.CMPEQ, Op.CHECK);
 
     private ProgramCost() {}
 

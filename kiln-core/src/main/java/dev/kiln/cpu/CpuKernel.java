@@ -1,5 +1,6 @@
 package dev.kiln.cpu;
 
+import dev.kiln.codegen.IndexCheckFailure;
 import dev.kiln.codegen.KernelProgram;
 
 import java.lang.foreign.MemorySegment;
@@ -8,6 +9,8 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A kernel compiled for the CPU: its Java source (shown to users), its class file (for a cache) and a
@@ -57,15 +60,29 @@ public record CpuKernel(String name, String source, byte[] classBytes, MethodHan
      *
      * @throws IndexOutOfBoundsException if the range is not within {@code [0, extent]}, or a buffer is too small
      * @throws IllegalArgumentException  if a variable's value is outside its bounds
+     * @throws IndexCheckFailure         if an index from data failed its check (the kernel stopped there)
      */
     public void run(MemorySegment[] bufs, long[] vars, long start, long end) {
         try {
             handle.invokeExact(bufs, vars, start, end);
+        } catch (IndexOutOfBoundsException e) {
+            IndexCheckFailure f = indexCheckFailure(name, e);
+            throw f != null ? f : e;
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw new IllegalStateException("kernel " + name + " failed", t);
         }
+    }
+
+    private static final Pattern INDEX_CHECK_FAILED = Pattern.compile(Pattern.quote(JavaHelper.INDEX_CHECK_FAILED_PREFIX)
+            + "(\\d+): index (-?\\d+) is outside \\[(-?\\d+), (-?\\d+)]");
+
+    /** The failed index check a generated kernel threw {@code e} for, or null if {@code e} is another error. */
+    static IndexCheckFailure indexCheckFailure(String kernel, IndexOutOfBoundsException e) {
+        Matcher m = e.getMessage() == null ? null : INDEX_CHECK_FAILED.matcher(e.getMessage());
+        if (m == null || !m.matches()) return null;
+        return IndexCheckFailure.inKernel(kernel, Integer.parseInt(m.group(1)), Long.parseLong(m.group(2)));
     }
 
     /** Runs the whole kernel. */

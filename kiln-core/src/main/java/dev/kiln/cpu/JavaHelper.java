@@ -7,7 +7,14 @@ package dev.kiln.cpu;
  */
 enum JavaHelper {
     F16("f16"), BF16("bf16"), BF16_BITS("bf16Bits"), BF16_TO_FLOAT("bf16ToFloat"), FLOOR_DIV("floorDiv"), FLOOR_MOD("floorMod"), LOG2("log2"), TRUNC("trunc"),
-    F2U64("f2u64"), U64_TO_DOUBLE("u64ToDouble"), U64_TO_FLOAT("u64ToFloat"), ROUND_ODD("toFloatRoundOdd"), S64_ODD("s64ToDoubleOdd"), U64_ODD("u64ToDoubleOdd"), THREEFRY("threefry"), CHECK_VAR("checkVar"), EXP2F("exp2f"), EXP2V("exp2fLanes");
+    F2U64("f2u64"), U64_TO_DOUBLE("u64ToDouble"), U64_TO_FLOAT("u64ToFloat"), ROUND_ODD("toFloatRoundOdd"), S64_ODD("s64ToDoubleOdd"), U64_ODD("u64ToDoubleOdd"), THREEFRY("threefry"), CHECK_VAR("checkVar"), EXP2F("exp2f"), EXP2V("exp2fLanes"),
+    CHECK_INDEX("checkIndex"), CHECK_INDEX_IF("checkIndexIf"), INDEX_CHECK_FAILED("indexCheckFailed");
+
+    /**
+     * How a generated kernel's failed index check begins its message; {@link CpuKernel} reads the site and the
+     * index back from it (generated classes use JDK types only, so the exception cannot be Kiln's own).
+     */
+    static final String INDEX_CHECK_FAILED_PREFIX = "kiln index check ";
 
     /** The method's name. */
     final String method;
@@ -160,6 +167,26 @@ enum JavaHelper {
                             return (x0 & 0xFFFF_FFFFL) | ((long) x1 << 32);
                         }
                     """;
+            case CHECK_INDEX -> """
+                        /** An index from data into an axis of n elements ([-n, n) if negative ones wrap, else [0, n)); check {@code site}. */
+                        private static long checkIndex(long i, long n, boolean wraps, int site) {
+                            if (i < (wraps ? -n : 0) || i >= n) throw indexCheckFailed(i, n, wraps, site);
+                            return i;
+                        }
+                    """;
+            case CHECK_INDEX_IF -> """
+                        /** {@code checkIndex} where {@code gate} holds (a padded region's indices are never used). */
+                        private static long checkIndexIf(boolean gate, long i, long n, boolean wraps, int site) {
+                            if (gate && (i < (wraps ? -n : 0) || i >= n)) throw indexCheckFailed(i, n, wraps, site);
+                            return i;
+                        }
+                    """;
+            case INDEX_CHECK_FAILED -> """
+                        /** Out of line, so the checks stay small enough to inline. */
+                        private static IndexOutOfBoundsException indexCheckFailed(long i, long n, boolean wraps, int site) {
+                            return new IndexOutOfBoundsException("%s" + site + ": index " + i + " is outside [" + (wraps ? -n : 0) + ", " + (n - 1) + "]");
+                        }
+                    """.formatted(INDEX_CHECK_FAILED_PREFIX);
             case CHECK_VAR -> """
                         private static long checkVar(long value, long min, long max, String name) {
                             if (value < min || value > max) {

@@ -793,6 +793,7 @@ public final class JavaRenderer extends JavaScalarRenderer {
             case WHERE -> cond(a.get(0), a.get(1), a.get(2), lane);
             case CAST -> cast(a.get(0), u.src(0).dtype(), dt, lane);
             case BITCAST -> bitcast(a.get(0), u.src(0).dtype(), dt);
+            case CHECK -> indexCheck(u.indexCheckArg(), a.get(0), a.get(1), a.size() > 2 ? a.get(2) : null, u);
             default -> switch (op.group()) {
                 case UNARY -> unary(op, dt, lane, a.get(0), u);
                 case BINARY -> binary(op, u.src(0).dtype(), lane, a.get(0), a.get(1), u.src(0), u.src(1), u);

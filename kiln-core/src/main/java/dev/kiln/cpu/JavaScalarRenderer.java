@@ -3,6 +3,7 @@ package dev.kiln.cpu;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Stmt;
 import dev.kiln.codegen.render.CFamilyRenderer;
+import dev.kiln.ir.IndexCheck;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.ReduceArg;
 import dev.kiln.ir.Slot;
@@ -528,9 +529,22 @@ abstract class JavaScalarRenderer extends CFamilyRenderer<JType> {
         return castTo(type, t, e);
     }
 
+    /**
+     * {@code checkIndex}: out of range, the kernel throws at once (the Java way to stop mid-kernel); {@link CpuKernel}
+     * turns that into the failure the runtime names.
+     */
+    @Override
+    protected final Expr<JType> indexCheck(IndexCheck check, Expr<JType> index, Expr<JType> size, Expr<JType> gate, UOp node) {
+        Expr<JType> wraps = new Expr<>(Boolean.toString(check.negativeWraps()), JType.BOOLEAN, ATOM), site = new Expr<>(Integer.toString(check.site()), JType.INT, ATOM);
+        Expr<JType> checked = gate == null ? helperCall(JavaHelper.CHECK_INDEX, JType.LONG, index, size, wraps, site)
+                : helperCall(JavaHelper.CHECK_INDEX_IF, JType.LONG, gate, index, size, wraps, site);
+        return jtype(node) == JType.INT ? cast("int", checked) : checked;
+    }
+
     @SafeVarargs
     final Expr<JType> helperCall(JavaHelper h, JType t, Expr<JType>... args) {
         helpers.add(h);
+        if (h == JavaHelper.CHECK_INDEX || h == JavaHelper.CHECK_INDEX_IF) helpers.add(JavaHelper.INDEX_CHECK_FAILED);
         if (h == JavaHelper.BF16) helpers.addAll(List.of(JavaHelper.BF16_BITS, JavaHelper.BF16_TO_FLOAT)); // bf16 is built on them
         if (h == JavaHelper.S64_ODD) helpers.add(JavaHelper.U64_ODD); // the signed form is built on the unsigned one
         return call(h.method, t, args);

@@ -1,5 +1,6 @@
 package dev.kiln.cuda;
 
+import dev.kiln.codegen.IndexCheckFailure;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
@@ -266,6 +267,8 @@ public final class CudaDevice implements Device, DeviceMemory {
         synchronized (launched) {
             recent = List.copyOf(launched);
         }
+        // the block is the device's, not a kernel's: the plan that waits here finds which of its checks has this site
+        if (flag == 2) throw IndexCheckFailure.ofOneOf("launched last on " + spec + " " + recent, (int) param, index);
         throw new IndexOutOfBoundsException("a kernel on " + spec + " indexed its parameter " + param + " at " + index
                 + ", out of range (the access was skipped); kernels launched last: " + recent);
     }

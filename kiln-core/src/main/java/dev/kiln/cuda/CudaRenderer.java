@@ -23,7 +23,8 @@ import java.util.Set;
  *
  * <p>Parameters are the program's, output first, each as a device pointer; {@code kiln_status} points
  * to an {@code int64_t[3]} where an index out of range is reported (1, parameter, index) when range
- * analysis could not bound an access (always present, so every kernel has the same argument layout);
+ * analysis could not bound an access, or (2, site, index) when an index check of data fails
+ * (always present, so every kernel has the same argument layout);
  * the variables follow in {@link KernelProgram#variables()} order. When the body is one output loop,
  * its iterations {@code [start, end)} (stopping early at a symbolic axis's size) are spread over the
  * grid: thread {@code t} of the whole grid runs iterations {@code start + t}, {@code start + t + gridSize},
@@ -101,6 +102,20 @@ public final class CudaRenderer extends CRenderer {
                     status[2] = i;
                 }
                 return false;
+            }
+            /* an index from data checked against an axis of n elements ([-n, n) where negative indices wrap, else [0, n)):
+               out of range, the first thread to fail reports (2, check, index) in status and the index goes on unchanged
+               (every read it reaches is gated or clamped) */
+            KILN_FN int64_t kiln_check_index(int64_t i, int64_t n, bool wraps, int64_t* status, int64_t check) {
+                if (__builtin_expect(i >= (wraps ? -n : 0) && i < n, 1)) return i;
+                if (atomicCAS((unsigned long long*) status, 0ull, 2ull) == 0ull) {
+                    status[1] = check;
+                    status[2] = i;
+                }
+                return i;
+            }
+            KILN_FN int64_t kiln_check_index_if(bool gate, int64_t i, int64_t n, bool wraps, int64_t* status, int64_t check) {
+                return gate ? kiln_check_index(i, n, wraps, status, check) : i;
             }
 
             """;

@@ -5,11 +5,13 @@ import dev.kiln.types.Shape;
 import dev.kiln.types.Variable;
 import dev.kiln.ir.Alu;
 import dev.kiln.ir.CustomFunction;
+import dev.kiln.ir.IndexCheck;
 import dev.kiln.ir.Ints;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.ReduceArg;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
+import dev.kiln.runtime.IndexOutOfRangeException;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -51,6 +53,7 @@ final class Interpreter {
 
     private Value node(UOp u) {
         Op op = u.op();
+        if (op == Op.CHECK) return check(u, in(u, 0), in(u, 1));
         return switch (op.group()) {
             case UNARY -> unary(u, in(u, 0));
             case BINARY -> binary(u, in(u, 0), in(u, 1));
@@ -111,6 +114,25 @@ final class Interpreter {
             }
         }
         return out;
+    }
+
+    /**
+     * The index values, each checked: the first out of range (in C order) stops the evaluation with the error. On
+     * a symbolic axis only the positions within its size are checked, as compiled loops stop there (the rows
+     * past it hold whatever the buffer held).
+     */
+    private Value check(UOp u, Value x, Value size) {
+        IndexCheck c = u.indexCheckArg();
+        int[] dims = u.shape().toArray();
+        long[] active = new long[dims.length];
+        for (int k = 0; k < dims.length; k++) active[k] = u.shape().variable(k) == null ? dims[k] : bound(u.shape().variable(k));
+        int[] idx = new int[dims.length];
+        for (int i = 0; i < x.ints.length; i++) {
+            long n = size.ints[i];
+            if (!c.admits(x.ints[i], n) && !outside(idx, active)) throw new IndexOutOfRangeException(c.op(), c.axis(), x.ints[i], c.min(n), n - 1);
+            increment(idx, dims);
+        }
+        return x;
     }
 
     private static void cast(Value x, int i, Value out) {

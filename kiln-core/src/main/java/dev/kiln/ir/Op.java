@@ -17,6 +17,19 @@ public enum Op {
     CAST(Group.UNARY),
     /** Reinterpretation of the bits as the node's dtype (same item size). */
     BITCAST(Group.UNARY),
+    /**
+     * {@code CHECK(index, size[, gate])}: an index that comes from data, checked against the size of the axis it
+     * indexes (an i64 node of the index's shape: a constant, or a symbolic size); the value is the index, unchanged.
+     * Arg is an {@link IndexCheck} (whether negative indices count from the end, and what an error names). Where
+     * the index is out of range the run fails with an error naming the operation, the index and the valid range;
+     * devices that cannot stop mid-kernel record the failure and carry on with the value (every read it reaches
+     * is gated or clamped anyway), and the run reports it before returning. The front end puts it on the index of
+     * a gather or scatter, so the check is explicit where a data-dependent index enters the graph, never inferred
+     * from the gates that padding and concatenation use (those are out of range by design). In a lowered kernel
+     * an optional third source is a bool gate: the check applies only where it holds (a padded region computes
+     * indices that are never used).
+     */
+    CHECK(Group.UNARY),
     // binary
     ADD(Group.BINARY), MUL(Group.BINARY), DIV(Group.BINARY), MOD(Group.BINARY),
     FLOORDIV(Group.BINARY), FLOORMOD(Group.BINARY), MAX(Group.BINARY),

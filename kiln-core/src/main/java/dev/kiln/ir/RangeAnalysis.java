@@ -28,6 +28,8 @@ final class RangeAnalysis {
                 UOp x = u.src(0);
                 yield x.dtype().isInt() || x.dtype().isBool() ? new long[] {x.vmin(), x.vmax()} : null;
             }
+            // the range of what is checked, not the valid range: an index out of range still flows on (the run then fails)
+            case CHECK -> new long[] {u.src(0).vmin(), u.src(0).vmax()};
             case NEG -> u.src(0).vmin() == Long.MIN_VALUE ? null : new long[] {-u.src(0).vmax(), -u.src(0).vmin()};
             case ADD -> {
                 try {

@@ -12,7 +12,7 @@ final class ShapeInference {
 
     static Shape infer(Op op, DType dtype, Object arg, List<UOp> src) {
         return switch (op.group()) {
-            case UNARY -> unary(op, dtype, src);
+            case UNARY -> unary(op, dtype, arg, src);
             case BINARY -> binary(op, dtype, src);
             case TERNARY -> ternary(op, dtype, src);
             case REDUCE -> reduce(dtype, arg, src);
@@ -25,7 +25,8 @@ final class ShapeInference {
         if (src.size() != n) throw new IllegalArgumentException(op + " takes " + n + " sources, got " + src.size());
     }
 
-    private static Shape unary(Op op, DType dtype, List<UOp> src) {
+    private static Shape unary(Op op, DType dtype, Object arg, List<UOp> src) {
+        if (op == Op.CHECK) return check(dtype, arg, src);
         arity(op, src, 1);
         UOp x = src.getFirst();
         if (op == Op.BITCAST && x.dtype().itemSize() != dtype.itemSize()) {
@@ -34,6 +35,22 @@ final class ShapeInference {
         }
         if (op != Op.CAST && op != Op.BITCAST && x.dtype() != dtype) {
             throw new IllegalArgumentException(op + " of " + x.dtype() + " cannot produce " + dtype);
+        }
+        return x.shape();
+    }
+
+    /** An integer index and the i64 size of its axis, with an optional bool gate (kernel level), all of one shape. */
+    private static Shape check(DType dtype, Object arg, List<UOp> src) {
+        if (src.size() != 2 && src.size() != 3) throw new IllegalArgumentException("CHECK takes an index, a size and an optional gate, got " + src.size() + " sources");
+        if (!(arg instanceof IndexCheck)) throw new IllegalArgumentException("CHECK needs an IndexCheck argument, got " + arg);
+        UOp x = src.getFirst();
+        if (!x.dtype().isInt() || x.dtype() != dtype) throw new IllegalArgumentException("CHECK of " + x.dtype() + " cannot produce " + dtype + "; it checks integer indices");
+        for (int i = 1; i < src.size(); i++) {
+            DType want = i == 1 ? DType.I64 : DType.BOOL;
+            if (src.get(i).dtype() != want || !src.get(i).shape().equals(x.shape())) {
+                throw new IllegalArgumentException("CHECK " + (i == 1 ? "size" : "gate") + " must be " + want + " of the index's shape " + x.shape()
+                        + ", got " + src.get(i).dtype() + src.get(i).shape());
+            }
         }
         return x.shape();
     }

@@ -28,6 +28,12 @@ public final class Symbolic {
     /** Whether {@code u} is the integer or boolean constant {@code v}. */
     private static boolean isConst(UOp u, long v) { return u.isConst() && !u.dtype().isFloat() && u.constLong() == v; }
 
+    /** Whether a CHECK provably passes: its index and size are single values and the index is valid. */
+    private static boolean admitted(UOp check) {
+        UOp size = check.src(1);
+        return size.vmin() == size.vmax() && check.indexCheckArg().admits(check.vmin(), size.vmin());
+    }
+
     private static boolean foldable(UOp u) {
         if (!u.op().isElementwise() || u.src().isEmpty() || u.dtype().isPacked()) return false;
         for (UOp s : u.src()) if (!s.isConst()) return false;
@@ -47,6 +53,8 @@ public final class Symbolic {
                 yield dt.isFloat() ? UOp.constant(dt, Alu.floatFromBits(dt, bits)) : UOp.constant(dt, bits);
             }
             case WHERE -> a.constLong() != 0 ? u.src(1) : u.src(2);
+            // a constant index in range needs no check; one out of range keeps it, to fail when the kernel runs
+            case CHECK -> u.indexCheckArg().admits(a.constLong(), u.src(1).constLong()) || u.src().size() == 3 && u.src(2).constLong() == 0 ? a : null;
             default -> {
                 if (u.src().size() == 1) {
                     yield in.isFloat() ? UOp.constant(dt, Alu.unary(u.op(), in, a.constDouble()))
@@ -66,7 +74,7 @@ public final class Symbolic {
             rule(UPat.anyOf(EnumSet.allOf(Op.class)).where(Symbolic::foldable).named("x"), b -> fold(b.get("x"))),
             // a range that holds one value is that value
             rule(UPat.anyOf(EnumSet.allOf(Op.class)).where(u -> u.op() != Op.CONST && (isIndex(u) || u.dtype().isBool())
-                    && u.shape().rank() == 0 && u.vmin() == u.vmax()).named("x"),
+                    && u.shape().rank() == 0 && u.vmin() == u.vmax() && (u.op() != Op.CHECK || admitted(u))).named("x"),
                     b -> UOp.constant(b.get("x").dtype(), b.get("x").vmin())),
             // identities (for floats only those exact for every value: x * 1 == x, x + -0.0 == x; not x + 0.0, which
             // turns -0.0 into +0.0)

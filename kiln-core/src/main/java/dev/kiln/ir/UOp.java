@@ -177,6 +177,9 @@ public final class UOp {
     /** The host function of a CUSTOM node. */
     public CustomFunction functionArg() { return argOf(CustomFunction.class, "CustomFunction"); }
 
+    /** The valid range and names of a CHECK. */
+    public IndexCheck indexCheckArg() { return argOf(IndexCheck.class, "IndexCheck"); }
+
     /** The target device name of a COPY. */
     public String deviceArg() {
         if (op != Op.COPY) throw new IllegalStateException("not a COPY: " + this);

@@ -2,7 +2,9 @@ package dev.kiln.runtime;
 
 import dev.kiln.types.DType;
 import dev.kiln.types.Variable;
+import dev.kiln.codegen.IndexCheckFailure;
 import dev.kiln.codegen.KernelProgram;
+import dev.kiln.ir.IndexCheck;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.UOp;
 import dev.kiln.schedule.MemoryPlan;
@@ -40,6 +42,7 @@ public final class ExecutionPlan implements AutoCloseable {
     private final List<UOp> nodes;
     private final List<PreparedOp> ops;
     private final List<KernelRunner> runners;
+    private final Map<Integer, List<UOp>> checks; // per kernel step: its CHECK nodes by site, with the names and sizes errors give
     private final List<Integer> outputs;
     private final List<Variable> variables;
     private final long[] values;
@@ -82,13 +85,15 @@ public final class ExecutionPlan implements AutoCloseable {
     private static final String REPLICA_API = "give each thread its own replica (ExecutionPlan.replicate(Map))";
 
     ExecutionPlan(Device device, Schedule schedule, MemoryPlan memory, List<UOp> nodes, List<PreparedOp> ops,
-                  List<KernelRunner> runners, List<Integer> outputs, List<Variable> variables, List<Device> opDevices) {
+                  List<KernelRunner> runners, Map<Integer, List<UOp>> checks, List<Integer> outputs, List<Variable> variables,
+                  List<Device> opDevices) {
         this.device = device;
         this.schedule = schedule;
         this.memory = memory;
         this.nodes = List.copyOf(nodes);
         this.ops = List.copyOf(ops);
         this.runners = new ArrayList<>(runners);
+        this.checks = Map.copyOf(checks);
         this.outputs = List.copyOf(outputs);
         this.variables = variables;
         this.values = new long[variables.size()];
@@ -149,6 +154,7 @@ public final class ExecutionPlan implements AutoCloseable {
         this.nodes = source.nodes;
         this.ops = source.ops;
         this.runners = source.runners;
+        this.checks = source.checks;
         this.outputs = source.outputs;
         this.variables = source.variables;
         this.values = source.values.clone();
@@ -414,7 +420,61 @@ public final class ExecutionPlan implements AutoCloseable {
         else if (parallel) runParallel();
         else if (onWorker && !WorkerPool.isWorker()) WorkerPool.runOnWorker(this::runSteps);
         else runSteps();
-        for (Device d : queuing) Transfers.synchronize(d);
+        for (Device d : queuing) synchronize(d);
+    }
+
+    /**
+     * Waits for a device that queues its work ({@link DeviceMemory}), whose kernels report failed index checks
+     * only then, in one status block for all of them: the failure is named from the checks of the steps that ran there.
+     */
+    private void synchronize(Device d) {
+        try {
+            Transfers.synchronize(d);
+        } catch (RuntimeException e) {
+            List<Integer> there = new ArrayList<>();
+            for (int i = 0; i < ops.size(); i++) if (opDevices.get(i) == d) there.add(i);
+            throw named(e, there);
+        }
+    }
+
+    /**
+     * {@code e} as the public error when it is (or was caused by) a failed index check of one of {@code steps}: the
+     * check's operation and axis from the step's list, the range from the size it checks against (a symbolic size
+     * at this run's value), the index from the kernel. A site that several of the steps have (a device that cannot
+     * tell its kernels apart) names every operation whose range excludes the index. Any other exception is
+     * {@code e} itself.
+     */
+    private RuntimeException named(RuntimeException e, List<Integer> steps) {
+        IndexCheckFailure f = IndexCheckFailure.in(e);
+        if (f == null) return e;
+        List<IndexCheck> found = new ArrayList<>();
+        long size = -1;
+        for (int step : steps) {
+            List<UOp> c = checks.getOrDefault(step, List.of());
+            if (f.site() >= c.size()) continue;
+            IndexCheck check = c.get(f.site()).indexCheckArg();
+            long n = sizeOf(c.get(f.site()).src(1));
+            if (check.admits(f.index(), n) || found.contains(check)) continue;
+            if (found.isEmpty()) size = n;
+            found.add(check);
+        }
+        if (found.isEmpty()) return e; // no step of this plan has the check: the failure speaks for itself
+        IndexCheck c = found.getFirst();
+        String op = found.stream().map(IndexCheck::op).distinct().collect(java.util.stream.Collectors.joining(" or "));
+        IndexOutOfRangeException named = new IndexOutOfRangeException(op, c.axis(), f.index(), c.min(size), size - 1);
+        named.initCause(f);
+        return named;
+    }
+
+    /** The value of a CHECK's size: a constant, or a variable (at this run's value), broadcast to the index's shape. */
+    private long sizeOf(UOp size) {
+        UOp u = size;
+        while (u.op() == Op.RESHAPE || u.op() == Op.EXPAND) u = u.src(0);
+        return switch (u.op()) {
+            case CONST -> u.constLong();
+            case DEFINE_VAR -> values[variables.indexOf(u.variableArg())];
+            default -> throw new IllegalStateException("an index check's size is " + size + ", neither a constant nor a variable");
+        };
     }
 
     /**
@@ -463,11 +523,22 @@ public final class ExecutionPlan implements AutoCloseable {
                 }
                 default -> executor.executeKernel(at, () -> {
                     run(step);
-                    Transfers.synchronize(opDevices.get(step)); // the timeline advances only once the device is done
+                    try {
+                        Transfers.synchronize(opDevices.get(step)); // the timeline advances only once the device is done
+                    } catch (RuntimeException e) {
+                        throw named(e, List.of(step));
+                    }
                 }, deps);
             };
         }
-        executor.synchronizeAll();
+        try {
+            executor.synchronizeAll();
+        } catch (DeviceExecutionException e) {
+            // a failed index check is the caller's input, not the device's failure: it is thrown as itself
+            for (Throwable t = e.getCause(); t != null; t = t.getCause()) if (t instanceof IndexOutOfRangeException named) throw named;
+            // reported by a copy out of a device's memory, which reads its status block too: any step could have failed it
+            throw named(e, java.util.stream.IntStream.range(0, ops.size()).boxed().toList());
+        }
     }
 
     private Buffer asBuffer(int id, DeviceSpec on) {
@@ -545,7 +616,11 @@ public final class ExecutionPlan implements AutoCloseable {
             if (varSlots[i] != null) for (int v = 0; v < varSlots[i].length; v++) opVars[i][v] = values[varSlots[i][v]];
             long s = System.nanoTime();
             run(i);
-            Transfers.synchronize(opDevices.get(i)); // a device that queues its work is timed to its end
+            try {
+                Transfers.synchronize(opDevices.get(i)); // a device that queues its work is timed to its end
+            } catch (RuntimeException e) {
+                throw named(e, List.of(i));
+            }
             long e = System.nanoTime();
             PreparedOp op = ops.get(i);
             long flops = op instanceof PreparedKernel k ? k.flops() : 0;
@@ -633,7 +708,13 @@ public final class ExecutionPlan implements AutoCloseable {
 
     private void runSteps() { for (int i = 0; i < ops.size(); i++) run(i); }
 
-    private void runKernel(int i, PreparedKernel k) { KernelRunner.runAll(opRunners[i], k.program(), opBuffers[i], opVars[i]); }
+    private void runKernel(int i, PreparedKernel k) {
+        try {
+            KernelRunner.runAll(opRunners[i], k.program(), opBuffers[i], opVars[i]);
+        } catch (RuntimeException e) {
+            throw named(e, List.of(i));
+        }
+    }
 
     /** Runs ops as their predecessors finish, independent ones side by side on the worker pool. */
     private void runParallel() {

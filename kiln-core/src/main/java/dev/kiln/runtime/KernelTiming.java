@@ -36,11 +36,12 @@ public final class KernelTiming implements KernelTimer<CompiledKernel> {
     /**
      * Only kernels without variables whose inputs are f32 or f64: random floats are safe inputs to any
      * arithmetic, whereas random integers could be out-of-bounds indices or zero divisors, which would crash
-     * a native kernel.
+     * a native kernel; and no index checks (an index computed from random floats would fail its check).
      */
     @Override
     public boolean canTime(KernelProgram lowered) {
         if (!lowered.variables().isEmpty()) return false;
+        if (!lowered.indexChecks().isEmpty()) return false;
         List<Slot> params = lowered.params();
         for (int i = 1; i < params.size(); i++) {
             DType t = params.get(i).dtype();

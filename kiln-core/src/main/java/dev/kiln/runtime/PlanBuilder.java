@@ -1,6 +1,7 @@
 package dev.kiln.runtime;
 
 import dev.kiln.types.Variable;
+import dev.kiln.codegen.KernelLowering;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.ProgramCost;
 import dev.kiln.codegen.Stmt;
@@ -114,6 +115,7 @@ public final class PlanBuilder {
         List<PreparedOp> ops = new ArrayList<>();
         Map<Stmt.Block, Long> flopsByBody = new IdentityHashMap<>();
         List<KernelRunner> runners = new ArrayList<>();
+        Map<Integer, List<UOp>> checks = new HashMap<>(); // per kernel step: its CHECK nodes by site
         Set<Variable> variables = new LinkedHashSet<>();
         for (int i = 0; i < schedule.items().size(); i++) {
             ScheduleItem item = schedule.items().get(i);
@@ -128,6 +130,7 @@ public final class PlanBuilder {
                     long flops = flopsByBody.computeIfAbsent(p.body(), b -> ProgramCost.flops(p));
                     ops.add(new PreparedKernel(p.name(), out, ins, p, c.source(), flops, ProgramCost.bytes(p)));
                     runners.add(c.runner());
+                    checks.put(i, KernelLowering.indexChecks(kk.output(), kk.inputs())); // the names its sites stand for
                 }
                 case ScheduleItem.Copy cp -> {
                     UOp src = cp.inputs().getFirst();
@@ -152,7 +155,7 @@ public final class PlanBuilder {
             }
         }
         List<Integer> outputs = roots.stream().map(index::get).toList();
-        return new ExecutionPlan(device, schedule, memory, nodes, ops, runners, outputs, List.copyOf(variables), itemDevices);
+        return new ExecutionPlan(device, schedule, memory, nodes, ops, runners, checks, outputs, List.copyOf(variables), itemDevices);
     }
 
     /** Kernels per batch of {@link #compileAhead}: large enough to amortise a compiler run, small enough to use every core. */

@@ -41,7 +41,9 @@ class ProgramCodecTest {
         Tensor halves = Tensor.rand(11, 4, 4).realize().cast(DType.F16).exp().cast(DType.F64).add(-0.0).mul(Double.NaN);
         Variable seq = new Variable("seq", 1, 16);
         Tensor symbolic = SmallModels.transformerBlock(x.withSymbolicDim(1, seq), 4, 3); // loops with limits
-        return kernels(block, conv, padded, masked, ints, halves, symbolic);
+        Tensor ids = Tensor.of(new long[] {3, -1, 0, 2}, 2, 2).realize();
+        Tensor gathered = Tensor.rand(12, 4, 5).realize().gatherElements(0, ids.expand(2, 2)).pad(new int[][] {{1, 0}, {0, 1}}); // gated checks
+        return kernels(block, conv, padded, masked, ints, halves, symbolic, gathered);
     }
 
     @Test
@@ -82,6 +84,22 @@ class ProgramCodecTest {
         assertThat(key(a.withSymbolicDim(0, s).exp().sum(1))).as("a symbolic axis of the same size").isNotEqualTo(ab);
         assertThat(key(a.withSymbolicDim(0, s).exp().sum(1))).as("another variable on that axis")
                 .isNotEqualTo(key(a.withSymbolicDim(0, new Variable("t", 1, 4)).exp().sum(1)));
+    }
+
+    @Test
+    void indexChecksEncodeTheirRangeAndNeverTheirNames() {
+        Tensor x = Tensor.rand(1, 4, 8).realize(), ids = Tensor.of(new long[] {1, 2}, 2).realize();
+        byte[] plain = key(x.indexSelect(0, ids));
+        assertThat(key(Tensor.withOpName("Gather node 'g'", () -> x.indexSelect(0, ids)))).as("another operation's name").isEqualTo(plain);
+        assertThat(key(Tensor.rand(2, 5, 8).realize().indexSelect(0, ids))).as("another size").isNotEqualTo(plain);
+        assertThat(key(x.gather(0, ids.reshape(2, 1).expand(2, 8)))).as("negative indices not counting from the end").isNotEqualTo(plain);
+        List<ScheduleItem.Kernel> ks = kernels(Tensor.withOpName("Gather node 'g'", () -> x.indexSelect(0, ids)));
+        KernelProgram p = KernelLowering.lower(ks.getLast().output(), ks.getLast().inputs(), "k");
+        assertThat(p.indexChecks()).as("a lowered kernel holds no names").containsExactly(
+                java.util.Map.entry(0, new dev.kiln.ir.IndexCheck("", -1, true, 0)));
+        assertThat(KernelLowering.indexChecks(ks.getLast().output(), ks.getLast().inputs())).as("the plan step keeps them").singleElement()
+                .satisfies(c -> assertThat(c.indexCheckArg()).isEqualTo(new dev.kiln.ir.IndexCheck("Gather node 'g'", 0, true, 0)));
+        assertThat(ProgramCodec.decode(ProgramCodec.encode(p))).isEqualTo(p);
     }
 
     private static byte[] key(Tensor t) {

@@ -122,6 +122,25 @@ class CudaRendererTest {
         }
     }
 
+    /**
+     * A gather's index check renders as in C: {@code kiln_check_index} reports (2, site, index) in the status block, the
+     * first failing thread by an atomic compare-and-swap, and the kernel goes on (its reads are gated).
+     */
+    @Test
+    void anIndexCheckReportsInTheStatusBlock() {
+        Tensor table = Tensor.rand(3, 10, 32).realize();
+        Tensor y = table.indexSelect(0, Tensor.of(new long[] {1, -2, 7}, 3));
+        ScheduleItem.Kernel k = Scheduler.schedule(List.of(y.uop())).items().stream().filter(i -> i instanceof ScheduleItem.Kernel)
+                .map(i -> (ScheduleItem.Kernel) i).findFirst().orElseThrow();
+        KernelProgram p = CudaCompiler.optimize(KernelLowering.lower(k.output(), k.inputs(), "gather"));
+        String cuda = CudaRenderer.render(p, "k");
+        assertThat(cuda).contains("int64_t* kiln_status").contains("kiln_check_index(").contains(", 10, true, kiln_status, 0)");
+        assertThat(CudaRenderer.prelude()).contains("KILN_FN int64_t kiln_check_index(int64_t i, int64_t n, bool wraps, int64_t* status, int64_t check)")
+                .contains("atomicCAS((unsigned long long*) status, 0ull, 2ull)");
+        assertThat(KernelLowering.indexChecks(k.output(), k.inputs())).singleElement()
+                .satisfies(c -> assertThat(c.indexCheckArg().op()).isEqualTo("indexSelect"));
+    }
+
     @Test
     void theCudaDeviceSaysWhyItIsUnavailable() {
         var provider = DeviceRegistry.providers().get("CUDA");

@@ -3,6 +3,7 @@ package dev.kiln.onnx;
 import dev.kiln.Tensor;
 import dev.kiln.runtime.Device;
 import dev.kiln.runtime.DeviceRegistry;
+import dev.kiln.runtime.IndexOutOfRangeException;
 import dev.kiln.runtime.MemoryBudget;
 
 import java.util.ArrayList;
@@ -105,7 +106,8 @@ final class GraphBuilder {
         long opset = model.opsetFor(n.domain());
         List<Tensor> outs;
         try {
-            outs = spec.impl().apply(new OpContext(n, opset, d, ins, this));
+            // the node names the index checks its gathers and scatters carry into the graph (they fail when it runs)
+            outs = Tensor.withOpName(n.opType() + " node '" + n.label() + "'", () -> spec.impl().apply(new OpContext(n, opset, d, ins, this)));
             checkBudget(outs);
         } catch (UnsupportedOnnxOpException | OnnxFormatException e) {
             throw e; // already names what is wrong, and callers tell them apart by type
@@ -131,6 +133,9 @@ final class GraphBuilder {
                 }
                 try {
                     t.realize();
+                } catch (IndexOutOfRangeException e) {
+                    // an index computed from constants: the model's fault, found while folding (the message names the node)
+                    throw new OnnxFormatException(model.source(), e.getMessage(), e);
                 } catch (ArithmeticException | IllegalArgumentException e) {
                     // a folded constant, or a value on the way to it, of more elements than INTERP holds (Expand, Tile, ... of
                     // constants to a huge shape)

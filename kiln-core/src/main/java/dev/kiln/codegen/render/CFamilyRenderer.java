@@ -2,6 +2,7 @@ package dev.kiln.codegen.render;
 
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Stmt;
+import dev.kiln.ir.IndexCheck;
 import dev.kiln.ir.Op;
 import dev.kiln.ir.ReduceArg;
 import dev.kiln.ir.Slot;
@@ -149,6 +150,14 @@ public abstract class CFamilyRenderer<T> {
 
     /** {@code Alu.bitsOf} then {@code wrap} or {@code floatFromBits}. */
     protected abstract Expr<T> bitcast(Expr<T> a, DType from, DType to);
+
+    /**
+     * The index {@code index} (the value of {@code node}, a CHECK) checked against an axis of {@code size} elements
+     * as {@code check} says, where {@code gate} holds (null: everywhere), its value unchanged: a failed check is
+     * reported to the caller, who throws. The code may stop or go on, never touch memory: the index's reads are
+     * gated or clamped.
+     */
+    protected abstract Expr<T> indexCheck(IndexCheck check, Expr<T> index, Expr<T> size, Expr<T> gate, UOp node);
 
     /** The type loop counter {@code index} is declared with. */
     protected abstract String indexType(Variable index);
@@ -401,6 +410,12 @@ public abstract class CFamilyRenderer<T> {
         return switch (op) {
             case CAST -> cast(ref(u.src(0)), u.src(0).dtype(), dt, t);
             case BITCAST -> bitcast(ref(u.src(0)), u.src(0).dtype(), dt);
+            case CHECK -> {
+                Expr<T> index = ref(u.src(0));
+                UOp gate = u.src().size() > 2 ? u.src(2) : null;
+                if (gate != null && gate.isConst() && gate.constLong() == 0) yield index; // checks nothing
+                yield indexCheck(u.indexCheckArg(), index, ref(u.src(1)), gate == null || gate.isConst() ? null : ref(gate), u);
+            }
             case WHERE -> dt.isBool() && (u.src(1).isConst() || u.src(2).isConst()) ? boolWhere(u)
                     : cond(ref(u.src(0)), ref(u.src(1)), ref(u.src(2)), t);
             case ADD -> {

@@ -165,6 +165,7 @@ final class Creation {
     }
 
     static Tensor eye(int n, int m) {
+        if (n < 0 || m < 0) throw new IllegalArgumentException("eye: expected sizes of 0 or more, got " + n + " x " + m);
         Tensor rows = Tensor.arange(n).reshape(n, 1), cols = Tensor.arange(m).reshape(1, m);
         return rows.eq(cols).cast(DType.F32);
     }

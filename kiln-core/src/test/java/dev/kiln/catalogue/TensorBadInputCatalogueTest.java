@@ -56,6 +56,12 @@ class TensorBadInputCatalogueTest {
                 bad("range: delta 0", IAE, () -> Tensor.range(0, 5, 0, DType.I64), "range: delta must not be 0"),
                 bad("range: a bool dtype", IAE, () -> Tensor.range(0, 5, 1, DType.BOOL), "range: dtype must be numeric, got bool"),
                 bad("hannWindow: a negative size", IAE, () -> Tensor.hannWindow(-4, true, DType.F32), "hannWindow: size must be >= 0, got -4"),
+                bad("hannWindow: 2^31 - 1 elements", IAE, () -> Tensor.hannWindow(Integer.MAX_VALUE, true, DType.F32),
+                        "hannWindow: 2147483647 elements are more than one Java array holds (2147483639)"),
+                bad("linspace: 2^31 - 1 steps", IAE, () -> Tensor.linspace(0, 1, Integer.MAX_VALUE),
+                        "linspace: 2147483647 elements are more than one Java array holds (2147483639)"),
+                bad("range: 2^31 elements of a span past a long", IAE, () -> Tensor.range(Long.MIN_VALUE, Long.MAX_VALUE, 4, DType.I64),
+                        "range: 4611686018427387904 elements from -9223372036854775808 to 9223372036854775807 by 4 are too many"),
                 bad("hammingWindow: a bool dtype", IAE, () -> Tensor.hammingWindow(4, true, DType.BOOL),
                         "hammingWindow: dtype must be numeric, got bool"),
                 bad("randint: low not below high", IAE, () -> Tensor.randint(1, 5, 5, 3), "randint: needs low < high, got low 5, high 5"),
@@ -309,6 +315,18 @@ class TensorBadInputCatalogueTest {
                         "gridSample: unknown padding mode 'mirror'; valid are 'zeros', 'border', 'reflection'"),
                 bad("assign: a value of another shape", IAE, () -> a23.assign(a32), "assign: value f32[3, 2] does not match target f32[2, 3]"),
                 bad("to: an unknown device", IAE, () -> a23.to("NOPE"), "unknown device 'NOPE'"));
+    }
+
+    /** Not bad input, but found beside it: a span past a long wrapped to a negative count, and the range came out empty. */
+    @Test
+    void aRangeWhoseSpanPassesALongHasItsElements() {
+        long[] v = Tensor.range(-9_000_000_000_000_000_000L, 9_000_000_000_000_000_000L, 1_000_000_000_000_000_000L, DType.I64).to("INTERP").toLongArray();
+        assertThat(v).hasSize(18).startsWith(-9_000_000_000_000_000_000L).endsWith(8_000_000_000_000_000_000L);
+        assertThat(Tensor.range(9_000_000_000_000_000_000L, -9_000_000_000_000_000_000L, -3_000_000_000_000_000_000L, DType.I64).to("INTERP")
+                .toLongArray()).containsExactly(9_000_000_000_000_000_000L, 6_000_000_000_000_000_000L, 3_000_000_000_000_000_000L, 0L,
+                -3_000_000_000_000_000_000L, -6_000_000_000_000_000_000L);
+        assertThat(Tensor.range(5, 1, 1, DType.I64).numel()).isZero();
+        assertThat(Tensor.range(0, 7, 3, DType.I32).to("INTERP").toLongArray()).containsExactly(0, 3, 6);
     }
 
     @ParameterizedTest(name = "{0}")

@@ -34,6 +34,10 @@ final class Activations {
             s[1] = (int) w.numel();
             w = w.reshape(s);
         }
+        if (!broadcastsTo(w, t)) {
+            throw new IllegalArgumentException("prelu: slope " + weight.shape() + " must broadcast to input " + t.shape()
+                    + (w.ndim() != weight.ndim() ? " (a 1-D slope is taken per channel, as " + w.shape() + ")" : ""));
+        }
         return Tensor.where(t.gt(0), t, t.mul(w));
     }
 
@@ -70,13 +74,23 @@ final class Activations {
         return Tensor.where(bx.gt(threshold), x, sp);
     }
 
+    private static boolean broadcastsTo(Tensor from, Tensor to) {
+        try {
+            return Tensor.broadcastShape("prelu", to.shape(), from.shape()).equals(to.shape());
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+    }
+
     static Tensor softmax(Tensor t, int axis) {
+        t.axis(axis, "softmax"); // checked here so that a bad axis names softmax, not the max it is built from
         Tensor x = t.toFloat();
         Tensor e = x.sub(x.max(new int[] {axis}, true)).exp();
         return e.div(e.sum(new int[] {axis}, true));
     }
 
     static Tensor logSoftmax(Tensor t, int axis) {
+        t.axis(axis, "logSoftmax");
         Tensor x = t.toFloat();
         Tensor s = x.sub(x.max(new int[] {axis}, true));
         return s.sub(s.exp().sum(new int[] {axis}, true).log());

@@ -104,7 +104,7 @@ final class Broadcasting {
     static Tensor scalarLike(Tensor t, Object v, String op) {
         if (v instanceof Boolean bo) return Tensor.full(bo ? 1 : 0, t.dtype().isBool() ? DType.BOOL : t.dtype()).to(t.device());
         if (!(v instanceof Number num)) {
-            throw new IllegalArgumentException(op + ": operand must be a Tensor, Number or Boolean, got " + (v == null ? "null" : v.getClass().getName()));
+            throw new IllegalArgumentException(op + ": operand must be a Tensor, Number or Boolean, got " + (v == null ? "null" : v.getClass().getSimpleName()));
         }
         DType dt = t.dtype();
         if ((num instanceof Double || num instanceof Float) && !dt.isFloat()) dt = DType.F32;

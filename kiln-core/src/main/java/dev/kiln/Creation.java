@@ -5,10 +5,12 @@ import dev.kiln.ir.Op;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.Device;
+import dev.kiln.runtime.MemoryBudget;
 import dev.kiln.types.DType;
 import dev.kiln.types.Shape;
 
 import java.lang.foreign.MemorySegment;
+import java.math.BigInteger;
 import java.util.Arrays;
 
 /**
@@ -36,19 +38,30 @@ final class Creation {
             double count = Math.max(0, Math.ceil((l - s) / d));
             if (count > Integer.MAX_VALUE) throw new IllegalArgumentException(op + ": " + (long) count + " elements from " + start + " to " + limit + " by " + delta + " are too many");
             int n = (int) count;
-            checkBudget(op, dtype, n);
-            double[] v = new double[n];
+            double[] v = doubles(op, dtype, n);
             for (int i = 0; i < n; i++) v[i] = s + i * d;
             return Tensor.of(dtype, v, n);
         }
         long s = start.longValue(), l = limit.longValue(), d = delta.longValue();
         if (d == 0) throw new IllegalArgumentException(op + ": delta must not be 0");
-        long n = Math.max(0, d > 0 ? Math.ceilDiv(l - s, d) : Math.ceilDiv(s - l, -d));
-        if (n > Integer.MAX_VALUE) throw new IllegalArgumentException(op + ": " + n + " elements from " + start + " to " + limit + " by " + delta + " are too many");
-        checkBudget(op, dtype, (int) n);
-        long[] v = new long[(int) n];
-        for (int i = 0; i < n; i++) v[i] = s + i * d;
-        return Tensor.of(dtype, v, (int) n);
+        // the span limit - start can pass a long (from -9e18 to 9e18), which wrapped to a negative count: an empty range
+        BigInteger span = BigInteger.valueOf(l).subtract(BigInteger.valueOf(s)), step = BigInteger.valueOf(d);
+        BigInteger[] qr = span.divideAndRemainder(step);
+        BigInteger count = qr[1].signum() != 0 && span.signum() == step.signum() ? qr[0].add(BigInteger.ONE) : qr[0];
+        if (count.signum() < 0) count = BigInteger.ZERO;
+        if (count.compareTo(BigInteger.valueOf(Integer.MAX_VALUE)) > 0) {
+            throw new IllegalArgumentException(op + ": " + count + " elements from " + start + " to " + limit + " by " + delta + " are too many");
+        }
+        int n = count.intValue();
+        checkBudget(op, dtype, n);
+        long[] v;
+        try {
+            v = new long[n];
+        } catch (OutOfMemoryError e) {
+            throw MemoryBudget.refused((long) n * 8, op + " of " + n + " x " + dtype, e);
+        }
+        for (int i = 0; i < n; i++) v[i] = s + i * d; // wraps on the way for a long span, but each value lies between start and limit
+        return Tensor.of(dtype, v, n);
     }
 
     static Tensor of(float[] data, int... shape) {
@@ -149,22 +162,21 @@ final class Creation {
         double count = Math.max(0, Math.ceil((end - start) / step));
         if (count > Integer.MAX_VALUE) throw new IllegalArgumentException("arange: " + (long) count + " elements from " + start + " to " + end + " by " + step + " are too many");
         int n = (int) count;
-        checkBudget("arange", DType.F32, n);
-        double[] v = new double[n];
+        double[] v = doubles("arange", DType.F32, n);
         for (int i = 0; i < n; i++) v[i] = start + i * step;
         return Tensor.of(DType.F32, v, n);
     }
 
     static Tensor linspace(double start, double end, int steps) {
         if (steps < 0) throw new IllegalArgumentException("linspace: steps must be >= 0, got " + steps);
-        checkBudget("linspace", DType.F32, steps);
-        double[] v = new double[steps];
+        double[] v = doubles("linspace", DType.F32, steps);
         double step = steps > 1 ? (end - start) / (steps - 1) : 0;
         for (int i = 0; i < steps; i++) v[i] = i == steps - 1 && steps > 1 ? end : start + i * step;
         return Tensor.of(DType.F32, v, steps);
     }
 
     static Tensor eye(int n, int m) {
+        if (n < 0 || m < 0) throw new IllegalArgumentException("eye: expected sizes of 0 or more, got " + n + " x " + m);
         Tensor rows = Tensor.arange(n).reshape(n, 1), cols = Tensor.arange(m).reshape(1, m);
         return rows.eq(cols).cast(DType.F32);
     }
@@ -174,7 +186,24 @@ final class Creation {
      * the array (8 bytes an element) and the tensor it becomes are both held at once.
      */
     private static void checkBudget(String op, DType dtype, int n) {
-        dev.kiln.runtime.MemoryBudget.check((long) n * 8 + dtype.byteSize(n), op + " of " + n + " x " + dtype);
+        if (n > MAX_ARRAY) throw new IllegalArgumentException(op + ": " + n + " elements are more than one Java array holds (" + MAX_ARRAY + ")");
+        MemoryBudget.check((long) n * 8 + dtype.byteSize(n), op + " of " + n + " x " + dtype);
+    }
+
+    /** The most elements a Java array may have on HotSpot: a larger request is an OutOfMemoryError, whatever the heap. */
+    private static final int MAX_ARRAY = Integer.MAX_VALUE - 8;
+
+    /**
+     * The array of {@code n} values a creation op computes before it becomes a tensor of {@code dtype}: checked against
+     * the budget and the array limit first, and a heap that cannot hold it is a {@link dev.kiln.runtime.MemoryBudgetException}.
+     */
+    static double[] doubles(String op, DType dtype, int n) {
+        checkBudget(op, dtype, n);
+        try {
+            return new double[n];
+        } catch (OutOfMemoryError e) {
+            throw MemoryBudget.refused((long) n * 8, op + " of " + n + " x " + dtype, e); // one array that did not fit
+        }
     }
 
     private interface Filler { void set(MemorySegment seg, int i); }

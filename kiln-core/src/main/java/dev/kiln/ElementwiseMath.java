@@ -62,11 +62,16 @@ final class ElementwiseMath {
     }
 
     static Tensor lerp(Tensor t, Object end, Object weight) {
-        Tensor e = Tensor.operand(t, end, "lerp");
-        return t.add(Tensor.operand(t, weight, "lerp").mul(e.sub(t)));
+        Tensor e = Tensor.operand(t, end, "lerp"), w = Tensor.operand(t, weight, "lerp");
+        // checked here so that a mismatch names lerp, not the mul or add it is built from
+        Tensor.broadcastShape("lerp", Tensor.broadcastShape("lerp", t.shape(), e.shape()), w.shape());
+        return t.add(w.mul(e.sub(t)));
     }
 
     static Tensor clamp(Tensor t, Object min, Object max) {
+        Shape s = t.shape();
+        if (min != null) s = Tensor.broadcastShape("clamp", s, Tensor.operand(t, min, "clamp").shape());
+        if (max != null) Tensor.broadcastShape("clamp", s, Tensor.operand(t, max, "clamp").shape());
         Tensor x = t;
         if (min != null) x = x.maximum(min);
         if (max != null) x = x.minimum(max);

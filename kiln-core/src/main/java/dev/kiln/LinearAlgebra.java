@@ -1,6 +1,7 @@
 package dev.kiln;
 
 import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -23,6 +24,18 @@ final class LinearAlgebra {
         if (y.dim(-2) != k) {
             throw new IllegalArgumentException("matmul: " + a.shape() + " @ " + b.shape() + ": inner dimensions " + k + " and " + y.dim(-2) + " differ");
         }
+        // the batch axes broadcast: checked on the caller's shapes, before the product below would report its own
+        if (x.ndim() > 2 || y.ndim() > 2) {
+            int[] xs = x.dims(), ys = y.dims();
+            try {
+                Tensor.broadcastShape("matmul", Shape.of(Arrays.copyOf(xs, xs.length - 2)),
+                        Shape.of(Arrays.copyOf(ys, ys.length - 2)));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("matmul: " + a.shape() + " @ " + b.shape() + ": batch dimensions "
+                        + Arrays.toString(Arrays.copyOf(xs, xs.length - 2)) + " and " + Arrays.toString(Arrays.copyOf(ys, ys.length - 2))
+                        + " do not broadcast", e);
+            }
+        }
         DType dt = DType.promote(a.dtype(), b.dtype());
         // (..., n, 1, k) * (..., 1, m, k) summed over k
         Tensor prod = x.cast(dt).unsqueeze(-2).mul(y.cast(dt).mT().unsqueeze(-3));
@@ -35,8 +48,24 @@ final class LinearAlgebra {
     /** {@code x @ weight^T + bias} with {@code weight} of shape (out, in), as {@code torch.nn.functional.linear}. */
     static Tensor linear(Tensor x, Tensor weight, Tensor bias) {
         if (weight.ndim() != 2) throw new IllegalArgumentException("linear: weight must be 2-D (out, in), got " + weight.shape());
+        if (x.ndim() == 0 || x.dim(-1) != weight.dim(1)) {
+            throw new IllegalArgumentException("linear: input " + x.shape() + " must end in the " + weight.dim(1) + " features of weight "
+                    + weight.shape() + " (out, in)");
+        }
         Tensor y = matmul(x, weight.mT());
+        if (bias != null && !broadcastsTo(bias.shape(), y.shape())) {
+            throw new IllegalArgumentException("linear: bias " + bias.shape() + " must broadcast to the output " + y.shape()
+                    + " (one value per output of weight " + weight.shape() + ")");
+        }
         return bias == null ? y : y.add(bias);
+    }
+
+    private static boolean broadcastsTo(Shape from, Shape to) {
+        try {
+            return Tensor.broadcastShape("linear", to, from).equals(to);
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
     }
 
     /**

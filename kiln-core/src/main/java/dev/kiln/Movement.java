@@ -255,6 +255,11 @@ final class Movement {
         for (int a = 0; a < pads.length; a++) {
             if (pads[a].length != 2) throw new IllegalArgumentException("pad: axis " + a + " needs a (before, after) pair, got " + Arrays.toString(pads[a]));
             int before = pads[a][0], after = pads[a][1];
+            long cropped = (long) Math.max(0, -before) + Math.max(0, -after);
+            if (cropped > x.dim(a)) { // the crop below would fail in the IR, naming a shrink the caller never asked for
+                throw new IllegalArgumentException("pad: negative pads (" + before + ", " + after + ") remove " + cropped
+                        + " elements from axis " + a + " of " + t.shape() + ", which has " + x.dim(a));
+            }
             // crop first, so modes see the cropped data
             x = x.shrinkAxis(a, Math.max(0, -before), x.dim(a) - Math.max(0, -after));
             before = Math.max(0, before);
@@ -337,6 +342,14 @@ final class Movement {
             if (!tensors[i].shape().equals(tensors[0].shape())) {
                 throw new IllegalArgumentException("stack: shapes " + tensors[0].shape() + " and " + tensors[i].shape() + " differ");
             }
+        }
+        // the new axis may sit anywhere from 0 to the rank: checked here so that a bad one names stack, not unsqueeze
+        int rank = tensors[0].ndim();
+        if (axis < -rank - 1 || axis > rank) {
+            throw new IllegalArgumentException("stack: axis " + axis + " out of range for stacking shape " + tensors[0].shape()
+                    + " (expected " + (-rank - 1) + " to " + rank + ")");
+        }
+        for (int i = 0; i < tensors.length; i++) {
             u[i] = tensors[i].unsqueeze(axis);
         }
         return Tensor.cat(axis, u);
@@ -397,6 +410,7 @@ final class Movement {
     }
 
     static Tensor tile(Tensor t, int... reps) {
+        for (int r : reps) if (r < 0) throw new IllegalArgumentException("tile: repetitions " + Arrays.toString(reps) + " of " + t.shape() + " hold a negative count " + r);
         if (reps.length >= t.ndim()) return t.repeat(reps);
         int[] r = new int[t.ndim()];
         Arrays.fill(r, 1);

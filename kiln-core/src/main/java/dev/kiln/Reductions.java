@@ -78,11 +78,12 @@ final class Reductions {
     }
 
     static Tensor logsumexp(Tensor t, int[] axes, boolean keepdim) {
+        int[] checked = t.axes(axes, "logsumexp"); // before the max it is built from, which would name itself
         Tensor x = t.toFloat();
         Tensor m = x.max(axes, true);
         m = Tensor.where(m.isinf(), m.zerosLike(), m);
         Tensor r = x.sub(m).exp().sum(axes, true).log().add(m);
-        return keepdim ? r : r.dropAxes(t.axes(axes, "logsumexp"));
+        return keepdim ? r : r.dropAxes(checked);
     }
 
     static Tensor argExtreme(Tensor t, int axis, boolean keepdim, boolean max) {

@@ -116,7 +116,7 @@ final class Signal {
         if (size < 0) throw new IllegalArgumentException(op + ": size must be >= 0, got " + size);
         if (dtype.isBool() || dtype.isPacked()) throw new IllegalArgumentException(op + ": dtype must be numeric, got " + dtype);
         double n = periodic ? size : size - 1;
-        double[] v = new double[size];
+        double[] v = Creation.doubles(op, dtype, size); // a size from a file: bounded before the array exists
         for (int i = 0; i < size; i++) v[i] = w.a0 - w.a1 * Math.cos(2 * Math.PI * i / n) + w.a2 * Math.cos(4 * Math.PI * i / n);
         return Tensor.of(dtype, v, size);
     }

@@ -460,10 +460,17 @@ public final class Tensor {
 
     public Tensor add(Object other) { return binary(Op.ADD, "add", other); }
 
-    public Tensor sub(Object other) { return add(operand(this, other, "sub").neg()); }
+    public Tensor sub(Object other) {
+        Tensor o = operand(this, other, "sub");
+        broadcastShape("sub", shape(), o.shape()); // checked here so that a mismatch names sub, not the add it becomes
+        return add(o.neg());
+    }
 
     /** {@code other - this}. */
-    public Tensor rsub(Object other) { return neg().add(other); }
+    public Tensor rsub(Object other) {
+        broadcastShape("rsub", shape(), operand(this, other, "rsub").shape());
+        return neg().add(other);
+    }
 
     public Tensor mul(Object other) { return binary(Op.MUL, "mul", other); }
 

@@ -26,11 +26,16 @@ import java.io.PrintWriter;
         description = "Compile and run a small MLP and a transformer block with seeded weights on the default device, with a per-kernel profile, then decode tokens one by one through KV-cache handles.")
 final class DemoCommand extends KilnCommand {
 
-    @Option(names = "--seq", description = "Sequence length of the transformer input (default: ${DEFAULT-VALUE}).")
+    /** The longest --seq: the demo's attention holds seq x seq scores per head, and it is a demo of short sequences. */
+    static final int MAX_SEQ = 4096;
+
+    @Option(names = "--seq", description = "Sequence length of the transformer input, 1 to " + MAX_SEQ + " (default: ${DEFAULT-VALUE}).")
     int seq = 8;
 
     @Override
     int execute() {
+        // checked before anything is printed: a bad length must not fail half way through the demo's output
+        if (seq < 1 || seq > MAX_SEQ) throw new IllegalArgumentException("--seq: expected a sequence length from 1 to " + MAX_SEQ + ", got " + seq);
         out().println("Kiln demo on " + Tensor.defaultDevice());
 
         Tensor x = Tensor.randn(100, 4, 16).realize();

@@ -44,7 +44,8 @@ final class InputOptions {
                 if (!m.matches()) throw new CommandLine.TypeConversionException("expected NAME=FILE.npy, got '" + value + "'");
                 Path file = Path.of(m.group(2));
                 if (!Files.isRegularFile(file)) {
-                    throw new CommandLine.TypeConversionException("input '" + m.group(1) + "': no such file " + file);
+                    throw new CommandLine.TypeConversionException("input '" + m.group(1) + "': " + (Files.isDirectory(file)
+                            ? "expected a .npy file, got the directory " : "no such file ") + file);
                 }
                 return new InputArg(m.group(1), file);
             }

@@ -101,7 +101,7 @@ public final class Npy {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             return header(file, ch);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + file + ": " + e.getMessage(), e);
+            throw new UncheckedIOException("cannot read " + file + ": " + reason(e), e);
         }
     }
 
@@ -125,7 +125,7 @@ public final class Npy {
             swapToNative(data, h.dtype().itemSize(), h.order());
             return new Array(h.dtype(), h.shape(), h.fortranOrder() ? fortranToC(data, h.dtype().itemSize(), h.shape()) : data);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + file + ": " + e.getMessage(), e);
+            throw new UncheckedIOException("cannot read " + file + ": " + reason(e), e);
         }
     }
 
@@ -171,10 +171,24 @@ public final class Npy {
         return parseHeader(file, dict, major, dataOffset);
     }
 
+    /**
+     * What went wrong with a file, in words: the JDK's exceptions for a missing file or a refused access carry only a
+     * path as their message, and on write that path is the temporary file's, which the caller never named.
+     */
+    private static String reason(IOException e) {
+        return switch (e) {
+            case java.nio.file.NoSuchFileException n -> "no such file or directory";
+            case java.nio.file.AccessDeniedException a -> "permission denied";
+            case java.nio.file.FileSystemException f when f.getReason() != null -> f.getReason();
+            default -> e.getMessage();
+        };
+    }
+
     private static Header parseHeader(Path file, String text, int version, long dataOffset) {
         Map<String, Literal> dict = new HeaderParser(file, text.strip()).dict();
+        // exactly these keys, as NumPy requires: an extra key is a header this reader does not understand
         for (String key : new String[] {"descr", "fortran_order", "shape"}) {
-            if (!dict.containsKey(key)) {
+            if (!dict.containsKey(key) || dict.size() != 3) {
                 throw new NpyFormatException(file, "expected the header keys descr, fortran_order and shape, found " + dict.keySet());
             }
         }
@@ -504,7 +518,7 @@ public final class Npy {
             Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             tmp = null;
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
+            throw new UncheckedIOException("cannot write " + file + ": " + reason(e), e);
         } finally {
             if (tmp != null) {
                 try {

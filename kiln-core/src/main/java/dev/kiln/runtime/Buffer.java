@@ -156,7 +156,7 @@ public final class Buffer implements BufferRef {
      * @throws IndexOutOfBoundsException if {@code i} is not in {@code [0, count)}
      * @throws IllegalArgumentException  for a packed (quantised block) dtype
      */
-    public double getDouble(long i) { return Elements.getAsDouble(hostSegment(), dtype, Objects.checkIndex(i, count)); }
+    public double getDouble(long i) { return Elements.getAsDouble(hostSegment(), dtype, index(i)); }
 
     /**
      * Element {@code i} of an integer or bool buffer: signed types sign-extended, unsigned ones zero-extended
@@ -165,7 +165,7 @@ public final class Buffer implements BufferRef {
      * @throws IndexOutOfBoundsException if {@code i} is not in {@code [0, count)}
      * @throws IllegalArgumentException  if the dtype is not an integer or bool
      */
-    public long getLong(long i) { return Elements.getLong(hostSegment(), dtype, Objects.checkIndex(i, count)); }
+    public long getLong(long i) { return Elements.getLong(hostSegment(), dtype, index(i)); }
 
     /**
      * Stores {@code v} at element {@code i} of a float buffer, rounded to its dtype (ties to even).
@@ -173,7 +173,7 @@ public final class Buffer implements BufferRef {
      * @throws IndexOutOfBoundsException if {@code i} is not in {@code [0, count)}
      * @throws IllegalArgumentException  if the dtype is not a float
      */
-    public void setDouble(long i, double v) { Elements.setDouble(hostSegment(), dtype, Objects.checkIndex(i, count), v); }
+    public void setDouble(long i, double v) { Elements.setDouble(hostSegment(), dtype, index(i), v); }
 
     /**
      * Stores {@code v} at element {@code i} of an integer or bool buffer, wrapped to its width and signedness
@@ -183,7 +183,13 @@ public final class Buffer implements BufferRef {
      * @throws IllegalArgumentException  if the dtype is not an integer or bool
      */
     public void setLong(long i, long v) {
-        Elements.setLong(hostSegment(), dtype, Objects.checkIndex(i, count), Alu.wrap(dtype, v));
+        Elements.setLong(hostSegment(), dtype, index(i), Alu.wrap(dtype, v));
+    }
+
+    // Objects.checkIndex would say "Index 9 out of bounds for length 4", naming neither the buffer nor what was indexed
+    private long index(long i) {
+        if (i < 0 || i >= count) throw new IndexOutOfBoundsException(this + ": element " + i + " out of range [0, " + count + ")");
+        return i;
     }
 
     @Override

@@ -578,11 +578,16 @@ public final class ExecutionPlan implements AutoCloseable {
      * checked against its bounds; allocates nothing, for callers that run at a steady rate.
      *
      * @throws IllegalArgumentException naming the variable, the value and its range
+     * @throws IndexOutOfBoundsException if {@code index} names no variable of the plan
      */
     public void setVariable(int index, long value) {
         boolean acquired = guard.enter(this, REPLICA_API); // a run in progress must not see its variables change
         try {
             checkOpen();
+            if (index < 0 || index >= variables.size()) {
+                throw new IndexOutOfBoundsException("setVariable: variable " + index + " of a plan with " + variables.size() + " variables "
+                        + variables.stream().map(v -> v.name() + "[" + v.min() + ", " + v.max() + "]").toList());
+            }
             Variable v = variables.get(index);
             if (value < v.min() || value > v.max()) v.bind(value); // throws with the variable's name and range
             values[index] = value;

@@ -117,11 +117,30 @@ public final class Shape {
 
     public int rank() { return dims.length; }
 
-    /** The size of {@code axis}: for a symbolic dimension, its maximum. */
-    public int dim(int axis) { return dims[axis]; }
+    /**
+     * The size of {@code axis}: for a symbolic dimension, its maximum.
+     *
+     * @throws IndexOutOfBoundsException if {@code axis} is not in {@code [0, rank)}, naming the shape
+     */
+    public int dim(int axis) { return dims[checkAxis(axis)]; }
 
-    /** The variable of a symbolic dimension, or null if {@code axis} has a fixed size. */
-    public Variable variable(int axis) { return vars == null ? null : vars[axis]; }
+    /**
+     * The variable of a symbolic dimension, or null if {@code axis} has a fixed size.
+     *
+     * @throws IndexOutOfBoundsException if {@code axis} is not in {@code [0, rank)}, naming the shape
+     */
+    public Variable variable(int axis) {
+        checkAxis(axis);
+        return vars == null ? null : vars[axis];
+    }
+
+    // the array's own check would say "Index 5 out of bounds for length 2", naming neither the shape nor what an index is
+    private int checkAxis(int axis) {
+        if (axis < 0 || axis >= dims.length) {
+            throw new IndexOutOfBoundsException("axis " + axis + " out of range for shape " + this + " (rank " + dims.length + ")");
+        }
+        return axis;
+    }
 
     /** Whether any dimension is symbolic. */
     public boolean isSymbolic() { return vars != null; }

@@ -100,7 +100,11 @@ final class ElementwiseOps {
             return one(acc.div((double) c.inputCount()).cast(acc.dtype()));
         });
 
-        add("Where", 9, c -> one(Tensor.where(c.in(0), c.in(1), c.in(2))));
+        add("Where", 9, c -> {
+            // Tensor.where converts any condition to bool; ONNX types it bool, and a float mask here is a model error
+            if (c.in(0).dtype() != DType.BOOL) throw c.bad("condition must be bool, got " + c.in(0).dtype() + " " + c.in(0).shape());
+            return one(Tensor.where(c.in(0), c.in(1), c.in(2)));
+        });
         add("Clip", 1, c -> {
             Tensor x = c.in(0);
             if (c.opset < 11) {

@@ -152,7 +152,7 @@ final class ExternalData implements AutoCloseable {
         } catch (NoSuchFileException e) {
             throw new OnnxFormatException(what, at + ": the file " + candidate + " does not exist", e);
         } catch (IOException e) {
-            throw new OnnxFormatException(what, at + ": cannot resolve " + candidate + " (" + e + ")", e);
+            throw new OnnxFormatException(what, at + ": cannot resolve " + candidate + " (" + ProtoFiles.reason(e) + ")", e);
         }
         // the checks above see the text only: a symbolic link inside the directory may still point anywhere
         if (!real.startsWith(realDirectory)) {
@@ -171,7 +171,7 @@ final class ExternalData implements AutoCloseable {
             long size = channel.size();
             whole = size == 0 ? MemorySegment.ofArray(new byte[0]) : channel.map(FileChannel.MapMode.READ_ONLY, 0, size, arena());
         } catch (IOException e) {
-            throw new OnnxFormatException(what, at + ": cannot map " + file + " (" + e + ")", e);
+            throw new OnnxFormatException(what, at + ": cannot map " + file + " (" + ProtoFiles.reason(e) + ")", e);
         }
         files.put(file, whole);
         return whole;

@@ -85,9 +85,14 @@ final class GraphValidator {
         arity("Div", from(1, 2, 2));
         arity("Relu", from(1, 1, 1));
         arity("Einsum", from(1, 1, Integer.MAX_VALUE));
+        // min and max became inputs at opset 11; a fourth input would be dropped without a word
+        arity("Clip", from(11, 1, 3), from(1, 1, 1));
+        arity("Concat", from(1, 1, Integer.MAX_VALUE));
         arity("TfIdfVectorizer", from(1, 1, 1));
 
         required("Cast", 1, 99, "to");
+        // before opset 4 Concat's axis defaulted to 1; since then it is required, and a default would join the wrong axis
+        required("Concat", 4, 99, "axis");
         required("TfIdfVectorizer", 1, 99, "mode", "min_gram_length", "max_gram_length", "ngram_counts", "ngram_indexes");
         required("MaxPool", 1, 99, "kernel_shape");
         required("AveragePool", 1, 99, "kernel_shape");
@@ -181,7 +186,8 @@ final class GraphValidator {
         if (versions == null || !n.domain().isEmpty() && !n.domain().equals("ai.onnx")) return;
         Arity a = versions.stream().filter(v -> v.since() <= opset).findFirst().orElse(versions.getLast());
         List<String> in = n.inputs();
-        String expected = a.min() == a.max() ? a.min() + " inputs" : a.min() + " to " + a.max() + " inputs";
+        String expected = a.min() == a.max() ? a.min() + " inputs"
+                : a.max() == Integer.MAX_VALUE ? "at least " + a.min() + (a.min() == 1 ? " input" : " inputs") : a.min() + " to " + a.max() + " inputs";
         if (in.size() > a.max()) {
             throw new OnnxFormatException(source, describe(n) + " at opset " + opset + " takes " + expected + ", the node gives " + in.size() + " " + in);
         }

@@ -96,7 +96,7 @@ public final class OnnxModel implements AutoCloseable {
         } catch (InvalidProtocolBufferException e) {
             throw new OnnxFormatException(src, "not a valid ONNX ModelProto (" + e.getMessage() + ")", e);
         } catch (IOException e) {
-            throw new OnnxFormatException(src, "cannot parse (" + e + ")", e);
+            throw new OnnxFormatException(src, "cannot parse (" + ProtoFiles.reason(e) + ")", e);
         }
         return fromProto(m, src);
     }
@@ -166,6 +166,11 @@ public final class OnnxModel implements AutoCloseable {
         if (tt.hasShape()) {
             dims = new ArrayList<>();
             for (TensorShapeProto.Dimension d : tt.getShape().getDimList()) {
+                // a negative size would read as an open dimension and one past int as a size no tensor has: both the file's error
+                if (d.hasDimValue() && (d.getDimValue() < 0 || d.getDimValue() > Integer.MAX_VALUE)) {
+                    throw new OnnxFormatException(src, "value '" + name + "' has dimension " + dims.size() + " of size " + d.getDimValue()
+                            + ": expected a size from 0 to " + Integer.MAX_VALUE + " or a symbolic name");
+                }
                 dims.add(switch (d.getValueCase()) {
                     case DIM_VALUE -> new ValueInfo.Dim(d.getDimValue(), null);
                     case DIM_PARAM -> new ValueInfo.Dim(-1, d.getDimParam());

@@ -150,6 +150,10 @@ public final class OnnxPlan implements AutoCloseable {
     /** The dims of output {@code k} at the sizes of the last {@link #bind}. */
     public int[] outputDims(int k) {
         if (bound == null) throw new IllegalStateException("outputDims: no inputs bound yet");
+        if (k < 0 || k >= outputs.size()) {
+            throw new IndexOutOfBoundsException("outputDims: output " + k + " of " + model.source() + ", which has " + outputs.size()
+                    + " outputs " + model.outputs().stream().map(ValueInfo::name).toList());
+        }
         Shape s = outputs.get(k).shape();
         int[] d = s.toArray();
         for (int a = 0; a < d.length; a++) if (s.variable(a) != null) d[a] = Math.toIntExact(bound.get(s.variable(a).name()));

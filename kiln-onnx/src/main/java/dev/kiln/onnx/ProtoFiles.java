@@ -60,7 +60,7 @@ final class ProtoFiles {
         } catch (InvalidProtocolBufferException e) {
             throw new OnnxFormatException(src, "not a valid " + kind + " (" + e.getMessage() + ")", e);
         } catch (IOException e) {
-            throw new OnnxFormatException(src, "cannot read the file (" + e + ")", e);
+            throw new OnnxFormatException(src, "cannot read the file (" + reason(e) + ")", e);
         }
     }
 
@@ -72,5 +72,15 @@ final class ProtoFiles {
 
     private static String gib(long bytes) {
         return String.format(java.util.Locale.ROOT, "%.2f GiB", bytes / (double) (1L << 30));
+    }
+
+    /** What went wrong with a file, in words: the JDK's exceptions for a missing file or a refused access carry only a path. */
+    static String reason(IOException e) {
+        return switch (e) {
+            case java.nio.file.NoSuchFileException n -> "no such file";
+            case java.nio.file.AccessDeniedException a -> "permission denied";
+            case java.nio.file.FileSystemException f when f.getReason() != null -> f.getReason();
+            default -> e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+        };
     }
 }

@@ -26,6 +26,8 @@ final class ShapeOps {
         add("ConstantOfShape", 9, c -> {
             Tensor v = c.a.has("value") ? c.a.tensor("value") : Tensor.of(new float[] {0f}, 1);
             int[] shape = c.has(0) ? c.ints(0) : new int[0];
+            // expand would take -1 as "keep this axis" and name itself in the error: a negative size is the model's
+            for (int s : shape) if (s < 0) throw c.bad("shape " + Arrays.toString(shape) + " has a negative dimension " + s);
             return one(c.here(v.reshape()).expand(shape).contiguous());
         });
         add("Shape", 1, OnnxOps.Kind.SHAPE_ONLY, c -> {
@@ -245,8 +247,13 @@ final class ShapeOps {
         return (int) Math.max(0, Math.min(r, v));
     }
 
+    private static final List<String> CONSTANT_VALUES = List.of("value", "value_float", "value_floats", "value_int", "value_ints");
+
     private static List<Tensor> constant(OpContext c) {
         Attrs a = c.a;
+        // ONNX allows exactly one: taking the first of two would pick a value the file does not single out
+        List<String> given = CONSTANT_VALUES.stream().filter(a::has).toList();
+        if (given.size() > 1) throw c.bad("expected exactly one value attribute, got " + given);
         Tensor t;
         if (a.has("value")) t = a.tensor("value");
         else if (a.has("value_float")) t = Tensor.of(DType.F32, new double[] {a.f("value_float", 0)});

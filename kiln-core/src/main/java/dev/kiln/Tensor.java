@@ -329,15 +329,9 @@ public final class Tensor {
 
     /** The values converted to float (C order). */
     public float[] toFloatArray() {
-        int n = arrayLength("toFloatArray");
-        if (dtype() == DType.F32) { // the elements as they are, in bulk
-            float[] f = new float[n];
-            MemorySegment.copy(buffer().toHost().segment(), java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, 0, f, 0, n);
-            return f;
-        }
-        double[] d = toDoubleArray();
-        float[] f = new float[d.length];
-        for (int i = 0; i < d.length; i++) f[i] = (float) d[i];
+        float[] f = new float[arrayLength("toFloatArray")];
+        Buffer b = buffer().toHost();
+        Elements.getAsFloats(b.segment(), b.dtype(), f, f.length);
         return f;
     }
 

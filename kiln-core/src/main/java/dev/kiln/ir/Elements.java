@@ -95,6 +95,12 @@ public final class Elements {
         }
     }
 
+    /** Elements {@code [0, n)} of any non-packed buffer as floats ({@link #getAsDouble}, rounded); f32 in bulk. */
+    public static void getAsFloats(MemorySegment seg, DType dtype, float[] out, int n) {
+        if (dtype == DType.F32) MemorySegment.copy(seg, F32, 0, out, 0, n);
+        else for (int i = 0; i < n; i++) out[i] = (float) getAsDouble(seg, dtype, i);
+    }
+
     /** {@code values[0, n)} rounded to {@code dtype} into a float buffer, as {@link #setDouble} stores each; in bulk for f32 and f64. */
     public static void setDoubles(MemorySegment seg, DType dtype, double[] values, int n) {
         switch (dtype) {

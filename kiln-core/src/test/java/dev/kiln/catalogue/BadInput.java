@@ -34,6 +34,12 @@ public record BadInput(String what, Call call, Class<? extends Throwable> type, 
     }
 
     /** A row: {@code call} must throw exactly {@code type}, with a one-line message holding every part. */
+    /** A catalogue holds at least {@code min} rows, no two with the same description. */
+    public static void assertDistinct(java.util.List<BadInput> all, int min) {
+        org.assertj.core.api.Assertions.assertThat(all).hasSizeGreaterThanOrEqualTo(min);
+        org.assertj.core.api.Assertions.assertThat(all.stream().map(BadInput::what).distinct().count()).isEqualTo(all.size());
+    }
+
     public static BadInput bad(String what, Class<? extends Throwable> type, Call call, String... parts) {
         return new BadInput(what, call, type, List.of(parts));
     }

@@ -210,17 +210,13 @@ public final class Heuristics {
             plan.add(new Opt.Upcast(plan.axis(v.index()), lanes));
             return true;
         }
-        if (laneGates(v)) { // masked loads: whole vectors only, the rest one by one, as before narrow rows had lanes
-            if (v.extent() < 2L * lanes) return false;
-            plan.add(new Opt.UpcastRemainder(plan.axis(v.index()), lanes));
-            return true;
-        }
         // a row that is no multiple of the lanes (7, 13, 55, 196 pixels): vectors for the whole multiples, then one
         // more that ends at the row's end where computing some outputs twice is harmless, else the rest one by one;
-        // a row shorter than the vector in narrower vectors
+        // a row shorter than the vector in narrower vectors. Loads masked by gates that differ between lanes keep whole
+        // vectors and single iterations.
         int width = lanes;
         while (width > MIN_WIDTH && v.extent() < width) width /= 2;
-        if (v.extent() >= width && width >= MIN_WIDTH) {
+        if (!laneGates(v) && v.extent() >= width && width >= MIN_WIDTH) {
             if (v.extent() % width == 0) {
                 plan.add(new Opt.Upcast(plan.axis(v.index()), width));
                 return true;
@@ -265,8 +261,7 @@ public final class Heuristics {
      * folds the gates away there.
      */
     public static long[] gateFreeStretch(Stmt.Loop v) {
-        List<UOp> gates = new ArrayList<>();
-        for (UOp e : indexConditions(v.body())) if (e.variables().contains(v.index())) gates.add(e);
+        List<UOp> gates = gatesOn(v);
         long n = v.extent(), mid = n / 2;
         if (gates.isEmpty() || v.limit() != null || n < 3) return null;
         List<UOp> atMid = decided(gates, v.index(), UOp.index(mid));
@@ -367,9 +362,11 @@ public final class Heuristics {
      * (Vector code with lane-dependent masks ran MobileNet's padded 14-pixel depthwise rows a thousand times slower
      * than scalar code.)
      */
-    private static boolean laneGates(Stmt.Loop v) {
-        for (UOp g : indexConditions(v.body())) if (g.variables().contains(v.index())) return true;
-        return false;
+    private static boolean laneGates(Stmt.Loop v) { return !gatesOn(v).isEmpty(); }
+
+    /** The index conditions of the loop's body that depend on its variable. */
+    private static List<UOp> gatesOn(Stmt.Loop v) {
+        return indexConditions(v.body()).stream().filter(g -> g.variables().contains(v.index())).toList();
     }
 
     /** Every store in the loop is contiguous in its variable (stride 1), every load contiguous or the same for all iterations. */

@@ -305,21 +305,23 @@ public final class Optimizer {
 
     /** UPCAST of an innermost output loop beside others: {@code i_o} in its place around the UPCAST loop {@code i_up}. */
     private Stmt.Block upcastInPlace(Stmt.Loop loop, int amount) {
+        return replace(program.body(), loop, List.of(wholeVectors(loop, amount)));
+    }
+
+    /** The whole groups of {@code amount} iterations of {@code loop}: {@code i_o} around the UPCAST loop {@code i_up}. */
+    private Stmt.Loop wholeVectors(Stmt.Loop loop, int amount) {
         Variable outer = fresh(loop.index().name() + "_o", loop.extent() / amount);
         Variable lane = fresh(loop.index().name() + "_up", amount);
         Stmt.Block lanes = substitute(loop.body(), Map.of(loop.index(), UOp.variable(outer).mul(amount).add(UOp.variable(lane))));
-        return replace(program.body(), loop, List.of(new Stmt.Loop(outer, loop.kind(), new Stmt.Block(List.of(new Stmt.Loop(lane, Stmt.LoopKind.UPCAST, lanes))))));
+        return new Stmt.Loop(outer, loop.kind(), new Stmt.Block(List.of(new Stmt.Loop(lane, Stmt.LoopKind.UPCAST, lanes))));
     }
 
     /** UPCAST_REMAINDER: the loop becomes the vector part and, after it, the single iterations left. */
     private Stmt.Block upcastRemainder(Stmt.Loop loop, int amount) {
         long n = loop.extent(), whole = n - n % amount;
-        Variable outer = fresh(loop.index().name() + "_o", whole / amount);
-        Variable lane = fresh(loop.index().name() + "_up", amount);
+        Stmt.Loop vector = wholeVectors(loop, amount);
         Variable rest = fresh(loop.index().name() + "_r", n % amount);
-        Stmt.Block lanes = substitute(loop.body(), Map.of(loop.index(), UOp.variable(outer).mul(amount).add(UOp.variable(lane))));
         Stmt.Block single = substitute(loop.body(), Map.of(loop.index(), UOp.variable(rest).add(whole)));
-        Stmt.Loop vector = new Stmt.Loop(outer, loop.kind(), new Stmt.Block(List.of(new Stmt.Loop(lane, Stmt.LoopKind.UPCAST, lanes))));
         return replace(program.body(), loop, List.of(vector, new Stmt.Loop(rest, loop.kind(), single)));
     }
 
@@ -339,13 +341,9 @@ public final class Optimizer {
      * iteration reads what any stores: {@link #checkRecomputable}.
      */
     private Stmt.Block upcastOverlap(Stmt.Loop loop, int amount) {
-        long n = loop.extent();
-        Variable outer = fresh(loop.index().name() + "_o", n / amount);
-        Variable lane = fresh(loop.index().name() + "_up", amount);
+        Stmt.Loop vector = wholeVectors(loop, amount);
         Variable last = fresh(loop.index().name() + "_last", amount);
-        Stmt.Block lanes = substitute(loop.body(), Map.of(loop.index(), UOp.variable(outer).mul(amount).add(UOp.variable(lane))));
-        Stmt.Block tail = substitute(loop.body(), renamingRegisters(loop.body(), Map.of(loop.index(), UOp.variable(last).add(n - amount))));
-        Stmt.Loop vector = new Stmt.Loop(outer, loop.kind(), new Stmt.Block(List.of(new Stmt.Loop(lane, Stmt.LoopKind.UPCAST, lanes))));
+        Stmt.Block tail = substitute(loop.body(), renamingRegisters(loop.body(), Map.of(loop.index(), UOp.variable(last).add(loop.extent() - amount))));
         return replace(program.body(), loop, List.of(vector, new Stmt.Loop(last, Stmt.LoopKind.UPCAST, tail)));
     }
 

@@ -586,11 +586,10 @@ public final class JavaRenderer extends JavaScalarRenderer {
         }
         if (memoryVector(dt) == t && everyOther(u.src(1), gate)) {
             // every other element: two overlapping loads that end at the last element read, then one permute
-            Expr<JType> first = index(atLane(u.src(1), 0));
+            UOp first = atLane(u.src(1), 0);
             String s = species(t.element());
-            String even = t.name + ".fromMemorySegment(" + s + ", " + p.name() + ", " + offset(first, dt) + ", ORDER)";
-            String odd = t.name + ".fromMemorySegment(" + s + ", " + p.name() + ", "
-                    + offset(index(atLane(u.src(1), 0).add(lanes.count() - 1)), dt) + ", ORDER)";
+            String even = t.name + ".fromMemorySegment(" + s + ", " + p.name() + ", " + offset(index(first), dt) + ", ORDER)";
+            String odd = t.name + ".fromMemorySegment(" + s + ", " + p.name() + ", " + offset(index(first.add(lanes.count() - 1)), dt) + ", ORDER)";
             Expr<JType> load = new Expr<>(everyOther(t) + ".selectFrom(" + even + ", " + odd + ")", t, ATOM);
             return gate == null ? load : cond(ref(gate), load, zeroVector(t), t);
         }

@@ -437,6 +437,15 @@ public final class ExecutionPlan implements AutoCloseable {
         }
     }
 
+    /** Waits for step {@code i}'s device to finish it, a failed index check named from that step's checks. */
+    private void synchronizeStep(int i) {
+        try {
+            Transfers.synchronize(opDevices.get(i));
+        } catch (RuntimeException e) {
+            throw named(e, List.of(i));
+        }
+    }
+
     /**
      * {@code e} as the public error when it is (or was caused by) a failed index check of one of {@code steps}: the
      * check's operation and axis from the step's list, the range from the size it checks against (a symbolic size
@@ -523,11 +532,7 @@ public final class ExecutionPlan implements AutoCloseable {
                 }
                 default -> executor.executeKernel(at, () -> {
                     run(step);
-                    try {
-                        Transfers.synchronize(opDevices.get(step)); // the timeline advances only once the device is done
-                    } catch (RuntimeException e) {
-                        throw named(e, List.of(step));
-                    }
+                    synchronizeStep(step); // the timeline advances only once the device is done
                 }, deps);
             };
         }
@@ -621,11 +626,7 @@ public final class ExecutionPlan implements AutoCloseable {
             if (varSlots[i] != null) for (int v = 0; v < varSlots[i].length; v++) opVars[i][v] = values[varSlots[i][v]];
             long s = System.nanoTime();
             run(i);
-            try {
-                Transfers.synchronize(opDevices.get(i)); // a device that queues its work is timed to its end
-            } catch (RuntimeException e) {
-                throw named(e, List.of(i));
-            }
+            synchronizeStep(i); // a device that queues its work is timed to its end
             long e = System.nanoTime();
             PreparedOp op = ops.get(i);
             long flops = op instanceof PreparedKernel k ? k.flops() : 0;

@@ -1,0 +1,10 @@
+/**
+ * Kiln LLM: language models on Kiln. Reads GGUF and safetensors files in place (memory-mapped through FFM),
+ * tokenizes text with the tokenizers those files describe, and builds the Llama family as Kiln graphs.
+ */
+module dev.kiln.llm {
+    requires transitive dev.kiln.core;
+    requires com.fasterxml.jackson.databind;
+
+    exports dev.kiln.llm;
+}

@@ -53,7 +53,8 @@ def fresh(folder):
 
 def save_npy(folder, name, array):
     with open(os.path.join(folder, name + ".npy"), "wb") as f:
-        npformat.write_array(f, np.ascontiguousarray(array.astype("<f4")), version=(1, 0))
+        # not np.ascontiguousarray, which turns a 0-d array into 1-d
+        npformat.write_array(f, np.array(array, dtype="<f4", order="C"), version=(1, 0))
 
 
 def write(writer):
@@ -241,7 +242,7 @@ def safetensors_file():
         "model.layers.0.self_attn.q_proj.weight": torch.randn(2, 3, 4, generator=g).to(torch.bfloat16),
         "scalar": torch.tensor(2.5, dtype=torch.float32),
     }
-    save_file(tensors, os.path.join(ST_FILES, "model.safetensors"), metadata={"format": "pt", "note": "kiln"})
+    save_file(tensors, os.path.join(ST_FILES, "model.safetensors"), metadata={"format": "pt"})  # one key: the writer orders keys at random
     for name, t in tensors.items():
         save_npy(ST_REF, name, t.to(torch.float32).numpy())
 

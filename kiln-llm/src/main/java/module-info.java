@@ -8,4 +8,5 @@ module dev.kiln.llm {
 
     exports dev.kiln.llm;
     exports dev.kiln.llm.gguf;
+    exports dev.kiln.llm.safetensors;
 }

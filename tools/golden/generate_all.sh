@@ -4,4 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")"
 # /usr/bin/python3 is the interpreter with both NumPy and PyTorch on these machines
 py=${PYTHON:-/usr/bin/python3}
-for g in gen_*.py; do "$py" "$g"; done
+# gen_gguf.py needs llama.cpp's gguf package (and safetensors, transformers), which that interpreter lacks
+for g in gen_*.py; do [ "$g" = gen_gguf.py ] || "$py" "$g"; done
+"${GGUF_PYTHON:-python3}" gen_gguf.py

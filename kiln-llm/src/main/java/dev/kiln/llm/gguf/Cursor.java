@@ -5,7 +5,6 @@ import dev.kiln.llm.ModelFileException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
-import java.nio.CharBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CharsetDecoder;
 import java.nio.charset.CodingErrorAction;
@@ -102,13 +101,19 @@ final class Cursor {
         long n = count(what + " length", 1);
         if (n == 0) return "";
         if (n > Integer.MAX_VALUE - 8) throw error(what + " at offset " + position + ": a string of " + n + " bytes is longer than Kiln reads");
-        try {
-            CharBuffer chars = utf8.reset().decode(data.asSlice(position, n).asByteBuffer());
-            position += n;
-            return chars.toString();
-        } catch (CharacterCodingException e) {
-            throw error(what + " at offset " + position + ": expected UTF-8 text, found an invalid byte sequence");
+        byte[] bytes = new byte[(int) n];
+        MemorySegment.copy(data, ValueLayout.JAVA_BYTE, position, bytes, 0, (int) n);
+        String s = new String(bytes, StandardCharsets.UTF_8); // the JDK's fast path; it replaces bad bytes with U+FFFD
+        // a U+FFFD is either in the file or a replacement: only a strict decode tells which
+        if (s.indexOf('\uFFFD') >= 0) {
+            try {
+                utf8.reset().decode(java.nio.ByteBuffer.wrap(bytes));
+            } catch (CharacterCodingException e) {
+                throw error(what + " at offset " + position + ": expected UTF-8 text, found an invalid byte sequence");
+            }
         }
+        position += n;
+        return s;
     }
 
     /** Moves to {@code to}, which must lie within the file. */

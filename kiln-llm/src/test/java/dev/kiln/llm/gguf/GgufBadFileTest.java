@@ -105,6 +105,9 @@ class GgufBadFileTest {
         GgufFile f = GgufFile.parse(MemorySegment.ofArray(GgufBuilder.valid().build()), Path.of("ok.gguf"));
         assertThat(f.tensor("w").dequantize()).hasSize(8);
         assertThat(GgufFile.parse(MemorySegment.ofArray(GgufBuilder.valid().noTensors().build()), Path.of("ok.gguf")).tensors()).isEmpty();
+        // a U+FFFD written as such is text, not a decoding error
+        GgufFile replacement = GgufFile.parse(MemorySegment.ofArray(GgufBuilder.valid().kv("r", STRING, v -> v.str("a\uFFFDb")).build()), Path.of("ok.gguf"));
+        assertThat(replacement.string("r")).isEqualTo("a\uFFFDb");
     }
 
     /**

@@ -28,7 +28,8 @@ The GGUF expectations come from the same Hugging Face tokenizer with its normali
 applies none (this only differs for Qwen2's NFC).
 
 cases.json: {"cases": [{"text", "add_special", "parse_special", "ids", "decoded", "decoded_skip"}],
-             "gguf_cases": [...same...] (byte-level only), "decode_cases": [{"ids", "decoded"}]}
+             "gguf_cases": [...same...] (byte-level only), "decode_cases": [{"ids", "decoded"}],
+             "pre_tokenized": [{"text", "pieces"}] (the pre-tokenizer's own cut, where there is a pre-tokenizer)}
   decoded      = the reference decode with special tokens rendered (HF skip_special_tokens=False)
   decoded_skip = with special tokens left out (HF skip_special_tokens=True; sentencepiece's decode), or null
                  where the reference's own rendering differs by design (sentencepiece's " ⁇ " for <unk>)
@@ -104,6 +105,8 @@ TEXTS = [
     "\u0645\u0631\u062d\u0628\u0627 \u0628\u0627\u0644\u0639\u0627\u0644\u0645 \u05e9\u05dc\u05d5\u05dd \u05e2\u05d5\u05dc\u05dd (RTL) \u200f\u200e",
     "The quick brown fox jumps over the lazy dog. THE QUICK BROWN FOX!",
     "Unicode spaces: a\u00a0b\u3000c\u2028d\u0085e\u200bf\u2009g\u202fh",
+    "runs: a\u3000\u3000\u3000b x\u00a0\u00a0 y\u2028\u2028z\u0085\u0085 \u2003\u2003w\u200b\u200b",
+    "folding: it'\u017f\u017f ok '\u017ft THEY'LL he'\u212a \u0130'S",
     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
     "def f(x):\n    return x**2  # comment\n\n\tif x != 0: print(\"ok\")\n",
     "\U0001d518\U0001d52b\U0001d526\U0001d520\U0001d52c\U0001d521\U0001d522 \U0001d54c\U0001d55f",
@@ -112,6 +115,16 @@ TEXTS = [
     "GNU General Public License, version 3; the Software is provided \"AS IS\".",
     "Licensed under the Apache License, Version 2.0 (the \"License\");",
     "<s> </s> <unk> <0x0A> plain-looking markup",
+]
+
+# Only pre-tokenized (the pieces the regexes cut), where small vocabularies would hide a different cut.
+PRE_TEXTS = [
+    "a\u3000\u3000\u3000b \u00a0\u00a0x\u00a0 \u2028\u2028y\u0085 \u1680\u1680z \u205f\u205f\u3000",
+    "it'\u017f\u017f '\u017ft 'S 'T 'RE 'Ve 'LL 'D 'M '\u212a x'\u0130s \u00df's",
+    "12345678 \u0661\u0662\u0663\u0664 \u2460\u2461\u2462 \u2167\u2168 \U0001d7d9\U0001d7da\U0001d7db\U0001d7dc \u00bd\u00b2",
+    "!!!\n\n\r\n  ...\t\t\n \u00a0\n x\r\r\ny",
+    "\U0001f468\u200d\U0001f469 \u0915\u094d\u0937 \u0e01\u0e34 a\u0301\u0302 \u05d0\u05b7 \u200d\u200c",
+    "__init__ x_y-z +=  <=> ~~ $$ ^^ || `code`",
 ]
 
 SPM_SPECIAL_TEXTS = [
@@ -239,6 +252,13 @@ def hf_from_spm(model_file, metaspace):
     return tok
 
 
+def pre_tokenized(tok):
+    """The pieces of the tokenizer's own pre-tokenizer (no normaliser, no added-token split) for each text."""
+    if tok.pre_tokenizer is None:
+        return []
+    return [{"text": t, "pieces": [p for p, _ in tok.pre_tokenizer.pre_tokenize_str(t)]} for t in TEXTS + PRE_TEXTS]
+
+
 def hf_cases(tok, inputs):
     cases = []
     for text, add, parse in inputs:
@@ -277,7 +297,7 @@ def gen_spm(workdir):
             if metaspace:
                 c["decoded_skip"] = None
             c["decoded"] = None
-        write_json(os.path.join(ROOT, name, "cases.json"), {"cases": hc})
+        write_json(os.path.join(ROOT, name, "cases.json"), {"cases": hc, "pre_tokenized": pre_tokenized(tok)})
         same = sum(h["ids"] == c["ids"] for h, c in zip(hc, cases))
         print(f"{name}: {len(hc)} cases; ids equal to sentencepiece/llama.cpp in {same}")
     print(f"spm: {len(meta['tokenizer.ggml.tokens'])} tokens, {len(cases)} cases")
@@ -373,7 +393,8 @@ def gen_byte_level(name, tok, pre, special_texts, gguf_meta, config):
     plain.normalizer = None  # llama.cpp applies no normaliser to GGUF byte-level vocabularies
     gguf_cases = hf_cases(plain, inputs)
     dec = decode_cases(tok, "caf\u00e9 \u65e5\u672c \U0001f44b\U0001f3fd ok")
-    write_json(os.path.join(out, "cases.json"), {"cases": cases, "gguf_cases": gguf_cases, "decode_cases": dec})
+    write_json(os.path.join(out, "cases.json"), {"cases": cases, "gguf_cases": gguf_cases, "decode_cases": dec,
+                                                 "pre_tokenized": pre_tokenized(tok)})
     print(f"{name}: {tok.get_vocab_size()} tokens, {len(cases)} cases, {len(dec)} decode cases")
 
 
@@ -386,7 +407,7 @@ def gen_variant(name, base, pre_tokenizer, pre, special_texts):
     out = os.path.join(ROOT, name)
     write_json(os.path.join(out, "cases.json"), {
         "base": "llama3", "gguf_pre": pre, "pre_tokenizer": json.loads(tok.to_str())["pre_tokenizer"],
-        "cases": cases, "gguf_cases": cases})
+        "cases": cases, "gguf_cases": cases, "pre_tokenized": pre_tokenized(tok)})
     print(f"{name}: {len(cases)} cases on llama3's vocabulary")
 
 

@@ -7,4 +7,5 @@ module dev.kiln.llm {
     requires com.fasterxml.jackson.databind;
 
     exports dev.kiln.llm;
+    exports dev.kiln.llm.tokenizer;
 }

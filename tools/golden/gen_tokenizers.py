@@ -22,6 +22,7 @@ Tokenizers (small vocabularies so the resources stay small):
   qwen2    the same with Qwen2's regex (single digits), an NFC normaliser and Qwen2's special tokens, no BOS.
   smollm   llama3's vocabulary under SmolLM's pre-tokenizer (single digits, then the GPT-2 regex).
   gpt2     llama3's vocabulary under GPT-2's byte-level pre-tokenizer.
+  utf8     random byte strings and Python's lossy UTF-8 decoding of them (what decoders must do with bad bytes).
 For the byte-level ones gguf_metadata.json is the map convert_hf_to_gguf.py writes (tokens, token types with
 special added tokens as CONTROL and others as USER_DEFINED, merges as "a b" strings, tokenizer.ggml.pre).
 The GGUF expectations come from the same Hugging Face tokenizer with its normaliser removed, because llama.cpp
@@ -36,6 +37,7 @@ cases.json: {"cases": [{"text", "add_special", "parse_special", "ids", "decoded"
 """
 import json
 import os
+import random
 import shutil
 import sysconfig
 import tempfile
@@ -411,9 +413,25 @@ def gen_variant(name, base, pre_tokenizer, pre, special_texts):
     print(f"{name}: {len(cases)} cases on llama3's vocabulary")
 
 
+def gen_utf8():
+    """Random byte strings rich in lead and continuation bytes, decoded by Python (the Unicode maximal-subpart
+    practice, as Rust's from_utf8_lossy behind Hugging Face's decoders)."""
+    rng = random.Random(14)
+    interesting = [0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC,
+                   0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF]
+    cases = []
+    for _ in range(400):
+        n = rng.randint(0, 12)
+        data = bytes(rng.choice(interesting) if rng.random() < 0.7 else rng.randrange(256) for _ in range(n))
+        cases.append({"bytes": list(data), "decoded": data.decode("utf-8", errors="replace")})
+    write_json(os.path.join(ROOT, "utf8", "cases.json"), {"cases": cases})
+    print(f"utf8: {len(cases)} byte strings")
+
+
 def main():
     if os.path.isdir(ROOT):
         shutil.rmtree(ROOT)
+    gen_utf8()
     with tempfile.TemporaryDirectory() as workdir:
         gen_spm(workdir)
 

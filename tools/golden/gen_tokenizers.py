@@ -22,6 +22,7 @@ Tokenizers (small vocabularies so the resources stay small):
   qwen2    the same with Qwen2's regex (single digits), an NFC normaliser and Qwen2's special tokens, no BOS.
   smollm   llama3's vocabulary under SmolLM's pre-tokenizer (single digits, then the GPT-2 regex).
   gpt2     llama3's vocabulary under GPT-2's byte-level pre-tokenizer.
+  splits   single pre-tokenizer steps (Split behaviours, Digits, Metaspace) on short texts, by Hugging Face.
   utf8     random byte strings and Python's lossy UTF-8 decoding of them (what decoders must do with bad bytes).
 For the byte-level ones gguf_metadata.json is the map convert_hf_to_gguf.py writes (tokens, token types with
 special added tokens as CONTROL and others as USER_DEFINED, merges as "a b" strings, tokenizer.ggml.pre).
@@ -428,10 +429,36 @@ def gen_utf8():
     print(f"utf8: {len(cases)} byte strings")
 
 
+def gen_splits():
+    """Hugging Face's Split behaviours, Digits and Metaspace on their own, for the pre-tokenizer steps no trained
+    fixture uses."""
+    texts = ["a-b--c-", "-x", "", "--", "ab", " hello  world   x ", "a1b22c333 \u0663\u0664 \u2460"]
+    steps = []
+    for pattern in ["-", " ", "\\s+", "\\d"]:
+        for behavior in ["isolated", "removed", "merged_with_previous", "merged_with_next", "contiguous"]:
+            for invert in (False, True):
+                regex = pattern if pattern in ("-", " ") else None
+                pre = pre_tokenizers.Split(regex if regex else Regex(pattern), behavior=behavior, invert=invert)
+                steps.append(({"type": "Split", "pattern": {"String": regex} if regex else {"Regex": pattern},
+                               "behavior": behavior.title().replace("_", ""), "invert": invert}, pre))
+    for individual in (False, True):
+        steps.append(({"type": "Digits", "individual_digits": individual},
+                      pre_tokenizers.Digits(individual_digits=individual)))
+    for scheme in ("always", "first", "never"):
+        for split in (False, True):
+            steps.append(({"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": scheme, "split": split},
+                          pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme=scheme, split=split)))
+    cases = [{"pre_tokenizer": js, "text": t, "pieces": [p for p, _ in pre.pre_tokenize_str(t)]}
+             for js, pre in steps for t in texts]
+    write_json(os.path.join(ROOT, "splits", "cases.json"), {"cases": cases})
+    print(f"splits: {len(cases)} cases")
+
+
 def main():
     if os.path.isdir(ROOT):
         shutil.rmtree(ROOT)
     gen_utf8()
+    gen_splits()
     with tempfile.TemporaryDirectory() as workdir:
         gen_spm(workdir)
 

@@ -73,8 +73,8 @@ sealed interface PreTokenizer {
                         if (delimiter && !previousDelimiter && last != null) last[1] = s[1];
                         else kept.add(s.clone());
                     }
-                    case CONTIGUOUS -> {
-                        if (delimiter && previousDelimiter && last != null) last[1] = s[1];
+                    case CONTIGUOUS -> { // neighbours alike join (with invert, runs of non-matches too)
+                        if (delimiter == previousDelimiter && last != null) last[1] = s[1];
                         else kept.add(s.clone());
                     }
                     case MERGED_WITH_NEXT -> throw new AssertionError("handled above");

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * Cuts text at the texts of special and added tokens before the model sees it, taking the leftmost and then the
@@ -84,10 +85,10 @@ final class SpecialSplitter {
             }
             Flags f = flags.getOrDefault(id, Flags.NONE);
             int before = i;
-            if (f.lstrip()) while (before > textStart && Character.isWhitespace(text.charAt(before - 1))) before--;
+            if (f.lstrip()) while (before > textStart && isWhiteSpace(text.charAt(before - 1))) before--;
             if (before > textStart) out.add(new Segment.Text(text.substring(textStart, before), textStart == 0));
             out.add(new Segment.Token(id));
-            if (f.rstrip()) while (end < text.length() && Character.isWhitespace(text.charAt(end))) end++;
+            if (f.rstrip()) while (end < text.length() && isWhiteSpace(text.charAt(end))) end++;
             textStart = end;
             i = end;
         }
@@ -101,6 +102,13 @@ final class SpecialSplitter {
         return (start == 0 || !isWordChar(text.codePointBefore(start)))
                 && (end == text.length() || !isWordChar(text.codePointAt(end)));
     }
+
+    /** Unicode White_Space, as Rust's char::is_whitespace (Java's isWhitespace leaves out no-break spaces). */
+    private static boolean isWhiteSpace(char c) {
+        return WHITE_SPACE.matcher(String.valueOf(c)).matches();
+    }
+
+    private static final Pattern WHITE_SPACE = Pattern.compile("\\p{IsWhite_Space}");
 
     private static boolean isWordChar(int cp) {
         return Character.isLetterOrDigit(cp) || cp == '_';

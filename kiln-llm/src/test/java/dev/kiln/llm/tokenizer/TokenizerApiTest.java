@@ -128,6 +128,40 @@ class TokenizerApiTest {
         }
     }
 
+    /**
+     * Without tokenizer.ggml.pre llama.cpp applies its default patterns one after the other: punctuation runs, GPT-2's
+     * pattern, digit runs, then groups of three ASCII digits (no reference library has this, so the pieces are
+     * worked out by hand from the patterns).
+     */
+    @Test
+    void ggufWithoutPreUsesLlamaCppsDefaultPatterns() {
+        Map<String, Object> meta = new java.util.HashMap<>(Fixtures.ggufMetadata("llama3"));
+        meta.remove("tokenizer.ggml.pre");
+        meta.remove("tokenizer.ggml.add_bos_token");
+        Tokenizer t = Tokenizer.fromGguf(meta);
+        List<String> pieces = t.pipeline().preTokenizer()
+                .apply(List.of(new PreTokenizer.Piece("Hello, world! 12345", true))).stream()
+                .map(PreTokenizer.Piece::text).toList();
+        assertThat(pieces).containsExactly("Hello", ",", "\u0120world", "!", "\u0120", "123", "45");
+        assertThat(t.encode("x", true, false)).hasSize(1); // without the key, add_bos defaults to true for llama3 only
+        String text = "Tabs\tand \u00e9t\u00e9 \uD83D\uDC4B 2024";
+        assertThat(t.decode(t.encode(text, false, false), true)).isEqualTo(text);
+    }
+
+    @Test
+    void lstripAndRstripSwallowWhiteSpaceAroundAddedTokens() {
+        Vocabulary vocab = new Vocabulary(new String[] {"a", "<m>"}, new TokenType[] {TokenType.NORMAL,
+                TokenType.CONTROL}, new float[2], new SpecialTokens(-1, -1, -1, -1, -1, -1),
+                new TextDecoding.ByteLevelBytes());
+        SpecialSplitter splitter = new SpecialSplitter(vocab, Map.of(1, new SpecialSplitter.Flags(true, true, false)));
+        assertThat(splitter.split("x \u00a0<m>\u3000 y", true)).containsExactly(
+                new SpecialSplitter.Segment.Text("x", true), new SpecialSplitter.Segment.Token(1),
+                new SpecialSplitter.Segment.Text("y", false));
+        SpecialSplitter single = new SpecialSplitter(vocab, Map.of(1, new SpecialSplitter.Flags(false, false, true)));
+        assertThat(single.split("a<m>b", true)).containsExactly(new SpecialSplitter.Segment.Text("a<m>b", true));
+        assertThat(single.split("a <m> b", true)).hasSize(3);
+    }
+
     @Test
     void metadataWithoutScoresOrTypesIsAllNormal() {
         Map<String, Object> meta = Map.of("tokenizer.ggml.model", "llama",

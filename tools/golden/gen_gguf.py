@@ -23,7 +23,7 @@ bit for bit with gguf.quants.dequantize (the arithmetic is exact f32 products of
 Run with a python3 that has gguf 0.19, numpy, safetensors, torch and transformers:
   python3 tools/golden/gen_gguf.py
 (/usr/bin/python3, which generate_all.sh uses for the other generators, lacks gguf; generate_all.sh runs this
-one with $GGUF_PYTHON, python3 by default.)
+one with $LLM_PYTHON, python3 by default.)
 """
 import json
 import os

@@ -9,4 +9,5 @@ module dev.kiln.llm {
     exports dev.kiln.llm;
     exports dev.kiln.llm.gguf;
     exports dev.kiln.llm.safetensors;
+    exports dev.kiln.llm.tokenizer;
 }

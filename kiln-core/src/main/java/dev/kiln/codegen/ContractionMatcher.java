@@ -39,15 +39,52 @@ public final class ContractionMatcher {
 
     private ContractionMatcher() {}
 
+    /** Most multiply-adds per output element of a {@link Kind#STENCIL} (a 7 x 7 window is 49). */
+    static final long MAX_STENCIL_TAPS = 64;
+
+    /** How a device computes the sums of a match. */
+    public enum Kind {
+        /** A packed, cache-blocked GEMM: M, N and the work are large enough for register tiles. */
+        GEMM,
+        /**
+         * Few rows (M below {@link #MIN_M}: depthwise and small-group convolutions) and a short window (K at most
+         * {@link #MAX_STENCIL_TAPS}): per row of C, each tap's weight times a contiguous or every-other run of B,
+         * summed in vector registers ({@link #stencilColumn} names the run's variable).
+         */
+        STENCIL
+    }
+
     /**
      * A recognised contraction and its epilogue.
      *
-     * @param contraction the sums, as the GEMM computes them into parameter 0
+     * @param contraction the sums, as the device computes them into parameter 0
      * @param epilogue    the kernel that turns the sums in parameter 0 into the kernel's output, in place (same
      *                    parameters, same variables)
      * @param identity    whether the epilogue stores the sums unchanged (a device may skip it)
+     * @param kind        how the sums are computed
      */
-    public record Match(Contraction contraction, KernelProgram epilogue, boolean identity) {}
+    public record Match(Contraction contraction, KernelProgram epilogue, boolean identity, Kind kind) {}
+
+    /**
+     * The N variable a {@link Kind#STENCIL} vectorises over: unit stride in C and a stride of 1 or 2 in B (a stride-2
+     * convolution), with no symbolic limit; -1 if there is none.
+     */
+    public static int stencilColumn(Contraction c) {
+        for (int v = 0; v < c.vars().size(); v++) {
+            Contraction.Var var = c.vars().get(v);
+            long sb = c.b().stride(v);
+            if (var.role() == Role.N && var.limit() < 0 && c.c().stride(v) == 1 && (sb == 1 || sb == 2)) return v;
+        }
+        return -1;
+    }
+
+    /** How {@code c} is worth computing, or null if its loops as generated are as fast. */
+    static Kind kindOf(Contraction c) {
+        if (c.multiplyAdds() < MIN_MULTIPLY_ADDS || c.extent(Role.N) < MIN_N) return null;
+        if (c.extent(Role.M) >= MIN_M) return Kind.GEMM;
+        if (c.extent(Role.K) <= MAX_STENCIL_TAPS && stencilColumn(c) >= 0) return Kind.STENCIL;
+        return null;
+    }
 
     /**
      * {@link #match} when the process's {@link ReductionOrder} lets reductions reorder (a GEMM sums in its own order),
@@ -149,8 +186,8 @@ public final class ContractionMatcher {
             }
             Contraction contraction = new Contraction(vars, aLoad.operand(all), bLoad.operand(all),
                     new Operand(0, c.constant(), strides(c, all), List.of()));
-            if (contraction.extent(Role.M) < MIN_M || contraction.extent(Role.N) < MIN_N
-                    || contraction.multiplyAdds() < MIN_MULTIPLY_ADDS) return null;
+            Kind kind = kindOf(contraction);
+            if (kind == null) return null;
 
             UOp sums = UOp.of(Op.LOAD, DType.F32, null, p.params().getFirst().uop(), store.index());
             UOp value = Optimizer.substitute(store.value(), Map.<Object, UOp>of(acc, sums));
@@ -163,7 +200,7 @@ public final class ContractionMatcher {
                 epilogueBody = new Stmt.Block(List.of(new Stmt.Loop(v, Stmt.LoopKind.GLOBAL, epilogueBody, limits.get(v))));
             }
             KernelProgram epilogue = new KernelProgram(p.name() + "_epilogue", p.params(), p.sizes(), p.variables(), epilogueBody);
-            return new Match(contraction, epilogue, value.equals(sums));
+            return new Match(contraction, epilogue, value.equals(sums), kind);
         }
 
         private Variable loop(Stmt.Loop l) {

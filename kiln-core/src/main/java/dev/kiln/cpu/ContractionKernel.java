@@ -16,17 +16,19 @@ import java.lang.foreign.MemorySegment;
 import java.util.Optional;
 
 /**
- * A kernel a host device runs as a packed GEMM ({@link GemmKernel}) followed by its generated epilogue
- * (bias, activation, residual: the kernel's store, reading the sums back in place), compiled by the device
- * like any kernel (Java on CPU, C on CLANG). The plan calls it for its whole range; it splits the work across
- * the {@link WorkerPool} itself.
+ * A kernel a host device runs as a packed GEMM ({@link GemmKernel}) or, for few rows and a short window (depthwise
+ * convolutions), as a {@link StencilKernel}, followed by its generated epilogue (bias, activation, residual: the
+ * kernel's store, reading the sums back in place), compiled by the device like any kernel (Java on CPU, C on
+ * CLANG). The plan calls it for its whole range; it splits the work across the {@link WorkerPool} itself.
  *
  * <p>When the output overlaps an input (an in-place update such as {@code x += x·W}), the sums and the
  * epilogue go to a scratch buffer first, so no input is overwritten before everything has read it.
  */
 public final class ContractionKernel implements KernelRunner {
     private final KernelProgram program;
+    /** One of the two is set, as the match's kind says. */
     private final GemmKernel gemm;
+    private final StencilKernel stencil;
     private final KernelProgram epilogue;
     private final KernelRunner epilogueKernel;
     private final boolean identity;
@@ -39,7 +41,9 @@ public final class ContractionKernel implements KernelRunner {
      */
     public ContractionKernel(KernelProgram program, ContractionMatcher.Match match, KernelProgram epilogue, KernelRunner epilogueKernel) {
         this.program = program;
-        this.gemm = new GemmKernel(match.contraction());
+        boolean asGemm = match.kind() == ContractionMatcher.Kind.GEMM;
+        this.gemm = asGemm ? new GemmKernel(match.contraction()) : null;
+        this.stencil = asGemm ? null : new StencilKernel(match.contraction());
         this.epilogue = epilogue;
         this.epilogueKernel = epilogueKernel;
         this.identity = match.identity();
@@ -67,7 +71,8 @@ public final class ContractionKernel implements KernelRunner {
     /** A line for the head of the epilogue's source, so {@code kernels()} shows what runs. */
     public static String describe(ContractionMatcher.Match match) {
         Contraction c = match.contraction();
-        return "packed GEMM (batch " + c.extent(Contraction.Role.BATCH) + ", M " + c.extent(Contraction.Role.M) + ", N "
+        String how = match.kind() == ContractionMatcher.Kind.GEMM ? "packed GEMM" : "stencil";
+        return how + " (batch " + c.extent(Contraction.Role.BATCH) + ", M " + c.extent(Contraction.Role.M) + ", N "
                 + c.extent(Contraction.Role.N) + ", K " + c.extent(Contraction.Role.K) + "), then "
                 + (match.identity() ? "the sums as they are (the code below is not run)" : "the epilogue below, in place");
     }
@@ -76,7 +81,7 @@ public final class ContractionKernel implements KernelRunner {
     public boolean usesAllWorkers() { return true; }
 
     @Override
-    public boolean handsOffWork() { return gemm.splits(); }
+    public boolean handsOffWork() { return gemm != null ? gemm.splits() : stencil.splits(); }
 
     @Override
     public void run(MemorySegment[] buffers, long[] vars, long start, long end) {
@@ -98,7 +103,7 @@ public final class ContractionKernel implements KernelRunner {
     public KernelRunner bind(MemorySegment[] buffers, boolean[] immutable) {
         boolean overlaps = overlapsAnInput(buffers);
         KernelRunner boundEpilogue = overlaps ? epilogueKernel : epilogueKernel.bind(buffers);
-        GemmKernel.Prepacked prepacked = gemm.prepack(buffers, immutable[gemm.aParam()], immutable[gemm.bParam()]);
+        GemmKernel.Prepacked prepacked = gemm == null ? null : gemm.prepack(buffers, immutable[gemm.aParam()], immutable[gemm.bParam()]);
         return new KernelRunner() {
             @Override
             public void run(MemorySegment[] b, long[] vars, long start, long end) {
@@ -131,7 +136,8 @@ public final class ContractionKernel implements KernelRunner {
     }
 
     private void compute(MemorySegment[] buffers, long[] vars, KernelRunner epilogueRunner, GemmKernel.Prepacked prepacked) {
-        gemm.run(buffers, vars, prepacked);
+        if (gemm != null) gemm.run(buffers, vars, prepacked);
+        else stencil.run(buffers, vars);
         if (!identity) KernelRunner.runAll(epilogueRunner, epilogue, buffers, vars);
     }
 

@@ -39,7 +39,7 @@ final class CudaGemm {
     static Optional<ContractionMatcher.Match> match(KernelProgram program) {
         if ("false".equals(System.getProperty(PROPERTY))) return Optional.empty();
         Optional<ContractionMatcher.Match> m = ContractionMatcher.matchReorderable(program);
-        if (m.isEmpty()) return m;
+        if (m.isEmpty() || m.get().kind() != ContractionMatcher.Kind.GEMM) return Optional.empty();
         Contraction c = m.get().contraction();
         for (Contraction.Var v : c.vars()) if (v.limit() >= 0) return Optional.empty();
         if (c.extent(Role.BATCH) > MAX_GRID_Y || (c.extent(Role.M) + TILE - 1) / TILE > MAX_GRID_Y) return Optional.empty();

@@ -36,6 +36,8 @@ class ContractionMatcherTest {
         Tensor x = TestGraphs.data(5, 1, 8, 10, 10), k3 = TestGraphs.data(6, 16, 8, 3, 3), cb = TestGraphs.data(7, 16);
         Tensor x2 = TestGraphs.data(8, 2, 8, 9, 11), x3 = TestGraphs.data(14, 2, 16, 9, 11), k1 = TestGraphs.data(9, 32, 16, 1, 1), kg = TestGraphs.data(10, 32, 4, 3, 3);
         Tensor q = TestGraphs.data(11, 4, 32, 16), kk = TestGraphs.data(12, 4, 16, 40), res = TestGraphs.data(13, 64, 48);
+        Tensor xd = TestGraphs.data(15, 1, 16, 24, 24), xd2 = TestGraphs.data(16, 1, 16, 48, 48), kd = TestGraphs.data(17, 16, 1, 3, 3);
+        Tensor db = TestGraphs.data(18, 16);
         return Stream.of(
                 Arguments.of("matmul", (Supplier<Tensor>) () -> a.matmul(b), 64, 48, 32, 1),
                 Arguments.of("linear + bias + relu", (Supplier<Tensor>) () -> a.matmul(b).add(bias).relu(), 64, 48, 32, 1),
@@ -46,7 +48,11 @@ class ContractionMatcherTest {
                 Arguments.of("conv 3x3 stride 2 pad 1, batch 2", (Supplier<Tensor>) () -> x2.conv2d(k3, null, new int[]{2, 2}, new int[]{1, 1}, null, 1), 16, 60, 72, 1),
                 Arguments.of("conv 3x3 dilation 2 pad 2", (Supplier<Tensor>) () -> x.conv2d(k3, null, null, new int[]{2, 2}, new int[]{2, 2}, 1), 16, 100, 72, 1),
                 Arguments.of("conv 1x1, batch 2", (Supplier<Tensor>) () -> x3.conv2d(k1, null), 32, 198, 16, 1),
-                Arguments.of("grouped conv", (Supplier<Tensor>) () -> x.conv2d(kg, null, null, new int[]{1, 1}, null, 2), 16, 100, 36, 2));
+                Arguments.of("grouped conv", (Supplier<Tensor>) () -> x.conv2d(kg, null, null, new int[]{1, 1}, null, 2), 16, 100, 36, 2),
+                Arguments.of("depthwise 3x3 pad 1 + bias + relu6 (a stencil)",
+                        (Supplier<Tensor>) () -> xd.conv2d(kd, db, null, new int[]{1, 1}, null, 16).relu6(), 1, 576, 9, 16),
+                Arguments.of("depthwise 3x3 stride 2 (a stencil)",
+                        (Supplier<Tensor>) () -> xd2.conv2d(kd, null, new int[]{2, 2}, new int[]{1, 1}, null, 16), 1, 576, 9, 16));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -65,6 +71,15 @@ class ContractionMatcherTest {
             KernelEvaluator.run(match.epilogue(), actual, Map.of());
             TestGraphs.assertSameBits(name, DType.F32, program.sizes().getFirst(), expected.getFirst(), actual.getFirst());
         }
+    }
+
+    @Test
+    void fewRowsAndAShortWindowAreAStencilElseAGemm() {
+        Tensor xd = TestGraphs.data(1, 1, 16, 24, 24), kd = TestGraphs.data(2, 16, 1, 3, 3), k3 = TestGraphs.data(3, 16, 16, 3, 3);
+        assertThat(match(xd.conv2d(kd, null, null, new int[]{1, 1}, null, 16)).orElseThrow().kind()).isEqualTo(ContractionMatcher.Kind.STENCIL);
+        assertThat(match(xd.conv2d(k3, null, null, new int[]{1, 1}, null, 1)).orElseThrow().kind()).isEqualTo(ContractionMatcher.Kind.GEMM);
+        // a vector-matrix product: one row, but K = 512 is no window
+        assertThat(match(TestGraphs.data(4, 1, 512).matmul(TestGraphs.data(5, 512, 256)))).isEmpty();
     }
 
     @Test

@@ -77,7 +77,7 @@ public final class CpuDevice implements CompilingDevice {
 
         private static RenderedKernel renderJava(KernelProgram anonymous, String header) {
             // the class name appears only in its declaration: rendering once and renaming saves a second rendering
-            String draft = header + JavaRenderer.render(anonymous, "Kernel", CPU.vectorBytes());
+            String draft = header + HugeMethodGuard.render(anonymous, "Kernel", CPU.vectorBytes());
             String declaration = "\nfinal class Kernel {\n";
             int at = draft.indexOf(declaration);
             if (at < 0) throw new IllegalStateException("rendered kernel source declares no class Kernel:\n" + draft);

@@ -1,5 +1,9 @@
 package dev.kiln.cpu;
 
+import java.lang.classfile.Attributes;
+import java.lang.classfile.ClassFile;
+import java.lang.classfile.MethodModel;
+import java.lang.classfile.attribute.CodeAttribute;
 import javax.tools.Diagnostic;
 import javax.tools.DiagnosticCollector;
 import javax.tools.FileObject;
@@ -115,6 +119,18 @@ public final class JavaKernelCompiler {
         } catch (IllegalAccessException | NoSuchMethodException | LinkageError e) {
             throw new IllegalArgumentException("define: not a kernel class of package " + PACKAGE + ": " + e, e);
         }
+    }
+
+    /**
+     * The bytecode size of the largest method of a compiled class: HotSpot compiles no method above 8000 bytes (unless
+     * {@code -XX:-DontCompileHugeMethods}), and such a method runs in the interpreter for ever.
+     */
+    public static int largestMethodBytes(byte[] classBytes) {
+        int max = 0;
+        for (MethodModel m : ClassFile.of().parse(classBytes).methods()) {
+            max = Math.max(max, m.findAttribute(Attributes.code()).map(CodeAttribute::codeLength).orElse(0));
+        }
+        return max;
     }
 
     private static Map<String, byte[]> javac(List<Source> sources) {

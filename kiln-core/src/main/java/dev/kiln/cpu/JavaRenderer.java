@@ -71,6 +71,8 @@ public final class JavaRenderer extends JavaScalarRenderer {
     private static final Set<Integer> VECTOR_SIZES = Set.of(16, 32, 64);
 
     private final int vectorBytes;
+    /** The estimated bytecode the loop expansions may grow the kernel to. */
+    private final long expansionBudget;
     /** Vector species constants the class declares, by name. */
     private final Map<String, String> species = new TreeMap<>();
     /** Per-lane arrays declared once at the start of {@code run} ({@link #hoist}). */
@@ -78,9 +80,10 @@ public final class JavaRenderer extends JavaScalarRenderer {
     /** The UPCAST loop being rendered as vector lanes, or null. */
     private Lanes lanes;
 
-    private JavaRenderer(KernelProgram program, int vectorBytes) {
+    private JavaRenderer(KernelProgram program, int vectorBytes, long expansionBudget) {
         super(program);
         this.vectorBytes = vectorBytes;
+        this.expansionBudget = expansionBudget;
     }
 
     /**
@@ -101,10 +104,18 @@ public final class JavaRenderer extends JavaScalarRenderer {
      * @throws IllegalArgumentException as {@link #render(KernelProgram, String)}
      */
     public static String render(KernelProgram program, String className, int vectorBytes) {
+        return render(program, className, vectorBytes, LoopExpansion.MAX_BYTES);
+    }
+
+    /**
+     * {@link #render(KernelProgram, String, int)} with the loop expansions (UNROLL, interleaved UPCAST) bounded to an
+     * estimated {@code expansionBudget} bytes of bytecode: a smaller budget leaves more loops as loops.
+     */
+    static String render(KernelProgram program, String className, int vectorBytes, long expansionBudget) {
         if (!SourceVersion.isName(className) || className.contains(".")) {
             throw new IllegalArgumentException("render: class name '" + className + "' is not a Java identifier");
         }
-        return new JavaRenderer(program, vectorBytes).renderClass(className);
+        return new JavaRenderer(program, vectorBytes, expansionBudget).renderClass(className);
     }
 
     /** Most calls of the generated {@code range} method per call of {@code run} (see {@link #renderClass}). */
@@ -178,7 +189,7 @@ public final class JavaRenderer extends JavaScalarRenderer {
     /** UNROLL and UPCAST loops expanded: of each nest of UPCAST loops at most one is left, to be rendered as vector lanes. */
     @Override
     protected Stmt.Block prepare(Stmt.Block body) {
-        return LoopExpansion.expand(body, LoopExpansion.registerCount(program.body()), this::vectorCost);
+        return LoopExpansion.expand(body, LoopExpansion.registerCount(program.body()), this::vectorCost, expansionBudget);
     }
 
     /** The expansion left only UPCAST loops that have a vector form. */

@@ -48,11 +48,14 @@ final class LoopExpansion {
     static final long NODE_BYTES = 15;
 
     private final ToLongFunction<Stmt.Loop> vectorCost;
+    /** The estimated bytecode the kernel may grow to ({@link #MAX_BYTES} unless a measured kernel came out too large). */
+    private final long maxBytes;
     private int registers;
     /** The kernel's estimated bytecode so far: the expansions done have added their copies. */
     private long size;
 
-    private LoopExpansion(int registers, ToLongFunction<Stmt.Loop> vectorCost, long size) {
+    private LoopExpansion(int registers, ToLongFunction<Stmt.Loop> vectorCost, long size, long maxBytes) {
+        this.maxBytes = maxBytes;
         this.registers = registers;
         this.vectorCost = vectorCost;
         this.size = size;
@@ -66,7 +69,12 @@ final class LoopExpansion {
      * @param vectorCost the estimated bytecode of an UPCAST loop written as vector lanes, -1 if it has no vector form
      */
     static Stmt.Block expand(Stmt.Block body, int registers, ToLongFunction<Stmt.Loop> vectorCost) {
-        return new LoopExpansion(registers, vectorCost, bytes(body)).block(body);
+        return expand(body, registers, vectorCost, MAX_BYTES);
+    }
+
+    /** {@link #expand(Stmt.Block, int, ToLongFunction)} within an estimated {@code maxBytes} of bytecode. */
+    static Stmt.Block expand(Stmt.Block body, int registers, ToLongFunction<Stmt.Loop> vectorCost, long maxBytes) {
+        return new LoopExpansion(registers, vectorCost, bytes(body), maxBytes).block(body);
     }
 
     /** One above the highest register number {@code body} defines, accumulates or reads. */
@@ -128,7 +136,7 @@ final class LoopExpansion {
         int saved = registers;
         for (Stmt.Loop lanes : candidates) {
             // vector code is smaller than scalar code per node; only copies far beyond the budget are not worth measuring
-            if (bytes * (copies / lanes.extent()) > 4 * MAX_BYTES) continue;
+            if (bytes * (copies / lanes.extent()) > 4 * maxBytes) continue;
             registers = saved;
             Stmt.Block body = expanded;
             for (Stmt.Loop l : nest) if (l != lanes) body = interleave(body, l.index(), (int) l.extent());
@@ -147,9 +155,9 @@ final class LoopExpansion {
         return body.body();
     }
 
-    /** Adds {@code bytes} to the kernel's size if they fit in {@link #MAX_BYTES}. */
+    /** Adds {@code bytes} to the kernel's size if they fit in {@link #maxBytes}. */
     private boolean grow(long bytes) {
-        if (size + bytes > MAX_BYTES) return false;
+        if (size + bytes > maxBytes) return false;
         size += bytes;
         return true;
     }

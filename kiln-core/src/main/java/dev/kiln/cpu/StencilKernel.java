@@ -67,11 +67,12 @@ final class StencilKernel {
         float[] weights = new float[0];
         Intervals intervals = new Intervals(0);
         final long[] cRows = new long[GROUP], bRows = new long[GROUP];
-        long[] stripB = new long[0], stripC = new long[0];
+        long[] stripB = new long[0], stripC = new long[0], masks = new long[0];
 
         void ensure(int taps) {
             if (weights.length >= taps) return;
             weights = new float[taps];
+            masks = new long[taps];
             intervals = new Intervals(taps);
         }
 
@@ -342,6 +343,16 @@ final class StencilKernel {
         int columns = t.columns, strips = 0, width = inner1 - inner0;
         float[] w = s.weights;
         long[] tapB = t.tapB, sb = s.stripB, sc = s.stripC;
+        if (columnStrideB == 1 && columns <= L && width < L) {
+            // a row within one vector: one strip each, every tap's loads masked to its columns (its edges too)
+            long[] masks = s.masks;
+            for (int i = 0; i < n; i++) masks[i] = lanes(from[i], Math.min(to[i], columns));
+            for (int i = 0; i < rows; i += 2) {
+                int k = Math.min(i + 1, rows - 1);
+                rowsMasked2(b, c, s.bRows[i], s.bRows[k], s.cRows[i], s.cRows[k], columns, masks, w, tapB, taps, n);
+            }
+            return;
+        }
         for (int i = 0; i < rows; i++) {
             long bRow = s.bRows[i], cRow = s.cRows[i];
             for (int x = inner0; x < inner1; x += L) {
@@ -455,6 +466,29 @@ final class StencilKernel {
         }
         acc0.intoMemorySegment(c, c0 * 4, ORDER, m);
         acc1.intoMemorySegment(c, c1 * 4, ORDER, m);
+    }
+
+    /** Two rows of {@code cols <= L} columns of a run of unit stride, the loads of tap i masked by {@code masks[i]}. */
+    private static void rowsMasked2(MemorySegment b, MemorySegment c, long b0, long b1, long c0, long c1, int cols, long[] masks, float[] w,
+                                    long[] tapB, int[] taps, int n) {
+        FloatVector acc0 = FloatVector.broadcast(F, -0.0f), acc1 = acc0;
+        for (int i = 0; i < n; i++) {
+            int k = taps[i];
+            VectorMask<Float> m = VectorMask.fromLong(F, masks[i]);
+            FloatVector wk = FloatVector.broadcast(F, w[k]);
+            acc0 = FloatVector.fromMemorySegment(F, b, (b0 + tapB[k]) * 4, ORDER, m).fma(wk, acc0);
+            acc1 = FloatVector.fromMemorySegment(F, b, (b1 + tapB[k]) * 4, ORDER, m).fma(wk, acc1);
+        }
+        VectorMask<Float> out = F.indexInRange(0, cols);
+        acc0.intoMemorySegment(c, c0 * 4, ORDER, out);
+        acc1.intoMemorySegment(c, c1 * 4, ORDER, out);
+    }
+
+    /** The bits of lanes {@code [lo, hi)} within {@code [0, L)}. */
+    private static long lanes(int lo, int hi) {
+        int l = Math.max(lo, 0), h = Math.min(hi, L);
+        if (h <= l) return 0;
+        return (h >= 64 ? -1L : (1L << h) - 1) & (-1L << l);
     }
 
     /** Two strips of {@code cols < L} columns of a run of stride 2: the loads masked to elements {@code [0, 2 cols - 1)}. */

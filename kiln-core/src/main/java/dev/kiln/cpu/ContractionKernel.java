@@ -13,7 +13,9 @@ import dev.kiln.runtime.WorkerPool;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A kernel a host device runs as a packed GEMM ({@link GemmKernel}) or, for few rows and a short window (depthwise
@@ -63,10 +65,25 @@ public final class ContractionKernel implements KernelRunner {
      * renders and compiles for a contraction.
      */
     public static KernelProgram optimisedEpilogue(ContractionMatcher.Match match, CpuInfo cpu) {
-        // merged output loops: a conv's 56 x 56 pixels are one run of 3136, which vectorises (56 lanes do not)
-        KernelProgram e = OutputLoopMerging.merge(match.epilogue().anonymous());
-        return Optimizer.apply(e, Heuristics.defaultOpts(e, cpu));
+        // a device asks once to render and once to link, and a network repeats its layers: ResNet-50's prepare spent
+        // 18 % of its time here with a warm kernel cache
+        return EPILOGUES.computeIfAbsent(new EpilogueKey(match.epilogue().anonymous(), cpu), k -> {
+            // merged output loops: a conv's 56 x 56 pixels are one run of 3136, which vectorises (56 lanes do not)
+            KernelProgram e = OutputLoopMerging.merge(k.epilogue());
+            return Optimizer.apply(e, Heuristics.defaultOpts(e, k.cpu()));
+        });
     }
+
+    private record EpilogueKey(KernelProgram epilogue, CpuInfo cpu) {}
+
+    /** Optimised epilogues by structure: a few hundred small programs at most per process (bounded: cleared when full). */
+    private static final Map<EpilogueKey, KernelProgram> EPILOGUES = new ConcurrentHashMap<>() {
+        @Override
+        public KernelProgram computeIfAbsent(EpilogueKey key, java.util.function.Function<? super EpilogueKey, ? extends KernelProgram> f) {
+            if (size() > 4096) clear();
+            return super.computeIfAbsent(key, f);
+        }
+    };
 
     /** A line for the head of the epilogue's source, so {@code kernels()} shows what runs. */
     public static String describe(ContractionMatcher.Match match) {

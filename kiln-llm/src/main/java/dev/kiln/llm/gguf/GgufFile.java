@@ -1,13 +1,11 @@
 package dev.kiln.llm.gguf;
 
 import dev.kiln.llm.ModelFileException;
+import dev.kiln.llm.mapping.MappedFiles;
 
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -61,18 +59,7 @@ public final class GgufFile implements AutoCloseable {
      * @throws ModelFileException if the file cannot be read or is not a valid GGUF v2/v3 file
      */
     public static GgufFile open(Path file) {
-        Arena arena = Arena.ofShared(); // shared: decode threads read the weights
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-            long size = ch.size();
-            MemorySegment data = size == 0 ? MemorySegment.ofArray(new byte[0]) : ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
-            return new GgufFile(file, arena, GgufParser.parse(data, file));
-        } catch (IOException e) {
-            arena.close();
-            throw new ModelFileException(file, "cannot read the file: " + e, e);
-        } catch (RuntimeException | Error e) {
-            arena.close();
-            throw e;
-        }
+        return MappedFiles.open(file, (arena, data) -> new GgufFile(file, arena, GgufParser.parse(data, file)));
     }
 
     /** Parses GGUF bytes already in memory (tests, fuzzing); {@code name} is used in errors. Closing releases nothing. */

@@ -1,13 +1,11 @@
 package dev.kiln.llm.safetensors;
 
 import dev.kiln.llm.ModelFileException;
+import dev.kiln.llm.mapping.MappedFiles;
 
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -42,18 +40,7 @@ public final class SafetensorsFile implements AutoCloseable {
      * @throws ModelFileException if the file cannot be read or is not a valid safetensors file of supported dtypes
      */
     public static SafetensorsFile open(Path file) {
-        Arena arena = Arena.ofShared(); // shared: decode threads read the weights
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-            long size = ch.size();
-            MemorySegment data = size == 0 ? MemorySegment.ofArray(new byte[0]) : ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
-            return new SafetensorsFile(file, arena, SafetensorsHeader.parse(data, file));
-        } catch (IOException e) {
-            arena.close();
-            throw new ModelFileException(file, "cannot read the file: " + e, e);
-        } catch (RuntimeException | Error e) {
-            arena.close();
-            throw e;
-        }
+        return MappedFiles.open(file, (arena, data) -> new SafetensorsFile(file, arena, SafetensorsHeader.parse(data, file)));
     }
 
     /** Parses safetensors bytes already in memory (tests, fuzzing); {@code name} is used in errors. */

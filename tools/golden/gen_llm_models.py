@@ -36,8 +36,9 @@ Models (hidden 64, 2 layers, 4 query heads and 2 key/value heads of 16, SwiGLU M
   qwen2    Qwen2 with QKV biases, tied embeddings, a Qwen2-style byte-level BPE tokenizer; GGUF in Q8_0
 
 Weights are drawn with a seeded torch generator, then rounded to bf16: embeddings and an untied output N(0, 0.5^2),
-norms 1 + N(0, 0.1^2), biases N(0, 0.1^2), projections N(0, gain^2/fan_in) with gain 6 for q and k (sharp attention,
-so positions matter), 3 for o and down (the blocks outweigh the embedding) and 1 for the rest. With transformers'
+norms 1 + N(0, 0.1^2), biases N(0, 0.1^2), projections N(0, gain^2/fan_in) with gain 4 for q and k (sharp attention,
+so positions matter; sharper makes the logits ill-conditioned: at gain 6 float32 and float64 runs of transformers
+itself differ by 2e-4), 3 for o and down (the blocks outweigh the embedding) and 1 for the rest. With transformers'
 small initialisation a random model repeats one token forever; these give varied greedy continuations whose top two
 logits stay apart (min_margin records by how much; at least MIN_MARGIN, checked here).
 
@@ -81,7 +82,7 @@ SEQUENCE_TEXT = "The Licensor grants You a worldwide, royalty-free licence to us
 SEQUENCE_LEN, PREFIX = 14, 8
 PROMPT = "This License applies to"
 CONTINUATION = 32
-MIN_MARGIN = 0.01  # logits computed in another order differ by ~1e-5: a greedy choice this clear cannot flip
+MIN_MARGIN = 0.002  # logits computed in another order differ by a few 1e-5: a greedy choice this clear cannot flip
 
 
 # ---------------------------------------------------------------------------------------------------- tokenizers
@@ -172,7 +173,7 @@ def make_model(name, vocab, bos, eos):
             elif pname == "lm_head.weight":
                 v = 0.5 * torch.randn(p.shape, generator=g)
             else:
-                gain = 6.0 if pname.endswith(("q_proj.weight", "k_proj.weight")) else \
+                gain = 4.0 if pname.endswith(("q_proj.weight", "k_proj.weight")) else \
                     3.0 if pname.endswith(("o_proj.weight", "down_proj.weight")) else 1.0
                 v = gain * torch.randn(p.shape, generator=g) / p.shape[1] ** 0.5
             p.copy_(v.to(torch.bfloat16).to(torch.float32))
@@ -343,14 +344,19 @@ def references(model, seq_ids, prompt_ids):
     # transformers' own cache must agree with its own full pass: a check of the reference, not of Kiln
     assert np.allclose(decode, prefill[PREFIX:], rtol=1e-4, atol=1e-4), np.abs(decode - prefill[PREFIX:]).max()
     p = torch.tensor([prompt_ids])
-    gen = model.generate(p, attention_mask=torch.ones_like(p), max_new_tokens=CONTINUATION, min_new_tokens=CONTINUATION,
-                         do_sample=False, output_logits=True, return_dict_in_generate=True, pad_token_id=0)
+    # no end-of-generation token stops it (min_new_tokens would instead forbid them, which Kiln's ignoreEos does not)
+    model.generation_config.eos_token_id = None
+    gen = model.generate(p, attention_mask=torch.ones_like(p), max_new_tokens=CONTINUATION, do_sample=False,
+                         output_logits=True, return_dict_in_generate=True, pad_token_id=0)
     continuation = gen.sequences[0, len(prompt_ids):].tolist()
     margins = []
     for step in gen.logits:
         top2 = torch.topk(step[0], 2).values
         margins.append(float(top2[0] - top2[1]))
     assert len(continuation) == CONTINUATION and min(margins) > MIN_MARGIN, (continuation, min(margins))
+    # how well-conditioned the logits are: float32 against float64 (the tests' tolerance is judged against it)
+    f64 = copy.deepcopy(model).double()(ids).logits[0].numpy()
+    print(f"  max |float32 - float64| of the prefill logits: {np.abs(prefill - f64).max():.1e}")
     return prefill, decode, continuation, min(margins)
 
 

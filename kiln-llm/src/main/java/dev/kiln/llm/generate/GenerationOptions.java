@@ -22,8 +22,8 @@ public record GenerationOptions(int maxTokens, List<String> stop, boolean ignore
         Objects.requireNonNull(sampling, "sampling");
     }
 
-    /** Up to 256 tokens, no stop string, stopping at end-of-generation tokens, {@link SamplingOptions#defaults()}. */
-    public static GenerationOptions defaults() { return new GenerationOptions(256, List.of(), false, SamplingOptions.defaults()); }
+    /** Until an end-of-generation token or the end of the context, no stop string, {@link SamplingOptions#defaults()}. */
+    public static GenerationOptions defaults() { return new GenerationOptions(0, List.of(), false, SamplingOptions.defaults()); }
 
     /** {@link #defaults()} choosing greedily. */
     public static GenerationOptions greedy() { return defaults().withSampling(SamplingOptions.greedy()); }

@@ -99,9 +99,12 @@ final class LlamaDecoder implements Decoder {
     private OutputSlots run(int[] tokens, int from, int n) {
         float[] ids = inputs[0];
         for (int i = 0; i < n; i++) ids[i] = tokens[from + i];
-        graph.setVariable(LlamaGraph.CHUNK, n);
-        graph.setVariable(LlamaGraph.LENGTH, position + n);
-        OutputSlots slots = graph.runSlots(inputs);
+        OutputSlots slots;
+        synchronized (graph) { // LlamaModel copies the graph for new decoders under this lock
+            graph.setVariable(LlamaGraph.CHUNK, n);
+            graph.setVariable(LlamaGraph.LENGTH, position + n);
+            slots = graph.runSlots(inputs);
+        }
         position += n;
         return slots;
     }

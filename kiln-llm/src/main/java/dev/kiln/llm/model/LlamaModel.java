@@ -12,7 +12,8 @@ import java.util.Deque;
  * A Llama-family model compiled for one device: the {@link LlamaGraph} compiled once, and {@link Decoder}s over it,
  * each with its own KV caches. The first decoder runs the compiled graph itself; a decoder asked for while every
  * other is in use runs a replica ({@link CompiledGraph#copy()}: the same kernels and weights, its own caches), so
- * threads may decode side by side. A closed decoder returns to the model for reuse.
+ * threads may decode side by side. A closed decoder returns to the model for reuse. Replicas are copied from the
+ * compiled graph between two of its runs: its decoder runs while holding the graph's monitor.
  */
 public final class LlamaModel implements AutoCloseable {
     private final LlamaSpec spec;
@@ -66,7 +67,13 @@ public final class LlamaModel implements AutoCloseable {
     public synchronized Decoder newDecoder() {
         checkOpen();
         LlamaDecoder d = idle.poll();
-        if (d == null) d = track(new LlamaDecoder(this, graph.copy(), spec, context, maxChunk, cacheType, true));
+        if (d == null) {
+            CompiledGraph replica;
+            synchronized (graph) { // a compiled graph is copied between runs, never during one (LlamaDecoder runs under this lock)
+                replica = graph.copy();
+            }
+            d = track(new LlamaDecoder(this, replica, spec, context, maxChunk, cacheType, true));
+        }
         d.open();
         return d;
     }

@@ -27,8 +27,8 @@ import dev.kiln.types.Variable;
  * {@code j <= p} and {@code p - j < window}, as transformers masks it). The cache and the attention run over the
  * first {@code length} rows only: rows past it are neither computed nor read.
  *
- * <p>Weights are graph constants over the mapped file (read in place, shared by every compiled copy); f16 and bf16
- * weights are widened to f32 where they are read, so every product accumulates in f32.
+ * <p>Weights are graph constants (read in place, shared by every compiled copy); every product runs and accumulates in
+ * f32 ({@link LlamaWeights} widens half-precision weights when they load).
  */
 public final class LlamaGraph {
     /** The input of token ids. */
@@ -76,6 +76,7 @@ public final class LlamaGraph {
      * {@code cacheType} (f32, or f16 to halve their memory).
      */
     public static Graph build(LlamaSpec spec, LlamaWeights weights, int maxChunk, int context, DType cacheType, boolean allLogits) {
+        weights.requireF32();
         if (maxChunk < 1 || maxChunk > context) throw new IllegalArgumentException("maxChunk " + maxChunk + " must be in [1, context " + context + "]");
         if (cacheType != DType.F32 && cacheType != DType.F16) throw new IllegalArgumentException("KV cache dtype must be f32 or f16, got " + cacheType);
         return new LlamaGraph(spec, weights, maxChunk, context, cacheType).build(allLogits);
@@ -107,9 +108,9 @@ public final class LlamaGraph {
         return g.outputs(outputs);
     }
 
-    private Tensor norm(Tensor x, Tensor weight) { return x.rmsNorm(new int[] {spec.hidden()}, f32(weight), spec.rmsNormEps()); }
+    private Tensor norm(Tensor x, Tensor weight) { return x.rmsNorm(new int[] {spec.hidden()}, weight, spec.rmsNormEps()); }
 
-    private static Tensor linear(Tensor x, Tensor weight, Tensor bias) { return x.linear(f32(weight), bias == null ? null : f32(bias)); }
+    private static Tensor linear(Tensor x, Tensor weight, Tensor bias) { return x.linear(weight, bias); }
 
     private static Tensor f32(Tensor t) { return t.dtype() == DType.F32 ? t : t.cast(DType.F32); }
 

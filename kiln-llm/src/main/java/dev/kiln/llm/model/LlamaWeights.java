@@ -2,6 +2,7 @@ package dev.kiln.llm.model;
 
 import dev.kiln.Tensor;
 import dev.kiln.llm.ModelFileException;
+import dev.kiln.types.DType;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -11,6 +12,11 @@ import java.util.List;
  * The tensors of a Llama-family model, found under llama.cpp's names and checked against the {@link LlamaSpec}:
  * a missing tensor or one of the wrong shape is a {@link ModelFileException} naming it, never a failure inside a graph.
  * Matrices are (out, in), as both Hugging Face and GGUF store them.
+ *
+ * <p>F16 and BF16 tensors are widened to f32 once, here (a copy of twice their size): a product that widens
+ * half-precision weights as it reads them does not run on the packed GEMM, which made a 128-token prefill five times
+ * slower on SmolLM-135M's shapes (decode, bound by memory, was no faster either). F32 tensors stay in place over the
+ * mapped file. Reading half-precision and quantised weights in place is a later step.
  *
  * @param tokenEmbedding (vocab, hidden)
  * @param output         (vocab, hidden): the output projection, the token embedding itself when tied
@@ -49,6 +55,16 @@ public record LlamaWeights(Tensor tokenEmbedding, Tensor output, Tensor outputNo
         return new LlamaWeights(embedding, output, norm, layers);
     }
 
+    /** Fails unless every tensor is f32 (weights built by hand must be widened as {@link #load} does). */
+    void requireF32() {
+        List<Tensor> all = new ArrayList<>(List.of(tokenEmbedding, output, outputNorm));
+        for (Layer l : layers) {
+            all.addAll(java.util.stream.Stream.of(l.attnNorm(), l.q(), l.k(), l.v(), l.qBias(), l.kBias(), l.vBias(), l.attnOutput(), l.ffnNorm(),
+                    l.gate(), l.up(), l.down()).filter(java.util.Objects::nonNull).toList());
+        }
+        for (Tensor t : all) if (t.dtype() != DType.F32) throw new IllegalArgumentException("Llama weights must be f32, found " + t);
+    }
+
     private record Loader(WeightSource source) {
         Tensor get(String name, int... shape) {
             Tensor t = source.find(name).orElseThrow(() -> new ModelFileException(source.file(), "tensor '" + name + "': expected shape "
@@ -57,7 +73,7 @@ public record LlamaWeights(Tensor tokenEmbedding, Tensor output, Tensor outputNo
                 throw new ModelFileException(source.file(), "tensor '" + name + "': expected shape " + Arrays.toString(shape) + ", found "
                         + Arrays.toString(t.dims()));
             }
-            return t;
+            return t.dtype() == DType.F32 ? t : t.cast(DType.F32).realize().asConstant();
         }
     }
 }

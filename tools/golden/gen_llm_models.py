@@ -11,7 +11,7 @@ Writes, under kiln-llm/src/test/resources/llm/:
   <model>/<model>-<type>.gguf
                         the same weights as llama.cpp's converter (convert_hf_to_gguf.py) writes them: its tensor
                         names, Q and K rows permuted for the llama architecture (LlamaModel.permute), 1-D tensors
-                        in F32, 2-D tensors in F32, F16 or Q8_0, Llama 3 RoPE scaling as the rope_freqs.weight
+                        in F32, 2-D tensors in F32, F16, Q8_0 or Q4_0, Llama 3 RoPE scaling as the rope_freqs.weight
                         tensor, the tokenizer as tokenizer.ggml.* metadata
   <model>/ref-<weights>/prefill.npy   logits (n, vocab) of SEQUENCE's tokens, one forward pass
   <model>/ref-<weights>/decode.npy    logits (n - PREFIX, vocab) of the same tokens, PREFIX of them prefilled into
@@ -33,7 +33,7 @@ Models (hidden 64, 2 layers, 4 query heads and 2 key/value heads of 16, SwiGLU M
            fallback (Llama 2 / Mistral style); GGUF in F16. llama.cpp's converter writes Mistral as the llama
            architecture and writes no window (llama.cpp applies none); these files add llama.attention.sliding_window
            (gguf's add_sliding_window) so that a GGUF file states what the model computes.
-  qwen2    Qwen2 with QKV biases, tied embeddings, a Qwen2-style byte-level BPE tokenizer; GGUF in Q8_0
+  qwen2    Qwen2 with QKV biases, tied embeddings, a Qwen2-style byte-level BPE tokenizer; GGUF in Q8_0 and Q4_0
 
 Weights are drawn with a seeded torch generator, then rounded to bf16: embeddings and an untied output N(0, 0.5^2),
 norms 1 + N(0, 0.1^2), biases N(0, 0.1^2), projections N(0, gain^2/fan_in) with gain 4 for q and k (sharp attention,
@@ -218,7 +218,7 @@ def head_dim(cfg):
 
 
 FILE_TYPES = {"f32": (gguf.LlamaFileType.ALL_F32, None), "f16": (gguf.LlamaFileType.MOSTLY_F16, Q.F16),
-              "q8_0": (gguf.LlamaFileType.MOSTLY_Q8_0, Q.Q8_0)}
+              "q8_0": (gguf.LlamaFileType.MOSTLY_Q8_0, Q.Q8_0), "q4_0": (gguf.LlamaFileType.MOSTLY_Q4_0, Q.Q4_0)}
 
 
 def write_gguf(path, name, model, tok_meta, qname):
@@ -427,7 +427,7 @@ def main():
     generate("llama", *llama3_tokenizer(), ["f32", "q8_0"])
     with tempfile.TemporaryDirectory() as workdir:
         generate("mistral", *spm_tokenizer(workdir), ["f16"])
-    generate("qwen2", *qwen2_tokenizer(), ["q8_0"])
+    generate("qwen2", *qwen2_tokenizer(), ["q8_0", "q4_0"])
     total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(ROOT) for f in fs)
     print(f"{ROOT}: {total} bytes")
 

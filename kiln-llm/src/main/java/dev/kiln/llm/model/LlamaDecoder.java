@@ -34,6 +34,7 @@ final class LlamaDecoder implements Decoder {
         this.replica = replica;
         this.inputs = new float[1 + 2 * spec.layers()][];
         inputs[0] = new float[maxChunk];
+        if (replica) return; // a replica starts with its original's handles and feeds
         float[] empty = new float[context * spec.kvDim()];
         for (int i = 0; i < spec.layers(); i++) {
             graph.bindHandle(LlamaGraph.keyCache(i), empty);

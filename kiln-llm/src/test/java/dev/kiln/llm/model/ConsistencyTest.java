@@ -5,6 +5,8 @@ import dev.kiln.llm.ModelOptions;
 import dev.kiln.llm.generate.Decoder;
 import dev.kiln.types.DType;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.util.Arrays;
 
@@ -62,6 +64,24 @@ class ConsistencyTest {
             float[][] f32 = LlmFixtures.open(HF).logits(ids), f16 = half.logits(ids);
             // keys and values rounded to f16 (relative 2^-11) move these sharp-attention logits by about 0.06
             assertThat(maxDiff(f32, f16)).isLessThan(0.25).isGreaterThan(0);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"CLANG", "INTERP"})
+    void theOtherHostDevicesGiveCpusLogits(String device) {
+        try {
+            dev.kiln.serve.Session.on(device);
+        } catch (UnsupportedOperationException e) {
+            org.junit.jupiter.api.Assumptions.abort(device + " is unavailable here: " + e.getMessage());
+        }
+        int[] ids = sequence(HF);
+        try (LanguageModel m = LanguageModel.open(HF.path(), ModelOptions.defaults().withContextLength(16).withDevice(device))) {
+            assertThat(maxDiff(LlmFixtures.open(HF).logits(ids), m.logits(ids))).isLessThan(ReferenceLogitsTest.ATOL);
+            try (Decoder d = m.newDecoder()) {
+                d.append(Arrays.copyOf(ids, 8));
+                assertThat(d.append(ids[8])).hasSize(384);
+            }
         }
     }
 

@@ -35,7 +35,7 @@ public final class LlmFixtures {
     public static final List<Case> CASES = List.of(
             new Case("llama", "hf", "f32"), new Case("llama", "llama-f32.gguf", "f32"), new Case("llama", "llama-q8_0.gguf", "q8_0"),
             new Case("mistral", "hf", "f32"), new Case("mistral", "mistral-f16.gguf", "f16"),
-            new Case("qwen2", "hf", "f32"), new Case("qwen2", "qwen2-q8_0.gguf", "q8_0"));
+            new Case("qwen2", "hf", "f32"), new Case("qwen2", "qwen2-q8_0.gguf", "q8_0"), new Case("qwen2", "qwen2-q4_0.gguf", "q4_0"));
 
     private static final Map<String, LanguageModel> OPEN = new ConcurrentHashMap<>();
 

@@ -25,6 +25,10 @@ public record GgufWeights(GgufFile gguf) implements WeightSource {
     @Override
     public boolean interleavedRope() { return "llama".equals(gguf.string("general.architecture")); }
 
+    /** {@code llama} (Llama 2 and 3, Mistral, SmolLM: llama.cpp's converter writes them all so) and {@code qwen2}. */
+    @Override
+    public java.util.Set<String> architectures() { return java.util.Set.of("llama", "qwen2"); }
+
     @Override
     public Optional<float[]> ropeFrequencyFactors() {
         Optional<GgufTensor> t = gguf.findTensor("rope_freqs.weight");

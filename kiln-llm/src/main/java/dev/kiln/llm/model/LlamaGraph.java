@@ -84,7 +84,7 @@ public final class LlamaGraph {
 
     private Graph build(boolean allLogits) {
         Tensor tokens = g.input(TOKENS, DType.I32, Shape.symbolic(chunk));
-        Tensor x = Tensor.embedding(tokens, w.tokenEmbedding()).cast(DType.F32); // (chunk, hidden)
+        Tensor x = Tensor.embedding(tokens, w.tokenEmbedding()); // (chunk, hidden)
         Tensor[] caches = new Tensor[2 * spec.layers()];
         for (int i = 0; i < spec.layers(); i++) {
             LlamaWeights.Layer layer = w.layers().get(i);

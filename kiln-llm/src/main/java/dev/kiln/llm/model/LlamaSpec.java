@@ -25,9 +25,6 @@ import java.util.Set;
  */
 public record LlamaSpec(int vocab, int hidden, int layers, int heads, int kvHeads, int headDim, int ffn, double rmsNormEps, boolean qkvBias,
                         int slidingWindow, boolean interleavedRope, float[] inverseFrequencies) {
-    /** The {@code model_type}s (GGUF {@code general.architecture}s) the Llama graph computes correctly. */
-    public static final Set<String> SUPPORTED = Set.of("llama", "mistral", "qwen2");
-
     public LlamaSpec {
         inverseFrequencies = inverseFrequencies.clone();
         if (heads % kvHeads != 0) throw new IllegalArgumentException("heads " + heads + " is not a multiple of kvHeads " + kvHeads);
@@ -43,8 +40,9 @@ public record LlamaSpec(int vocab, int hidden, int layers, int heads, int kvHead
      */
     public static LlamaSpec of(ModelConfig config, WeightSource weights) {
         Path file = weights.file();
-        if (!SUPPORTED.contains(config.modelType())) {
-            throw new ModelFileException(file, "model_type (general.architecture): expected one of " + SUPPORTED.stream().sorted().toList()
+        Set<String> supported = weights.architectures();
+        if (!supported.contains(config.modelType())) {
+            throw new ModelFileException(file, "model_type (general.architecture): expected one of " + supported.stream().sorted().toList()
                     + ", found '" + config.modelType() + "' (not supported)");
         }
         if (config.ropeDimensions() != config.headDim()) {

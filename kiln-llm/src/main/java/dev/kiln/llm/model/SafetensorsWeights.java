@@ -131,6 +131,10 @@ public final class SafetensorsWeights implements WeightSource {
     @Override
     public Optional<float[]> ropeFrequencyFactors() { return Optional.empty(); }
 
+    /** transformers' {@code model_type}s of the family; SmolLM is {@code llama}. */
+    @Override
+    public java.util.Set<String> architectures() { return java.util.Set.of("llama", "mistral", "qwen2"); }
+
     @Override
     public void close() {
         for (SafetensorsFile f : files) f.close();

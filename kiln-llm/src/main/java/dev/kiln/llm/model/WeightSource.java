@@ -32,6 +32,12 @@ public sealed interface WeightSource extends AutoCloseable permits GgufWeights, 
      */
     Optional<float[]> ropeFrequencyFactors();
 
+    /**
+     * The architectures ({@code model_type}, GGUF {@code general.architecture}) whose weights this kind of file holds in
+     * a layout the graph knows: for GGUF, the names llama.cpp's converter writes for the Llama family.
+     */
+    java.util.Set<String> architectures();
+
     /** Unmaps the files; tensors found here must not be used afterwards. */
     @Override
     void close();

@@ -4,11 +4,12 @@ set -euo pipefail
 cd "$(dirname "$0")"
 # /usr/bin/python3 is the interpreter with both NumPy and PyTorch on these machines
 py=${PYTHON:-/usr/bin/python3}
-# the language-model references (gen_gguf.py, gen_tokenizers.py) need llama.cpp's gguf package, sentencepiece,
+# the language-model references (gen_gguf.py, gen_tokenizers.py, gen_llm_models.py) need llama.cpp's gguf package, sentencepiece,
 # tokenizers, safetensors and transformers, which the python3 on PATH has and that interpreter lacks
 for g in gen_*.py; do
-  case "$g" in gen_gguf.py | gen_tokenizers.py) continue ;; esac
+  case "$g" in gen_gguf.py | gen_tokenizers.py | gen_llm_models.py) continue ;; esac
   "$py" "$g"
 done
 "${LLM_PYTHON:-python3}" gen_gguf.py
 "${LLM_PYTHON:-python3}" gen_tokenizers.py
+"${LLM_PYTHON:-python3}" gen_llm_models.py

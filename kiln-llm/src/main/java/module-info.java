@@ -10,4 +10,6 @@ module dev.kiln.llm {
     exports dev.kiln.llm.gguf;
     exports dev.kiln.llm.safetensors;
     exports dev.kiln.llm.tokenizer;
+    exports dev.kiln.llm.generate;
+    exports dev.kiln.llm.model;
 }

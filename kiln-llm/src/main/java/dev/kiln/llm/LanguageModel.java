@@ -1,0 +1,180 @@
+package dev.kiln.llm;
+
+import dev.kiln.Tensor;
+import dev.kiln.llm.generate.Decoder;
+import dev.kiln.llm.generate.GeneratedToken;
+import dev.kiln.llm.generate.GenerationOptions;
+import dev.kiln.llm.generate.GenerationPublisher;
+import dev.kiln.llm.generate.GenerationResult;
+import dev.kiln.llm.generate.TokenStream;
+import dev.kiln.llm.gguf.GgufFile;
+import dev.kiln.llm.model.GgufWeights;
+import dev.kiln.llm.model.LlamaModel;
+import dev.kiln.llm.model.LlamaSpec;
+import dev.kiln.llm.model.LlamaWeights;
+import dev.kiln.llm.model.SafetensorsWeights;
+import dev.kiln.llm.model.WeightSource;
+import dev.kiln.llm.tokenizer.Tokenizer;
+import dev.kiln.serve.Session;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Objects;
+import java.util.concurrent.Flow;
+import java.util.function.Consumer;
+
+/**
+ * A language model of the Llama family (Llama 2 and 3.x, Mistral, Qwen2/2.5, SmolLM) ready to generate text: its
+ * weights mapped from a GGUF file or a Hugging Face folder, its tokenizer, and its graph compiled for a Kiln device.
+ *
+ * <pre>{@code
+ * try (LanguageModel model = LanguageModel.open(Path.of("model.gguf"))) {
+ *     GenerationResult r = model.generate("Once upon a time", GenerationOptions.defaults().withMaxTokens(64),
+ *             token -> System.out.print(token.text()));
+ *     System.out.println("\n" + r.stats());
+ * }
+ * }</pre>
+ *
+ * <p>Generations may run on several threads at once: each gets its own {@link Decoder} (KV caches) over the one
+ * compiled graph. Quantised GGUF weights are dequantised to f32 when the model opens (see {@link GgufWeights}).
+ */
+public final class LanguageModel implements AutoCloseable {
+    private final ModelConfig config;
+    private final Tokenizer tokenizer;
+    private final WeightSource weights;
+    private final LlamaModel model;
+
+    private LanguageModel(ModelConfig config, Tokenizer tokenizer, WeightSource weights, LlamaModel model) {
+        this.config = config;
+        this.tokenizer = tokenizer;
+        this.weights = weights;
+        this.model = model;
+    }
+
+    /** {@link #open(Path, ModelOptions)} with {@link ModelOptions#defaults()}. */
+    public static LanguageModel open(Path path) { return open(path, ModelOptions.defaults()); }
+
+    /**
+     * Opens a GGUF file, or a Hugging Face folder ({@code config.json}, {@code tokenizer.json}, safetensors weights),
+     * and compiles its graph.
+     *
+     * @throws ModelFileException if the files are missing, malformed, inconsistent or of an architecture or type Kiln
+     *                            does not support; the message names the file and the field or tensor
+     */
+    public static LanguageModel open(Path path, ModelOptions options) {
+        Objects.requireNonNull(path, "path");
+        Objects.requireNonNull(options, "options");
+        if (Files.isDirectory(path)) {
+            ModelConfig config = ModelConfig.fromConfigJson(path.resolve("config.json"));
+            Tokenizer tokenizer = Tokenizer.fromTokenizerJson(path.resolve("tokenizer.json"));
+            return build(config, tokenizer, SafetensorsWeights.open(path), options);
+        }
+        if (!Files.isRegularFile(path)) {
+            throw new ModelFileException(path, "expected a .gguf file or a folder with config.json, tokenizer.json and safetensors weights, found nothing");
+        }
+        GgufFile gguf = GgufFile.open(path);
+        try {
+            ModelConfig config = ModelConfig.fromGguf(gguf);
+            Tokenizer tokenizer = Tokenizer.fromGguf(gguf.metadata(), path);
+            return build(config, tokenizer, new GgufWeights(gguf), options);
+        } catch (RuntimeException | Error e) {
+            gguf.close();
+            throw e;
+        }
+    }
+
+    private static LanguageModel build(ModelConfig config, Tokenizer tokenizer, WeightSource weights, ModelOptions options) {
+        try {
+            LlamaSpec spec = LlamaSpec.of(config, weights);
+            if (tokenizer.vocabularySize() > spec.vocab()) {
+                throw new ModelFileException(weights.file(), "the tokenizer has " + tokenizer.vocabularySize() + " tokens, the model's vocabulary "
+                        + spec.vocab() + ": expected at most as many");
+            }
+            LlamaWeights w = LlamaWeights.load(spec, weights, config.tieWordEmbeddings());
+            int context = options.contextLength() > 0 ? options.contextLength()
+                    : Math.min(config.maxPositionEmbeddings(), ModelOptions.DEFAULT_MAX_CONTEXT);
+            int chunk = Math.min(options.prefillChunk() > 0 ? options.prefillChunk() : 256, context);
+            Session session = options.device() == null ? Session.on(Tensor.defaultDevice()) : Session.on(options.device());
+            LlamaModel model = LlamaModel.compile(spec, w, session, context, chunk, options.kvCacheType());
+            return new LanguageModel(config, tokenizer, weights, model);
+        } catch (RuntimeException | Error e) {
+            weights.close();
+            throw e;
+        }
+    }
+
+    /** The model's hyperparameters. */
+    public ModelConfig config() { return config; }
+
+    /** The model's tokenizer. */
+    public Tokenizer tokenizer() { return tokenizer; }
+
+    /** The most tokens a sequence (prompt and generated text) may hold. */
+    public int contextLength() { return model.contextLength(); }
+
+    /** The compiled model (its graph, plan and kernels). */
+    public LlamaModel compiled() { return model; }
+
+    /**
+     * A fresh sequence to run tokens through by hand (prefill a prompt, then one token at a time). Close it when done;
+     * each open decoder holds KV caches for the whole context.
+     */
+    public Decoder newDecoder() { return model.newDecoder(); }
+
+    /** Every position's logits for {@code tokens} in one forward pass (scoring), a row of vocabulary size per token. */
+    public float[][] logits(int... tokens) { return model.logits(tokens); }
+
+    /** The prompt's token ids: BOS and the like as the tokenizer adds them, control tokens written in it recognised. */
+    public int[] encode(String prompt) { return tokenizer.encode(prompt, true, true); }
+
+    /**
+     * Generates a continuation of {@code prompt}, giving each step to {@code onToken} as it is made.
+     *
+     * @throws dev.kiln.llm.generate.ContextOverflowException if the prompt (plus a positive {@code maxTokens}) does
+     *                                                        not fit the context; nothing runs then
+     */
+    public GenerationResult generate(String prompt, GenerationOptions options, Consumer<GeneratedToken> onToken) {
+        try (TokenStream s = stream(prompt, options)) {
+            return s.drain(onToken);
+        }
+    }
+
+    /** {@link #generate(String, GenerationOptions, Consumer)} without streaming. */
+    public GenerationResult generate(String prompt, GenerationOptions options) { return generate(prompt, options, t -> {}); }
+
+    /** A generation continuing {@code prompt}, step by step as its iterator is read; close it if it is left unfinished. */
+    public TokenStream stream(String prompt, GenerationOptions options) { return stream(encode(prompt), options); }
+
+    /** A generation continuing the token ids {@code prompt}. */
+    public TokenStream stream(int[] prompt, GenerationOptions options) {
+        Decoder d = model.newDecoder();
+        try {
+            return new TokenStream(d, tokenizer, prompt, options);
+        } catch (RuntimeException | Error e) {
+            d.close();
+            throw e;
+        }
+    }
+
+    /** A generation per subscriber, streamed with backpressure (see {@link GenerationPublisher}). */
+    public Flow.Publisher<GeneratedToken> publisher(String prompt, GenerationOptions options) {
+        int[] ids = encode(prompt);
+        return new GenerationPublisher(() -> stream(ids, options));
+    }
+
+    /** Frees the compiled graphs and unmaps the weights; decoders and streams must not be used afterwards. */
+    @Override
+    public void close() {
+        try {
+            model.close();
+        } finally {
+            weights.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "LanguageModel[" + config.modelType() + ", " + config.numHiddenLayers() + " layers, hidden " + config.hiddenSize() + ", vocab "
+                + config.vocabSize() + ", context " + contextLength() + ", " + weights.file() + "]";
+    }
+}

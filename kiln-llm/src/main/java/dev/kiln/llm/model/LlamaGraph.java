@@ -1,0 +1,145 @@
+package dev.kiln.llm.model;
+
+import dev.kiln.Tensor;
+import dev.kiln.serve.Graph;
+import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
+import dev.kiln.types.Variable;
+
+/**
+ * The Llama family (Llama 2 and 3, Mistral, Qwen2, SmolLM) as one Kiln {@link Graph}: a chunk of tokens at the end
+ * of a sequence whose earlier keys and values sit in KV caches. Prefill is the graph run on a whole prompt (or on
+ * pieces of it), decode the same graph run on one token; one compiled plan serves both, since the chunk's length
+ * and the sequence's length are symbolic variables.
+ *
+ * <p><b>Inputs.</b> {@value #TOKENS}: i32 ids, (chunk). {@code k<i>}, {@code v<i>}: layer i's caches,
+ * (context, kvHeads * headDim) of the cache dtype, bound as handles and fed back from the outputs after every run.
+ * <b>Variables.</b> {@value #CHUNK} (1 to maxChunk): the tokens given; {@value #LENGTH} (1 to context): the sequence's
+ * length after them, so the chunk holds positions {@code [length - chunk, length)}.
+ * <b>Outputs.</b> 0: the logits of the chunk's last token (1, vocab), or of all its tokens (chunk, vocab) when built
+ * with {@code allLogits}; then {@code k0, v0, k1, v1, ...}: the caches with the chunk's rows written.
+ *
+ * <p><b>Per block</b> (pre-norm): {@code x += o(attention(rope(q(n(x))), rope(k(n(x))), v(n(x))))},
+ * {@code x += down(silu(gate(n(x))) * up(n(x)))}, {@code n} an RMSNorm; the logits are
+ * {@code output(norm(x))}. Attention is causal, grouped-query (each key/value head serves
+ * {@code heads / kvHeads} query heads), scaled by {@code 1/sqrt(headDim)}, and sees only the last
+ * {@code slidingWindow} positions when there is a window (a key j is visible to a query at position p when
+ * {@code j <= p} and {@code p - j < window}, as transformers masks it). The cache and the attention run over the
+ * first {@code length} rows only: rows past it are neither computed nor read.
+ *
+ * <p>Weights are graph constants (read in place, shared by every compiled copy); every product runs and accumulates in
+ * f32 ({@link LlamaWeights} widens half-precision weights when they load).
+ */
+public final class LlamaGraph {
+    /** The input of token ids. */
+    public static final String TOKENS = "tokens";
+    /** The variable of the chunk's length. */
+    public static final String CHUNK = "chunk";
+    /** The variable of the sequence's length after the chunk. */
+    public static final String LENGTH = "length";
+
+    private final LlamaSpec spec;
+    private final LlamaWeights w;
+    private final int maxChunk, context;
+    private final DType cacheType;
+    private final Graph g = new Graph();
+    private final Variable chunk, length;
+    private final Tensor start;      // the chunk's first position (i64 scalar)
+    private final Tensor rowPosition; // (chunk): each row's position in the sequence
+    private final Tensor cos, sin;   // (chunk, 1, headDim / 2)
+
+    private LlamaGraph(LlamaSpec spec, LlamaWeights w, int maxChunk, int context, DType cacheType) {
+        this.spec = spec;
+        this.w = w;
+        this.maxChunk = maxChunk;
+        this.context = context;
+        this.cacheType = cacheType;
+        this.chunk = new Variable(CHUNK, 1, maxChunk);
+        this.length = new Variable(LENGTH, 1, context);
+        this.start = Tensor.variable(length).sub(Tensor.variable(chunk));
+        // clamped: a kernel that computes the table at its full extent must not index past the context
+        this.rowPosition = Tensor.arange(maxChunk).cast(DType.I64).add(start).minimum(context - 1).withSymbolicDim(0, chunk);
+        int half = spec.headDim() / 2;
+        float[][] tables = Rope.cosSinTables(spec.inverseFrequencies(), context);
+        this.cos = Tensor.of(tables[0], context, half).indexSelect(0, rowPosition).reshape(maxChunk, 1, half);
+        this.sin = Tensor.of(tables[1], context, half).indexSelect(0, rowPosition).reshape(maxChunk, 1, half);
+    }
+
+    /** Name of layer {@code i}'s key cache input. */
+    public static String keyCache(int i) { return "k" + i; }
+
+    /** Name of layer {@code i}'s value cache input. */
+    public static String valueCache(int i) { return "v" + i; }
+
+    /**
+     * The graph for chunks of up to {@code maxChunk} tokens in sequences of up to {@code context} tokens, caches of
+     * {@code cacheType} (f32, or f16 to halve their memory).
+     */
+    public static Graph build(LlamaSpec spec, LlamaWeights weights, int maxChunk, int context, DType cacheType, boolean allLogits) {
+        weights.requireF32();
+        if (maxChunk < 1 || maxChunk > context) throw new IllegalArgumentException("maxChunk " + maxChunk + " must be in [1, context " + context + "]");
+        if (cacheType != DType.F32 && cacheType != DType.F16) throw new IllegalArgumentException("KV cache dtype must be f32 or f16, got " + cacheType);
+        return new LlamaGraph(spec, weights, maxChunk, context, cacheType).build(allLogits);
+    }
+
+    private Graph build(boolean allLogits) {
+        Tensor tokens = g.input(TOKENS, DType.I32, Shape.symbolic(chunk));
+        Tensor x = Tensor.embedding(tokens, w.tokenEmbedding()); // (chunk, hidden)
+        Tensor[] caches = new Tensor[2 * spec.layers()];
+        for (int i = 0; i < spec.layers(); i++) {
+            LlamaWeights.Layer layer = w.layers().get(i);
+            Tensor kc = g.input(keyCache(i), cacheType, context, spec.kvDim());
+            Tensor vc = g.input(valueCache(i), cacheType, context, spec.kvDim());
+            Tensor h = norm(x, layer.attnNorm());
+            Tensor q = rope(linear(h, layer.q(), layer.qBias()).reshape(maxChunk, spec.heads(), spec.headDim()));
+            Tensor k = rope(linear(h, layer.k(), layer.kBias()).reshape(maxChunk, spec.kvHeads(), spec.headDim()));
+            Tensor v = linear(h, layer.v(), layer.vBias());
+            caches[2 * i] = append(kc, k.reshape(maxChunk, spec.kvDim()));
+            caches[2 * i + 1] = append(vc, v);
+            x = x.add(linear(attention(q, caches[2 * i], caches[2 * i + 1]), layer.attnOutput(), null));
+            Tensor m = norm(x, layer.ffnNorm());
+            x = x.add(linear(linear(m, layer.gate(), null).silu().mul(linear(m, layer.up(), null)), layer.down(), null));
+        }
+        Tensor last = allLogits ? x : x.indexSelect(0, Tensor.variable(chunk).sub(1).reshape(1));
+        Tensor logits = linear(norm(last, w.outputNorm()), w.output(), null);
+        Tensor[] outputs = new Tensor[1 + caches.length];
+        outputs[0] = logits;
+        System.arraycopy(caches, 0, outputs, 1, caches.length);
+        return g.outputs(outputs);
+    }
+
+    private Tensor norm(Tensor x, Tensor weight) { return x.rmsNorm(new int[] {spec.hidden()}, weight, spec.rmsNormEps()); }
+
+    private static Tensor linear(Tensor x, Tensor weight, Tensor bias) { return x.linear(weight, bias); }
+
+    private static Tensor f32(Tensor t) { return t.dtype() == DType.F32 ? t : t.cast(DType.F32); }
+
+    /** (chunk, heads, headDim) rotated by each row's position, in the layout the weights' rows are in. */
+    private Tensor rope(Tensor x) { return x.rotaryEmbedding(cos, sin, spec.interleavedRope()); }
+
+    /**
+     * The cache {@code cache} (context, kvDim) with rows {@code [start, length)} replaced by the chunk's {@code rows}
+     * (chunk, kvDim), symbolic in {@code length}: rows past it are not computed.
+     */
+    private Tensor append(Tensor cache, Tensor rows) {
+        Tensor r = Tensor.arange(context).cast(DType.I64);
+        Tensor fresh = r.ge(start).reshape(context, 1);
+        Tensor source = r.sub(start).clamp(0, Tensor.variable(chunk).sub(1));
+        Tensor picked = rows.indexSelect(0, source).cast(cacheType);
+        return Tensor.where(fresh, picked, cache).withSymbolicDim(0, length);
+    }
+
+    /** Causal grouped-query attention of q (chunk, heads, headDim) over the caches' first {@code length} rows. */
+    private Tensor attention(Tensor q, Tensor keys, Tensor values) {
+        int kv = spec.kvHeads(), group = spec.heads() / kv, hd = spec.headDim();
+        Tensor q4 = q.reshape(maxChunk, kv, group, hd).permute(1, 2, 0, 3);                          // (kv, group, chunk, hd)
+        Tensor k4 = f32(keys).reshape(context, kv, hd).permute(1, 0, 2).unsqueeze(1);                 // (kv, 1, length, hd)
+        Tensor v4 = f32(values).reshape(context, kv, hd).permute(1, 0, 2).unsqueeze(1);
+        Tensor scores = q4.matmul(k4.mT()).mul(1 / Math.sqrt(hd));                                    // (kv, group, chunk, length)
+        Tensor query = rowPosition.reshape(maxChunk, 1), key = Tensor.arange(context).cast(DType.I64).reshape(1, context);
+        Tensor visible = key.le(query);
+        if (spec.slidingWindow() > 0) visible = visible.logicalAnd(query.sub(key).lt(spec.slidingWindow()));
+        Tensor attn = Tensor.where(visible, scores, Float.NEGATIVE_INFINITY).softmax(-1).matmul(v4);  // (kv, group, chunk, hd)
+        return attn.permute(2, 0, 1, 3).reshape(maxChunk, spec.qDim());
+    }
+}

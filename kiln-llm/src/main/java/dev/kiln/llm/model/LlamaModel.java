@@ -1,0 +1,114 @@
+package dev.kiln.llm.model;
+
+import dev.kiln.llm.generate.Decoder;
+import dev.kiln.serve.CompiledGraph;
+import dev.kiln.serve.Session;
+import dev.kiln.types.DType;
+
+import java.util.ArrayDeque;
+import java.util.Deque;
+
+/**
+ * A Llama-family model compiled for one device: the {@link LlamaGraph} compiled once, and {@link Decoder}s over it,
+ * each with its own KV caches. The first decoder runs the compiled graph itself; a decoder asked for while every
+ * other is in use runs a replica ({@link CompiledGraph#copy()}: the same kernels and weights, its own caches), so
+ * threads may decode side by side. A closed decoder returns to the model for reuse. Replicas are copied from the
+ * compiled graph between two of its runs: its decoder runs while holding the graph's monitor.
+ */
+public final class LlamaModel implements AutoCloseable {
+    private final LlamaSpec spec;
+    private final LlamaWeights weights;
+    private final Session session;
+    private final int context, maxChunk;
+    private final DType cacheType;
+    private final CompiledGraph graph;
+    private final Deque<LlamaDecoder> idle = new ArrayDeque<>();
+    private final java.util.List<LlamaDecoder> all = new java.util.ArrayList<>();
+    private LlamaDecoder allLogits; // compiled on first use: scoring needs every position's logits, generation the last
+    private boolean closed;
+
+    private LlamaModel(LlamaSpec spec, LlamaWeights weights, Session session, int context, int maxChunk, DType cacheType) {
+        this.spec = spec;
+        this.weights = weights;
+        this.session = session;
+        this.context = context;
+        this.maxChunk = maxChunk;
+        this.cacheType = cacheType;
+        this.graph = session.compile(LlamaGraph.build(spec, weights, maxChunk, context, cacheType, false));
+        idle.add(track(new LlamaDecoder(this, graph, spec, context, maxChunk, cacheType, false)));
+    }
+
+    /**
+     * Compiles the model for {@code session}'s device: sequences of up to {@code context} tokens, prompts run
+     * {@code maxChunk} tokens at a time, KV caches of {@code cacheType} (f32 or f16).
+     */
+    public static LlamaModel compile(LlamaSpec spec, LlamaWeights weights, Session session, int context, int maxChunk, DType cacheType) {
+        return new LlamaModel(spec, weights, session, context, maxChunk, cacheType);
+    }
+
+    private LlamaDecoder track(LlamaDecoder d) {
+        all.add(d);
+        return d;
+    }
+
+    /** The spec the graph was built from. */
+    public LlamaSpec spec() { return spec; }
+
+    /** The most tokens a sequence may hold. */
+    public int contextLength() { return context; }
+
+    /** The most tokens one run takes (longer prompts run in pieces). */
+    public int maxChunk() { return maxChunk; }
+
+    /** The compiled graph generation runs (its plan shows the kernels). */
+    public CompiledGraph graph() { return graph; }
+
+    /** A decoder at position 0: an idle one, or one over a new replica of the compiled graph. */
+    public synchronized Decoder newDecoder() {
+        checkOpen();
+        LlamaDecoder d = idle.poll();
+        if (d == null) {
+            CompiledGraph replica;
+            synchronized (graph) { // a compiled graph is copied between runs, never during one (LlamaDecoder runs under this lock)
+                replica = graph.copy();
+            }
+            d = track(new LlamaDecoder(this, replica, spec, context, maxChunk, cacheType, true));
+        }
+        d.open();
+        return d;
+    }
+
+    synchronized void release(LlamaDecoder d) {
+        if (!closed && d != allLogits) idle.push(d);
+    }
+
+    /**
+     * The logits of every token of {@code tokens} given the ones before it, a row of {@code vocab} values per token:
+     * one forward pass over the sequence (in chunks of {@link #maxChunk()}), as a model is scored.
+     *
+     * @throws dev.kiln.llm.generate.ContextOverflowException if there are more tokens than the context holds
+     */
+    public synchronized float[][] logits(int... tokens) {
+        checkOpen();
+        if (allLogits == null) {
+            CompiledGraph g = session.compile(LlamaGraph.build(spec, weights, maxChunk, context, cacheType, true));
+            allLogits = new LlamaDecoder(this, g, spec, context, maxChunk, cacheType, false);
+        }
+        allLogits.open();
+        return allLogits.allLogits(tokens);
+    }
+
+    private void checkOpen() {
+        if (closed) throw new IllegalStateException("the model is closed");
+    }
+
+    /** Frees the compiled graphs and every decoder's caches; the weights' files are the caller's to close. */
+    @Override
+    public synchronized void close() {
+        if (closed) return;
+        closed = true;
+        for (LlamaDecoder d : all) if (d.isReplica()) d.graph().close();
+        graph.close();
+        if (allLogits != null) allLogits.graph().close();
+    }
+}

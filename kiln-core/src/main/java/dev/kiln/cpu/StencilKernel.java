@@ -27,7 +27,8 @@ import static java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED;
  *
  * <p>Padding is where B's gates fail. For a row and a tap, the columns where every gate holds form one interval
  * (each gate is linear in the column). Columns inside every tap's interval, the interior, run as vectors with no
- * test; the few columns outside it (a padding's width at each end) run one at a time, each tap tested. A tap whose
+ * test; the few columns outside it (a padding's width at each end) run one at a time, each tap tested, except in a row
+within one vector, which is one strip whose loads are masked tap by tap to the tap's columns. A tap whose
  * gates fail for the whole row is left out of the row. Non-finite weights make the row exact: their products
  * with the padding's zeros (NaN) must reach the sums, so such rows add every tap at every column.
  *
@@ -276,7 +277,7 @@ final class StencilKernel {
     /**
      * Rows {@code [start, end)} of C, numbered outer point major. Consecutive rows of one outer point that read the
      * same taps over the same columns (a convolution's rows away from the top and bottom padding) go in groups of up
-     * to {@code GROUP} when short, so each tap's weight (and mask) serves two strips side by side.
+     * to {@code GROUP} when short, so each tap's weight serves two strips side by side.
      */
     private void rows(Tables t, MemorySegment a, MemorySegment b, MemorySegment c, long start, long end) {
         Scratch s = SCRATCH.get();

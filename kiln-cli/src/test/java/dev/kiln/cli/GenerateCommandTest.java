@@ -8,9 +8,13 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -80,6 +84,26 @@ class GenerateCommandTest {
         assertThat(s.group(5)).isEqualTo("length");
         assertThat(s.group(6)).isEqualTo("max_tokens");
         assertThat(s.group(7)).as("no seed when greedy").isNull();
+    }
+
+    @Test
+    void theTextIsFlushedAsItIsMadeNotOnlyAtTheEnd() throws IOException {
+        List<String> atFlush = new ArrayList<>();
+        StringWriter sink = new StringWriter() {
+            @Override
+            public void flush() {
+                atFlush.add(toString());
+            }
+        };
+        StringWriter err = new StringWriter();
+        int code = Main.run(new PrintWriter(sink), new PrintWriter(err, true), "generate", model("llama-f32.gguf"), "--prompt", referencePrompt(),
+                "--temperature", "0", "--max-tokens", "32", "--ignore-eos", "--context", "64");
+        assertThat(code).as("stderr: %s", err).isZero();
+        List<String> distinct = atFlush.stream().filter(t -> !t.isEmpty()).distinct().toList();
+        assertThat(distinct.size()).as("distinct texts seen at flushes").isGreaterThan(10);
+        for (int i = 1; i < distinct.size(); i++) assertThat(distinct.get(i)).startsWith(distinct.get(i - 1));
+        String text = referenceText("llama-f32.gguf");
+        assertThat(sink.toString()).isEqualTo(text.endsWith("\n") ? text : text + "\n");
     }
 
     @Test

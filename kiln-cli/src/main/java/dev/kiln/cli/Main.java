@@ -11,7 +11,7 @@ import java.io.PrintWriter;
         mixinStandardHelpOptions = true,
         version = "0.1.0",
         description = "Kiln: a tensor compiler for Java.",
-        subcommands = {RunCommand.class, ProfileCommand.class, BenchCommand.class, OnnxTestCommand.class, DevicesCommand.class, DemoCommand.class,
+        subcommands = {RunCommand.class, ProfileCommand.class, BenchCommand.class, GenerateCommand.class, OnnxTestCommand.class, DevicesCommand.class, DemoCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 

@@ -190,6 +190,25 @@ class CliBadInputCatalogueTest {
                 bad("bench of an empty model", "bench @empty.onnx --random-inputs", "the model has no graph"),
                 bad("bench of an input larger than its --dim", "bench @sym.onnx --input x=@sym-5x4.npy --dim N=2", "dimension 'N' is 5, the plan was prepared for 1 to 2"),
 
+                // ---- generate (the model files and the context are GenerateCommandTest's, on kiln-llm's test models)
+                bad("generate without MODEL", "generate --prompt hi", "kiln generate: Missing required parameter: 'MODEL'"),
+                bad("generate without --prompt", "generate @missing.gguf", "kiln generate: Missing required option: '--prompt=TEXT'"),
+                bad("generate of a missing model", "generate @missing.gguf --prompt hi", "kiln generate: @missing.gguf: expected a .gguf file or a folder"),
+                bad("generate of a text file", "generate @notes.txt --prompt hi", "kiln generate: @notes.txt"),
+                bad("generate of a folder without config.json", "generate @dir --prompt hi", "kiln generate: @dir: expected a .gguf file or a Hugging Face model folder",
+                        "found a folder without config.json"),
+                bad("generate with an empty prompt", "generate @dir --prompt ''", "--prompt: expected some text, got an empty string"),
+                bad("generate --temperature -1", "generate @dir --prompt hi --temperature -1", "--temperature: expected a number >= 0 (0 = greedy), got -1.0"),
+                bad("generate --top-p 0", "generate @dir --prompt hi --top-p 0", "--top-p: expected a number in (0, 1], got 0.0"),
+                bad("generate --min-p 1.5", "generate @dir --prompt hi --min-p 1.5", "--min-p: expected a number in [0, 1], got 1.5"),
+                bad("generate --top-k -1", "generate @dir --prompt hi --top-k -1", "--top-k: expected a whole number >= 0 (0 = off), got -1"),
+                bad("generate --max-tokens -1", "generate @dir --prompt hi --max-tokens -1", "--max-tokens: expected a whole number >= 0"),
+                bad("generate --max-tokens of no number", "generate @dir --prompt hi --max-tokens lots", "'lots' is not an int"),
+                bad("generate --repetition-penalty 0", "generate @dir --prompt hi --repetition-penalty 0", "--repetition-penalty: expected a number > 0"),
+                bad("generate --context -1", "generate @dir --prompt hi --context -1", "--context: expected a whole number >= 0"),
+                bad("generate --stop ''", "generate @dir --prompt hi --stop ''", "--stop: expected some text, got an empty string"),
+                bad("generate on an unknown device", "generate @dir --prompt hi --device NOPE", "kiln generate: unknown device 'NOPE'"),
+
                 // ---- onnx-test
                 bad("onnx-test without DIR", "onnx-test", "kiln onnx-test: Missing required parameter: 'DIR'"),
                 bad("onnx-test of a missing folder", "onnx-test @missing", "DIR: expected a folder of ONNX test cases, got '@missing' (no such folder)"),

@@ -47,7 +47,7 @@ final class HfConfigReader {
             if (size > MAX_BYTES) throw new ModelFileException(file, "expected a config.json of at most " + MAX_BYTES + " bytes, found " + size);
             bytes = Files.readAllBytes(file);
         } catch (IOException e) {
-            throw new ModelFileException(file, "cannot read the file: " + e, e);
+            throw ModelFileException.unreadable(file, e);
         }
         return parse(bytes, file);
     }

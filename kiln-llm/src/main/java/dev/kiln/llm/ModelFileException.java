@@ -1,5 +1,9 @@
 package dev.kiln.llm;
 
+import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Objects;
 
@@ -22,6 +26,20 @@ public final class ModelFileException extends IllegalArgumentException {
     public ModelFileException(Path file, String detail, Throwable cause) {
         super(Objects.requireNonNull(file) + ": " + detail, cause);
         this.file = file;
+    }
+
+    /**
+     * A file that cannot be read at all (missing, not permitted, an I/O error), said in words rather than by the Java
+     * exception's class name.
+     */
+    public static ModelFileException unreadable(Path file, IOException e) {
+        String why = switch (e) {
+            case NoSuchFileException x -> "no such file";
+            case AccessDeniedException x -> "permission denied";
+            case FileSystemException x when x.getReason() != null -> x.getReason();
+            default -> e.getMessage() == null ? "an I/O error" : e.getMessage();
+        };
+        return new ModelFileException(file, "cannot read the file: " + why, e);
     }
 
     /** The file that could not be read. */

@@ -31,7 +31,7 @@ public final class MappedFiles {
             return open.apply(arena, data);
         } catch (IOException e) {
             arena.close();
-            throw new ModelFileException(file, "cannot read the file: " + e, e);
+            throw ModelFileException.unreadable(file, e);
         } catch (RuntimeException | Error e) {
             arena.close();
             throw e;

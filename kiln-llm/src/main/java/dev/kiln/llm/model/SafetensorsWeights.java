@@ -89,7 +89,7 @@ public final class SafetensorsWeights implements WeightSource {
             if (all.isEmpty()) throw new ModelFileException(folder, "expected model.safetensors, model.safetensors.index.json or *.safetensors files, found none");
             return all;
         } catch (IOException e) {
-            throw new ModelFileException(folder, "cannot list the folder: " + e, e);
+            throw ModelFileException.unreadable(folder, e);
         }
     }
 

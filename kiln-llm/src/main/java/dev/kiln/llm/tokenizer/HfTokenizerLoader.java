@@ -123,8 +123,10 @@ final class HfTokenizerLoader {
                 throw f.error("(file)", "expected at most " + MAX_FILE_BYTES + " bytes, found " + size);
             }
             return JSON.readTree(file.toFile());
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new ModelFileException(file, "expected JSON, found invalid JSON: " + e.getOriginalMessage(), e);
         } catch (IOException e) {
-            throw new ModelFileException(file, "cannot be read as JSON: " + e.getMessage(), e);
+            throw ModelFileException.unreadable(file, e);
         }
     }
 

@@ -5,6 +5,7 @@
 module dev.kiln.llm {
     requires transitive dev.kiln.core;
     requires com.fasterxml.jackson.databind;
+    requires jinjava;
 
     exports dev.kiln.llm;
     exports dev.kiln.llm.gguf;
@@ -12,4 +13,5 @@ module dev.kiln.llm {
     exports dev.kiln.llm.tokenizer;
     exports dev.kiln.llm.generate;
     exports dev.kiln.llm.model;
+    exports dev.kiln.llm.chat;
 }

@@ -1,6 +1,8 @@
 package dev.kiln.llm;
 
 import dev.kiln.Tensor;
+import dev.kiln.llm.chat.ChatMessage;
+import dev.kiln.llm.chat.ChatTemplate;
 import dev.kiln.llm.generate.Decoder;
 import dev.kiln.llm.generate.GeneratedToken;
 import dev.kiln.llm.generate.GenerationOptions;
@@ -19,6 +21,7 @@ import dev.kiln.serve.Session;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Flow;
 import java.util.function.Consumer;
@@ -43,6 +46,7 @@ public final class LanguageModel implements AutoCloseable {
     private final Tokenizer tokenizer;
     private final WeightSource weights;
     private final LlamaModel model;
+    private volatile ChatTemplate chatTemplate;
 
     private LanguageModel(ModelConfig config, Tokenizer tokenizer, WeightSource weights, LlamaModel model) {
         this.config = config;
@@ -153,6 +157,45 @@ public final class LanguageModel implements AutoCloseable {
         } catch (RuntimeException | Error e) {
             d.close();
             throw e;
+        }
+    }
+
+    /**
+     * The model's chat template (from its tokenizer's files), parsed once.
+     *
+     * @throws dev.kiln.llm.chat.ChatTemplateException if the files hold none, or it does not parse
+     */
+    public ChatTemplate chatTemplate() {
+        ChatTemplate t = chatTemplate;
+        if (t == null) chatTemplate = t = ChatTemplate.forTokenizer(tokenizer);
+        return t;
+    }
+
+    /** The prompt's token ids for a conversation: the rendered template, its control tokens recognised, no BOS added (the template writes it). */
+    public int[] encodeChat(ChatTemplate template, List<ChatMessage> messages) {
+        return tokenizer.encode(template.render(messages, true), false, true);
+    }
+
+    /**
+     * The assistant's next reply to {@code messages}, rendered with the model's {@link #chatTemplate() chat template}
+     * (with {@code add_generation_prompt}), giving each step to {@code onToken} as it is made. It stops at the model's
+     * end-of-turn and end-of-text tokens ({@code <|eot_id|>}, {@code <|im_end|>}, {@code </s>}) whatever
+     * {@link GenerationOptions#ignoreEos()} says, at a stop string, or after {@code maxTokens}.
+     *
+     * @throws dev.kiln.llm.chat.ChatTemplateException if the model has no chat template, or it refuses the conversation
+     *                                                 (roles out of order); nothing runs then
+     * @throws dev.kiln.llm.generate.ContextOverflowException if the conversation does not fit the context
+     */
+    public GenerationResult chat(List<ChatMessage> messages, GenerationOptions options, Consumer<GeneratedToken> onToken) {
+        return chat(chatTemplate(), messages, options, onToken);
+    }
+
+    /** {@link #chat(List, GenerationOptions, Consumer)} with the given template (e.g. {@link ChatTemplate#forTokenizer(Tokenizer, boolean)}'s ChatML fallback). */
+    public GenerationResult chat(ChatTemplate template, List<ChatMessage> messages, GenerationOptions options, Consumer<GeneratedToken> onToken) {
+        Objects.requireNonNull(template, "template");
+        int[] prompt = encodeChat(template, messages);
+        try (TokenStream s = stream(prompt, options.withIgnoreEos(false))) {
+            return s.drain(onToken);
         }
     }
 

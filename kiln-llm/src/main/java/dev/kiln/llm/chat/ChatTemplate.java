@@ -159,6 +159,17 @@ public final class ChatTemplate {
         for (TemplateError e : interpreter.getErrors()) {
             if (e.getSeverity() == TemplateError.ErrorType.FATAL || isUnsupported(e)) throw error(e, true);
         }
+        // Jinjava renders an unknown filter or test as nothing, silently: name them here instead
+        for (String name : TemplateScan.filters(prepared)) {
+            if (JINJAVA.getGlobalContext().getFilter(name) == null) {
+                throw new ChatTemplateException(ChatTemplateException.Kind.UNSUPPORTED, "chat template: unsupported feature: the filter '" + name + "'");
+            }
+        }
+        for (String name : TemplateScan.tests(prepared)) {
+            if (JINJAVA.getGlobalContext().getExpTest(name) == null) {
+                throw new ChatTemplateException(ChatTemplateException.Kind.UNSUPPORTED, "chat template: unsupported feature: the test '" + name + "'");
+            }
+        }
     }
 
     private static boolean isUnsupported(TemplateError e) {
@@ -170,7 +181,8 @@ public final class ChatTemplate {
 
     private static ChatTemplateException error(TemplateError e, boolean parsing) {
         String where = e.getLineno() > 0 ? " (line " + e.getLineno() + (e.getStartPosition() > 0 ? ", column " + e.getStartPosition() : "") + ")" : "";
-        ChatTemplateException.Kind kind = isUnsupported(e) ? ChatTemplateException.Kind.UNSUPPORTED
+        boolean unknownTag = e.getMessage() != null && e.getMessage().contains("Unknown tag");
+        ChatTemplateException.Kind kind = isUnsupported(e) || unknownTag ? ChatTemplateException.Kind.UNSUPPORTED
                 : e.getReason() == TemplateError.ErrorReason.SYNTAX_ERROR || parsing ? ChatTemplateException.Kind.SYNTAX
                 : ChatTemplateException.Kind.RENDER;
         String what = switch (kind) {

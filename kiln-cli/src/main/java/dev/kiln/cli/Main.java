@@ -4,6 +4,7 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 import java.io.PrintWriter;
+import java.io.Reader;
 
 /** Entry point of the {@code kiln} command-line tool. */
 @Command(
@@ -11,7 +12,7 @@ import java.io.PrintWriter;
         mixinStandardHelpOptions = true,
         version = "0.1.0",
         description = "Kiln: a tensor compiler for Java.",
-        subcommands = {RunCommand.class, ProfileCommand.class, BenchCommand.class, GenerateCommand.class, OnnxTestCommand.class, DevicesCommand.class, DemoCommand.class,
+        subcommands = {RunCommand.class, ProfileCommand.class, BenchCommand.class, GenerateCommand.class, ChatCommand.class, OnnxTestCommand.class, DevicesCommand.class, DemoCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 
@@ -21,7 +22,13 @@ public final class Main implements Runnable {
     /** Whether progress may be drawn: only when run as the process's own command line on a terminal. */
     final boolean interactive;
 
-    private Main(boolean interactive) { this.interactive = interactive; }
+    /** Where commands that read lines ({@code kiln chat}) read them: standard input unless a test gave another. */
+    final Reader in;
+
+    private Main(boolean interactive, Reader in) {
+        this.interactive = interactive;
+        this.in = in;
+    }
 
     /** Runs the kiln command line and exits with its exit code. */
     public static void main(String[] args) {
@@ -41,9 +48,16 @@ public final class Main implements Runnable {
         return commandLine(false).setOut(out).setErr(err).execute(args);
     }
 
-    private static CommandLine commandLine(boolean interactive) {
+    /** {@link #run(PrintWriter, PrintWriter, String...)} with {@code in} as standard input (for {@code kiln chat}). */
+    public static int run(Reader in, PrintWriter out, PrintWriter err, String... args) {
+        return commandLine(false, in).setOut(out).setErr(err).execute(args);
+    }
+
+    private static CommandLine commandLine(boolean interactive) { return commandLine(interactive, null); }
+
+    private static CommandLine commandLine(boolean interactive, Reader in) {
         ErrorHandler errors = new ErrorHandler();
-        return new CommandLine(new Main(interactive && Progress.terminalAttached()))
+        return new CommandLine(new Main(interactive && Progress.terminalAttached(), in))
                 .setExecutionStrategy(errors)
                 .setExecutionExceptionHandler(errors)
                 .setParameterExceptionHandler(errors);

@@ -57,7 +57,7 @@ class GenerateCommandTest {
 
     static String model(String name) { return LLAMA.resolve(name).toString(); }
 
-    private static final Pattern STATS = Pattern.compile(
+    static final Pattern STATS = Pattern.compile(
             "prompt (\\d+) tokens, generated (\\d+) tokens; prefill (\\d+\\.\\d) tokens/s, decode (\\d+\\.\\d) tokens/s; finish (\\w+) \\((\\w+)\\)(; seed (-?\\d+))?");
 
     /** The one stats line on stderr, parsed. */

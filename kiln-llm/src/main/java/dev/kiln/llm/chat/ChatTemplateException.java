@@ -3,9 +3,10 @@ package dev.kiln.llm.chat;
 /**
  * A chat template could not be used: the model has none, its source does not parse, it needs a feature Kiln's Jinja
  * does not have, or it refused the conversation itself ({@code raise_exception}, e.g. roles out of order). The
- * message is fit to show a user as is; {@link #kind()} tells the cases apart.
+ * message is fit to show a user as is; {@link #kind()} tells the cases apart. It is an {@link IllegalArgumentException}:
+ * the model's files or the conversation are at fault, not Kiln.
  */
-public class ChatTemplateException extends RuntimeException {
+public class ChatTemplateException extends IllegalArgumentException {
     /** Why the template could not be used. */
     public enum Kind {
         /** The model's files hold no chat template (and no fallback was asked for). */

@@ -204,6 +204,13 @@ WHITESPACE = """{% for message in messages %}
 json={{ messages[-1] | tojson }}
 """
 
+# Python string methods templates call (str.startswith, .strip, .split, .upper, ...)
+METHODS = """{% for message in messages %}
+{% if message['content'].startswith(' ') or message.content.endswith('\n') %}[padded]{% endif %}
+{{ message.role.upper() }}/{{ message.role.title() }}: {{ message.content.strip() }}|{{ message.content.lstrip() }}|{{ message.content.rstrip() }}|{{ message['content'].split() | length }}|{{ message.content.split('o') | join('0') }}|{{ '.lower() in a string' }}|{{ message.content.replace('e', 'E') }}
+{% endfor %}
+"""
+
 TEMPLATES = {
     "llama2": (LLAMA2, "<s>", "</s>"),
     "llama3": (LLAMA3, "<|begin_of_text|>", "<|eot_id|>"),
@@ -212,6 +219,7 @@ TEMPLATES = {
     "qwen25": (QWEN25, "", "<|im_end|>"),
     "smollm2": (SMOLLM2, "", "<|im_end|>"),
     "whitespace": (WHITESPACE, "<s>", "</s>"),
+    "methods": (METHODS, "<s>", "</s>"),
 }
 
 def msg(role, content):

@@ -30,8 +30,13 @@ import java.util.Objects;
  * throws a {@link ChatTemplateException} of kind {@link ChatTemplateException.Kind#RAISED}) and
  * {@code strftime_now(format)} (the local time, English names), and the filters {@code tojson} (Python's
  * {@code json.dumps}: {@code ensure_ascii=False}, {@code indent}, {@code separators}, {@code sort_keys}) and
- * {@code trim} (Python's {@code str.strip}). Strings also answer Python's {@code .strip()}, {@code .lstrip()},
- * {@code .rstrip()}, {@code .startswith()} and {@code .endswith()} — rewritten to filters before parsing.
+ * {@code trim} (Python's {@code str.strip}). Strings also answer Python's {@code .startswith()}, {@code .endswith()},
+ * {@code .lstrip()}, {@code .rstrip()}, {@code .upper()}, {@code .lower()}, {@code .title()} and {@code .capitalize()}
+ * (rewritten to filters before parsing, see {@link PythonMethods}), and Java's {@code .strip()}, {@code .split()} and
+ * {@code .replace()}; other Python methods are an error of kind {@link ChatTemplateException.Kind#UNSUPPORTED}.
+ *
+ * <p>Known differences from jinja2: a boolean or none printed directly renders as {@code true}/{@code false}/nothing,
+ * not {@code True}/{@code False}/{@code None} (chat templates test them, they do not print them).
  *
  * <p>Templates render on the calling thread; one {@code ChatTemplate} may be used from several threads.
  */
@@ -181,7 +186,7 @@ public final class ChatTemplate {
 
     private static ChatTemplateException error(TemplateError e, boolean parsing) {
         String where = e.getLineno() > 0 ? " (line " + e.getLineno() + (e.getStartPosition() > 0 ? ", column " + e.getStartPosition() : "") + ")" : "";
-        boolean unknownTag = e.getMessage() != null && e.getMessage().contains("Unknown tag");
+        boolean unknownTag = e.getMessage() != null && (e.getMessage().contains("Unknown tag") || e.getMessage().contains("Cannot find method"));
         ChatTemplateException.Kind kind = isUnsupported(e) || unknownTag ? ChatTemplateException.Kind.UNSUPPORTED
                 : e.getReason() == TemplateError.ErrorReason.SYNTAX_ERROR || parsing ? ChatTemplateException.Kind.SYNTAX
                 : ChatTemplateException.Kind.RENDER;
@@ -226,6 +231,7 @@ public final class ChatTemplate {
         j.getGlobalContext().registerFunction(new ELFunctionDefinition("", "raise_exception", ChatTemplate.class, "raiseException", Object.class));
         j.getGlobalContext().registerFunction(new ELFunctionDefinition("", "strftime_now", ChatTemplate.class, "strftimeNow", Object.class));
         for (Filter f : PythonFilters.all()) j.getGlobalContext().registerFilter(f);
+        for (Filter f : PythonMethods.filters()) j.getGlobalContext().registerFilter(f);
         return j;
     }
 

@@ -19,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * {@code src/test/resources/chat/}.
  */
 class ChatTemplateGoldenTest {
-    static final List<String> TEMPLATES = List.of("llama2", "llama3", "llama31", "mistral", "qwen25", "smollm2", "whitespace");
+    static final List<String> TEMPLATES = List.of("llama2", "llama3", "llama31", "mistral", "qwen25", "smollm2", "whitespace", "methods");
 
     static JsonNode reference(String name) throws IOException {
         try (InputStream in = ChatTemplateGoldenTest.class.getResourceAsStream("/chat/" + name + ".json")) {

@@ -37,6 +37,9 @@ class ChatTemplateTest {
                 .isInstanceOfSatisfying(ChatTemplateException.class, e -> assertThat(e.kind()).isEqualTo(ChatTemplateException.Kind.UNSUPPORTED))
                 .hasMessage("chat template: unsupported feature: the test 'no_such_test'");
         assertThat(t("{{ '|not_a_filter is not_a_test' }}").render(HELLO, true)).as("inside a string literal").isEqualTo("|not_a_filter is not_a_test");
+        assertThatThrownBy(() -> t("{{ messages[0].content.casefold() }}").render(HELLO, true))
+                .isInstanceOfSatisfying(ChatTemplateException.class, e -> assertThat(e.kind()).isEqualTo(ChatTemplateException.Kind.UNSUPPORTED))
+                .hasMessageContaining("casefold");
         assertThatThrownBy(() -> t("{% generation %}x{% endgeneration %}").render(HELLO, true))
                 .isInstanceOf(ChatTemplateException.class).hasMessageContaining("generation");
     }

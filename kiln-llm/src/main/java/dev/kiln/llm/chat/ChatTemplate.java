@@ -243,6 +243,9 @@ public final class ChatTemplate {
 
     /** Thrown by {@code raise_exception}, turned into a {@link ChatTemplateException} by {@link #render}. */
     static final class RaisedException extends RuntimeException {
+        @java.io.Serial
+        private static final long serialVersionUID = 1L;
+
         RaisedException(String message) { super(message, null, false, false); }
     }
 

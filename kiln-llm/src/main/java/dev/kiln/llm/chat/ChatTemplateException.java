@@ -21,6 +21,9 @@ public class ChatTemplateException extends IllegalArgumentException {
         RENDER
     }
 
+    @java.io.Serial
+    private static final long serialVersionUID = 1L;
+
     private final Kind kind;
 
     public ChatTemplateException(Kind kind, String message) {

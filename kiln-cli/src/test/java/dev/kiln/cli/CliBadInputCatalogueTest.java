@@ -209,6 +209,19 @@ class CliBadInputCatalogueTest {
                 bad("generate --stop ''", "generate @dir --prompt hi --stop ''", "--stop: expected some text, got an empty string"),
                 bad("generate on an unknown device", "generate @dir --prompt hi --device NOPE", "kiln generate: unknown device 'NOPE'"),
 
+                // ---- chat (templates and conversations are ChatCommandTest's, on kiln-llm's test models)
+                bad("chat without MODEL", "chat", "kiln chat: Missing required parameter: 'MODEL'"),
+                bad("chat of a missing model", "chat @missing.gguf", "kiln chat: @missing.gguf: expected a .gguf file or a folder"),
+                bad("chat of a folder without config.json", "chat @dir", "kiln chat: @dir: expected a .gguf file or a Hugging Face model folder",
+                        "found a folder without config.json"),
+                bad("chat with an empty --system", "chat @dir --system ''", "--system: expected some text, got an empty string"),
+                bad("chat --temperature -1", "chat @dir --temperature -1", "--temperature: expected a number >= 0 (0 = greedy), got -1.0"),
+                bad("chat --top-p 0", "chat @dir --top-p 0", "--top-p: expected a number in (0, 1], got 0.0"),
+                bad("chat --max-tokens -1", "chat @dir --max-tokens -1", "--max-tokens: expected a whole number >= 0"),
+                bad("chat --stop ''", "chat @dir --stop ''", "--stop: expected some text, got an empty string"),
+                bad("chat --ignore-eos (generate's option)", "chat @dir --ignore-eos", "kiln chat: Unknown option: '--ignore-eos'"),
+                bad("chat on an unknown device", "chat @dir --device NOPE", "kiln chat: unknown device 'NOPE'"),
+
                 // ---- onnx-test
                 bad("onnx-test without DIR", "onnx-test", "kiln onnx-test: Missing required parameter: 'DIR'"),
                 bad("onnx-test of a missing folder", "onnx-test @missing", "DIR: expected a folder of ONNX test cases, got '@missing' (no such folder)"),

@@ -20,11 +20,9 @@ import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * {@code kiln chat MODEL}: a conversation with a language model. Each line read from standard input is a user turn;
@@ -58,52 +56,13 @@ final class ChatCommand extends KilnCommand {
             description = "The most tokens of one reply; 0 = until the end of the turn or the context is full (default: ${DEFAULT-VALUE}).")
     int maxTokens;
 
-    @Option(names = "--temperature", paramLabel = "T", defaultValue = "0.8",
-            description = "Sampling temperature, >= 0; 0 = greedy (always the most likely token) (default: ${DEFAULT-VALUE}).")
-    double temperature;
-
-    @Option(names = "--top-k", paramLabel = "K", defaultValue = "40",
-            description = "Keep only the K most likely tokens; 0 = off (default: ${DEFAULT-VALUE}).")
-    int topK;
-
-    @Option(names = "--top-p", paramLabel = "P", defaultValue = "0.95",
-            description = "Nucleus sampling: keep the most likely tokens whose probabilities sum to P, in (0, 1]; 1 = off (default: ${DEFAULT-VALUE}).")
-    double topP;
-
-    @Option(names = "--min-p", paramLabel = "P", defaultValue = "0.05",
-            description = "Drop tokens less likely than P times the most likely one, in [0, 1]; 0 = off (default: ${DEFAULT-VALUE}).")
-    double minP;
-
-    @Option(names = "--repetition-penalty", paramLabel = "R", defaultValue = "1",
-            description = "Penalise the last 64 tokens' logits (divide positive ones by R, multiply negative ones), > 0; 1 = off (default: ${DEFAULT-VALUE}).")
-    double repetitionPenalty;
-
-    @Option(names = "--presence-penalty", paramLabel = "X", defaultValue = "0",
-            description = "Subtract X from the logit of every token among the last 64; 0 = off (default: ${DEFAULT-VALUE}).")
-    double presencePenalty;
-
-    @Option(names = "--seed", paramLabel = "S",
-            description = "Seed of the random draw: the same seed, options, model and input give the same replies (default: a fresh seed, printed with the statistics).")
-    Long seed;
-
-    @Option(names = "--stop", paramLabel = "TEXT",
-            description = "End a reply where its text first contains TEXT, which is not printed (repeatable).")
-    List<String> stop = new ArrayList<>();
-
-    @Option(names = "--context", paramLabel = "N", defaultValue = "0",
-            description = "Context length in tokens (the whole conversation; the KV caches are sized for it); 0 = the model's, at most "
-                    + ModelOptions.DEFAULT_MAX_CONTEXT + " (default: ${DEFAULT-VALUE}).")
-    int context;
-
     @Mixin
-    DeviceOption device;
+    SamplingFlags flags;
 
     @Override
     int execute() throws IOException {
         GenerationOptions options = generationOptions();
-        if (device.device != null) device.resolve();
-        ModelOptions modelOptions = ModelOptions.defaults().withDevice(device.device).withContextLength(context);
-        checkFolder(model);
+        ModelOptions modelOptions = flags.modelOptions(model);
         LanguageModel lm;
         try (Progress p = progress("loading " + model)) {
             lm = LanguageModel.open(model, modelOptions);
@@ -176,33 +135,8 @@ final class ChatCommand extends KilnCommand {
     /** The options, checked with the command line's names before the model loads. */
     GenerationOptions generationOptions() {
         if (system != null && system.isBlank()) throw new IllegalArgumentException("--system: expected some text, got an empty string");
-        check(maxTokens >= 0, "--max-tokens", "a whole number >= 0 (0 = up to the end of the turn)", maxTokens);
-        check(temperature >= 0 && Double.isFinite(temperature), "--temperature", "a number >= 0 (0 = greedy)", temperature);
-        check(topK >= 0, "--top-k", "a whole number >= 0 (0 = off)", topK);
-        check(topP > 0 && topP <= 1, "--top-p", "a number in (0, 1]", topP);
-        check(minP >= 0 && minP <= 1, "--min-p", "a number in [0, 1]", minP);
-        check(repetitionPenalty > 0 && Double.isFinite(repetitionPenalty), "--repetition-penalty", "a number > 0 (1 = off)", repetitionPenalty);
-        check(Double.isFinite(presencePenalty), "--presence-penalty", "a finite number (0 = off)", presencePenalty);
-        check(context >= 0, "--context", "a whole number >= 0 (0 = the model's)", context);
-        for (String s : stop) if (s.isEmpty()) throw new IllegalArgumentException("--stop: expected some text, got an empty string");
-        long s = seed != null ? seed : ThreadLocalRandom.current().nextLong();
-        SamplingOptions sampling = SamplingOptions.defaults().withTemperature(temperature).withTopK(topK).withTopP(topP).withMinP(minP)
-                .withRepetitionPenalty(repetitionPenalty).withPresencePenalty(presencePenalty).withSeed(s);
-        return new GenerationOptions(maxTokens, stop, false, sampling);
-    }
-
-    /** A folder MODEL must hold config.json and tokenizer.json: said here in the command line's words. */
-    private static void checkFolder(Path model) {
-        if (!Files.isDirectory(model)) return;
-        for (String f : new String[] {"config.json", "tokenizer.json"}) {
-            if (!Files.isRegularFile(model.resolve(f))) {
-                throw new IllegalArgumentException(model + ": expected a .gguf file or a Hugging Face model folder (config.json, tokenizer.json,"
-                        + " safetensors weights), found a folder without " + f);
-            }
-        }
-    }
-
-    private static void check(boolean ok, String option, String expected, Object got) {
-        if (!ok) throw new IllegalArgumentException(option + ": expected " + expected + ", got " + got);
+        SamplingFlags.check(maxTokens >= 0, "--max-tokens", "a whole number >= 0 (0 = up to the end of the turn)", maxTokens);
+        SamplingOptions sampling = flags.sampling();
+        return new GenerationOptions(maxTokens, flags.stop, false, sampling);
     }
 }

@@ -8,14 +8,13 @@ import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Optimizer;
 import dev.kiln.codegen.OutputLoopMerging;
 import dev.kiln.codegen.ReductionOrder;
+import dev.kiln.ir.BoundedCache;
 import dev.kiln.runtime.KernelRunner;
 import dev.kiln.runtime.WorkerPool;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A kernel a host device runs as a packed GEMM ({@link GemmKernel}) or, for few rows and a short window (depthwise
@@ -67,7 +66,7 @@ public final class ContractionKernel implements KernelRunner {
     public static KernelProgram optimisedEpilogue(ContractionMatcher.Match match, CpuInfo cpu) {
         // a device asks once to render and once to link, and a network repeats its layers: ResNet-50's prepare spent
         // 18 % of its time here with a warm kernel cache
-        return EPILOGUES.computeIfAbsent(new EpilogueKey(match.epilogue().anonymous(), cpu), k -> {
+        return EPILOGUES.get(new EpilogueKey(match.epilogue().anonymous(), cpu), k -> {
             // merged output loops: a conv's 56 x 56 pixels are one run of 3136, which vectorises (56 lanes do not)
             KernelProgram e = OutputLoopMerging.merge(k.epilogue());
             return Optimizer.apply(e, Heuristics.defaultOpts(e, k.cpu()));
@@ -76,14 +75,8 @@ public final class ContractionKernel implements KernelRunner {
 
     private record EpilogueKey(KernelProgram epilogue, CpuInfo cpu) {}
 
-    /** Optimised epilogues by structure: a few hundred small programs at most per process (bounded: cleared when full). */
-    private static final Map<EpilogueKey, KernelProgram> EPILOGUES = new ConcurrentHashMap<>() {
-        @Override
-        public KernelProgram computeIfAbsent(EpilogueKey key, java.util.function.Function<? super EpilogueKey, ? extends KernelProgram> f) {
-            if (size() > 4096) clear();
-            return super.computeIfAbsent(key, f);
-        }
-    };
+    /** Optimised epilogues by structure: a few hundred small programs per network. */
+    private static final BoundedCache<EpilogueKey, KernelProgram> EPILOGUES = new BoundedCache<>(4096);
 
     /** A line for the head of the epilogue's source, so {@code kernels()} shows what runs. */
     public static String describe(ContractionMatcher.Match match) {

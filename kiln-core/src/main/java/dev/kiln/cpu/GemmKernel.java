@@ -39,12 +39,7 @@ final class GemmKernel {
     /** Below this many multiply-adds the work stays on the calling thread. */
     private static final long PARALLEL_MIN = 1L << 20;
 
-    private final Contraction contraction;
-    private final int[] batchVars, mVars, nVars, kVars;
-    private final boolean limited;
-    private final GemmPlan full;
-    /** The plan of the last run with symbolic extents below the full ones (reused while they stay). */
-    private volatile GemmPlan last;
+    private final ExtentPlans<GemmPlan> plans;
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
@@ -60,31 +55,22 @@ final class GemmKernel {
     }
 
     GemmKernel(Contraction c) {
-        contraction = c;
-        batchVars = vars(c, Contraction.Role.BATCH);
-        mVars = vars(c, Contraction.Role.M);
-        nVars = vars(c, Contraction.Role.N);
-        kVars = vars(c, Contraction.Role.K);
-        boolean lim = false;
-        long[] ext = new long[c.vars().size()];
-        for (int v = 0; v < ext.length; v++) {
-            ext[v] = c.vars().get(v).extent();
-            lim |= c.vars().get(v).limit() >= 0;
-        }
-        limited = lim;
-        full = new GemmPlan(c, batchVars, mVars, nVars, kVars, ext);
+        int[] batchVars = vars(c, Contraction.Role.BATCH), mVars = vars(c, Contraction.Role.M), nVars = vars(c, Contraction.Role.N),
+                kVars = vars(c, Contraction.Role.K);
+        plans = new ExtentPlans<>(c, ext -> new GemmPlan(c, batchVars, mVars, nVars, kVars, ext));
     }
 
     /** Whether a run at the full extents is split over the workers (else it stays on the calling thread). */
     boolean splits() {
+        GemmPlan full = plans.full();
         return WorkerPool.size() >= 2 && (long) full.batches * full.m * full.n * full.k >= PARALLEL_MIN;
     }
 
     /** The kernel parameter A is read from. */
-    int aParam() { return full.a.param; }
+    int aParam() { return plans.full().a.param; }
 
     /** The kernel parameter B is read from. */
-    int bParam() { return full.b.param; }
+    int bParam() { return plans.full().b.param; }
 
     private static int[] vars(Contraction c, Contraction.Role role) {
         return java.util.stream.IntStream.range(0, c.vars().size()).filter(v -> c.vars().get(v).role() == role).toArray();
@@ -103,8 +89,8 @@ final class GemmKernel {
      * extents: used when the run's extents are the full ones, ignored otherwise).
      */
     void run(MemorySegment[] buffers, long[] vars, Prepacked prepacked) {
-        GemmPlan p = plan(vars);
-        Prepacked pre = p == full ? prepacked : null;
+        GemmPlan p = plans.at(vars);
+        Prepacked pre = p == plans.full() ? prepacked : null;
         p.checkBounds(buffers);
         if (p.batches == 0 || p.m == 0 || p.n == 0) return;
         MemorySegment cs = buffers[0];
@@ -184,7 +170,7 @@ final class GemmKernel {
      * @throws IndexOutOfBoundsException when an element read lies outside its buffer
      */
     Prepacked prepack(MemorySegment[] buffers, boolean packA, boolean packB) {
-        GemmPlan p = full;
+        GemmPlan p = plans.full();
         if (p.batches == 0 || p.m == 0 || p.n == 0 || p.k == 0) return null;
         long aSize = (long) p.batches * roundUp(p.m, MR) * p.k, bSize = (long) p.batches * roundUp(p.n, NR) * p.k;
         packA &= aSize <= PREPACK_MAX;
@@ -210,18 +196,6 @@ final class GemmKernel {
 
     /** Where K block {@code pc} of batch {@code b} starts in a prepacked B. */
     private static int bBase(GemmPlan p, int b, int pc) { return (b * p.k + pc) * roundUp(p.n, NR); }
-
-    private GemmPlan plan(long[] vars) {
-        if (!limited) return full;
-        long[] ext = new long[contraction.vars().size()];
-        for (int v = 0; v < ext.length; v++) ext[v] = Math.max(0, contraction.vars().get(v).extent(vars));
-        if (java.util.Arrays.equals(ext, full.extents)) return full;
-        GemmPlan p = last;
-        if (p != null && java.util.Arrays.equals(ext, p.extents)) return p;
-        p = new GemmPlan(contraction, batchVars, mVars, nVars, kVars, ext);
-        last = p;
-        return p;
-    }
 
     /** The BLIS loop nest over batches {@code [b0, b1)}, rows {@code [m0, m1)} and columns {@code [n0, n1)} of C. */
     static void compute(GemmPlan p, Prepacked pre, MemorySegment as, MemorySegment bs, MemorySegment cs,

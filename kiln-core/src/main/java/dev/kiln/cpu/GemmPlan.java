@@ -10,7 +10,6 @@ import java.util.Arrays;
  * column of C how many columns from it on are contiguous (so a register tile's row is one vector store).
  */
 final class GemmPlan {
-    final long[] extents;
     final GemmSide a, b;
     final long[] cBatch, cRow, cCol;
     /** {@code contiguous[n]}: the number of columns {@code n, n+1, ...} whose C addresses step by 1. */
@@ -19,7 +18,6 @@ final class GemmPlan {
     final long cMin, cMax;
 
     GemmPlan(Contraction c, int[] batchVars, int[] mVars, int[] nVars, int[] kVars, long[] extents) {
-        this.extents = extents;
         a = new GemmSide(c.a(), batchVars, mVars, kVars, extents);
         b = new GemmSide(c.b(), batchVars, kVars, nVars, extents);
         long[] strides = c.c().strides();

@@ -2,7 +2,6 @@ package dev.kiln.cpu;
 
 import dev.kiln.codegen.Contraction;
 import dev.kiln.codegen.Contraction.Gate;
-import dev.kiln.codegen.Contraction.Operand;
 import dev.kiln.codegen.Contraction.Role;
 import dev.kiln.codegen.ContractionMatcher;
 import dev.kiln.runtime.WorkerPool;
@@ -56,10 +55,7 @@ final class StencilKernel {
     private final int column;
     private final int[] outerVars, rowVars, tapVars;
     private final long columnStrideB;
-    private final boolean limited;
-    private final Tables full;
-    /** The tables of the last run with symbolic extents below the full ones (reused while they stay). */
-    private volatile Tables last;
+    private final ExtentPlans<Tables> plans;
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
@@ -139,27 +135,19 @@ final class StencilKernel {
         rowVars = IntStream.range(0, c.vars().size()).filter(v -> role(v) == Role.N && v != column).toArray();
         tapVars = IntStream.range(0, c.vars().size()).filter(v -> role(v) == Role.K).toArray();
         columnStrideB = c.b().stride(column);
-        long[] ext = new long[c.vars().size()];
-        boolean lim = false;
-        for (int v = 0; v < ext.length; v++) {
-            ext[v] = c.vars().get(v).extent();
-            lim |= c.vars().get(v).limit() >= 0;
-        }
-        limited = lim;
-        full = new Tables(ext);
+        plans = new ExtentPlans<>(c, Tables::new);
     }
 
     private Role role(int v) { return contraction.vars().get(v).role(); }
 
     /** Whether a run at the full extents is split over the workers. */
-    boolean splits() { return WorkerPool.size() >= 2 && full.work() >= PARALLEL_MIN; }
+    boolean splits() { return WorkerPool.size() >= 2 && plans.full().work() >= PARALLEL_MIN; }
 
     /**
      * The contraction at fixed extents: each role's contribution to every address and gate as one table look-up
      * (outer points: batch and M variables; rows: N variables but the column; taps: K variables).
      */
     private final class Tables {
-        final long[] extents;
         final int outer, rows, columns, taps;
         final long[] outerA, outerB, outerC, rowB, rowC, tapA, tapB;
         /** Per gate of A (then of B): its value's part from the outer points, the rows and the taps. */
@@ -168,7 +156,6 @@ final class StencilKernel {
         final int gatesA;
 
         Tables(long[] ext) {
-            extents = ext;
             Contraction c = contraction;
             outerA = offset(GemmSide.table(outerVars, ext, c.a().strides()), c.a().offset());
             outerB = offset(GemmSide.table(outerVars, ext, c.b().strides()), c.b().offset());
@@ -241,25 +228,13 @@ final class StencilKernel {
         }
     }
 
-    private Tables tables(long[] vars) {
-        if (!limited) return full;
-        long[] ext = new long[contraction.vars().size()];
-        for (int v = 0; v < ext.length; v++) ext[v] = Math.max(0, contraction.vars().get(v).extent(vars));
-        if (Arrays.equals(ext, full.extents)) return full;
-        Tables t = last;
-        if (t != null && Arrays.equals(ext, t.extents)) return t;
-        t = new Tables(ext);
-        last = t;
-        return t;
-    }
-
     /**
      * Writes {@code C = A B} for every point of the variables ({@code vars} bound the variables with a limit).
      *
      * @throws IndexOutOfBoundsException when an element read or written lies outside its buffer
      */
     void run(MemorySegment[] buffers, long[] vars) {
-        Tables t = tables(vars);
+        Tables t = plans.at(vars);
         if (t.outer == 0 || t.rows == 0 || t.columns == 0) return;
         MemorySegment a = buffers[contraction.a().param()], b = buffers[contraction.b().param()], c = buffers[0];
         long jobs = (long) t.outer * t.rows;

@@ -1,5 +1,6 @@
 package dev.kiln.catalogue;
 
+import dev.kiln.testing.BlockingStep;
 import dev.kiln.Tensor;
 import dev.kiln.io.Npy;
 import dev.kiln.io.NpyFormatException;
@@ -28,10 +29,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import static dev.kiln.catalogue.BadInput.bad;
@@ -248,24 +246,14 @@ class RuntimeBadInputCatalogueTest {
 
     /** {@code call} on {@link #withVariable}'s twin while another thread is inside a run of it. */
     private static void whileRunning(ThrowingConsumer<ExecutionPlan> call) throws Throwable {
-        CountDownLatch inside = new CountDownLatch(1), release = new CountDownLatch(1);
-        Tensor in = Tensor.ones(4).to("INTERP").realize();
-        Tensor blocking = Tensor.custom("block", DType.F32, new int[] {4}, (ins, out) -> {
-            inside.countDown();
-            try {
-                release.await(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            MemorySegment.copy(ins.getFirst(), 0, out, 0, 16);
-        }, in);
-        ExecutionPlan plan = Tensor.prepare(blocking.add(1));
+        BlockingStep step = new BlockingStep();
+        ExecutionPlan plan = Tensor.prepare(step.over(Tensor.ones(4).to("INTERP").realize()).add(1));
         Thread runner = Thread.ofPlatform().name("catalogue-runner").start(plan::execute);
         try {
-            assertThat(inside.await(10, TimeUnit.SECONDS)).as("the runner entered the plan").isTrue();
+            assertThat(step.awaitInside()).as("the runner entered the plan").isTrue();
             call.accept(plan);
         } finally {
-            release.countDown();
+            step.release();
             runner.join(10_000);
             plan.close();
         }

@@ -1,5 +1,6 @@
 package dev.kiln.catalogue;
 
+import dev.kiln.testing.BlockingStep;
 import dev.kiln.Tensor;
 import dev.kiln.runtime.ConcurrentUseException;
 import dev.kiln.serve.CompileOptions;
@@ -21,8 +22,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 
@@ -271,28 +270,19 @@ class ServingBadInputCatalogueTest {
 
     /** {@code call} on a graph while another thread is inside a run of it (a host step that waits). */
     private static void whileRunning(Consumer<CompiledGraph> call) throws Throwable {
-        CountDownLatch inside = new CountDownLatch(1), release = new CountDownLatch(1);
+        BlockingStep step = new BlockingStep();
         Graph g = new Graph();
         Tensor x = g.input("x", DType.F32, 4);
         Tensor w = g.param("w", DType.F32, 4);
-        Tensor blocked = Tensor.custom("block", DType.F32, new int[] {4}, (ins, out) -> {
-            inside.countDown();
-            try {
-                release.await(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            MemorySegment.copy(ins.getFirst(), 0, out, 0, 16);
-        }, x);
-        g.outputs(blocked.add(w));
+        g.outputs(step.over(x).add(w));
         CompiledGraph c = INTERP.compile(g);
         c.setParam("w", new float[4]);
         Thread runner = Thread.ofPlatform().name("catalogue-runner").start(() -> c.run(Map.of("x", new float[4])));
         try {
-            assertThat(inside.await(10, TimeUnit.SECONDS)).as("the runner entered the graph").isTrue();
+            assertThat(step.awaitInside()).as("the runner entered the graph").isTrue();
             call.accept(c);
         } finally {
-            release.countDown();
+            step.release();
             runner.join(10_000);
             c.close();
         }

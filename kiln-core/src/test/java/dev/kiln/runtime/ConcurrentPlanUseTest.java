@@ -1,5 +1,6 @@
 package dev.kiln.runtime;
 
+import dev.kiln.testing.BlockingStep;
 import dev.kiln.Tensor;
 import dev.kiln.types.DType;
 import org.junit.jupiter.api.Test;
@@ -10,7 +11,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -32,20 +32,10 @@ class ConcurrentPlanUseTest {
 
     @Test
     void aSecondThreadEnteringARunInProgressGetsConcurrentUseException() throws Exception {
-        CountDownLatch inside = new CountDownLatch(1), release = new CountDownLatch(1);
-        Tensor x = Tensor.ones(4).contiguous().realize();
-        Tensor blocking = Tensor.custom("block", DType.F32, new int[] {4}, (ins, out) -> {
-            inside.countDown();
-            try {
-                release.await(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            MemorySegment.copy(ins.getFirst(), 0, out, 0, 16);
-        }, x);
-        try (ExecutionPlan plan = Tensor.prepare(blocking.add(1))) {
+        BlockingStep step = new BlockingStep();
+        try (ExecutionPlan plan = Tensor.prepare(step.over(Tensor.ones(4).contiguous().realize()).add(1))) {
             Thread first = Thread.ofPlatform().name("first-runner").start(plan::execute);
-            assertThat(inside.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(step.awaitInside()).isTrue();
             try {
                 assertThatThrownBy(plan::execute).isInstanceOf(ConcurrentUseException.class).isInstanceOf(IllegalStateException.class)
                         .hasMessageContaining("ExecutionPlan[").hasMessageContaining("first-runner")
@@ -55,7 +45,7 @@ class ConcurrentPlanUseTest {
                 assertThatThrownBy(plan::close).isInstanceOf(ConcurrentUseException.class);
                 assertThatThrownBy(() -> plan.setVariable(0, 1)).isInstanceOf(ConcurrentUseException.class);
             } finally {
-                release.countDown();
+                step.release();
                 first.join(10_000);
             }
             // the first run was unaffected and the plan is free again

@@ -327,6 +327,28 @@ public final class Tensor {
         return new Tensor(UOp.of(Op.CUSTOM, dtype, fn, src), d);
     }
 
+    /**
+     * A loop over the first axis of {@code sequences}: {@code step} maps the carried state and each step's slices
+     * to the next state and that step's outputs. The step is traced once and compiled once, so building and
+     * planning a scan, and its plan's size, do not grow with the number of steps (recurrent layers, ONNX Scan).
+     *
+     * <p>Returns the final states (after the last step; the initial ones if there are no steps), then each
+     * per-step output stacked over the steps as a new first axis. In a plan the scan is one host step that runs
+     * the step's own plan once per step (on the plan's device if its memory is host memory, else on CPU, said
+     * once in the log).
+     *
+     * @param step      the body, called once with stand-in tensors
+     * @param initial   the initial state (any number of tensors, static shapes)
+     * @param sequences at least one tensor; all have the same static first axis, the number of steps
+     * @param constants values the step reads on every step (weights, say); they may be lazily computed
+     * @throws IllegalArgumentException if the sequences disagree or are symbolic, or the step's next states do not
+     *                                  match the state's shapes and dtypes, or it reads a value computed outside the
+     *                                  scan by a host function (pass it as a constant)
+     */
+    public static List<Tensor> scan(ScanStep step, List<Tensor> initial, List<Tensor> sequences, List<Tensor> constants) {
+        return Scans.scan(step, initial, sequences, constants);
+    }
+
     /** The values converted to float (C order). */
     public float[] toFloatArray() {
         float[] f = new float[arrayLength("toFloatArray")];

@@ -29,6 +29,12 @@ public record CustomFunction(String name, dev.kiln.types.Shape shape, Body body)
         /** A fresh state, as a new plan starts with it. */
         S newState();
 
+        /**
+         * A fresh state for a plan step placed on {@code device} (a device spec, e.g. {@code "CPU"}); a state that
+         * holds resources (memory, compiled code) implements {@link AutoCloseable} and is closed with its plan.
+         */
+        default S newState(String device) { return newState(); }
+
         void apply(List<MemorySegment> inputs, MemorySegment output, S state);
 
         /** A call outside a plan (e.g. interpreted evaluation) has no state to keep: it gets a fresh one. */

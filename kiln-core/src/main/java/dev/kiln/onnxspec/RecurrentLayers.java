@@ -11,9 +11,10 @@ import java.util.Locale;
 import java.util.function.UnaryOperator;
 
 /**
- * The recurrent layers of ONNX (RNN, GRU, LSTM), unrolled over the static sequence length: the input
- * projections of all steps are one matmul, then each step adds the recurrent projection of the previous
- * hidden state and applies the gates. A reverse direction runs forward over the sequences reversed
+ * The recurrent layers of ONNX (RNN, GRU, LSTM) over a static sequence length: the input projections of all
+ * steps are one matmul, then one step, traced and compiled once and run per time step ({@link Tensor#scan}),
+ * adds the recurrent projection of the previous hidden state and applies the gates. Building, planning and
+ * running are linear in the sequence length. A reverse direction runs forward over the sequences reversed
  * within their lengths, and its outputs are reversed back. Steps at or past a batch entry's sequence
  * length keep its state and output zeros.
  */
@@ -21,7 +22,7 @@ public final class RecurrentLayers {
     private RecurrentLayers() {}
 
     /**
-     * ONNX RNN, unrolled over the static sequence length: {@code H_t = f(X_t W^T + H_{t-1} R^T + Wb + Rb)}.
+     * ONNX RNN over the static sequence length: {@code H_t = f(X_t W^T + H_{t-1} R^T + Wb + Rb)}.
      *
      * @param x (seq, batch, input), or (batch, seq, input) with layout 1
      * @param w (dirs, hidden, input)
@@ -44,7 +45,7 @@ public final class RecurrentLayers {
     }
 
     /**
-     * ONNX GRU (gates z, r, h in the weights' order), unrolled; parameters as {@link #rnn} with 3*hidden gate
+     * ONNX GRU (gates z, r, h in the weights' order); parameters as {@link #rnn} with 3*hidden gate
      * rows in w and r and 6*hidden biases, and two activations per direction (default Sigmoid, Tanh).
      * {@code linearBeforeReset} applies the reset gate after the recurrent projection of the candidate.
      */
@@ -56,7 +57,7 @@ public final class RecurrentLayers {
     }
 
     /**
-     * ONNX LSTM (gates i, o, f, c in the weights' order), unrolled; parameters as {@link #rnn} with 4*hidden
+     * ONNX LSTM (gates i, o, f, c in the weights' order); parameters as {@link #rnn} with 4*hidden
      * gate rows in w and r, 8*hidden biases and three activations per direction (default Sigmoid, Tanh,
      * Tanh). {@code initialC} (like initialH) and the peepholes {@code p} (dirs, 3*hidden: i, o, f) may be
      * null; {@code inputForget} couples the forget gate to {@code 1 - i}.
@@ -166,43 +167,57 @@ public final class RecurrentLayers {
         Tensor[] peep = new Tensor[3];
         if (l.p != null) for (int k = 0; k < 3; k++) peep[k] = l.p.slice(0, d, d + 1, 1).reshape(3 * h).slice(0, k * h, (k + 1) * h, 1);
         List<UnaryOperator<Tensor>> f = l.act.subList(d * l.cell.defaults.length, (d + 1) * l.cell.defaults.length);
-        List<Tensor> ys = new ArrayList<>();
-        for (int t = 0; t < steps; t++) {
-            Tensor xt = xw.slice(0, t, t + 1, 1).reshape(batch, g * h);
-            Tensor rec = state.matmul(r.mT()); // (batch, g*h)
-            Tensor newState, newCell = null;
+
+        // one step, traced once and run once per time step (Tensor.scan): state h (and c), slices x_t (and whether
+        // each batch entry is still within its length), constants R (and its bias, the peepholes)
+        boolean lstm = l.cell == Cell.LSTM;
+        List<Tensor> initial = lstm ? List.of(state, cellState) : List.of(state);
+        List<Tensor> sequences = new ArrayList<>(List.of(xw));
+        if (l.lens != null) sequences.add(l.lens.reshape(1, batch).gt(Tensor.arange(steps).to(x.device()).reshape(steps, 1)).reshape(steps, batch, 1));
+        List<Tensor> constants = new ArrayList<>(List.of(r));
+        if (rb != null) constants.add(rb);
+        if (l.p != null) constants.addAll(List.of(peep));
+        boolean bias = rb != null, peepholes = l.p != null;
+        List<Tensor> out = Tensor.scan((st, sl, c) -> {
+            Tensor prev = st.get(0), prevCell = lstm ? st.get(1) : null, xt = sl.get(0), rr = c.get(0), rbias = bias ? c.get(1) : null;
+            Tensor[] pp = new Tensor[3];
+            if (peepholes) for (int k = 0; k < 3; k++) pp[k] = c.get((bias ? 2 : 1) + k);
+            Tensor rec = prev.matmul(rr.mT()); // (batch, g*h)
+            Tensor next, nextCell = null;
             switch (l.cell) {
-                case RNN -> newState = f.get(0).apply(clip(l, add(xt.add(rec), rb)));
+                case RNN -> next = f.get(0).apply(clip(l, add(xt.add(rec), rbias)));
                 case GRU -> {
-                    Tensor z = f.get(0).apply(clip(l, add(gate(xt, 0, h).add(gate(rec, 0, h)), gate(rb, 0, h))));
-                    Tensor rr = f.get(0).apply(clip(l, add(gate(xt, 1, h).add(gate(rec, 1, h)), gate(rb, 1, h))));
+                    Tensor z = f.get(0).apply(clip(l, add(gate(xt, 0, h).add(gate(rec, 0, h)), gate(rbias, 0, h))));
+                    Tensor reset = f.get(0).apply(clip(l, add(gate(xt, 1, h).add(gate(rec, 1, h)), gate(rbias, 1, h))));
                     Tensor cand = l.linearBeforeReset
-                            ? gate(xt, 2, h).add(rr.mul(add(gate(rec, 2, h), gate(rb, 2, h))))
-                            : add(gate(xt, 2, h).add(rr.mul(state).matmul(gate(r, 2, h, 0).mT())), gate(rb, 2, h));
+                            ? gate(xt, 2, h).add(reset.mul(add(gate(rec, 2, h), gate(rbias, 2, h))))
+                            : add(gate(xt, 2, h).add(reset.mul(prev).matmul(gate(rr, 2, h, 0).mT())), gate(rbias, 2, h));
                     Tensor hh = f.get(1).apply(clip(l, cand));
-                    newState = z.rsub(1.0).mul(hh).add(z.mul(state));
+                    next = z.rsub(1.0).mul(hh).add(z.mul(prev));
                 }
                 default -> { // LSTM, gates i, o, f, c
-                    Tensor all = add(xt.add(rec), rb);
-                    Tensor i = f.get(0).apply(clip(l, add(gate(all, 0, h), peep[0] == null ? null : peep[0].mul(cellState))));
+                    Tensor all = add(xt.add(rec), rbias);
+                    Tensor i = f.get(0).apply(clip(l, add(gate(all, 0, h), pp[0] == null ? null : pp[0].mul(prevCell))));
                     Tensor fg = l.inputForget ? i.rsub(1.0)
-                            : f.get(0).apply(clip(l, add(gate(all, 2, h), peep[2] == null ? null : peep[2].mul(cellState))));
-                    Tensor c = f.get(1).apply(clip(l, gate(all, 3, h)));
-                    newCell = fg.mul(cellState).add(i.mul(c));
-                    Tensor o = f.get(0).apply(clip(l, add(gate(all, 1, h), peep[1] == null ? null : peep[1].mul(newCell))));
-                    newState = o.mul(f.get(2).apply(newCell));
+                            : f.get(0).apply(clip(l, add(gate(all, 2, h), pp[2] == null ? null : pp[2].mul(prevCell))));
+                    Tensor cc = f.get(1).apply(clip(l, gate(all, 3, h)));
+                    nextCell = fg.mul(prevCell).add(i.mul(cc));
+                    Tensor o = f.get(0).apply(clip(l, add(gate(all, 1, h), pp[1] == null ? null : pp[1].mul(nextCell))));
+                    next = o.mul(f.get(2).apply(nextCell));
                 }
             }
+            Tensor y = next;
             if (l.lens != null) {
-                Tensor live = l.lens.gt((long) t).reshape(batch, 1);
-                ys.add(Tensor.where(live, newState, Tensor.scalar(0.0, l.ct)));
-                newState = Tensor.where(live, newState, state);
-                if (newCell != null) newCell = Tensor.where(live, newCell, cellState);
-            } else ys.add(newState);
-            state = newState;
-            cellState = newCell;
-        }
-        Tensor y = steps == 0 ? Tensor.zeros(l.ct, 0, batch, h).to(x.device()) : Tensor.stack(0, ys.toArray(Tensor[]::new));
+                Tensor live = sl.get(1);
+                y = Tensor.where(live, next, Tensor.scalar(0.0, l.ct));
+                next = Tensor.where(live, next, prev);
+                if (nextCell != null) nextCell = Tensor.where(live, nextCell, prevCell);
+            }
+            return lstm ? List.of(next, nextCell, y) : List.of(next, y);
+        }, initial, sequences, constants);
+        state = out.getFirst();
+        if (lstm) cellState = out.get(1);
+        Tensor y = out.getLast();
         if (reverse) y = l.lens == null ? y.flip(0) : y.reverseSequence(l.lens, 1, 0);
         return new Tensor[] {y, state, cellState};
     }

@@ -383,10 +383,31 @@ public final class ExecutionPlan implements AutoCloseable {
                 // an earlier execution's failure, reported there; the memory is freed all the same
             }
         }
-        if (intermediates != null) intermediates.close();
-        arena.close();
-        MemoryStats.freed(allocatedBytes);
-        allocatedBytes = 0;
+        try {
+            closeCustomStates();
+        } finally {
+            if (intermediates != null) intermediates.close();
+            arena.close();
+            MemoryStats.freed(allocatedBytes);
+            allocatedBytes = 0;
+        }
+    }
+
+    /** Closes the custom functions' states that hold resources (a scan's step plan); the first failure is thrown after all are closed. */
+    private void closeCustomStates() {
+        RuntimeException first = null;
+        for (Object state : customStates.values()) {
+            if (!(state instanceof AutoCloseable c)) continue;
+            try {
+                c.close();
+            } catch (Exception e) {
+                RuntimeException r = e instanceof RuntimeException re ? re : new IllegalStateException("closing a custom function's state", e);
+                if (first == null) first = r;
+                else first.addSuppressed(r);
+            }
+        }
+        customStates.clear();
+        if (first != null) throw first;
     }
 
     private void checkOpen() {
@@ -709,7 +730,7 @@ public final class ExecutionPlan implements AutoCloseable {
                 || !(f.function().body() instanceof dev.kiln.ir.CustomFunction.Stateful<?> s)) {
             throw new IllegalArgumentException("customState: step " + step + " of " + ops.size() + " is not a stateful custom function");
         }
-        return customStates.computeIfAbsent(step, k -> s.newState());
+        return customStates.computeIfAbsent(step, k -> s.newState(opDevices.get(step).spec().toString()));
     }
 
     private void runSteps() { for (int i = 0; i < ops.size(); i++) run(i); }

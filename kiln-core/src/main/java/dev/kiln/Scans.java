@@ -1,0 +1,331 @@
+package dev.kiln;
+
+import dev.kiln.ir.CustomFunction;
+import dev.kiln.ir.GraphRewriter;
+import dev.kiln.ir.Op;
+import dev.kiln.ir.PatternMatcher;
+import dev.kiln.ir.UOp;
+import dev.kiln.ir.UPat;
+import dev.kiln.runtime.Buffer;
+import dev.kiln.runtime.Device;
+import dev.kiln.runtime.DeviceRegistry;
+import dev.kiln.runtime.ExecutionPlan;
+import dev.kiln.runtime.PlanBuilder;
+import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static dev.kiln.ir.PatternMatcher.rule;
+
+/**
+ * {@link Tensor#scan}: a loop whose body is traced once and compiled once, so that building, planning and the
+ * plan's size do not grow with the number of steps (an unrolled recurrence grows all three, and its schedule
+ * faster than linearly).
+ *
+ * <p>The scan is one host step of the enclosing plan (a stateful {@link CustomFunction}). Its state, made once
+ * per plan, is a plan of the body over buffers of its own: per run, the constants and the initial state are
+ * copied in, then per step this step's slices; the body's plan runs; its per-step outputs are copied to their
+ * place in the result and its next state back into the state buffers. The result is one block, final states
+ * first, then each output stacked over the steps, which the returned tensors view.
+ */
+final class Scans {
+    private Scans() {}
+
+    private static final System.Logger LOG = System.getLogger(Scans.class.getName());
+    private static final Set<String> LOGGED = ConcurrentHashMap.newKeySet();
+
+    /** A stand-in for one of the body's arguments while it is traced; the scan's own plan replaces it by a buffer. */
+    private record StepArgument(String name) implements CustomFunction.Body {
+        @Override
+        public void apply(List<MemorySegment> inputs, MemorySegment output) {
+            throw new IllegalStateException("scan: '" + name + "' is an argument of a scan step; only the scan's own plan computes with it");
+        }
+    }
+
+    /** A value the scan returns: where it lies in the result block, and its shape and dtype. */
+    private record Part(DType dtype, Shape shape, long offsetBytes) {
+        long bytes() { return dtype.byteSize(shape.numel()); }
+    }
+
+    static List<Tensor> scan(ScanStep step, List<Tensor> initial, List<Tensor> sequences, List<Tensor> constants) {
+        Objects.requireNonNull(step, "scan: step");
+        List<Tensor> init = copyOf(initial, "initial state"), seqs = copyOf(sequences, "sequences"), consts = copyOf(constants, "constants");
+        if (seqs.isEmpty()) throw new IllegalArgumentException("scan: needs at least one sequence (its first axis is the number of steps)");
+        Device device = seqs.getFirst().device();
+        int steps = -1;
+        for (int i = 0; i < seqs.size(); i++) {
+            Tensor s = seqs.get(i);
+            if (s.ndim() == 0) throw new IllegalArgumentException("scan: sequence " + i + " is a scalar; a sequence is scanned along its first axis");
+            if (s.shape().variable(0) != null) {
+                throw new IllegalArgumentException("scan: sequence " + i + " has a symbolic first axis " + s.shape() + "; the number of steps must be static");
+            }
+            if (steps < 0) steps = s.dim(0);
+            else if (s.dim(0) != steps) {
+                throw new IllegalArgumentException("scan: sequence " + i + " " + s.shape() + " has " + s.dim(0) + " steps, sequence 0 has " + steps);
+            }
+        }
+        for (List<Tensor> group : List.of(init, seqs, consts)) for (Tensor t : group) checkStatic(t);
+
+        // trace the body once over stand-ins
+        List<UOp> arguments = new ArrayList<>();
+        List<Tensor> stateIn = standIns("state", init, 0, device, arguments);
+        List<Tensor> sliceIn = new ArrayList<>();
+        for (int i = 0; i < seqs.size(); i++) {
+            Tensor s = seqs.get(i);
+            int[] dims = java.util.Arrays.copyOfRange(s.dims(), 1, s.ndim());
+            sliceIn.add(standIn("slice " + i, s.dtype(), Shape.of(dims), device, arguments));
+        }
+        List<Tensor> constIn = standIns("constant", consts, 0, device, arguments);
+        List<Tensor> traced = step.step(Collections.unmodifiableList(stateIn), Collections.unmodifiableList(sliceIn), Collections.unmodifiableList(constIn));
+        if (traced == null || traced.size() < init.size()) {
+            throw new IllegalArgumentException("scan: the step returned " + (traced == null ? "null" : traced.size() + " tensors") + "; it must return the "
+                    + init.size() + " next states first, then its outputs");
+        }
+        List<UOp> roots = new ArrayList<>();
+        for (int i = 0; i < traced.size(); i++) {
+            Tensor t = Objects.requireNonNull(traced.get(i), "scan: the step's result " + i);
+            checkStatic(t);
+            if (i < init.size() && (t.dtype() != init.get(i).dtype() || !t.shape().equals(init.get(i).shape()))) {
+                throw new IllegalArgumentException("scan: the step's next state " + i + " is " + t.dtype() + t.shape() + ", the state is "
+                        + init.get(i).dtype() + init.get(i).shape());
+            }
+            if (t.dtype().isPacked()) throw new IllegalArgumentException("scan: the step's result " + i + " has packed dtype " + t.dtype());
+            roots.add(t.to(device).uop());
+        }
+        checkLeaves(roots, arguments);
+
+        // the result block: final states, then the outputs stacked over the steps
+        List<Part> parts = new ArrayList<>();
+        DType common = traced.getFirst().dtype();
+        for (Tensor t : traced) if (t.dtype() != common) common = null;
+        long offset = 0;
+        for (int i = 0; i < traced.size(); i++) {
+            Tensor t = traced.get(i);
+            Shape shape = i < init.size() ? t.shape() : Shape.of(prepend(steps, t.dims()));
+            Part p = new Part(t.dtype(), shape, offset);
+            parts.add(p);
+            offset += p.bytes();
+        }
+        DType blockType = common != null ? common : DType.U8;
+        long blockCount = offset / blockType.itemSize();
+        if (blockCount > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException("scan: its results take " + offset + " bytes, more than one tensor holds");
+        }
+        Body body = new Body(device.spec().toString(), List.copyOf(roots), List.copyOf(arguments), init.size(), seqs.size(), steps, List.copyOf(parts));
+        List<Tensor> inputs = new ArrayList<>();
+        inputs.addAll(init);
+        inputs.addAll(seqs);
+        inputs.addAll(consts);
+        Tensor block = Tensor.custom("scan", blockType, new int[] {(int) blockCount}, body, inputs.toArray(Tensor[]::new));
+        List<Tensor> out = new ArrayList<>();
+        for (Part p : parts) {
+            if (common != null) {
+                int from = (int) (p.offsetBytes() / common.itemSize());
+                out.add(block.slice(0, from, from + (int) p.shape().numel(), 1).reshape(p.shape().toArray()));
+            } else {
+                // values of several dtypes share a byte block: each is copied out of it (a view cannot change the item size)
+                out.add(Tensor.custom("scan_result", p.dtype(), p.shape().toArray(),
+                        (in, o) -> MemorySegment.copy(in.getFirst(), p.offsetBytes(), o, 0, p.bytes()), block));
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    private static List<Tensor> copyOf(List<Tensor> list, String what) {
+        Objects.requireNonNull(list, "scan: " + what);
+        for (int i = 0; i < list.size(); i++) Objects.requireNonNull(list.get(i), "scan: " + what + " " + i);
+        return List.copyOf(list);
+    }
+
+    private static void checkStatic(Tensor t) {
+        if (t.shape().isSymbolic()) throw new IllegalArgumentException("scan: " + t.shape() + " has symbolic axes; a scan's values have static shapes");
+    }
+
+    private static int[] prepend(int first, int[] dims) {
+        int[] out = new int[dims.length + 1];
+        out[0] = first;
+        System.arraycopy(dims, 0, out, 1, dims.length);
+        return out;
+    }
+
+    private static List<Tensor> standIns(String what, List<Tensor> like, int from, Device device, List<UOp> arguments) {
+        List<Tensor> out = new ArrayList<>();
+        for (int i = 0; i < like.size(); i++) out.add(standIn(what + " " + (from + i), like.get(i).dtype(), like.get(i).shape(), device, arguments));
+        return out;
+    }
+
+    private static Tensor standIn(String name, DType dtype, Shape shape, Device device, List<UOp> arguments) {
+        UOp u = UOp.of(Op.CUSTOM, dtype, new CustomFunction("scan " + name, shape, new StepArgument(name)), List.of());
+        arguments.add(u);
+        return new Tensor(u, device);
+    }
+
+    /** Refuses a body that reads a value the scan cannot give it: a host function's result, such as another graph's input. */
+    private static void checkLeaves(List<UOp> roots, List<UOp> arguments) {
+        Set<UOp> own = Collections.newSetFromMap(new IdentityHashMap<>());
+        own.addAll(arguments);
+        Set<UOp> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        ArrayDeque<UOp> work = new ArrayDeque<>(roots);
+        while (!work.isEmpty()) {
+            UOp u = work.pop();
+            if (!seen.add(u)) continue;
+            if (u.op() == Op.CUSTOM && !own.contains(u)) {
+                throw new IllegalArgumentException("scan: the step reads '" + u.functionArg().name() + "', a value computed outside the scan by a host "
+                        + "function (a graph input, say); pass it to the scan as a constant");
+            }
+            work.addAll(u.src());
+        }
+    }
+
+    /** The scan as a host step: the traced body and where each of its values goes. */
+    private static final class Body implements CustomFunction.Stateful<Run> {
+        private final String device;
+        private final List<UOp> roots, arguments;
+        private final int states, sequences, steps;
+        private final List<Part> parts;
+
+        Body(String device, List<UOp> roots, List<UOp> arguments, int states, int sequences, int steps, List<Part> parts) {
+            this.device = device;
+            this.roots = roots;
+            this.arguments = arguments;
+            this.states = states;
+            this.sequences = sequences;
+            this.steps = steps;
+            this.parts = parts;
+        }
+
+        @Override
+        public Run newState() { return newState(device); }
+
+        @Override
+        public Run newState(String placedOn) { return new Run(this, placedOn); }
+
+        @Override
+        public void apply(List<MemorySegment> inputs, MemorySegment output) {
+            try (Run run = newState()) {
+                apply(inputs, output, run);
+            }
+        }
+
+        @Override
+        public void apply(List<MemorySegment> in, MemorySegment out, Run run) {
+            int consts = arguments.size() - states - sequences;
+            for (int c = 0; c < consts; c++) run.fill(states + sequences + c, in.get(states + sequences + c), 0);
+            for (int s = 0; s < states; s++) run.fill(s, in.get(s), 0);
+            for (int t = 0; t < steps; t++) {
+                for (int q = 0; q < sequences; q++) {
+                    int a = states + q;
+                    run.fill(a, in.get(a), t * run.bytes(a));
+                }
+                run.plan.execute();
+                for (int k = states; k < parts.size(); k++) {
+                    Part p = parts.get(k);
+                    long each = p.bytes() / steps;
+                    MemorySegment.copy(run.result(k), 0, out, p.offsetBytes() + t * each, each);
+                }
+                run.carry();
+            }
+            for (int s = 0; s < states; s++) MemorySegment.copy(run.argument(s), 0, out, parts.get(s).offsetBytes(), parts.get(s).bytes());
+        }
+    }
+
+    /** One plan's scan: the body's plan over buffers of its own. Closed with the enclosing plan. */
+    private static final class Run implements AutoCloseable {
+        private final Body body;
+        private final Arena arena = Arena.ofShared();
+        private final Buffer[] argumentBuffers;
+        private final ExecutionPlan plan;
+        /** Whether a next state may be read from a state buffer another next state overwrites first (the step swaps or keeps states). */
+        private final boolean stageCarry;
+        private final MemorySegment carryScratch;
+
+        Run(Body body, String placedOn) {
+            this.body = body;
+            Device at = DeviceRegistry.get(placedOn);
+            if (at.deviceMemory().isPresent()) {
+                // the scan's host step reads and writes host memory; its body runs on the host device beside it
+                String reason = "scan on " + placedOn + ": its step runs on CPU, as a host step of the plan (its inputs and results are copied "
+                        + "through host memory on every execution)";
+                if (LOGGED.add(reason)) LOG.log(System.Logger.Level.INFO, reason);
+                at = DeviceRegistry.get("CPU");
+            }
+            String where = at.spec().toString();
+            try {
+                argumentBuffers = new Buffer[body.arguments.size()];
+                Map<UOp, UOp> replacement = new IdentityHashMap<>();
+                for (int i = 0; i < argumentBuffers.length; i++) {
+                    UOp a = body.arguments.get(i);
+                    long count = a.shape().numel();
+                    argumentBuffers[i] = new Buffer(where, a.dtype(), count, arena.allocate(Math.max(1, a.dtype().byteSize(count)), 64));
+                    UOp node = UOp.buffer(argumentBuffers[i]); // one axis of all the elements: viewed in the argument's shape
+                    replacement.put(a, node.shape().equals(a.shape()) ? node : UOp.of(Op.RESHAPE, a.dtype(), a.shape(), node));
+                }
+                PatternMatcher bind = new PatternMatcher(List.of(
+                        rule(UPat.anyOf(EnumSet.of(Op.CUSTOM)).where(replacement::containsKey).named("a"), m -> replacement.get(m.get("a")))));
+                plan = PlanBuilder.build(at, GraphRewriter.substitute(body.roots, bind));
+                boolean overlaps = false;
+                long stateBytes = 0;
+                for (int s = 0; s < body.states; s++) {
+                    stateBytes += body.parts.get(s).bytes();
+                    for (int o = 0; o < body.states; o++) {
+                        if (o != s && result(o).asOverlappingSlice(argument(s)).isPresent()) overlaps = true;
+                    }
+                }
+                stageCarry = overlaps;
+                carryScratch = overlaps ? arena.allocate(Math.max(1, stateBytes), 64) : null;
+            } catch (RuntimeException | Error e) {
+                arena.close();
+                throw e;
+            }
+        }
+
+        MemorySegment argument(int i) { return argumentBuffers[i].segment(); }
+
+        MemorySegment result(int i) { return plan.outputBuffer(i).segment(); }
+
+        long bytes(int argument) { return argumentBuffers[argument].dtype().byteSize(argumentBuffers[argument].count()); }
+
+        void fill(int argument, MemorySegment source, long offset) { MemorySegment.copy(source, offset, argument(argument), 0, bytes(argument)); }
+
+        /** Copies the next states into the state buffers. */
+        void carry() {
+            if (!stageCarry) {
+                for (int s = 0; s < body.states; s++) MemorySegment.copy(result(s), 0, argument(s), 0, body.parts.get(s).bytes());
+                return;
+            }
+            long at = 0;
+            for (int s = 0; s < body.states; s++) {
+                long n = body.parts.get(s).bytes();
+                MemorySegment.copy(result(s), 0, carryScratch, at, n);
+                at += n;
+            }
+            at = 0;
+            for (int s = 0; s < body.states; s++) {
+                long n = body.parts.get(s).bytes();
+                MemorySegment.copy(carryScratch, at, argument(s), 0, n);
+                at += n;
+            }
+        }
+
+        @Override
+        public void close() {
+            try {
+                plan.close();
+            } finally {
+                arena.close();
+            }
+        }
+    }
+}

@@ -14,8 +14,9 @@ import java.util.Map;
  *       last definition would silently win);</li>
  *   <li>every node input is empty (an omitted optional input) or names a graph input, an initializer or an
  *       earlier node's output;</li>
- *   <li>every node lists as many inputs as its operator takes ({@link #ARITY}): the required ones present and
- *       non-empty, no more than the operator has;</li>
+ *   <li>every node lists as many inputs as its operator takes at the model's opset ({@link #ARITY}, ONNX's operator
+ *       schemas for ai.onnx and ai.onnx.ml, counted as onnx.checker counts them, and a few {@link #DEVIATIONS}): the
+ *       required ones present and non-empty, no more than the operator has;</li>
  *   <li>every node has the attributes its operator requires ({@link #REQUIRED});</li>
  *   <li>every graph output is defined.</li>
  * </ul>
@@ -25,14 +26,29 @@ import java.util.Map;
 final class GraphValidator {
     private GraphValidator() {}
 
-    /** How many inputs an operator takes from opset {@code since} on: {@code min} required (leading), {@code max} in all. */
-    record Arity(int since, int min, int max) {}
+    /**
+     * How many inputs a version of an operator takes from opset {@code since} on: at least {@code min} and at most
+     * {@code max} listed (empty names counted, as onnx.checker counts them; {@link Integer#MAX_VALUE} for a variadic
+     * last input), of which the first {@code nonEmpty} must name a value (ONNX's required, "Single", inputs).
+     */
+    record Arity(int since, int min, int max, int nonEmpty) {}
+
+    /** The classpath resource with every operator version's input counts, written by tools/golden/gen_onnx_arity.py. */
+    static final String ARITY_RESOURCE = "onnx-arity.tsv";
 
     /**
-     * Input counts of the operators whose implementations read required inputs by position. Keyed by operator,
-     * newest version first; operators not listed are checked by their implementations ({@link OpContext#in}).
+     * Input counts of every operator of the domains Kiln checks (ai.onnx and ai.onnx.ml), from ONNX's operator schemas
+     * ({@link #ARITY_RESOURCE}): keyed by domain (as {@link Node#domainName} names it) and operator, newest version first.
+     * Operators not listed are left to {@link OnnxOps#check}, which refuses them as unsupported.
      */
-    static final Map<String, List<Arity>> ARITY = new HashMap<>();
+    static final Map<String, Map<String, List<Arity>>> ARITY = loadArity();
+
+    /** Where Kiln takes other input counts than ONNX's schema, on purpose, in ai.onnx: {@code op} from opset {@code since} to {@code until}. */
+    record Deviation(String op, int since, int until, Arity arity) {}
+
+    static final List<Deviation> DEVIATIONS = List.of(
+            // C is required before opset 11, but exporters of old opsets omit it too and it is harmless to accept
+            new Deviation("Gemm", 1, 10, new Arity(1, 2, 3, 2)));
 
     /** An attribute ONNX requires of an operator in opsets {@code since} to {@code until}. */
     record Required(int since, int until, List<String> names) {}
@@ -40,56 +56,7 @@ final class GraphValidator {
     /** Attributes the operators' implementations read without a default. */
     static final Map<String, List<Required>> REQUIRED = new HashMap<>();
 
-    private static void arity(String op, Arity... byOpset) { ARITY.put(op, List.of(byOpset)); }
-
-    private static Arity from(int since, int min, int max) { return new Arity(since, min, max); }
-
     static {
-        arity("Reshape", from(5, 2, 2), from(1, 1, 1));
-        arity("Pad", from(11, 2, 3), from(1, 1, 1));
-        arity("TopK", from(10, 2, 2), from(1, 1, 1));
-        arity("Slice", from(10, 3, 5), from(1, 1, 1));
-        arity("Upsample", from(9, 2, 2), from(1, 1, 1));
-        arity("Resize", from(11, 1, 4), from(10, 2, 2));
-        // C is required before opset 11, but exporters of old opsets omit it too and it is harmless to accept
-        arity("Gemm", from(1, 2, 3));
-        arity("MatMul", from(1, 2, 2));
-        arity("Conv", from(1, 2, 3));
-        arity("ConvTranspose", from(1, 2, 3));
-        arity("MaxPool", from(1, 1, 1));
-        arity("AveragePool", from(1, 1, 1));
-        arity("MaxUnpool", from(9, 2, 3));
-        arity("Gather", from(1, 2, 2));
-        arity("GatherElements", from(1, 2, 2));
-        arity("GatherND", from(1, 2, 2));
-        arity("Scatter", from(1, 3, 3));
-        arity("ScatterElements", from(1, 3, 3));
-        arity("ScatterND", from(1, 3, 3));
-        arity("Expand", from(1, 2, 2));
-        arity("Tile", from(6, 2, 2));
-        arity("Range", from(1, 3, 3));
-        arity("OneHot", from(1, 3, 3));
-        arity("CumSum", from(1, 2, 2));
-        arity("Unsqueeze", from(13, 2, 2), from(1, 1, 1));
-        arity("Squeeze", from(13, 1, 2), from(1, 1, 1));
-        arity("ConstantOfShape", from(1, 1, 1));
-        arity("Transpose", from(1, 1, 1));
-        arity("Flatten", from(1, 1, 1));
-        arity("Where", from(1, 3, 3));
-        arity("BatchNormalization", from(1, 5, 5));
-        arity("InstanceNormalization", from(1, 3, 3));
-        arity("LayerNormalization", from(1, 2, 3));
-        arity("Add", from(1, 2, 2));
-        arity("Sub", from(1, 2, 2));
-        arity("Mul", from(1, 2, 2));
-        arity("Div", from(1, 2, 2));
-        arity("Relu", from(1, 1, 1));
-        arity("Einsum", from(1, 1, Integer.MAX_VALUE));
-        // min and max became inputs at opset 11; a fourth input would be dropped without a word
-        arity("Clip", from(11, 1, 3), from(1, 1, 1));
-        arity("Concat", from(1, 1, Integer.MAX_VALUE));
-        arity("TfIdfVectorizer", from(1, 1, 1));
-
         required("Cast", 1, 99, "to");
         // before opset 4 Concat's axis defaulted to 1; since then it is required, and a default would join the wrong axis
         required("Concat", 4, 99, "axis");
@@ -106,6 +73,45 @@ final class GraphValidator {
         required("Slice", 1, 9, "starts", "ends");
         required("Pad", 2, 10, "pads");
         required("Upsample", 7, 8, "scales");
+    }
+
+    private static Map<String, Map<String, List<Arity>>> loadArity() {
+        Map<String, Map<String, List<Arity>>> byDomain = new HashMap<>();
+        try (var in = GraphValidator.class.getResourceAsStream(ARITY_RESOURCE)) {
+            if (in == null) throw new IllegalStateException("the resource " + ARITY_RESOURCE + " is missing from kiln-onnx");
+            var reader = new java.io.BufferedReader(new java.io.InputStreamReader(in, java.nio.charset.StandardCharsets.UTF_8));
+            for (String line; (line = reader.readLine()) != null; ) {
+                if (line.isBlank() || line.startsWith("#")) continue;
+                String[] f = line.split("\t");
+                if (f.length != 6) throw new IllegalStateException(ARITY_RESOURCE + ": expected 6 tab-separated columns in '" + line + "'");
+                int max = f[4].equals("unbounded") ? Integer.MAX_VALUE : Integer.parseInt(f[4]);
+                byDomain.computeIfAbsent(f[0], k -> new HashMap<>()).computeIfAbsent(f[1], k -> new java.util.ArrayList<>())
+                        .add(new Arity(Integer.parseInt(f[2]), Integer.parseInt(f[3]), max, Integer.parseInt(f[5])));
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("cannot read " + ARITY_RESOURCE, e);
+        }
+        for (Map<String, List<Arity>> ops : byDomain.values()) {
+            ops.replaceAll((op, versions) -> versions.stream().sorted(java.util.Comparator.comparingInt(Arity::since).reversed()).toList());
+        }
+        byDomain.replaceAll((d, ops) -> Map.copyOf(ops));
+        return Map.copyOf(byDomain);
+    }
+
+    /**
+     * The input counts of the node's operator at the opset: a {@link #DEVIATIONS deviation} where one applies, else the
+     * schema's newest version from that opset or before, else (an opset before the operator existed, or -1 when the
+     * model imports none for the domain; Kiln runs some operators from opset 1 that ONNX added later, such as Acos at 7)
+     * its first version; null when the operator is unknown in its domain (left to {@link OnnxOps#check}).
+     */
+    static Arity arity(String domain, String op, long opset) {
+        if (domain.equals("ai.onnx")) {
+            for (Deviation d : DEVIATIONS) if (d.op().equals(op) && d.since() <= opset && opset <= d.until()) return d.arity();
+        }
+        List<Arity> versions = ARITY.getOrDefault(domain, Map.of()).get(op);
+        if (versions == null) return null;
+        for (Arity v : versions) if (v.since() <= opset) return v;
+        return versions.getLast();
     }
 
     private static void required(String op, int since, int until, String... names) {
@@ -182,17 +188,16 @@ final class GraphValidator {
     }
 
     private static void checkArity(String source, Node n, long opset) {
-        List<Arity> versions = ARITY.get(n.opType());
-        if (versions == null || !n.domain().isEmpty() && !n.domain().equals("ai.onnx")) return;
-        Arity a = versions.stream().filter(v -> v.since() <= opset).findFirst().orElse(versions.getLast());
+        Arity a = arity(n.domainName(), n.opType(), opset);
+        if (a == null) return;
         List<String> in = n.inputs();
-        String expected = a.min() == a.max() ? a.min() + " inputs"
+        String expected = a.min() == a.max() ? a.min() + (a.min() == 1 ? " input" : " inputs")
                 : a.max() == Integer.MAX_VALUE ? "at least " + a.min() + (a.min() == 1 ? " input" : " inputs") : a.min() + " to " + a.max() + " inputs";
         if (in.size() > a.max()) {
             throw new OnnxFormatException(source, describe(n) + " at opset " + opset + " takes " + expected + ", the node gives " + in.size() + " " + in);
         }
         for (int k = 0; k < a.min(); k++) {
-            if (k >= in.size() || in.get(k).isEmpty()) {
+            if (k >= in.size() || k < a.nonEmpty() && in.get(k).isEmpty()) {
                 throw new OnnxFormatException(source, describe(n) + " at opset " + opset + " takes " + expected + " and input " + k + " is required, the node gives "
                         + in.size() + " " + in);
             }

@@ -402,7 +402,7 @@ class OnnxBadInputCatalogueTest {
                         .addNode(node("Relu", List.of("x")))), "unsupported ONNX value ai.onnx opset 0: Kiln maps ai.onnx opsets 1 to 17 only"),
                 model("an If node (a subgraph)", UNSUPPORTED, on(x23, List.of(), node("If", List.of("x"))),
                         "unsupported ONNX op If (domain ai.onnx, opset 13) at node 'n': Kiln has no implementation of this operator"),
-                model("a Loop node (a subgraph)", UNSUPPORTED, on(x23, List.of(), node("Loop", List.of("x"))),
+                model("a Loop node (a subgraph)", UNSUPPORTED, on(x23, List.of(), node("Loop", List.of("", "x"))),
                         "unsupported ONNX op Loop (domain ai.onnx, opset 13) at node 'n': Kiln has no implementation of this operator"),
                 model("a sequence input", UNSUPPORTED, model(13, GraphProto.newBuilder().addInput(ValueInfoProto.newBuilder().setName("x")
                         .setType(TypeProto.newBuilder().setSequenceType(TypeProto.Sequence.newBuilder()))).addOutput(value("y", F32))

@@ -172,7 +172,7 @@ final class Scans {
         return new Tensor(u, device);
     }
 
-    /** Refuses a body that reads a value the scan cannot give it: a host function's result, such as another graph's input. */
+    /** Refuses a body that reads a value the scan cannot give it: a value supplied from outside, such as another graph's input. */
     private static void checkLeaves(List<UOp> roots, List<UOp> arguments) {
         Set<UOp> own = Collections.newSetFromMap(new IdentityHashMap<>());
         own.addAll(arguments);
@@ -181,9 +181,11 @@ final class Scans {
         while (!work.isEmpty()) {
             UOp u = work.pop();
             if (!seen.add(u)) continue;
-            if (u.op() == Op.CUSTOM && !own.contains(u)) {
-                throw new IllegalArgumentException("scan: the step reads '" + u.functionArg().name() + "', a value computed outside the scan by a host "
-                        + "function (a graph input, say); pass it to the scan as a constant");
+            // a host function with inputs (a nested scan, say) computes from what the step gives it; one without inputs
+            // stands for a value supplied from outside (a graph's input, another scan's argument) that this plan never sees
+            if (u.op() == Op.CUSTOM && u.src().isEmpty() && !own.contains(u)) {
+                throw new IllegalArgumentException("scan: the step reads '" + u.functionArg().name() + "', a value supplied from outside the scan (a graph "
+                        + "input, or another scan's argument); pass it to the scan as a constant");
             }
             work.addAll(u.src());
         }

@@ -129,6 +129,31 @@ class ScanTest {
         }
     }
 
+    /** A scan within a step: the inner one reads the outer step's argument through its constants. */
+    @Test
+    void nestedScans() {
+        Tensor m = Tensor.of(iota(3 * 4 * 2, 1f), 3, 4, 2), bias = Tensor.of(new float[] {0.5f}, 1);
+        List<Tensor> r = Tensor.scan((s, sl, c) -> {
+            List<Tensor> inner = Tensor.scan((is, isl, ic) -> {
+                Tensor acc = is.get(0).add(isl.get(0).sum(0).reshape(1)).add(ic.get(0));
+                return List.of(acc);
+            }, List.of(Tensor.zeros(DType.F32, 1)), List.of(sl.get(0)), List.of(c.get(0)));
+            return List.of(s.get(0).add(inner.getFirst()));
+        }, List.of(Tensor.zeros(DType.F32, 1)), List.of(m), List.of(bias));
+        float[] v = iota(24, 1f);
+        float total = 0;
+        for (int t = 0; t < 3; t++) {
+            float acc = 0;
+            for (int row = 0; row < 4; row++) acc = acc + (v[t * 8 + row * 2] + v[t * 8 + row * 2 + 1]) + 0.5f;
+            total += acc;
+        }
+        assertThat(r.getFirst().toFloatArray()).containsExactly(total);
+        // the inner step reading the outer step's argument directly, not through its constants, is refused
+        assertThatThrownBy(() -> Tensor.scan((s, sl, c) -> Tensor.scan((is, isl, ic) -> List.of(is.get(0).add(c.get(0))),
+                List.of(Tensor.zeros(DType.F32, 1)), List.of(sl.get(0)), List.of()), List.of(), List.of(m), List.of(bias)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reads 'scan constant 0'");
+    }
+
     @Test
     void refusesWhatItCannotRun() {
         Tensor x = Tensor.of(new float[] {1, 2, 3}, 3), h = Tensor.zeros(DType.F32);

@@ -109,6 +109,25 @@ final class Attrs {
         for (AttributeProto a : byName.values()) if (a.hasT()) TensorProtos.checkExternal(a.getT(), where + " attribute " + a.getName(), external);
     }
 
+    /** The GRAPH attribute (a subgraph, such as Scan's body), or null when absent. */
+    onnx.Onnx.GraphProto graph(String name) {
+        AttributeProto a = get(name, AttributeType.GRAPH);
+        return a == null ? null : a.getG();
+    }
+
+    /** Every graph the attributes hold (GRAPH and GRAPHS values), for the names they read from the enclosing graph. */
+    List<onnx.Onnx.GraphProto> graphs() {
+        List<onnx.Onnx.GraphProto> out = new java.util.ArrayList<>();
+        for (AttributeProto a : byName.values()) {
+            if (a.hasG()) out.add(a.getG());
+            out.addAll(a.getGraphsList());
+        }
+        return out;
+    }
+
+    /** The external data this node's tensors resolve against (a subgraph's initializers too). */
+    ExternalData external() { return external; }
+
     /** The raw attribute (for Constant's several value kinds), or null. */
     AttributeProto raw(String name) { return byName.get(name); }
 }

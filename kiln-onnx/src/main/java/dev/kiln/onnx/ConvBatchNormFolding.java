@@ -30,7 +30,7 @@ final class ConvBatchNormFolding {
      * the operands are constants is known only when the Conv is reached (a model may compute its weights from
      * constants, as ConstantOfShape does): see {@link #operandsConstant}.
      */
-    static Map<Integer, Node> pairs(List<Node> nodes, List<ValueInfo> outputs, long opset) {
+    static Map<Integer, Node> pairs(List<Node> nodes, List<String> outputs, long opset) {
         Map<Integer, Node> pairs = new HashMap<>();
         if (!NumericsPolicy.mayReorderReductions()) return pairs;
         Map<String, Integer> reads = new HashMap<>();
@@ -42,7 +42,7 @@ final class ConvBatchNormFolding {
                 readBy.put(in, n);
             }
         }
-        for (ValueInfo o : outputs) reads.merge(o.name(), 2, Integer::sum);
+        for (String o : outputs) reads.merge(o, 2, Integer::sum);
         for (Node conv : nodes) {
             if (!conv.opType().equals("Conv") || !conv.domain().isEmpty() || conv.outputs().size() != 1 || conv.inputs().size() < 2) continue;
             String y = conv.outputs().getFirst();

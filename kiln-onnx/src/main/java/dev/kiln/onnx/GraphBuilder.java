@@ -23,19 +23,34 @@ final class GraphBuilder {
     /** Inputs larger than this are not folded: the work is left to the run device. */
     private static final long FOLD_LIMIT = 1 << 16;
 
-    private final OnnxModel model;
+    private final OnnxGraph model;
     private final Device device;
     private final Map<String, Tensor> values = new HashMap<>();
     private final Set<String> constants = new HashSet<>();
     /** Constants already copied to a device, by name and device. */
     private final Map<String, Tensor> placed = new HashMap<>();
 
-    GraphBuilder(OnnxModel model, Device device) {
-        this.model = model;
+    /** A builder of {@code model}'s main graph. */
+    GraphBuilder(OnnxModel model, Device device) { this(OnnxGraph.of(model), device); }
+
+    /** A builder of {@code graph} (a main graph, or a subgraph an operator builds) on {@code device}. */
+    GraphBuilder(OnnxGraph graph, Device device) {
+        this.model = graph;
         this.device = device;
     }
 
-    List<Tensor> build(Map<String, Tensor> inputs) {
+    /** Builds the graph on {@code inputs} (by name); its outputs, in order, on the builder's device. */
+    List<Tensor> build(Map<String, Tensor> inputs) { return build(inputs, Map.of()); }
+
+    /**
+     * Builds the graph on {@code inputs} and {@code outerConstants}, constants of the graphs around a subgraph that it
+     * reads (they stay constants in it: folded, and read at build time where an operator needs values).
+     */
+    List<Tensor> build(Map<String, Tensor> inputs, Map<String, Tensor> outerConstants) {
+        outerConstants.forEach((name, t) -> {
+            values.put(name, t);
+            constants.add(name);
+        });
         model.initializers().forEach((name, t) -> {
             values.put(name, t);
             constants.add(name);
@@ -54,7 +69,7 @@ final class GraphBuilder {
             evaluate(conv != null ? conv : n);
         }
         List<Tensor> out = new ArrayList<>();
-        for (ValueInfo o : model.outputs()) out.add(values.get(o.name()).to(device));
+        for (String o : model.outputs()) out.add(values.get(o).to(device));
         return out;
     }
 
@@ -161,6 +176,15 @@ final class GraphBuilder {
 
     /** The model's name, for messages. */
     String source() { return model.source(); }
+
+    /** The graph being built: a subgraph's opsets and its place in the model come from it. */
+    OnnxGraph graph() { return model; }
+
+    /** The names defined so far (inputs, initializers, earlier nodes' outputs): what a subgraph may read. */
+    Set<String> definedNames() { return java.util.Collections.unmodifiableSet(values.keySet()); }
+
+    /** Value {@code name} as an operator's subgraph reads it: on {@code d}, a constant placed there once. */
+    Tensor outerValue(String name, Device d) { return on(name, d); }
 
     /** True when value {@code name} is a constant: an initializer not overridden by an input, or a folded node's output. */
     boolean isConstant(String name) { return constants.contains(name); }

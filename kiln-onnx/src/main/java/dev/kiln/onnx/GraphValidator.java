@@ -73,6 +73,7 @@ final class GraphValidator {
         required("Slice", 1, 9, "starts", "ends");
         required("Pad", 2, 10, "pads");
         required("Upsample", 7, 8, "scales");
+        required("Scan", 8, 99, "body", "num_scan_inputs");
     }
 
     private static Map<String, Map<String, List<Arity>>> loadArity() {

@@ -10,7 +10,7 @@ import java.util.TreeMap;
 /**
  * The catalogue of supported ai.onnx operators: each maps one node onto Tensor operations. Operator families
  * register themselves from their own classes ({@link ElementwiseOps}, {@link ShapeOps}, {@link ReduceOps},
- * {@link NnOps}, {@link QuantOps}, {@link RnnOps}, {@link SignalOps}, {@link DataDependentOps}). Versions: an implementation reads {@link OpContext#opset} where an operator changed
+ * {@link NnOps}, {@link QuantOps}, {@link RnnOps}, {@link SignalOps}, {@link DataDependentOps}, {@link ControlFlowOps}). Versions: an implementation reads {@link OpContext#opset} where an operator changed
  * between opsets (attributes that became inputs, new defaults); {@code since} is the first opset whose version
  * of the operator it implements.
  */
@@ -52,6 +52,7 @@ final class OnnxOps {
         RnnOps.register();
         SignalOps.register();
         DataDependentOps.register();
+        ControlFlowOps.register();
     }
 
     static void add(String opType, int since, Kind kind, Impl impl, Check check) {

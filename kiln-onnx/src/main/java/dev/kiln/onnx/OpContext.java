@@ -32,6 +32,9 @@ final class OpContext {
     /** The number of inputs the node lists (omitted optional ones included). */
     int inputCount() { return inputs.size(); }
 
+    /** The builder of the graph this node is in (an operator with a subgraph builds it from there). */
+    GraphBuilder builder() { return builder; }
+
     /** True when input {@code i} is given (listed and not an empty name). */
     boolean has(int i) { return i < inputs.size() && inputs.get(i) != null; }
 

@@ -1,0 +1,142 @@
+"""ONNX Scan models and their outputs, for kiln-onnx's ScanOpTest.
+
+Writes kiln-onnx/src/test/resources/scan/<case>/ in the ONNX backend-test layout (model.onnx, test_data_set_0/
+input_N.pb and output_N.pb). The expected outputs are ONNX Runtime's, and each is checked here against a plain
+NumPy loop written from the operator's specification, so the two independent computations agree before they are
+stored.
+
+Cases:
+  axes_directions   two states of different dtypes (f32 sum, i64 counter), two scan inputs (one along axis 1, one
+                    reversed), a constant initializer and a graph input read from the enclosing graph, a scan output
+                    along axis 1 and a reversed one
+  rnn_outer_weight  h' = tanh(h @ W + x_t) over 40 steps, W a graph input of the enclosing graph (not a constant)
+  nested            a Scan whose body holds a Scan (row sums of each step's matrix) that reads a graph input two
+                    scopes out
+
+Run with the python3 that has onnx and onnxruntime:
+  python3 tools/golden/gen_onnx_scan.py
+"""
+import os
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = os.path.join(os.path.dirname(__file__), "..", "..", "kiln-onnx", "src", "test", "resources", "scan")
+F, I64 = TensorProto.FLOAT, TensorProto.INT64
+
+
+def vi(name, t, shape):
+    return helper.make_tensor_value_info(name, t, shape)
+
+
+def save(case, graph, inputs, reference):
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    model.ir_version = 7
+    onnx.checker.check_model(model)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    got = sess.run(None, inputs)
+    for k, (g, r) in enumerate(zip(got, reference)):
+        assert g.shape == r.shape and g.dtype == r.dtype, (case, k, g.shape, r.shape, g.dtype, r.dtype)
+        np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-6, err_msg=f"{case} output {k}")
+    d = os.path.join(OUT, case)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    onnx.save(model, os.path.join(d, "model.onnx"))
+    for k, v in enumerate(graph.input):
+        with open(os.path.join(d, "test_data_set_0", f"input_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(inputs[v.name], v.name).SerializeToString())
+    for k, (v, g) in enumerate(zip(graph.output, got)):
+        with open(os.path.join(d, "test_data_set_0", f"output_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(g, v.name).SerializeToString())
+
+
+def axes_directions(rng):
+    t = 5
+    body = helper.make_graph(
+        [
+            helper.make_node("Mul", ["x_t", "w"], ["xw"]),
+            helper.make_node("Add", ["sum_in", "xw"], ["s1"]),
+            helper.make_node("Add", ["s1", "z_t"], ["s2"]),
+            helper.make_node("Add", ["s2", "y"], ["sum_out"]),
+            helper.make_node("Add", ["count_in", "one"], ["count_out"]),
+            helper.make_node("Mul", ["z_t", "w"], ["zw"]),
+        ],
+        "body",
+        [vi("sum_in", F, [2, 3]), vi("count_in", I64, [1]), vi("x_t", F, [2, 3]), vi("z_t", F, [3])],
+        [vi("sum_out", F, [2, 3]), vi("count_out", I64, [1]), vi("sum_seq", F, [2, 3]), vi("zw", F, [3])],
+        [numpy_helper.from_array(np.array([1], np.int64), "one")],
+    )
+    # the body's third output is its sum again, under another name
+    body.node.append(helper.make_node("Identity", ["sum_out"], ["sum_seq"]))
+    w = rng.standard_normal(3).astype(np.float32)
+    scan = helper.make_node("Scan", ["init", "count0", "x", "z"], ["sum_final", "count_final", "sums", "zws"], body=body, num_scan_inputs=2,
+                            scan_input_axes=[1, 0], scan_input_directions=[0, 1], scan_output_axes=[1, 0], scan_output_directions=[0, 1])
+    graph = helper.make_graph([scan], "axes_directions",
+                              [vi("init", F, [2, 3]), vi("count0", I64, [1]), vi("x", F, [2, t, 3]), vi("z", F, [t, 3]), vi("y", F, [3])],
+                              [vi("sum_final", F, [2, 3]), vi("count_final", I64, [1]), vi("sums", F, [2, t, 3]), vi("zws", F, [t, 3])],
+                              [numpy_helper.from_array(w, "w")])
+    inputs = {"init": rng.standard_normal((2, 3)).astype(np.float32), "count0": np.array([7], np.int64),
+              "x": rng.standard_normal((2, t, 3)).astype(np.float32), "z": rng.standard_normal((t, 3)).astype(np.float32),
+              "y": rng.standard_normal(3).astype(np.float32)}
+    s, c = inputs["init"].copy(), inputs["count0"].copy()
+    sums, zws = [], []
+    for step in range(t):
+        xt, zt = inputs["x"][:, step, :], inputs["z"][t - 1 - step]
+        s = s + xt * w + zt + inputs["y"]
+        c = c + 1
+        sums.append(s)
+        zws.append(zt * w)
+    save("axes_directions", graph, inputs, [s, c, np.stack(sums, 1), np.stack(zws[::-1], 0)])
+
+
+def rnn_outer_weight(rng):
+    t, n = 40, 4
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["h_in", "W"], ["hw"]), helper.make_node("Add", ["hw", "x_t"], ["pre"]), helper.make_node("Tanh", ["pre"], ["h_out"]),
+         helper.make_node("Identity", ["h_out"], ["y"])],
+        "body", [vi("h_in", F, [1, n]), vi("x_t", F, [1, n])], [vi("h_out", F, [1, n]), vi("y", F, [1, n])])
+    scan = helper.make_node("Scan", ["h0", "x"], ["h_final", "ys"], body=body, num_scan_inputs=1)
+    graph = helper.make_graph([scan], "rnn_outer_weight", [vi("h0", F, [1, n]), vi("x", F, [t, 1, n]), vi("W", F, [n, n])],
+                              [vi("h_final", F, [1, n]), vi("ys", F, [t, 1, n])])
+    inputs = {"h0": rng.standard_normal((1, n)).astype(np.float32), "x": rng.standard_normal((t, 1, n)).astype(np.float32),
+              "W": (rng.standard_normal((n, n)) * 0.5).astype(np.float32)}
+    h, ys = inputs["h0"].astype(np.float64), []
+    for step in range(t):
+        h = np.tanh(h @ inputs["W"] + inputs["x"][step])
+        ys.append(h)
+    save("rnn_outer_weight", graph, inputs, [h.astype(np.float32), np.stack(ys).astype(np.float32)])
+
+
+def nested(rng):
+    t, r, c = 3, 4, 2
+    inner = helper.make_graph(
+        [helper.make_node("ReduceSum", ["row"], ["rs"], keepdims=0), helper.make_node("Add", ["acc_in", "rs"], ["a1"]),
+         helper.make_node("Add", ["a1", "bias"], ["acc_out"]), helper.make_node("Identity", ["acc_out"], ["acc_seq"])],
+        "inner", [vi("acc_in", F, []), vi("row", F, [c])], [vi("acc_out", F, []), vi("acc_seq", F, [])])
+    outer_body = helper.make_graph(
+        [helper.make_node("Scan", ["zero", "m_t"], ["total", "partials"], body=inner, num_scan_inputs=1),
+         helper.make_node("Add", ["state_in", "total"], ["state_out"])],
+        "outer_body", [vi("state_in", F, []), vi("m_t", F, [r, c])], [vi("state_out", F, []), vi("partials", F, [r])],
+        [numpy_helper.from_array(np.array(0, np.float32), "zero")])
+    scan = helper.make_node("Scan", ["s0", "m"], ["s_final", "all_partials"], body=outer_body, num_scan_inputs=1)
+    graph = helper.make_graph([scan], "nested", [vi("s0", F, []), vi("m", F, [t, r, c]), vi("bias", F, [])],
+                              [vi("s_final", F, []), vi("all_partials", F, [t, r])])
+    inputs = {"s0": np.array(0.5, np.float32), "m": rng.standard_normal((t, r, c)).astype(np.float32), "bias": np.array(0.25, np.float32)}
+    s, parts = np.float32(inputs["s0"]), []
+    for step in range(t):
+        acc, row_parts = np.float32(0), []
+        for row in range(r):
+            acc = np.float32(acc + inputs["m"][step, row].sum() + inputs["bias"])
+            row_parts.append(acc)
+        s = np.float32(s + acc)
+        parts.append(row_parts)
+    save("nested", graph, inputs, [np.array(s, np.float32), np.array(parts, np.float32)])
+
+
+if __name__ == "__main__":
+    rng = np.random.default_rng(2026)
+    axes_directions(rng)
+    rnn_outer_weight(rng)
+    nested(rng)
+    print("wrote", os.path.normpath(OUT))

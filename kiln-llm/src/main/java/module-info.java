@@ -6,6 +6,7 @@ module dev.kiln.llm {
     requires transitive dev.kiln.core;
     requires com.fasterxml.jackson.databind;
     requires jinjava;
+    requires jdk.incubator.vector;
 
     exports dev.kiln.llm;
     exports dev.kiln.llm.gguf;

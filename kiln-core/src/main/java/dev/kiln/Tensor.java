@@ -328,6 +328,22 @@ public final class Tensor {
     }
 
     /**
+     * A tensor computed by host code {@code fn} from the realised {@code inputs} (shape {@code shape}, dtype {@code dtype},
+     * written in C order): one step of a plan, as {@link #custom} but with the public {@link HostFunction}, for code
+     * outside Kiln's core.
+     */
+    public static Tensor host(String name, DType dtype, int[] shape, HostFunction fn, Tensor... inputs) {
+        Objects.requireNonNull(fn, "fn");
+        return custom(name, dtype, shape, new HostBody(fn), inputs);
+    }
+
+    /** A {@link HostFunction} as the IR's custom-function body. */
+    private record HostBody(HostFunction fn) implements dev.kiln.ir.CustomFunction.Body {
+        @Override
+        public void apply(List<MemorySegment> inputs, MemorySegment output) { fn.apply(inputs, output); }
+    }
+
+    /**
      * A loop over the first axis of {@code sequences}: {@code step} maps the carried state and each step's slices
      * to the next state and that step's outputs. The step is traced once and compiled once, so building and
      * planning a scan, and its plan's size, do not grow with the number of steps (recurrent layers, ONNX Scan).

@@ -39,7 +39,7 @@ import java.util.function.Consumer;
  * }</pre>
  *
  * <p>Generations may run on several threads at once: each gets its own {@link Decoder} (KV caches) over the one
- * compiled graph. Quantised GGUF weights are dequantised to f32 when the model opens (see {@link GgufWeights}).
+ * compiled graph. Quantised GGUF weights stay in their blocks in the mapped file; products and embedding lookups read them there (see {@link GgufWeights}).
  */
 public final class LanguageModel implements AutoCloseable {
     private final ModelConfig config;

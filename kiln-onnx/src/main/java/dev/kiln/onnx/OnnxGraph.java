@@ -62,6 +62,12 @@ record OnnxGraph(String source, List<Node> nodes, Map<String, Tensor> initialize
         }
         visible.addAll(inputs);
         GraphValidator.validate(source, initNames, visible, nodes, outputs, n -> opsets.applyAsLong(n.domain()));
+        // the graphs nested in this one read through it: what they read from outside must be defined outside
+        for (String r : outerReads(nodes, inputs, initNames)) {
+            if (!outer.contains(r)) {
+                throw new OnnxFormatException(source, "a graph nested in it reads '" + r + "', which neither it nor an enclosing graph defines");
+            }
+        }
         for (Node n : nodes) OnnxOps.check(n, opsets.applyAsLong(n.domain()));
         for (Node n : nodes) n.attrs().checkExternalData();
         Map<String, Tensor> inits = new LinkedHashMap<>();

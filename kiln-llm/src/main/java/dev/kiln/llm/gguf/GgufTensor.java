@@ -111,10 +111,10 @@ public record GgufTensor(Path file, String name, GgmlType type, int[] ne, long o
 
     /**
      * The tensor as a Kiln {@link Tensor} of {@link #shape()}, on the default device. F32, F16 and BF16 data is wrapped
-     * in place ({@link Tensor#wrapConstant}, no copy): the tensor is valid until the file is closed. The block-quantised
-     * types are dequantised into an f32 buffer the tensor owns (checked against the {@link MemoryBudget} first); the
-     * quantised matrix-vector kernels of a later step read their blocks in place instead. On a device with its own
-     * memory (a GPU) the data is copied there.
+     * in place ({@link Tensor#wrapConstant}, no copy): the tensor is valid until the file is closed. A block-quantised
+     * tensor is an f32 tensor whose values are dequantised where a graph reads them as values, over its blocks wrapped in
+     * place; products with it and lookups of its rows read the blocks directly ({@link BlockTensor}). On a device with
+     * its own memory (a GPU) the data is copied there.
      *
      * @throws ModelFileException if Kiln does not support the tensor's type, or its data is not aligned to its element
      *                            size (a file whose {@code general.alignment} is below 4)
@@ -136,16 +136,7 @@ public record GgufTensor(Path file, String name, GgmlType type, int[] ne, long o
             }
             return Tensor.defaultDevice().deviceMemory().isPresent() ? Tensor.fromSegment(data, dtype, shape) : Tensor.wrapConstant(data, dtype, shape);
         }
-        long bytes = Math.multiplyExact(numel(), 4L);
-        MemoryBudget.check(bytes, "dequantised GGUF tensor '" + name + "'");
-        LOG.log(System.Logger.Level.DEBUG, () -> "toTensor: dequantising " + type + " tensor '" + name + "' into " + bytes + " bytes of f32");
-        MemorySegment f32 = Arena.ofAuto().allocate(bytes, 4);
-        float[] row = new float[ne[0]];
-        for (long r = 0, rows = rows(); r < rows; r++) {
-            dequantizeRow(r, row, 0);
-            MemorySegment.copy(row, 0, f32, ValueLayout.JAVA_FLOAT, r * 4L * ne[0], ne[0]);
-        }
-        return Tensor.defaultDevice().deviceMemory().isPresent() ? Tensor.fromSegment(f32, DType.F32, shape) : Tensor.wrapConstant(f32, DType.F32, shape);
+        return BlockTensor.valueOf(this);
     }
 
     private void requireSupported() {

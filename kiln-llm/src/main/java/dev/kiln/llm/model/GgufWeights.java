@@ -10,9 +10,9 @@ import java.util.Optional;
 
 /**
  * The tensors of a GGUF file, as llama.cpp's converter names them. F32, F16 and BF16 tensors are wrapped in place;
- * block-quantised ones (Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K) are dequantised to f32 once, when found: the graphs then
- * multiply in f32, exactly what a reference that dequantises and then multiplies computes. Kernels that read the
- * blocks in place are a later step.
+ * block-quantised ones (Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K) are {@link dev.kiln.llm.gguf.BlockTensor}s over their blocks
+ * in the mapped file: {@link LlamaGraph} multiplies by them and looks their rows up in place, with f32 products and
+ * sums, and nothing dequantises a whole matrix.
  */
 public record GgufWeights(GgufFile gguf) implements WeightSource {
     @Override

@@ -1,10 +1,13 @@
 package dev.kiln.llm.model;
 
 import dev.kiln.Tensor;
+import dev.kiln.llm.gguf.BlockTensor;
 import dev.kiln.serve.Graph;
 import dev.kiln.types.DType;
 import dev.kiln.types.Shape;
 import dev.kiln.types.Variable;
+
+import java.util.Optional;
 
 /**
  * The Llama family (Llama 2 and 3, Mistral, Qwen2, SmolLM) as one Kiln {@link Graph}: a chunk of tokens at the end
@@ -28,7 +31,8 @@ import dev.kiln.types.Variable;
  * first {@code length} rows only: rows past it are neither computed nor read.
  *
  * <p>Weights are graph constants (read in place, shared by every compiled copy); every product runs and accumulates in
- * f32 ({@link LlamaWeights} widens half-precision weights when they load).
+ * f32 ({@link LlamaWeights} widens half-precision weights when they load). Block-quantised weights are multiplied and
+ * looked up in place, from their blocks ({@link BlockTensor}).
  */
 public final class LlamaGraph {
     /** The input of token ids. */
@@ -84,24 +88,24 @@ public final class LlamaGraph {
 
     private Graph build(boolean allLogits) {
         Tensor tokens = g.input(TOKENS, DType.I32, Shape.symbolic(chunk));
-        Tensor x = Tensor.embedding(tokens, w.tokenEmbedding()); // (chunk, hidden)
+        Tensor x = embed(tokens); // (chunk, hidden)
         Tensor[] caches = new Tensor[2 * spec.layers()];
         for (int i = 0; i < spec.layers(); i++) {
             LlamaWeights.Layer layer = w.layers().get(i);
             Tensor kc = g.input(keyCache(i), cacheType, context, spec.kvDim());
             Tensor vc = g.input(valueCache(i), cacheType, context, spec.kvDim());
             Tensor h = norm(x, layer.attnNorm());
-            Tensor q = rope(linear(h, layer.q(), layer.qBias()).reshape(maxChunk, spec.heads(), spec.headDim()));
-            Tensor k = rope(linear(h, layer.k(), layer.kBias()).reshape(maxChunk, spec.kvHeads(), spec.headDim()));
-            Tensor v = linear(h, layer.v(), layer.vBias());
+            Tensor q = rope(linear(h, layer.q(), layer.qBias(), chunk).reshape(maxChunk, spec.heads(), spec.headDim()));
+            Tensor k = rope(linear(h, layer.k(), layer.kBias(), chunk).reshape(maxChunk, spec.kvHeads(), spec.headDim()));
+            Tensor v = linear(h, layer.v(), layer.vBias(), chunk);
             caches[2 * i] = append(kc, k.reshape(maxChunk, spec.kvDim()));
             caches[2 * i + 1] = append(vc, v);
-            x = x.add(linear(attention(q, caches[2 * i], caches[2 * i + 1]), layer.attnOutput(), null));
+            x = x.add(linear(attention(q, caches[2 * i], caches[2 * i + 1]), layer.attnOutput(), null, chunk));
             Tensor m = norm(x, layer.ffnNorm());
-            x = x.add(linear(linear(m, layer.gate(), null).silu().mul(linear(m, layer.up(), null)), layer.down(), null));
+            x = x.add(linear(linear(m, layer.gate(), null, chunk).silu().mul(linear(m, layer.up(), null, chunk)), layer.down(), null, chunk));
         }
         Tensor last = allLogits ? x : x.indexSelect(0, Tensor.variable(chunk).sub(1).reshape(1));
-        Tensor logits = linear(norm(last, w.outputNorm()), w.output(), null);
+        Tensor logits = linear(norm(last, w.outputNorm()), w.output(), null, allLogits ? chunk : null);
         Tensor[] outputs = new Tensor[1 + caches.length];
         outputs[0] = logits;
         System.arraycopy(caches, 0, outputs, 1, caches.length);
@@ -110,7 +114,22 @@ public final class LlamaGraph {
 
     private Tensor norm(Tensor x, Tensor weight) { return x.rmsNorm(new int[] {spec.hidden()}, weight, spec.rmsNormEps()); }
 
-    private static Tensor linear(Tensor x, Tensor weight, Tensor bias) { return x.linear(weight, bias); }
+    /**
+     * {@code x · weightᵀ + bias}; a block-quantised weight is read in place ({@link BlockTensor#linear}), over the first
+     * {@code rows} rows of x when given (the chunk's tokens).
+     */
+    private static Tensor linear(Tensor x, Tensor weight, Tensor bias, Variable rows) {
+        Optional<BlockTensor> blocks = BlockTensor.of(weight);
+        if (blocks.isEmpty()) return x.linear(weight, bias);
+        Tensor y = blocks.get().linear(x, rows);
+        return bias == null ? y : y.add(bias);
+    }
+
+    /** The tokens' embeddings: rows of the embedding table, read in place when it is block-quantised. */
+    private Tensor embed(Tensor tokens) {
+        Optional<BlockTensor> blocks = BlockTensor.of(w.tokenEmbedding());
+        return blocks.isPresent() ? blocks.get().embedding(tokens, chunk) : Tensor.embedding(tokens, w.tokenEmbedding());
+    }
 
     private static Tensor f32(Tensor t) { return t.dtype() == DType.F32 ? t : t.cast(DType.F32); }
 
@@ -125,7 +144,8 @@ public final class LlamaGraph {
         Tensor r = Tensor.arange(context).cast(DType.I64);
         Tensor fresh = r.ge(start).reshape(context, 1);
         Tensor source = r.sub(start).clamp(0, Tensor.variable(chunk).sub(1));
-        Tensor picked = rows.indexSelect(0, source).cast(cacheType);
+        // the chunk's rows are computed once (chunk x kvDim), not once per cache row inside the cache's kernel
+        Tensor picked = rows.cast(cacheType).contiguous().indexSelect(0, source);
         return Tensor.where(fresh, picked, cache).withSymbolicDim(0, length);
     }
 

@@ -9,7 +9,7 @@ import java.util.Optional;
  * A model's tensors under llama.cpp's names ({@code token_embd.weight}, {@code blk.0.attn_q.weight},
  * {@code output_norm.weight}, ...), whichever file they come from, so that one graph builder reads both.
  * Tensors are f32, f16 or bf16 Kiln tensors over the mapped file where the file holds those types; block-quantised
- * GGUF tensors are dequantised to f32 when found (see {@link GgufWeights}).
+ * GGUF tensors are f32 tensors over their blocks, which the graph reads in place (see {@link GgufWeights}).
  */
 public sealed interface WeightSource extends AutoCloseable permits GgufWeights, SafetensorsWeights {
     /** The file (or model folder) the weights come from, named in errors. */

@@ -1,0 +1,103 @@
+package dev.kiln.llm.gguf;
+
+import dev.kiln.Tensor;
+import dev.kiln.types.DType;
+import dev.kiln.types.Variable;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Collections;
+import java.util.Map;
+import java.util.Optional;
+import java.util.WeakHashMap;
+
+/**
+ * A block-quantised GGUF tensor (Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K) as a Kiln tensor. Its value is the dequantised f32
+ * tensor, but that value is computed only where a graph reads it as such; a graph builder that multiplies by it or looks
+ * rows of it up asks {@link #of} for the block tensor behind it and uses {@link #linear} or {@link #embedding}, which read
+ * the blocks in place from the mapped file ({@link QuantizedMatmul}). No f32 copy of the weights exists then.
+ */
+public final class BlockTensor {
+    /** The block tensor behind each value tensor made here (weak: a tensor no graph holds is forgotten). */
+    private static final Map<Tensor, BlockTensor> KNOWN = Collections.synchronizedMap(new WeakHashMap<>());
+
+    private final GgufTensor source;
+    private final Tensor bytes; // (rows, rowBytes) u8 over the mapped file
+    private final int rows, cols;
+
+    private BlockTensor(GgufTensor source, Tensor bytes) {
+        this.source = source;
+        this.bytes = bytes;
+        this.cols = source.rowLength();
+        this.rows = Math.toIntExact(source.rows());
+    }
+
+    /** The value tensor of {@code t} (f32, {@link GgufTensor#shape()}), computed by dequantising where it is read as values. */
+    static Tensor valueOf(GgufTensor t) {
+        int rows = Math.toIntExact(t.rows()), rowBytes = Math.toIntExact(t.rowBytes());
+        MemorySegment data = t.data();
+        Tensor bytes = Tensor.defaultDevice().deviceMemory().isPresent() ? Tensor.fromSegment(data, DType.U8, rows, rowBytes)
+                : Tensor.wrapConstant(data, DType.U8, rows, rowBytes);
+        BlockTensor b = new BlockTensor(t, bytes);
+        int k = t.rowLength();
+        Tensor value = Tensor.host("dequantize " + t.name(), DType.F32, t.shape(), (in, out) -> {
+            float[] row = new float[k];
+            for (int r = 0; r < rows; r++) {
+                Dequantize.row(t.type(), in.getFirst().asSlice((long) r * rowBytes, rowBytes), row, 0, k);
+                MemorySegment.copy(row, 0, out, ValueLayout.JAVA_FLOAT, 4L * r * k, k);
+            }
+        }, bytes);
+        KNOWN.put(value, b);
+        return value;
+    }
+
+    /** The block tensor whose value {@code t} is, if it is one made by {@link GgufTensor#toTensor()}. */
+    public static Optional<BlockTensor> of(Tensor t) { return Optional.ofNullable(KNOWN.get(t)); }
+
+    /** The GGUF tensor read. */
+    public GgufTensor source() { return source; }
+
+    /**
+     * {@code x · valueᵀ} for {@code x} (r, cols) f32 and this tensor a (n, cols) matrix: (r, n), from the blocks in place.
+     * When {@code active} is given, only the first {@code active} rows of {@code x} are computed (the result's first axis
+     * is symbolic in it, as a chunk of tokens is).
+     *
+     * @throws IllegalArgumentException if x is not (r, cols) f32
+     */
+    public Tensor linear(Tensor x, Variable active) {
+        if (x.ndim() != 2 || x.dim(1) != cols || x.dtype() != DType.F32) {
+            throw new IllegalArgumentException("linear with " + source.type() + " '" + source.name() + "' (" + rows + ", " + cols + "): x must be (r, " + cols
+                    + ") f32, got " + x.dtype() + x.shape());
+        }
+        int max = x.dim(0), n = rows, k = cols;
+        GgmlType type = source.type();
+        Tensor y = Tensor.host("matmul " + type + " " + source.name(), DType.F32, new int[] {max, n},
+                (in, out) -> QuantizedMatmul.multiply(type, in.get(2), n, k, in.get(0), QuantizedMatmul.activeRows(in.get(1), max), out),
+                x, count(active, max), bytes);
+        return active == null ? y : y.withSymbolicDim(0, active);
+    }
+
+    /**
+     * The rows {@code ids} selects (an embedding lookup): (r, cols) f32 for {@code ids} (r) integers, only the first
+     * {@code active} computed when given.
+     *
+     * @throws IllegalArgumentException if ids is not 1-D integers
+     */
+    public Tensor embedding(Tensor ids, Variable active) {
+        if (ids.ndim() != 1 || !ids.dtype().isInt()) throw new IllegalArgumentException("embedding: ids must be 1-D integers, got " + ids.dtype() + ids.shape());
+        int max = ids.dim(0), n = rows, k = cols;
+        GgmlType type = source.type();
+        Tensor y = Tensor.host("embedding " + type + " " + source.name(), DType.F32, new int[] {max, k},
+                (in, out) -> QuantizedMatmul.gatherRows(type, in.get(2), n, k, in.get(0), QuantizedMatmul.activeRows(in.get(1), max), out),
+                ids.dtype() == DType.I32 ? ids : ids.cast(DType.I32), count(active, max), bytes);
+        return active == null ? y : y.withSymbolicDim(0, active);
+    }
+
+    /** The number of active rows as an i64 tensor of one element. */
+    private static Tensor count(Variable active, int max) {
+        return active == null ? Tensor.of(new long[] {max}, 1) : Tensor.variable(active).reshape(1);
+    }
+
+    @Override
+    public String toString() { return "BlockTensor[" + source + "]"; }
+}

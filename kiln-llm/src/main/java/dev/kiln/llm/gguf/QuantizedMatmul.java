@@ -1,0 +1,221 @@
+package dev.kiln.llm.gguf;
+
+import dev.kiln.runtime.WorkerPool;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+/**
+ * Products with block-quantised matrices read in place: {@code out (rows, n) = x (rows, k) · wᵀ} for {@code w} (n, k) of
+ * a {@link GgmlType} in ggml's layout (each row whole blocks), and the rows of {@code w} a list of ids selects
+ * (an embedding lookup). The f32 matrix is never formed.
+ *
+ * <p><b>Few rows</b> (decode): each output is a dot product over the row's blocks, memory-bound. Q8_0 and Q4_0 are
+ * unpacked in vector registers (bytes widened to float lanes, one FMA per value, the block's scale applied once to its
+ * partial sum); the other types dequantise one row of {@code w} at a time into a small scratch array with
+ * {@link Dequantize} (bit for bit ggml's values) and take its dot products with every row of {@code x}. <b>Many rows</b>
+ * (prefill): eight rows of {@code w} are dequantised into scratch and multiplied with every row of {@code x}, so each
+ * weight is read from memory once per call. Outputs are split over the {@link WorkerPool} when the work is large.
+ *
+ * <p>Numerics: every product is f32 with f32 accumulation in vector lanes; sums are reassociated (lanes, blocks), as
+ * Kiln's float reductions may be, so results differ from dequantise-then-multiply by rounding only.
+ */
+public final class QuantizedMatmul {
+    private QuantizedMatmul() {}
+
+    private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+    private static final int L = F.length();
+    /** Bytes species with one lane per float lane (for the fused Q8_0/Q4_0 paths); null when no such species exists. */
+    private static final VectorSpecies<Byte> B = L == 16 ? ByteVector.SPECIES_128 : L == 8 ? ByteVector.SPECIES_64 : null;
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN, NATIVE = ByteOrder.nativeOrder();
+    private static final ValueLayout.OfFloat X = ValueLayout.JAVA_FLOAT_UNALIGNED;
+    private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED;
+    /** Rows of x up to which the products are dot products per row; above, eight rows of w are dequantised and shared. */
+    private static final int DOT_ROWS = 3;
+    /** Rows of w dequantised together on the many-rows path. */
+    private static final int TILE = 8;
+    /** Below this many multiply-adds a call runs on the calling thread. */
+    private static final long PARALLEL_WORK = 1L << 17;
+
+    private static final ThreadLocal<float[]> SCRATCH = ThreadLocal.withInitial(() -> new float[0]);
+
+    private static float[] scratch(int n) {
+        float[] s = SCRATCH.get();
+        if (s.length < n) SCRATCH.set(s = new float[n]);
+        return s;
+    }
+
+    /**
+     * {@code out[r, j] = sum_i x[r, i] * w[j, i]} for the first {@code rows} rows of {@code x}.
+     *
+     * @param type the type of {@code w}: Q8_0, Q4_0, Q4_1, Q4_K, Q5_K or Q6_K
+     * @param w    n rows of {@code type.rowBytes(k)} bytes each
+     * @param x    at least rows * k f32 values, row-major, native order
+     * @param out  at least rows * n f32 values
+     * @throws IllegalArgumentException if the type is not a supported block type, k is not a multiple of its block size
+     *                                  or a segment is too small
+     */
+    public static void multiply(GgmlType type, MemorySegment w, int n, int k, MemorySegment x, int rows, MemorySegment out) {
+        check(type, w, n, k);
+        if (rows < 0 || x.byteSize() < 4L * rows * k || out.byteSize() < 4L * rows * n) {
+            throw new IllegalArgumentException("quantized matmul: " + rows + " rows of " + k + " -> " + n + " do not fit x (" + x.byteSize()
+                    + " bytes) and out (" + out.byteSize() + " bytes)");
+        }
+        if (rows == 0 || n == 0) return;
+        long rowBytes = type.rowBytes(k);
+        boolean fused = B != null && (type == GgmlType.Q8_0 || type == GgmlType.Q4_0) && rows <= DOT_ROWS;
+        int units = rows <= DOT_ROWS ? n : (n + TILE - 1) / TILE;
+        long work = (long) rows * n * k;
+        int parts = work < PARALLEL_WORK || WorkerPool.size() <= 1 ? 1 : Math.min(units, 4 * WorkerPool.size());
+        WorkerPool.forRanges(units, parts, (from, to) -> {
+            if (fused) fusedRows(type, w, rowBytes, (int) from, (int) to, k, x, rows, n, out);
+            else if (rows <= DOT_ROWS) dequantizedRows(type, w, rowBytes, (int) from, (int) to, k, x, rows, n, out);
+            else tiles(type, w, rowBytes, (int) from, (int) to, k, x, rows, n, out);
+        });
+    }
+
+    /**
+     * Row {@code ids[i]} of {@code w} (n, k), dequantised, into row {@code i} of {@code out}, for {@code count} ids (i32).
+     *
+     * @throws IndexOutOfBoundsException naming the id when one is outside {@code [0, n)}
+     */
+    public static void gatherRows(GgmlType type, MemorySegment w, int n, int k, MemorySegment ids, int count, MemorySegment out) {
+        check(type, w, n, k);
+        long rowBytes = type.rowBytes(k);
+        float[] row = scratch(k);
+        for (int i = 0; i < count; i++) {
+            int id = ids.getAtIndex(I32, i);
+            if (id < 0 || id >= n) throw new IndexOutOfBoundsException("embedding: token id " + id + " (position " + i + ") is outside [0, " + n + ")");
+            Dequantize.row(type, w.asSlice(id * rowBytes, rowBytes), row, 0, k);
+            MemorySegment.copy(row, 0, out, X, 4L * i * k, k);
+        }
+    }
+
+    /** The number of active rows stored as an i64 at the start of {@code rows}, checked against {@code max}. */
+    public static int activeRows(MemorySegment rows, int max) {
+        long r = rows.get(I64, 0);
+        if (r < 0 || r > max) throw new IllegalStateException("quantized matmul: " + r + " active rows, expected 0 to " + max);
+        return (int) r;
+    }
+
+    private static void check(GgmlType type, MemorySegment w, int n, int k) {
+        switch (type) {
+            case Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K -> { }
+            default -> throw new IllegalArgumentException("quantized matmul: " + type + " is not a supported block type");
+        }
+        if (k % type.blockSize() != 0) throw new IllegalArgumentException("quantized matmul: rows of " + k + " values are not whole " + type + " blocks");
+        if (w.byteSize() < type.rowBytes(k) * n) {
+            throw new IllegalArgumentException("quantized matmul: " + n + " rows of " + type + " take " + type.rowBytes(k) * n + " bytes, w has " + w.byteSize());
+        }
+    }
+
+    // ---------------------------------------------------------------- few rows: dot products
+
+    private static void fusedRows(GgmlType type, MemorySegment w, long rowBytes, int from, int to, int k, MemorySegment x, int rows, int n,
+                                  MemorySegment out) {
+        int blocks = k / 32;
+        for (int j = from; j < to; j++) {
+            long at = j * rowBytes;
+            for (int r = 0; r < rows; r++) {
+                long xAt = 4L * r * k;
+                float v = type == GgmlType.Q8_0 ? dotQ8_0(w, at, blocks, x, xAt) : dotQ4_0(w, at, blocks, x, xAt);
+                out.setAtIndex(X, (long) r * n + j, v);
+            }
+        }
+    }
+
+    /** One row of Q8_0 blocks (f16 d, 32 signed bytes) with x: per block, the bytes widened to float lanes. */
+    private static float dotQ8_0(MemorySegment w, long at, int blocks, MemorySegment x, long xAt) {
+        FloatVector acc = FloatVector.zero(F);
+        for (int b = 0; b < blocks; b++, at += 34, xAt += 128) {
+            FloatVector part = FloatVector.zero(F);
+            for (int p = 0; p < 32; p += L) {
+                FloatVector q = (FloatVector) ByteVector.fromMemorySegment(B, w, at + 2 + p, LE).convertShape(VectorOperators.B2F, F, 0);
+                part = q.fma(FloatVector.fromMemorySegment(F, x, xAt + 4L * p, NATIVE), part);
+            }
+            acc = part.fma(FloatVector.broadcast(F, Float.float16ToFloat(w.get(Dequantize.I16_LE, at))), acc);
+        }
+        return acc.reduceLanes(VectorOperators.ADD);
+    }
+
+    /** One row of Q4_0 blocks (f16 d, 16 bytes: value i in the low nibble of byte i, value i + 16 in its high nibble). */
+    private static float dotQ4_0(MemorySegment w, long at, int blocks, MemorySegment x, long xAt) {
+        FloatVector acc = FloatVector.zero(F);
+        for (int b = 0; b < blocks; b++, at += 18, xAt += 128) {
+            FloatVector part = FloatVector.zero(F);
+            for (int p = 0; p < 16; p += L) {
+                ByteVector raw = ByteVector.fromMemorySegment(B, w, at + 2 + p, LE);
+                FloatVector lo = (FloatVector) raw.and((byte) 0x0F).sub((byte) 8).convertShape(VectorOperators.B2F, F, 0);
+                FloatVector hi = (FloatVector) raw.lanewise(VectorOperators.LSHR, 4).and((byte) 0x0F).sub((byte) 8)
+                        .convertShape(VectorOperators.B2F, F, 0);
+                part = lo.fma(FloatVector.fromMemorySegment(F, x, xAt + 4L * p, NATIVE), part);
+                part = hi.fma(FloatVector.fromMemorySegment(F, x, xAt + 4L * (p + 16), NATIVE), part);
+            }
+            acc = part.fma(FloatVector.broadcast(F, Float.float16ToFloat(w.get(Dequantize.I16_LE, at))), acc);
+        }
+        return acc.reduceLanes(VectorOperators.ADD);
+    }
+
+    private static void dequantizedRows(GgmlType type, MemorySegment w, long rowBytes, int from, int to, int k, MemorySegment x, int rows, int n,
+                                        MemorySegment out) {
+        float[] row = scratch(k);
+        for (int j = from; j < to; j++) {
+            Dequantize.row(type, w.asSlice(j * rowBytes, rowBytes), row, 0, k);
+            for (int r = 0; r < rows; r++) out.setAtIndex(X, (long) r * n + j, dot(row, 0, x, 4L * r * k, k));
+        }
+    }
+
+    private static float dot(float[] a, int aAt, MemorySegment x, long xAt, int k) {
+        FloatVector acc = FloatVector.zero(F);
+        int i = 0;
+        for (; i <= k - L; i += L) acc = FloatVector.fromArray(F, a, aAt + i).fma(FloatVector.fromMemorySegment(F, x, xAt + 4L * i, NATIVE), acc);
+        float s = acc.reduceLanes(VectorOperators.ADD);
+        for (; i < k; i++) s += a[aAt + i] * x.getAtIndex(X, xAt / 4 + i);
+        return s;
+    }
+
+    // ---------------------------------------------------------------- many rows: dequantised tiles of w
+
+    private static void tiles(GgmlType type, MemorySegment w, long rowBytes, int from, int to, int k, MemorySegment x, int rows, int n,
+                              MemorySegment out) {
+        float[] tile = scratch(TILE * k);
+        for (int t = from; t < to; t++) {
+            int j0 = t * TILE, m = Math.min(TILE, n - j0);
+            for (int j = 0; j < m; j++) Dequantize.row(type, w.asSlice((j0 + j) * rowBytes, rowBytes), tile, j * k, k);
+            for (int r = 0; r < rows; r++) {
+                if (m == TILE && k % L == 0) dots8(tile, k, x, 4L * r * k, out, (long) r * n + j0);
+                else for (int j = 0; j < m; j++) out.setAtIndex(X, (long) r * n + j0 + j, dot(tile, j * k, x, 4L * r * k, k));
+            }
+        }
+    }
+
+    /** Eight dot products of one row of x with the eight rows of a tile: x is loaded once for all eight. */
+    private static void dots8(float[] tile, int k, MemorySegment x, long xAt, MemorySegment out, long outAt) {
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+        for (int i = 0; i < k; i += L) {
+            FloatVector xv = FloatVector.fromMemorySegment(F, x, xAt + 4L * i, NATIVE);
+            a0 = FloatVector.fromArray(F, tile, i).fma(xv, a0);
+            a1 = FloatVector.fromArray(F, tile, k + i).fma(xv, a1);
+            a2 = FloatVector.fromArray(F, tile, 2 * k + i).fma(xv, a2);
+            a3 = FloatVector.fromArray(F, tile, 3 * k + i).fma(xv, a3);
+            a4 = FloatVector.fromArray(F, tile, 4 * k + i).fma(xv, a4);
+            a5 = FloatVector.fromArray(F, tile, 5 * k + i).fma(xv, a5);
+            a6 = FloatVector.fromArray(F, tile, 6 * k + i).fma(xv, a6);
+            a7 = FloatVector.fromArray(F, tile, 7 * k + i).fma(xv, a7);
+        }
+        out.setAtIndex(X, outAt, a0.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, outAt + 1, a1.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, outAt + 2, a2.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, outAt + 3, a3.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, outAt + 4, a4.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, outAt + 5, a5.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, outAt + 6, a6.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, outAt + 7, a7.reduceLanes(VectorOperators.ADD));
+    }
+}

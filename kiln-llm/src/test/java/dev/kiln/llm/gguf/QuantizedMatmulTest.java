@@ -1,0 +1,150 @@
+package dev.kiln.llm.gguf;
+
+import dev.kiln.Tensor;
+import dev.kiln.types.DType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Random;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * {@link QuantizedMatmul} and {@link BlockTensor} against dequantise-then-multiply in double precision, for every block
+ * type: matrices of 19 rows made of the fixture's rows (tensors.gguf, whose dequantisation is checked bit for bit against
+ * gguf.quants), 1 to 17 rows of x (the dot-product paths, fused and dequantised, and the tiles of eight with a remainder).
+ * The bound is the f32 summation bound: each output within {@code 2 (k + 2) u} times the sum of the absolute products, which a
+ * dropped block or value exceeds.
+ */
+class QuantizedMatmulTest {
+    private static GgufFile file;
+    private static Arena arena;
+
+    @BeforeAll
+    static void open() {
+        file = GgufFile.open(GgufDequantTest.resource("/gguf/files/tensors.gguf"));
+        arena = Arena.ofShared();
+    }
+
+    @AfterAll
+    static void close() {
+        file.close();
+        arena.close();
+    }
+
+    static Stream<String> matrices() {
+        return Stream.of("q8_0_5x64", "q4_0_5x64", "q4_1_5x64", "q4_k_3x256", "q4_k_2x512", "q5_k_3x256", "q5_k_2x512", "q6_k_3x256", "q6_k_2x512");
+    }
+
+    /** A (19, k) tensor whose row r is the fixture's row r mod its rows. */
+    private static GgufTensor tiled(String name) {
+        GgufTensor t = file.findTensor(name).orElseThrow();
+        int n = 19;
+        long rowBytes = t.rowBytes();
+        MemorySegment data = arena.allocate(n * rowBytes, 64);
+        for (int r = 0; r < n; r++) MemorySegment.copy(t.data(), (r % t.rows()) * rowBytes, data, r * rowBytes, rowBytes);
+        return new GgufTensor(t.file(), name + "_tiled", t.type(), new int[] {t.rowLength(), n}, 0, n * rowBytes, data);
+    }
+
+    private static float[] random(int n, long seed) {
+        Random r = new Random(seed);
+        float[] f = new float[n];
+        for (int i = 0; i < n; i++) f[i] = (float) (r.nextGaussian());
+        return f;
+    }
+
+    private static void check(float[] got, float[] x, float[] w, int rows, int n, int k) {
+        double u = Math.ulp(1.0f) / 2;
+        for (int r = 0; r < rows; r++) {
+            for (int j = 0; j < n; j++) {
+                double exact = 0, magnitude = 0;
+                for (int i = 0; i < k; i++) {
+                    exact += (double) x[r * k + i] * w[j * k + i];
+                    magnitude += Math.abs((double) x[r * k + i] * w[j * k + i]);
+                }
+                double bound = 2 * (k + 2) * u * magnitude;
+                assertThat(Math.abs(got[r * n + j] - exact)).as("row %d, output %d: %s vs %s (bound %s)", r, j, got[r * n + j], exact, bound)
+                        .isLessThanOrEqualTo(bound);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("matrices")
+    void productsMatchDequantiseThenMultiply(String name) {
+        GgufTensor t = tiled(name);
+        int n = 19, k = t.rowLength();
+        float[] w = t.dequantize();
+        for (int rows : new int[] {1, 2, 3, 4, 9, 17}) {
+            float[] x = random(rows * k, rows * 31L + k);
+            MemorySegment xs = arena.allocate(4L * rows * k, 64), out = arena.allocate(4L * rows * n, 64);
+            MemorySegment.copy(x, 0, xs, ValueLayout.JAVA_FLOAT, 0, x.length);
+            QuantizedMatmul.multiply(t.type(), t.data(), n, k, xs, rows, out);
+            check(out.toArray(ValueLayout.JAVA_FLOAT), x, w, rows, n, k);
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("matrices")
+    void embeddingRowsAreTheDequantisedRows(String name) {
+        GgufTensor t = tiled(name);
+        int k = t.rowLength();
+        float[] w = t.dequantize();
+        MemorySegment ids = arena.allocate(16), out = arena.allocate(4L * 4 * k);
+        int[] picked = {18, 0, 7, 7};
+        MemorySegment.copy(picked, 0, ids, ValueLayout.JAVA_INT, 0, 4);
+        QuantizedMatmul.gatherRows(t.type(), t.data(), 19, k, ids, 4, out);
+        float[] got = out.toArray(ValueLayout.JAVA_FLOAT);
+        for (int i = 0; i < 4; i++) {
+            for (int c = 0; c < k; c++) assertThat(got[i * k + c]).isEqualTo(w[picked[i] * k + c]);
+        }
+        MemorySegment.copy(new int[] {19}, 0, ids, ValueLayout.JAVA_INT, 0, 1);
+        assertThatThrownBy(() -> QuantizedMatmul.gatherRows(t.type(), t.data(), 19, k, ids, 1, out)).isInstanceOf(IndexOutOfBoundsException.class)
+                .hasMessageContaining("token id 19 (position 0) is outside [0, 19)");
+    }
+
+    /** Through the graph: a block tensor's value, its product and its lookup, on a plan. */
+    @Test
+    void blockTensorsInAGraph() {
+        GgufTensor t = tiled("q4_k_2x512");
+        Tensor value = t.toTensor();
+        BlockTensor blocks = BlockTensor.of(value).orElseThrow();
+        assertThat(value.dtype()).isEqualTo(DType.F32);
+        assertThat(value.dims()).containsExactly(19, 512);
+        float[] w = t.dequantize();
+        assertThat(value.toFloatArray()).containsExactly(w);
+        float[] x = random(3 * 512, 5);
+        float[] y = blocks.linear(Tensor.of(x, 3, 512), null).toFloatArray();
+        check(y, x, w, 3, 19, 512);
+        float[] rows = blocks.embedding(Tensor.of(new int[] {2, 11}, 2), null).toFloatArray();
+        for (int c = 0; c < 512; c++) {
+            assertThat(rows[c]).isEqualTo(w[2 * 512 + c]);
+            assertThat(rows[512 + c]).isEqualTo(w[11 * 512 + c]);
+        }
+        assertThat(BlockTensor.of(Tensor.of(x, 3, 512))).isEmpty();
+        assertThatThrownBy(() -> blocks.linear(Tensor.of(x, 6, 256), null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("x must be (r, 512) f32, got f32[6, 256]");
+    }
+
+    @Test
+    void refusesWhatItCannotMultiply() {
+        GgufTensor t = tiled("q8_0_5x64");
+        MemorySegment x = arena.allocate(4 * 64), out = arena.allocate(4 * 19);
+        assertThatThrownBy(() -> QuantizedMatmul.multiply(GgmlType.F16, t.data(), 19, 64, x, 1, out)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("F16 is not a supported block type");
+        assertThatThrownBy(() -> QuantizedMatmul.multiply(GgmlType.Q8_0, t.data(), 19, 48, x, 1, out)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("not whole Q8_0 blocks");
+        assertThatThrownBy(() -> QuantizedMatmul.multiply(GgmlType.Q8_0, t.data(), 19, 64, x, 2, out)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("do not fit");
+        assertThatThrownBy(() -> QuantizedMatmul.multiply(GgmlType.Q8_0, t.data(), 40, 64, x, 1, out)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("40 rows of Q8_0 take");
+    }
+}

@@ -274,6 +274,7 @@ public final class CompiledGraph implements ExecutableGraph {
     private void execute() {
         variables.bind();
         plan.execute();
+        io.setExtents(variables);
         handles.applyFeeds(io);
         io.fillOutputBlock();
     }

@@ -1,5 +1,7 @@
 package dev.kiln.serve;
 
+import dev.kiln.types.Variable;
+
 import dev.kiln.runtime.ExecutionPlan;
 
 import java.lang.foreign.Arena;
@@ -20,6 +22,12 @@ final class IoBlock {
     final MemorySegment[] outputs;     // per output, its slice of the block
     final MemorySegment arenaView;
     final OutputSlots slots;
+    /** Per output: the variable of its first axis when that axis is symbolic (the rows a run computes), else null. */
+    private final Variable[] leading;
+    /** Per output: bytes of one index of its first axis. */
+    private final long[] rowBytes;
+    /** Per output: the bytes of its rows the last run computed (all of them unless its first axis is symbolic). */
+    private final long[] activeBytes;
     private Arena rawArena;
 
     IoBlock(SharedGraphState shared, ExecutionPlan plan, Arena arena, MemorySegment[] inputs) {
@@ -35,6 +43,17 @@ final class IoBlock {
             offsets[i] = end;
             lengths[i] = o.numel();
             end = SharedGraphState.align(end + o.byteSize());
+        }
+        this.leading = new Variable[n];
+        this.rowBytes = new long[n];
+        this.activeBytes = new long[n];
+        for (int i = 0; i < n; i++) {
+            TensorSpec o = shared.outputs.get(i);
+            activeBytes[i] = o.byteSize();
+            if (o.shape().rank() > 0 && o.shape().variable(0) != null && o.shape().dim(0) > 0) {
+                leading[i] = o.shape().variable(0);
+                rowBytes[i] = o.byteSize() / o.shape().dim(0);
+            }
         }
         MemorySegment outputBlock = arena.allocate(Math.max(end, 1), SharedGraphState.ALIGN);
         this.outputs = new MemorySegment[n];
@@ -70,11 +89,22 @@ final class IoBlock {
     }
 
     /** Copies output {@code output} as the plan wrote it into input {@code input} (a handle fed by the run). */
-    void feed(int input, int output) { MemorySegment.copy(planOutputs[output], 0, inputs[input], 0, planOutputs[output].byteSize()); }
+    void feed(int input, int output) { MemorySegment.copy(planOutputs[output], 0, inputs[input], 0, activeBytes[output]); }
 
-    /** Copies every output the plan wrote into its slice of the output block. */
+    /**
+     * Notes which rows of each output the coming copies take: an output whose first axis is symbolic holds only the rows
+     * below its variable's value (a run computes no others), so feeds and the output block copy just those, not the
+     * maximum extent (a KV cache of the whole context, on every decode step).
+     */
+    void setExtents(Variables variables) {
+        for (int i = 0; i < leading.length; i++) {
+            if (leading[i] != null) activeBytes[i] = Math.min(planOutputs[i].byteSize(), variables.value(leading[i]) * rowBytes[i]);
+        }
+    }
+
+    /** Copies every output the plan wrote (its computed rows) into its slice of the output block. */
     void fillOutputBlock() {
-        for (int i = 0; i < outputs.length; i++) MemorySegment.copy(planOutputs[i], 0, outputs[i], 0, outputs[i].byteSize());
+        for (int i = 0; i < outputs.length; i++) MemorySegment.copy(planOutputs[i], 0, outputs[i], 0, activeBytes[i]);
     }
 
     float[] readOutput(int i) {

@@ -84,6 +84,16 @@ final class Variables {
         }
     }
 
+    /**
+     * The value {@code v} has for the next runs; a variable the plan does not have (no kernel reads it) stands for its
+     * maximum.
+     */
+    long value(Variable v) {
+        List<Variable> vars = plan.variables();
+        for (int i = 0; i < values.length; i++) if (vars.get(i).equals(v)) return set[i] ? values[i] : v.max();
+        return v.max();
+    }
+
     /** Gives the plan the values for its next run. */
     void bind() {
         for (int i = 0; i < values.length; i++) plan.setVariable(i, values[i]);

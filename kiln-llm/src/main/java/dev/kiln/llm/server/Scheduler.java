@@ -116,6 +116,7 @@ final class Scheduler implements AutoCloseable {
     private final DecodeStep step;
     private final Thread loop;
     private volatile boolean stopping;
+    private volatile Throwable broken; // what stopped the loop other than close()
 
     /** Slots for {@code parallel} generations and a queue of {@code queue}; each slot's decoder is made (and its graph replicated) now. */
     Scheduler(LanguageModel model, int parallel, int queue) { this(model, parallel, queue, UnaryOperator.identity()); }
@@ -147,7 +148,7 @@ final class Scheduler implements AutoCloseable {
      * @throws ApiError 429 when every slot is busy and the queue is full; 503 when the server is stopping
      */
     void submit(Job job) {
-        if (stopping) throw ApiError.unavailable("the server is shutting down", "server_shutting_down");
+        if (stopping) throw unavailable();
         for (;;) {
             int n = admitted.get();
             if (n >= capacity) {
@@ -179,14 +180,22 @@ final class Scheduler implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException | Error e) {
+            broken = e;
             stopping = true;
             for (Slot s : slots) if (s.job != null) end(s, new Job.Failed(ApiError.internal("the server's scheduler failed: " + e)), failed);
             drainWaiting();
             throw e;
         } finally {
-            for (Slot s : slots) if (s.job != null) end(s, new Job.Failed(ApiError.unavailable("the server is shutting down", "server_shutting_down")), failed);
+            for (Slot s : slots) if (s.job != null) end(s, new Job.Failed(unavailable()), failed);
             drainWaiting();
         }
+    }
+
+    /** 503: stopping, or the loop failed (nothing more will run). */
+    private ApiError unavailable() {
+        Throwable b = broken;
+        return b == null ? ApiError.unavailable("the server is shutting down", "server_shutting_down")
+                : ApiError.unavailable("the server cannot generate any more: its scheduler failed (" + b + "); restart it", "scheduler_failed");
     }
 
     /** Cancelled jobs leave their slots; free slots take waiting jobs. */
@@ -253,7 +262,7 @@ final class Scheduler implements AutoCloseable {
         for (Job j; (j = waiting.poll()) != null; ) {
             admitted.decrementAndGet();
             failed.incrementAndGet();
-            j.emit(new Job.Failed(ApiError.unavailable("the server is shutting down", "server_shutting_down")));
+            j.emit(new Job.Failed(unavailable()));
         }
     }
 

@@ -219,6 +219,37 @@ class ServerErrorsTest {
         }
     }
 
+    @Test
+    void aGenerationThatFailsIs500OrAnErrorEventAndFreesItsSlot() {
+        java.util.concurrent.atomic.AtomicInteger steps = new java.util.concurrent.atomic.AtomicInteger(), failAt = new java.util.concurrent.atomic.AtomicInteger(-1);
+        try (KilnServer s = KilnServer.start(model(), ServerFixture.options().withParallel(1).withQueue(0), step -> new Scheduler.DecodeStep() {
+            @Override
+            public void step(List<Scheduler.Slot> active) throws InterruptedException {
+                step.step(active);
+                if (steps.incrementAndGet() == failAt.get()) for (Scheduler.Slot slot : active) slot.failure = new IllegalStateException("device lost");
+            }
+
+            @Override
+            public void close() { step.close(); }
+        })) {
+            String body = completionBody("Hello", "\"max_tokens\":8,\"ignore_eos\":true,\"temperature\":0");
+            failAt.set(steps.get() + 3);
+            JsonNode e = error(post(s, "/v1/completions", body), 500);
+            assertThat(e.get("type").asText()).isEqualTo("server_error");
+            assertThat(e.get("message").asText()).isEqualTo("the generation failed: device lost");
+
+            failAt.set(steps.get() + 3);
+            HttpResponse<String> r = post(s, "/v1/completions", body.replace("}", ",\"stream\":true}"));
+            assertThat(r.statusCode()).isEqualTo(200);
+            List<JsonNode> ev = ServerFixture.events(r.body());
+            assertThat(ev).hasSize(3); // two tokens, then the error
+            assertThat(ev.getLast().get("error").get("message").asText()).isEqualTo("the generation failed: device lost");
+
+            assertThat(post(s, "/v1/completions", body).statusCode()).as("the slot is free again").isEqualTo(200);
+            assertThat(json(get(s, "/health").body()).get("requests").get("failed").asInt()).isEqualTo(2);
+        }
+    }
+
     /** Waits until {@code busy} slots run and {@code waiting} requests wait. */
     static void awaitHealth(KilnServer s, int busy, int waiting) throws InterruptedException {
         JsonNode h = null;

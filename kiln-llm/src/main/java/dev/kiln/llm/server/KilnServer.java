@@ -30,8 +30,9 @@ import java.util.function.UnaryOperator;
  *
  * <p><b>HTTP.</b> The JDK's own {@code com.sun.net.httpserver} (module {@code jdk.httpserver}) with a
  * virtual-thread-per-exchange executor: no run-time dependency, and a handler may block (waiting for its generation's
- * tokens) without holding a platform thread. It held up under the load test (8 concurrent streaming clients, hundreds
- * of requests), so no HTTP library is needed.
+ * tokens) without holding a platform thread. It held up under the load test ({@code ServerLoadTest}: 8 concurrent
+ * streaming clients sending 320 requests back to back, every answer equal to the single-client one), so no HTTP
+ * library is needed.
  *
  * <p><b>Threads.</b> One virtual thread per exchange parses and checks the request (JSON via Jackson, the chat
  * template rendered and tokenized there), submits it to the {@link Scheduler}, and writes its tokens out as they come

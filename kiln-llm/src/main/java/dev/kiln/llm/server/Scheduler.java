@@ -38,7 +38,9 @@ import java.util.function.UnaryOperator;
  * decode graph yet (one forward pass over the last token of several sequences, each with its own KV cache and
  * position); when it has, a {@code DecodeStep} that gathers the active slots' last tokens into one batched run
  * replaces {@code PerSlotStep} and nothing else here changes. No batching is pretended meanwhile: aggregate throughput
- * comes from running the slots' decodes on several cores at once, not from sharing a step.
+ * comes from running the slots' decodes on several cores at once, not from sharing a step. As in continuous batching
+ * without chunked prefill, a new request's prompt is one step, which the other slots wait for; a turn lasts as long
+ * as its slowest slot's step.
  *
  * <p>The scheduler never blocks on a client: tokens go to the job's unbounded event queue (a generation's length
  * bounds it), and its handler thread writes them out.

@@ -7,6 +7,7 @@ module dev.kiln.llm {
     requires com.fasterxml.jackson.databind;
     requires jinjava;
     requires jdk.incubator.vector;
+    requires jdk.httpserver;
 
     exports dev.kiln.llm;
     exports dev.kiln.llm.gguf;
@@ -15,4 +16,5 @@ module dev.kiln.llm {
     exports dev.kiln.llm.generate;
     exports dev.kiln.llm.model;
     exports dev.kiln.llm.chat;
+    exports dev.kiln.llm.server;
 }

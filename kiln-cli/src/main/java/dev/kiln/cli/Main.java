@@ -12,7 +12,7 @@ import java.io.Reader;
         mixinStandardHelpOptions = true,
         version = "0.1.0",
         description = "Kiln: a tensor compiler for Java.",
-        subcommands = {RunCommand.class, ProfileCommand.class, BenchCommand.class, GenerateCommand.class, ChatCommand.class, OnnxTestCommand.class, DevicesCommand.class, DemoCommand.class,
+        subcommands = {RunCommand.class, ProfileCommand.class, BenchCommand.class, GenerateCommand.class, ChatCommand.class, ServeCommand.class, OnnxTestCommand.class, DevicesCommand.class, DemoCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 

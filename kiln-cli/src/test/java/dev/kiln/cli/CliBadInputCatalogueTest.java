@@ -222,6 +222,22 @@ class CliBadInputCatalogueTest {
                 bad("chat --ignore-eos (generate's option)", "chat @dir --ignore-eos", "kiln chat: Unknown option: '--ignore-eos'"),
                 bad("chat on an unknown device", "chat @dir --device NOPE", "kiln chat: unknown device 'NOPE'"),
 
+                // ---- serve (the server itself is ServeCommandTest's and kiln-llm's ServerTest's)
+                bad("serve without MODEL", "serve", "kiln serve: Missing required parameter: 'MODEL'"),
+                bad("serve of a missing model", "serve @missing.gguf", "kiln serve: @missing.gguf: expected a .gguf file or a folder"),
+                bad("serve of a folder without config.json", "serve @dir", "kiln serve: @dir: expected a .gguf file or a Hugging Face model folder"),
+                bad("serve --port 70000", "serve @dir --port 70000", "--port: expected a port number from 0 (any free port) to 65535, got 70000"),
+                bad("serve --port -1", "serve @dir --port -1", "--port: expected a port number from 0 (any free port) to 65535, got -1"),
+                bad("serve --parallel 0", "serve @dir --parallel 0", "--parallel: expected a number of slots from 1 to 256, got 0"),
+                bad("serve --queue -1", "serve @dir --queue -1", "--queue: expected a whole number >= 0, got -1"),
+                bad("serve --max-body 10", "serve @dir --max-body 10", "--max-body: expected a number of bytes >= 1024, got 10"),
+                bad("serve --api-key ''", "serve @dir --api-key ''", "--api-key: expected a key, got an empty string"),
+                bad("serve --host ''", "serve @dir --host ''", "--host: expected an address such as 127.0.0.1, got an empty string"),
+                bad("serve --name ''", "serve @dir --name ''", "--name: expected a name, got an empty string"),
+                bad("serve --temperature -1", "serve @dir --temperature -1", "--temperature: expected a number >= 0 (0 = greedy), got -1.0"),
+                bad("serve --port of no number", "serve @dir --port http", "'http' is not an int"),
+                bad("serve on an unknown device", "serve @dir --device NOPE", "kiln serve: unknown device 'NOPE'"),
+
                 // ---- onnx-test
                 bad("onnx-test without DIR", "onnx-test", "kiln onnx-test: Missing required parameter: 'DIR'"),
                 bad("onnx-test of a missing folder", "onnx-test @missing", "DIR: expected a folder of ONNX test cases, got '@missing' (no such folder)"),

@@ -6,14 +6,14 @@ cd "$(dirname "$0")"
 py=${PYTHON:-/usr/bin/python3}
 # the language-model references (gen_gguf.py, gen_tokenizers.py, gen_llm_models.py) need llama.cpp's gguf package, sentencepiece,
 # tokenizers, safetensors and transformers, which the python3 on PATH has and that interpreter lacks; so do the ONNX
-# operator input counts (gen_onnx_arity.py, kiln-onnx's onnx-arity.tsv) and the Scan models (gen_onnx_scan.py), which need
+# operator input counts (gen_onnx_arity.py, kiln-onnx's onnx-arity.tsv) and the Scan models (gen_onnx_control_flow.py), which need
 # the onnx package (and onnxruntime)
 for g in gen_*.py; do
-  case "$g" in gen_gguf.py | gen_tokenizers.py | gen_llm_models.py | gen_onnx_arity.py | gen_onnx_scan.py) continue ;; esac
+  case "$g" in gen_gguf.py | gen_tokenizers.py | gen_llm_models.py | gen_onnx_arity.py | gen_onnx_control_flow.py) continue ;; esac
   "$py" "$g"
 done
 "${LLM_PYTHON:-python3}" gen_gguf.py
 "${LLM_PYTHON:-python3}" gen_tokenizers.py
 "${LLM_PYTHON:-python3}" gen_llm_models.py
 "${LLM_PYTHON:-python3}" gen_onnx_arity.py
-"${LLM_PYTHON:-python3}" gen_onnx_scan.py
+"${LLM_PYTHON:-python3}" gen_onnx_control_flow.py

@@ -12,23 +12,70 @@ import java.util.Map;
 import static dev.kiln.onnx.OnnxOps.add;
 
 /**
- * Operators with a subgraph: Scan (opset 9 on), on {@link Tensor#scan}. The body is parsed and checked like a graph
- * ({@link OnnxGraph#subgraph}) and built once, by a {@link GraphBuilder} of its own, over the scan's stand-ins.
+ * Operators with subgraphs: Scan (opset 9 on), on {@link Tensor#scan}, and If. A subgraph is parsed and checked like a
+ * graph ({@link OnnxGraph#subgraph}) and built by a {@link GraphBuilder} of its own: a scan's body once, over the scan's
+ * stand-ins; an If's branch inline, over the enclosing graph's values.
  */
 final class ControlFlowOps {
     private ControlFlowOps() {}
 
     static void register() {
         // never folded: a body may read values of the enclosing graph that are not the node's inputs
-        add("Scan", 9, OnnxOps.Kind.NO_FOLD, ControlFlowOps::scan, ControlFlowOps::checkBody);
+        add("Scan", 9, OnnxOps.Kind.NO_FOLD, ControlFlowOps::scan, ControlFlowOps::checkSubgraphs);
+        // never folded either: a branch may read values of the enclosing graph that are not the node's inputs
+        add("If", 1, OnnxOps.Kind.NO_FOLD, ControlFlowOps::ifThenElse, ControlFlowOps::checkSubgraphs);
     }
 
-    /** At load: every operator of the body (and of bodies within it) is supported; a node that is not is named. */
-    private static String checkBody(Node n, long opset) {
-        GraphProto body = n.attrs().graph("body");
-        if (body == null) return null; // the validator reports the missing attribute
-        for (Node inner : OnnxGraph.nodes(body, "Scan node '" + n.label() + "' body", n.attrs().external())) OnnxOps.check(inner, opset);
+    /** At load: every operator of the node's subgraphs (and of graphs within them) is supported; a node that is not is named. */
+    private static String checkSubgraphs(Node n, long opset) {
+        // a missing graph attribute is the validator's to report
+        for (GraphProto g : n.attrs().graphs()) {
+            for (Node inner : OnnxGraph.nodes(g, n.opType() + " node '" + n.label() + "' subgraph", n.attrs().external())) OnnxOps.check(inner, opset);
+        }
         return null;
+    }
+
+    /**
+     * ONNX If: the outputs of then_branch when the boolean condition holds, else of else_branch. A condition known when
+     * the graph is built (a constant) builds only its branch; one known only when it runs builds both and selects each
+     * output element-wise, so the branches' outputs must then agree in dtype and shape.
+     */
+    private static List<Tensor> ifThenElse(OpContext c) {
+        Tensor cond = c.in(0);
+        if (cond.numel() != 1) throw c.bad("the condition must hold one value, got shape " + cond.shape());
+        GraphBuilder outer = c.builder();
+        String name = c.node.inputs().getFirst();
+        if (outer.isConstant(name)) {
+            boolean holds = outer.valuesOf(name, cond).toDoubleArray()[0] != 0;
+            return branch(c, holds ? "then_branch" : "else_branch");
+        }
+        List<Tensor> then = branch(c, "then_branch"), otherwise = branch(c, "else_branch");
+        List<Tensor> out = new ArrayList<>();
+        Tensor holds = cond.reshape().cast(dev.kiln.types.DType.BOOL);
+        for (int k = 0; k < then.size(); k++) {
+            Tensor a = then.get(k), b = otherwise.get(k);
+            if (a.dtype() != b.dtype() || !a.shape().equals(b.shape())) {
+                throw c.unsupported("output " + k + " is " + a.dtype() + a.shape() + " in then_branch and " + b.dtype() + b.shape()
+                        + " in else_branch; with a condition known only when the model runs, Kiln needs both branches' outputs in one shape");
+            }
+            out.add(Tensor.where(holds, a, b));
+        }
+        return out;
+    }
+
+    /** Branch {@code attr} of an If node built inline: it has no inputs, and reads the enclosing graph's values by name. */
+    private static List<Tensor> branch(OpContext c, String attr) {
+        GraphProto proto = c.a.graph(attr);
+        GraphBuilder outer = c.builder();
+        OnnxGraph g = OnnxGraph.subgraph(proto, outer.source() + " If node '" + c.node.label() + "' " + attr, c.a.external(), outer.graph().opsets(),
+                outer.definedNames());
+        if (!g.inputs().isEmpty()) throw c.bad(attr + " has inputs " + g.inputs() + "; an If branch takes none");
+        if (g.outputs().size() != c.outputCount()) {
+            throw c.bad(attr + " gives " + g.outputs().size() + " outputs, the node has " + c.outputCount());
+        }
+        Map<String, Tensor> values = new HashMap<>(), constants = new HashMap<>();
+        for (String r : g.outerReads()) (outer.isConstant(r) ? constants : values).put(r, outer.outerValue(r, c.device));
+        return new GraphBuilder(g, c.device).build(values, constants);
     }
 
     /**

@@ -74,6 +74,7 @@ final class GraphValidator {
         required("Pad", 2, 10, "pads");
         required("Upsample", 7, 8, "scales");
         required("Scan", 8, 99, "body", "num_scan_inputs");
+        required("If", 1, 99, "then_branch", "else_branch");
     }
 
     private static Map<String, Map<String, List<Arity>>> loadArity() {

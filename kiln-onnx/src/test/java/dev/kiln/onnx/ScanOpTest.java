@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * ONNX Scan on {@link Tensor#scan}: the models of {@code tools/golden/gen_onnx_scan.py} (scan axes and directions, states
+ * ONNX Scan on {@link Tensor#scan}: the models of {@code tools/golden/gen_onnx_control_flow.py} (scan axes and directions, states
  * of two dtypes, values read from the enclosing graph, nested scans) against ONNX Runtime's outputs on every host device,
  * and malformed Scan nodes refused with one {@link OnnxFormatException} or {@link UnsupportedOnnxOpException} naming the node.
  */

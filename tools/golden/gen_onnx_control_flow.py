@@ -1,6 +1,6 @@
-"""ONNX Scan models and their outputs, for kiln-onnx's ScanOpTest.
+"""ONNX Scan and If models and their outputs, for kiln-onnx's ScanOpTest and IfOpTest.
 
-Writes kiln-onnx/src/test/resources/scan/<case>/ in the ONNX backend-test layout (model.onnx, test_data_set_0/
+Writes kiln-onnx/src/test/resources/scan/<case>/ and .../if/<case>/ in the ONNX backend-test layout (model.onnx, test_data_set_0/
 input_N.pb and output_N.pb). The expected outputs are ONNX Runtime's, and each is checked here against a plain
 NumPy loop written from the operator's specification, so the two independent computations agree before they are
 stored.
@@ -13,8 +13,14 @@ Cases:
   nested            a Scan whose body holds a Scan (row sums of each step's matrix) that reads a graph input two
                     scopes out
 
+If cases:
+  runtime_condition  the condition a graph input; both branches read graph inputs and an initializer of the
+                     enclosing graph (two outputs, one of them i64)
+  constant_condition the condition an initializer; the branches' outputs differ in shape (only the taken one is built)
+  in_scan            an If inside a Scan body whose condition is computed per step (the running sum's sign)
+
 Run with the python3 that has onnx and onnxruntime:
-  python3 tools/golden/gen_onnx_scan.py
+  python3 tools/golden/gen_onnx_control_flow.py
 """
 import os
 
@@ -23,7 +29,8 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
-OUT = os.path.join(os.path.dirname(__file__), "..", "..", "kiln-onnx", "src", "test", "resources", "scan")
+RESOURCES = os.path.join(os.path.dirname(__file__), "..", "..", "kiln-onnx", "src", "test", "resources")
+OUT = os.path.join(RESOURCES, "scan")
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 
 
@@ -31,7 +38,7 @@ def vi(name, t, shape):
     return helper.make_tensor_value_info(name, t, shape)
 
 
-def save(case, graph, inputs, reference):
+def save(case, graph, inputs, reference, folder=None):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
     model.ir_version = 7
     onnx.checker.check_model(model)
@@ -40,7 +47,7 @@ def save(case, graph, inputs, reference):
     for k, (g, r) in enumerate(zip(got, reference)):
         assert g.shape == r.shape and g.dtype == r.dtype, (case, k, g.shape, r.shape, g.dtype, r.dtype)
         np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-6, err_msg=f"{case} output {k}")
-    d = os.path.join(OUT, case)
+    d = os.path.join(folder or OUT, case)
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
     onnx.save(model, os.path.join(d, "model.onnx"))
     for k, v in enumerate(graph.input):
@@ -134,9 +141,62 @@ def nested(rng):
     save("nested", graph, inputs, [np.array(s, np.float32), np.array(parts, np.float32)])
 
 
+IF_OUT = os.path.join(RESOURCES, "if")
+
+
+def runtime_condition(rng):
+    then_b = helper.make_graph([helper.make_node("Mul", ["x", "w"], ["t0"]), helper.make_node("Cast", ["n"], ["t1"], to=I64)], "then", [],
+                               [vi("t0", F, [2, 3]), vi("t1", I64, [3])])
+    else_b = helper.make_graph([helper.make_node("Add", ["x", "w"], ["e0"]), helper.make_node("Neg", ["n"], ["e1"])], "else", [],
+                               [vi("e0", F, [2, 3]), vi("e1", I64, [3])])
+    node = helper.make_node("If", ["c"], ["y", "z"], then_branch=then_b, else_branch=else_b)
+    graph = helper.make_graph([node], "runtime_condition", [vi("c", TensorProto.BOOL, []), vi("x", F, [2, 3]), vi("n", I64, [3])],
+                              [vi("y", F, [2, 3]), vi("z", I64, [3])], [numpy_helper.from_array(np.array([1.5, -2, 0.25], np.float32), "w")])
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    n = np.array([4, -5, 6], np.int64)
+    w = np.array([1.5, -2, 0.25], np.float32)
+    for case, c in (("runtime_condition_true", True), ("runtime_condition_false", False)):
+        ref = [x * w, n] if c else [x + w, -n]
+        save(case, graph, {"c": np.array(c), "x": x, "n": n}, ref, IF_OUT)
+
+
+def constant_condition(rng):
+    then_b = helper.make_graph([helper.make_node("ReduceSum", ["x"], ["t0"], keepdims=0)], "then", [], [vi("t0", F, [])])
+    else_b = helper.make_graph([helper.make_node("Relu", ["x"], ["e0"])], "else", [], [vi("e0", F, [4, 2])])
+    node = helper.make_node("If", ["c"], ["y"], then_branch=then_b, else_branch=else_b)
+    graph = helper.make_graph([node], "constant_condition", [vi("x", F, [4, 2])], [vi("y", F, [4, 2])],
+                              [numpy_helper.from_array(np.array(False), "c")])
+    x = rng.standard_normal((4, 2)).astype(np.float32)
+    save("constant_condition", graph, {"x": x}, [np.maximum(x, 0)], IF_OUT)
+
+
+def in_scan(rng):
+    t = 6
+    then_b = helper.make_graph([helper.make_node("Add", ["s1", "x_t"], ["t0"])], "then", [], [vi("t0", F, [2])])
+    else_b = helper.make_graph([helper.make_node("Sub", ["s1", "x_t"], ["e0"])], "else", [], [vi("e0", F, [2])])
+    body = helper.make_graph(
+        [helper.make_node("ReduceSum", ["s_in"], ["total"], keepdims=0), helper.make_node("Greater", ["total", "zero"], ["positive"]),
+         helper.make_node("Identity", ["s_in"], ["s1"]),
+         helper.make_node("If", ["positive"], ["s_out"], then_branch=then_b, else_branch=else_b),
+         helper.make_node("Identity", ["s_out"], ["y"])],
+        "body", [vi("s_in", F, [2]), vi("x_t", F, [2])], [vi("s_out", F, [2]), vi("y", F, [2])],
+        [numpy_helper.from_array(np.array(0, np.float32), "zero")])
+    scan = helper.make_node("Scan", ["s0", "x"], ["s_final", "ys"], body=body, num_scan_inputs=1)
+    graph = helper.make_graph([scan], "in_scan", [vi("s0", F, [2]), vi("x", F, [t, 2])], [vi("s_final", F, [2]), vi("ys", F, [t, 2])])
+    inputs = {"s0": np.array([0.5, -0.25], np.float32), "x": rng.standard_normal((t, 2)).astype(np.float32)}
+    s, ys = inputs["s0"].copy(), []
+    for step in range(t):
+        s = s + inputs["x"][step] if s.sum() > 0 else s - inputs["x"][step]
+        ys.append(s)
+    save("in_scan", graph, inputs, [s, np.stack(ys)], IF_OUT)
+
+
 if __name__ == "__main__":
     rng = np.random.default_rng(2026)
     axes_directions(rng)
     rnn_outer_weight(rng)
     nested(rng)
-    print("wrote", os.path.normpath(OUT))
+    runtime_condition(rng)
+    constant_condition(rng)
+    in_scan(rng)
+    print("wrote", os.path.normpath(OUT), "and", os.path.normpath(IF_OUT))

@@ -1,0 +1,97 @@
+package dev.kiln.onnx;
+
+import dev.kiln.Tensor;
+import dev.kiln.runtime.DeviceRegistry;
+import dev.kiln.types.DType;
+import onnx.Onnx.AttributeProto;
+import onnx.Onnx.GraphProto;
+import onnx.Onnx.ModelProto;
+import onnx.Onnx.NodeProto;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * ONNX If: the models of {@code tools/golden/gen_onnx_control_flow.py} (a condition known when the model runs, a constant
+ * condition whose branches differ in shape, an If inside a Scan body) against ONNX Runtime's outputs on every host device,
+ * and malformed If nodes refused with one typed exception naming the node.
+ */
+class IfOpTest {
+
+    private static Path cases() throws URISyntaxException {
+        return Path.of(IfOpTest.class.getResource("/if/in_scan/model.onnx").toURI()).getParent().getParent();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU", "CLANG"})
+    void modelsMatchOnnxRuntime(String device) throws Exception {
+        var unavailable = DeviceRegistry.providers().get(device).unavailableReason();
+        if (unavailable.isPresent()) System.out.println("If tests on " + device + " skipped: " + unavailable.get());
+        Assumptions.assumeTrue(unavailable.isEmpty(), () -> device + " unavailable: " + unavailable.orElse(""));
+        ConformanceRunner.Report report = ConformanceRunner.run(List.of(cases()), device, line -> {});
+        assertThat(report.results()).hasSize(4);
+        assertThat(report.results()).allSatisfy(r -> assertThat(r.status()).as(r.line()).isEqualTo(ConformanceRunner.Status.PASS));
+    }
+
+    private static ModelProto model(String name) throws Exception {
+        return ModelProto.parseFrom(Files.readAllBytes(cases().resolve(name).resolve("model.onnx")));
+    }
+
+    /** The model with its If node's graph attribute {@code attr} edited (null: removed). */
+    private static ModelProto withBranch(ModelProto m, String attr, UnaryOperator<GraphProto.Builder> edit) {
+        NodeProto.Builder n = m.getGraph().getNode(0).toBuilder().clearAttribute();
+        for (AttributeProto a : m.getGraph().getNode(0).getAttributeList()) {
+            if (!a.getName().equals(attr)) n.addAttribute(a);
+            else if (edit != null) n.addAttribute(a.toBuilder().setG(edit.apply(a.getG().toBuilder())));
+        }
+        return m.toBuilder().setGraph(m.getGraph().toBuilder().setNode(0, n)).build();
+    }
+
+    private static List<Tensor> run(ModelProto m, Tensor cond) {
+        var d = DeviceRegistry.get("INTERP");
+        return OnnxModel.fromProto(m, "if.onnx").run(Map.of("c", cond.to(d), "x", Tensor.zeros(DType.F32, 2, 3).to(d),
+                "n", Tensor.zeros(DType.I64, 3).to(d)));
+    }
+
+    @Test
+    void malformedIfNodesAreRefusedNamingTheNode() throws Exception {
+        ModelProto m = model("runtime_condition_true");
+        Tensor yes = Tensor.of(new boolean[] {true});
+        assertThatThrownBy(() -> OnnxModel.fromProto(withBranch(m, "else_branch", null), "if.onnx")).isInstanceOf(OnnxFormatException.class)
+                .hasMessageContaining("requires the attribute else_branch");
+        assertThatThrownBy(() -> run(withBranch(m, "then_branch", b -> b.addInput(b.getOutput(0).toBuilder().setName("extra"))), yes.reshape()))
+                .isInstanceOf(OnnxFormatException.class).hasMessageContaining("If node 'y': then_branch has inputs [extra]; an If branch takes none");
+        assertThatThrownBy(() -> run(withBranch(m, "else_branch", b -> b.removeOutput(1)), yes.reshape())).isInstanceOf(OnnxFormatException.class)
+                .hasMessageContaining("else_branch gives 1 outputs, the node has 2");
+        assertThatThrownBy(() -> run(m, Tensor.of(new boolean[] {true, false}))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'c'");
+        // a condition known only when the model runs: the branches' outputs must agree
+        assertThatThrownBy(() -> run(withBranch(m, "else_branch", b -> b.setNode(0, NodeProto.newBuilder().setOpType("ReduceSum").addInput("x")
+                .addOutput("e0").addAttribute(AttributeProto.newBuilder().setName("keepdims").setType(AttributeProto.AttributeType.INT).setI(0)))), yes.reshape()))
+                .isInstanceOf(UnsupportedOnnxOpException.class).hasMessageContaining("output 0 is f32[2, 3] in then_branch and f32[] in else_branch");
+        // a branch's operator Kiln lacks is refused when the model loads
+        assertThatThrownBy(() -> OnnxModel.fromProto(withBranch(m, "then_branch", b -> b.setNode(0, b.getNode(0).toBuilder().setOpType("NoSuchOp"))),
+                "if.onnx")).isInstanceOf(UnsupportedOnnxOpException.class).hasMessageContaining("NoSuchOp");
+    }
+
+    /** A constant condition builds only the branch it takes: the other one is never built (its shape may differ). */
+    @Test
+    void aConstantConditionBuildsOneBranch() throws Exception {
+        ModelProto m = model("constant_condition");
+        float[] x = {1, -2, 3, -4, 5, -6, 7, -8};
+        List<Tensor> out = OnnxModel.fromProto(m, "if.onnx").run(Map.of("x", Tensor.of(x, 4, 2)));
+        assertThat(out.getFirst().dims()).containsExactly(4, 2);
+        assertThat(out.getFirst().toFloatArray()).containsExactly(1, 0, 3, 0, 5, 0, 7, 0);
+    }
+}

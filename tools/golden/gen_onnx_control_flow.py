@@ -18,6 +18,9 @@ If cases:
                      enclosing graph (two outputs, one of them i64)
   constant_condition the condition an initializer; the branches' outputs differ in shape (only the taken one is built)
   in_scan            an If inside a Scan body whose condition is computed per step (the running sum's sign)
+Loop cases (kiln-onnx/src/test/resources/loop, LoopOpTest):
+  for_loop           M from an initializer, no condition, a graph input read by the body, a scan output
+  constant_condition_loop  M and a true condition from initializers, the body's condition a Constant, an i64 counter
 
 Run with the python3 that has onnx and onnxruntime:
   python3 tools/golden/gen_onnx_control_flow.py
@@ -191,6 +194,48 @@ def in_scan(rng):
     save("in_scan", graph, inputs, [s, np.stack(ys)], IF_OUT)
 
 
+LOOP_OUT = os.path.join(RESOURCES, "loop")
+
+
+def for_loop(rng):
+    """M = 5 from an initializer, no condition input; the body reads a graph input of the enclosing graph."""
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["fi"], to=F), helper.make_node("Mul", ["fi", "w"], ["step"]),
+         helper.make_node("Add", ["x_in", "step"], ["x_out"]), helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Mul", ["x_out", "two"], ["y"])],
+        "body", [vi("i", I64, []), vi("cond_in", TensorProto.BOOL, []), vi("x_in", F, [3])],
+        [vi("cond_out", TensorProto.BOOL, []), vi("x_out", F, [3]), vi("y", F, [3])], [numpy_helper.from_array(np.array(2, np.float32), "two")])
+    node = helper.make_node("Loop", ["M", "", "x0"], ["x_final", "ys"], body=body)
+    graph = helper.make_graph([node], "for_loop", [vi("x0", F, [3]), vi("w", F, [3])], [vi("x_final", F, [3]), vi("ys", F, [5, 3])],
+                              [numpy_helper.from_array(np.array(5, np.int64), "M")])
+    inputs = {"x0": rng.standard_normal(3).astype(np.float32), "w": rng.standard_normal(3).astype(np.float32)}
+    x, ys = inputs["x0"].copy(), []
+    for i in range(5):
+        x = x + np.float32(i) * inputs["w"]
+        ys.append(x * 2)
+    save("for_loop", graph, inputs, [x, np.stack(ys)], LOOP_OUT)
+
+
+def constant_condition_loop(rng):
+    """M = 4 and a condition true from initializers; the body's condition a Constant true; an i64 counter carried beside a matrix."""
+    body = helper.make_graph(
+        [helper.make_node("Constant", [], ["cond_out"], value=numpy_helper.from_array(np.array(True), "t")),
+         helper.make_node("Add", ["n_in", "one"], ["n_out"]), helper.make_node("MatMul", ["m_in", "a"], ["m_out"])],
+        "body", [vi("i", I64, []), vi("cond_in", TensorProto.BOOL, []), vi("n_in", I64, [1]), vi("m_in", F, [2, 2])],
+        [vi("cond_out", TensorProto.BOOL, []), vi("n_out", I64, [1]), vi("m_out", F, [2, 2])], [numpy_helper.from_array(np.array([1], np.int64), "one")])
+    node = helper.make_node("Loop", ["M", "c", "n0", "m0"], ["n_final", "m_final"], body=body)
+    a = (rng.standard_normal((2, 2)) * 0.5).astype(np.float32)
+    graph = helper.make_graph([node], "constant_condition_loop", [vi("n0", I64, [1]), vi("m0", F, [2, 2])],
+                              [vi("n_final", I64, [1]), vi("m_final", F, [2, 2])],
+                              [numpy_helper.from_array(np.array(4, np.int64), "M"), numpy_helper.from_array(np.array(True), "c"), numpy_helper.from_array(a, "a")])
+    inputs = {"n0": np.array([10], np.int64), "m0": rng.standard_normal((2, 2)).astype(np.float32)}
+    n, mm = inputs["n0"].copy(), inputs["m0"].astype(np.float64)
+    for _ in range(4):
+        n = n + 1
+        mm = mm @ a
+    save("constant_condition_loop", graph, inputs, [n, mm.astype(np.float32)], LOOP_OUT)
+
+
 if __name__ == "__main__":
     rng = np.random.default_rng(2026)
     axes_directions(rng)
@@ -199,4 +244,6 @@ if __name__ == "__main__":
     runtime_condition(rng)
     constant_condition(rng)
     in_scan(rng)
+    for_loop(rng)
+    constant_condition_loop(rng)
     print("wrote", os.path.normpath(OUT), "and", os.path.normpath(IF_OUT))

@@ -12,7 +12,7 @@ import java.util.Map;
 import static dev.kiln.onnx.OnnxOps.add;
 
 /**
- * Operators with subgraphs: Scan (opset 9 on), on {@link Tensor#scan}, and If. A subgraph is parsed and checked like a
+ * Operators with subgraphs: Scan (opset 9 on) and Loop (a for-loop), on {@link Tensor#scan}, and If. A subgraph is parsed and checked like a
  * graph ({@link OnnxGraph#subgraph}) and built by a {@link GraphBuilder} of its own: a scan's body once, over the scan's
  * stand-ins; an If's branch inline, over the enclosing graph's values.
  */
@@ -24,6 +24,89 @@ final class ControlFlowOps {
         add("Scan", 9, OnnxOps.Kind.NO_FOLD, ControlFlowOps::scan, ControlFlowOps::checkSubgraphs);
         // never folded either: a branch may read values of the enclosing graph that are not the node's inputs
         add("If", 1, OnnxOps.Kind.NO_FOLD, ControlFlowOps::ifThenElse, ControlFlowOps::checkSubgraphs);
+        add("Loop", 1, OnnxOps.Kind.NO_FOLD, ControlFlowOps::loop, ControlFlowOps::checkSubgraphs);
+    }
+
+    /**
+     * ONNX Loop with a trip count known when the graph is built and a condition that stays true (the body passes its
+     * condition input through, or gives a constant true): a scan over the iteration numbers {@code 0 .. M-1}, the
+     * loop-carried values its state and the body's scan outputs stacked. A loop that a computed condition may end early has
+     * a number of steps known only while it runs, which a plan cannot hold: that is refused, naming why.
+     */
+    private static List<Tensor> loop(OpContext c) {
+        GraphBuilder outer = c.builder();
+        List<String> in = c.node.inputs();
+        if (in.isEmpty() || in.getFirst().isEmpty()) throw c.unsupported("a Loop without a trip count M runs until its condition fails, known only while it runs");
+        if (!outer.isConstant(in.getFirst())) throw c.unsupported("the trip count M must be known when the model is built (a constant)");
+        long[] m = c.longs(0);
+        if (m.length != 1 || m[0] < 0 || m[0] > Integer.MAX_VALUE - 8) throw c.bad("trip count M is " + java.util.Arrays.toString(m) + ", expected one value from 0");
+        if (in.size() > 1 && !in.get(1).isEmpty()) {
+            if (!outer.isConstant(in.get(1))) throw c.unsupported("the initial condition must be a constant when the model is built");
+            if (c.longs(1).length != 1 || c.longs(1)[0] == 0) {
+                throw c.unsupported("an initial condition of false runs no iteration while a trip count is given; not supported");
+            }
+        }
+        GraphProto proto = c.a.graph("body");
+        OnnxGraph body = OnnxGraph.subgraph(proto, outer.source() + " Loop node '" + c.node.label() + "' body", c.a.external(), outer.graph().opsets(),
+                outer.definedNames());
+        int n = Math.max(0, in.size() - 2);
+        if (body.inputs().size() != n + 2) throw c.bad("the body takes " + body.inputs().size() + " inputs, expected " + (n + 2) + " (iteration, condition, "
+                + n + " loop-carried values)");
+        int k = body.outputs().size() - 1 - n;
+        if (k < 0) throw c.bad("the body gives " + body.outputs().size() + " outputs, expected at least " + (n + 1) + " (condition, " + n + " loop-carried values)");
+        if (!conditionStaysTrue(body)) {
+            throw c.unsupported("the body computes its condition output; a loop that may end early has a number of steps known only while it runs");
+        }
+        List<Tensor> initial = new ArrayList<>();
+        for (int i = 0; i < n; i++) initial.add(c.in(2 + i));
+        Map<String, Tensor> outerConstants = new HashMap<>();
+        List<String> outerNames = new ArrayList<>();
+        List<Tensor> outerValues = new ArrayList<>();
+        for (String name : body.outerReads()) {
+            if (outer.isConstant(name)) outerConstants.put(name, outer.outerValue(name, c.device));
+            else {
+                outerNames.add(name);
+                outerValues.add(outer.outerValue(name, c.device));
+            }
+        }
+        Tensor iterations = Tensor.arange((int) m[0]).cast(dev.kiln.types.DType.I64).to(c.device).realize();
+        Tensor yes = Tensor.of(new boolean[] {true}).reshape().to(c.device).realize();
+        List<Tensor> results = Tensor.scan((state, slices, constants) -> {
+            Map<String, Tensor> bound = new LinkedHashMap<>();
+            bound.put(body.inputs().get(0), slices.getFirst());
+            for (int i = 0; i < n; i++) bound.put(body.inputs().get(2 + i), state.get(i));
+            for (int r = 0; r < outerNames.size(); r++) bound.put(outerNames.get(r), constants.get(r));
+            Map<String, Tensor> fixed = new HashMap<>(outerConstants);
+            fixed.put(body.inputs().get(1), yes);
+            List<Tensor> out = new GraphBuilder(body, c.device).build(bound, fixed);
+            return out.subList(1, out.size()); // the condition stays true
+        }, initial, List.of(iterations), outerValues);
+        return results;
+    }
+
+    /**
+     * Whether the body's condition output is its condition input (directly or through Identity), or a constant true (a
+     * Constant node or an initializer): the exporters' form of a for-loop.
+     */
+    private static boolean conditionStaysTrue(OnnxGraph body) {
+        String condIn = body.inputs().get(1), name = body.outputs().getFirst();
+        for (int guard = 0; guard < 64; guard++) {
+            if (name.equals(condIn)) return true;
+            Tensor init = body.initializers().get(name);
+            if (init != null) return init.numel() == 1 && init.toDoubleArray()[0] != 0;
+            String target = name;
+            Node producer = body.nodes().stream().filter(x -> x.outputs().contains(target)).findFirst().orElse(null);
+            if (producer == null) return false;
+            switch (producer.opType()) {
+                case "Identity" -> name = producer.inputs().getFirst();
+                case "Constant" -> {
+                    Tensor v = producer.attrs().tensor("value");
+                    return v != null && v.numel() == 1 && v.toDoubleArray()[0] != 0;
+                }
+                default -> { return false; }
+            }
+        }
+        return false;
     }
 
     /** At load: every operator of the node's subgraphs (and of graphs within them) is supported; a node that is not is named. */

@@ -75,6 +75,7 @@ final class GraphValidator {
         required("Upsample", 7, 8, "scales");
         required("Scan", 8, 99, "body", "num_scan_inputs");
         required("If", 1, 99, "then_branch", "else_branch");
+        required("Loop", 1, 99, "body");
     }
 
     private static Map<String, Map<String, List<Arity>>> loadArity() {

@@ -47,7 +47,7 @@ final class Scans {
     private static final Set<String> LOGGED = ConcurrentHashMap.newKeySet();
 
     /** A stand-in for one of the body's arguments while it is traced; the scan's own plan replaces it by a buffer. */
-    private record StepArgument(String name) implements CustomFunction.Body {
+    private record StepArgument(String name) implements CustomFunction.Input {
         @Override
         public void apply(List<MemorySegment> inputs, MemorySegment output) {
             throw new IllegalStateException("scan: '" + name + "' is an argument of a scan step; only the scan's own plan computes with it");

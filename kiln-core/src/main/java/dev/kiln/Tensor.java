@@ -300,7 +300,10 @@ public final class Tensor {
     public Tensor contiguous() { return make(UOp.of(Op.CONTIGUOUS, dtype(), null, node())); }
 
     /**
-     * Writes {@code value} into this realised tensor's buffer when the returned tensor is realised.
+     * Writes {@code value} into this realised tensor's buffer when the returned tensor is realised. On a graph's input
+     * ({@link dev.kiln.serve.Graph#input}, or a view of it by reshapes) it writes the compiled graph's input buffer in place
+     * on every run: a handle the graph itself updates, such as a KV cache, with no output fed back. A value whose first
+     * axis is symbolic writes only the rows below its variable.
      *
      * @throws IllegalArgumentException if shapes or dtypes differ
      */
@@ -309,7 +312,10 @@ public final class Tensor {
             throw new IllegalArgumentException("assign: value " + value.dtype() + value.shape() + " does not match target "
                     + dtype() + shape());
         }
-        realize();
+        UOp base = uop;
+        while (base.op() == Op.RESHAPE) base = base.src(0);
+        boolean input = base.op() == Op.CUSTOM && base.src().isEmpty() && base.functionArg().body() instanceof dev.kiln.ir.CustomFunction.Input;
+        if (!input) realize();
         return make(UOp.of(Op.ASSIGN, dtype(), null, node(), value.to(device).node()));
     }
 

@@ -42,6 +42,12 @@ public record CustomFunction(String name, dev.kiln.types.Shape shape, Body body)
         default void apply(List<MemorySegment> inputs, MemorySegment output) { apply(inputs, output, newState()); }
     }
 
+    /**
+     * The body of a value supplied from outside when a graph is compiled (a graph's input, a scan step's argument): it
+     * has no data of its own, and compiling replaces it by a buffer, which an {@code ASSIGN} may then write in place.
+     */
+    public interface Input extends Body {}
+
     @Override
     public boolean equals(Object o) { return this == o; }
 

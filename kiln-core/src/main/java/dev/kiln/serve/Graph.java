@@ -34,7 +34,7 @@ import java.util.Objects;
  */
 public final class Graph {
     /** A declared input or parameter: the placeholder's host function only ever reports misuse. */
-    record Placeholder(Graph graph, TensorSpec spec, boolean param) implements CustomFunction.Body {
+    record Placeholder(Graph graph, TensorSpec spec, boolean param) implements CustomFunction.Input {
         @Override
         public void apply(List<MemorySegment> inputs, MemorySegment output) {
             throw new IllegalStateException((param ? "param" : "input") + " '" + spec.name()

@@ -10,8 +10,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * One sequence on a compiled {@link LlamaGraph}: its KV caches are the graph's handles, fed back from the outputs
- * after every run, and its position is the graph's {@code length} variable. A prompt longer than the graph's chunk
+ * One sequence on a compiled {@link LlamaGraph}: its KV caches are the graph's handles, which every run updates in
+ * place, and its position is the graph's {@code length} variable. A prompt longer than the graph's chunk
  * runs in pieces. Nothing in the caches needs clearing on {@link #reset()}: a run reads rows below its length only,
  * and every such row was written by an earlier run of this sequence.
  */
@@ -36,11 +36,9 @@ final class LlamaDecoder implements Decoder {
         inputs[0] = new float[maxChunk];
         if (replica) return; // a replica starts with its original's handles and feeds
         float[] empty = new float[context * spec.kvDim()];
-        for (int i = 0; i < spec.layers(); i++) {
+        for (int i = 0; i < spec.layers(); i++) { // the graph writes the chunk's rows into them in place: nothing is fed back
             graph.bindHandle(LlamaGraph.keyCache(i), empty);
             graph.bindHandle(LlamaGraph.valueCache(i), empty);
-            graph.setHandleFeed(LlamaGraph.keyCache(i), 1 + 2 * i);
-            graph.setHandleFeed(LlamaGraph.valueCache(i), 2 + 2 * i);
         }
     }
 

@@ -16,11 +16,11 @@ import java.util.Optional;
  * and the sequence's length are symbolic variables.
  *
  * <p><b>Inputs.</b> {@value #TOKENS}: i32 ids, (chunk). {@code k<i>}, {@code v<i>}: layer i's caches,
- * (context, kvHeads * headDim) of the cache dtype, bound as handles and fed back from the outputs after every run.
+ * (context, kvHeads * headDim) of the cache dtype, bound as handles, which the graph updates in place.
  * <b>Variables.</b> {@value #CHUNK} (1 to maxChunk): the tokens given; {@value #LENGTH} (1 to context): the sequence's
  * length after them, so the chunk holds positions {@code [length - chunk, length)}.
- * <b>Outputs.</b> 0: the logits of the chunk's last token (1, vocab), or of all its tokens (chunk, vocab) when built
- * with {@code allLogits}; then {@code k0, v0, k1, v1, ...}: the caches with the chunk's rows written.
+ * <b>Outputs.</b> the logits of the chunk's last token (1, vocab), or of all its tokens (chunk, vocab) when built with
+ * {@code allLogits}. The caches are written in place: each run writes the chunk's rows into the cache inputs' buffers.
  *
  * <p><b>Per block</b> (pre-norm): {@code x += o(attention(rope(q(n(x))), rope(k(n(x))), v(n(x))))},
  * {@code x += down(silu(gate(n(x))) * up(n(x)))}, {@code n} an RMSNorm; the logits are
@@ -89,7 +89,6 @@ public final class LlamaGraph {
     private Graph build(boolean allLogits) {
         Tensor tokens = g.input(TOKENS, DType.I32, Shape.symbolic(chunk));
         Tensor x = embed(tokens); // (chunk, hidden)
-        Tensor[] caches = new Tensor[2 * spec.layers()];
         for (int i = 0; i < spec.layers(); i++) {
             LlamaWeights.Layer layer = w.layers().get(i);
             Tensor kc = g.input(keyCache(i), cacheType, context, spec.kvDim());
@@ -98,18 +97,14 @@ public final class LlamaGraph {
             Tensor q = rope(linear(h, layer.q(), layer.qBias(), chunk).reshape(maxChunk, spec.heads(), spec.headDim()));
             Tensor k = rope(linear(h, layer.k(), layer.kBias(), chunk).reshape(maxChunk, spec.kvHeads(), spec.headDim()));
             Tensor v = linear(h, layer.v(), layer.vBias(), chunk);
-            caches[2 * i] = append(kc, k.reshape(maxChunk, spec.kvDim()));
-            caches[2 * i + 1] = append(vc, v);
-            x = x.add(linear(attention(q, caches[2 * i], caches[2 * i + 1]), layer.attnOutput(), null, chunk));
+            Tensor keys = append(kc, k.reshape(maxChunk, spec.kvDim())), values = append(vc, v);
+            x = x.add(linear(attention(q, keys, values), layer.attnOutput(), null, chunk));
             Tensor m = norm(x, layer.ffnNorm());
             x = x.add(linear(linear(m, layer.gate(), null, chunk).silu().mul(linear(m, layer.up(), null, chunk)), layer.down(), null, chunk));
         }
         Tensor last = allLogits ? x : x.indexSelect(0, Tensor.variable(chunk).sub(1).reshape(1));
         Tensor logits = linear(norm(last, w.outputNorm()), w.output(), null, allLogits ? chunk : null);
-        Tensor[] outputs = new Tensor[1 + caches.length];
-        outputs[0] = logits;
-        System.arraycopy(caches, 0, outputs, 1, caches.length);
-        return g.outputs(outputs);
+        return g.outputs(logits);
     }
 
     private Tensor norm(Tensor x, Tensor weight) { return x.rmsNorm(new int[] {spec.hidden()}, weight, spec.rmsNormEps()); }
@@ -138,7 +133,8 @@ public final class LlamaGraph {
 
     /**
      * The cache {@code cache} (context, kvDim) with rows {@code [start, length)} replaced by the chunk's {@code rows}
-     * (chunk, kvDim), symbolic in {@code length}: rows past it are not computed.
+     * (chunk, kvDim), written into the cache's input buffer in place ({@link Tensor#assign}) and symbolic in
+     * {@code length}: rows past it are neither computed nor written, and no output is fed back.
      */
     private Tensor append(Tensor cache, Tensor rows) {
         Tensor r = Tensor.arange(context).cast(DType.I64);
@@ -146,7 +142,7 @@ public final class LlamaGraph {
         Tensor source = r.sub(start).clamp(0, Tensor.variable(chunk).sub(1));
         // the chunk's rows are computed once (chunk x kvDim), not once per cache row inside the cache's kernel
         Tensor picked = rows.cast(cacheType).contiguous().indexSelect(0, source);
-        return Tensor.where(fresh, picked, cache).withSymbolicDim(0, length);
+        return cache.withSymbolicDim(0, length).assign(Tensor.where(fresh, picked, cache).withSymbolicDim(0, length));
     }
 
     /** Causal grouped-query attention of q (chunk, heads, headDim) over the caches' first {@code length} rows. */

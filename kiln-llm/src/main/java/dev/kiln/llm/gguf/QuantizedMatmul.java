@@ -187,10 +187,40 @@ public final class QuantizedMatmul {
         float[] tile = scratch(TILE * k);
         for (int t = from; t < to; t++) {
             int j0 = t * TILE, m = Math.min(TILE, n - j0);
-            for (int j = 0; j < m; j++) Dequantize.row(type, w.asSlice((j0 + j) * rowBytes, rowBytes), tile, j * k, k);
+            for (int j = 0; j < m; j++) dequantizeRow(type, w, (j0 + j) * rowBytes, rowBytes, tile, j * k, k);
             for (int r = 0; r < rows; r++) {
                 if (m == TILE && k % L == 0) dots8(tile, k, x, 4L * r * k, out, (long) r * n + j0);
                 else for (int j = 0; j < m; j++) out.setAtIndex(X, (long) r * n + j0 + j, dot(tile, j * k, x, 4L * r * k, k));
+            }
+        }
+    }
+
+    /**
+     * Row at byte {@code at} of {@code w} into {@code dst[off..off+k)}: Q8_0 and Q4_0 widened in vector registers (each value
+     * one f32 product of its integer and the block's scale, as ggml computes it), the other types by {@link Dequantize}.
+     */
+    static void dequantizeRow(GgmlType type, MemorySegment w, long at, long rowBytes, float[] dst, int off, int k) {
+        if (B == null || type != GgmlType.Q8_0 && type != GgmlType.Q4_0) {
+            Dequantize.row(type, w.asSlice(at, rowBytes), dst, off, k);
+            return;
+        }
+        int blocks = k / 32;
+        if (type == GgmlType.Q8_0) {
+            for (int b = 0; b < blocks; b++, at += 34, off += 32) {
+                FloatVector d = FloatVector.broadcast(F, Float.float16ToFloat(w.get(Dequantize.I16_LE, at)));
+                for (int p = 0; p < 32; p += L) {
+                    ((FloatVector) ByteVector.fromMemorySegment(B, w, at + 2 + p, LE).convertShape(VectorOperators.B2F, F, 0)).mul(d).intoArray(dst, off + p);
+                }
+            }
+        } else {
+            for (int b = 0; b < blocks; b++, at += 18, off += 32) {
+                FloatVector d = FloatVector.broadcast(F, Float.float16ToFloat(w.get(Dequantize.I16_LE, at)));
+                for (int p = 0; p < 16; p += L) {
+                    ByteVector raw = ByteVector.fromMemorySegment(B, w, at + 2 + p, LE);
+                    ((FloatVector) raw.and((byte) 0x0F).sub((byte) 8).convertShape(VectorOperators.B2F, F, 0)).mul(d).intoArray(dst, off + p);
+                    ((FloatVector) raw.lanewise(VectorOperators.LSHR, 4).and((byte) 0x0F).sub((byte) 8).convertShape(VectorOperators.B2F, F, 0)).mul(d)
+                            .intoArray(dst, off + 16 + p);
+                }
             }
         }
     }

@@ -92,6 +92,19 @@ class QuantizedMatmulTest {
         }
     }
 
+    /** The rows the many-rows path dequantises into its tiles are ggml's values bit for bit (vector or not). */
+    @ParameterizedTest
+    @MethodSource("matrices")
+    void tileRowsAreBitExact(String name) {
+        GgufTensor t = tiled(name);
+        int k = t.rowLength();
+        float[] w = t.dequantize(), row = new float[k + 3];
+        for (int r = 0; r < 19; r++) {
+            QuantizedMatmul.dequantizeRow(t.type(), t.data(), r * t.rowBytes(), t.rowBytes(), row, 3, k);
+            for (int c = 0; c < k; c++) assertThat(Float.floatToRawIntBits(row[3 + c])).as("row %d value %d", r, c).isEqualTo(Float.floatToRawIntBits(w[r * k + c]));
+        }
+    }
+
     @ParameterizedTest
     @MethodSource("matrices")
     void embeddingRowsAreTheDequantisedRows(String name) {

@@ -59,12 +59,15 @@ final class Scans {
         long bytes() { return dtype.byteSize(shape.numel()); }
     }
 
-    static List<Tensor> scan(ScanStep step, List<Tensor> initial, List<Tensor> sequences, List<Tensor> constants) {
+    /** {@code steps} < 0: the sequences' first axis, of which there must be at least one. */
+    static List<Tensor> scan(ScanStep step, int steps, List<Tensor> initial, List<Tensor> sequences, List<Tensor> constants) {
         Objects.requireNonNull(step, "scan: step");
         List<Tensor> init = copyOf(initial, "initial state"), seqs = copyOf(sequences, "sequences"), consts = copyOf(constants, "constants");
-        if (seqs.isEmpty()) throw new IllegalArgumentException("scan: needs at least one sequence (its first axis is the number of steps)");
-        Device device = seqs.getFirst().device();
-        int steps = -1;
+        if (seqs.isEmpty() && steps < 0) throw new IllegalArgumentException("scan: needs at least one sequence (its first axis is the number of steps) or a number of steps");
+        if (steps > Integer.MAX_VALUE - 8) throw new IllegalArgumentException("scan: " + steps + " steps is more than a scan runs");
+        Device device = !seqs.isEmpty() ? seqs.getFirst().device() : !init.isEmpty() ? init.getFirst().device()
+                : !consts.isEmpty() ? consts.getFirst().device() : Tensor.defaultDevice();
+        int given = steps;
         for (int i = 0; i < seqs.size(); i++) {
             Tensor s = seqs.get(i);
             if (s.ndim() == 0) throw new IllegalArgumentException("scan: sequence " + i + " is a scalar; a sequence is scanned along its first axis");
@@ -73,7 +76,8 @@ final class Scans {
             }
             if (steps < 0) steps = s.dim(0);
             else if (s.dim(0) != steps) {
-                throw new IllegalArgumentException("scan: sequence " + i + " " + s.shape() + " has " + s.dim(0) + " steps, sequence 0 has " + steps);
+                throw new IllegalArgumentException("scan: sequence " + i + " " + s.shape() + " has " + s.dim(0) + " steps, "
+                        + (given >= 0 ? "the scan has " : "sequence 0 has ") + steps);
             }
         }
         for (List<Tensor> group : List.of(init, seqs, consts)) for (Tensor t : group) checkStatic(t);
@@ -128,7 +132,8 @@ final class Scans {
         inputs.addAll(init);
         inputs.addAll(seqs);
         inputs.addAll(consts);
-        Tensor block = Tensor.custom("scan", blockType, new int[] {(int) blockCount}, body, inputs.toArray(Tensor[]::new));
+        Tensor block = inputs.isEmpty() ? new Tensor(UOp.of(Op.CUSTOM, blockType, new CustomFunction("scan", Shape.of((int) blockCount), body), List.of()), device)
+                : Tensor.custom("scan", blockType, new int[] {(int) blockCount}, body, inputs.toArray(Tensor[]::new));
         List<Tensor> out = new ArrayList<>();
         for (Part p : parts) {
             if (common != null) {

@@ -368,7 +368,19 @@ public final class Tensor {
      *                                  scan by a host function (pass it as a constant)
      */
     public static List<Tensor> scan(ScanStep step, List<Tensor> initial, List<Tensor> sequences, List<Tensor> constants) {
-        return Scans.scan(step, initial, sequences, constants);
+        return Scans.scan(step, -1, initial, sequences, constants);
+    }
+
+    /**
+     * {@link #scan(ScanStep, List, List, List)} for a given number of steps: the sequences (there may be none) must have
+     * that many elements on their first axis. A loop whose step reads only its state and constants (a for-loop with a
+     * counter in its state) needs no sequence at all.
+     *
+     * @throws IllegalArgumentException as the other form, or if a sequence's first axis is not {@code steps}
+     */
+    public static List<Tensor> scan(ScanStep step, int steps, List<Tensor> initial, List<Tensor> sequences, List<Tensor> constants) {
+        if (steps < 0) throw new IllegalArgumentException("scan: steps must be >= 0, got " + steps);
+        return Scans.scan(step, steps, initial, sequences, constants);
     }
 
     /** The values converted to float (C order). */

@@ -154,6 +154,20 @@ class ScanTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reads 'scan constant 0'");
     }
 
+    /** A given number of steps and no sequence: a for-loop with its counter in the state (Fibonacci numbers). */
+    @Test
+    void aLoopWithoutSequences() {
+        List<Tensor> r = Tensor.scan((s, sl, c) -> List.of(s.get(1), s.get(0).add(s.get(1)), s.get(2).add(1L), s.get(0)), 10,
+                List.of(Tensor.of(new long[] {0}, 1), Tensor.of(new long[] {1}, 1), Tensor.of(new long[] {0}, 1)), List.of(), List.of());
+        assertThat(r.get(0).toLongArray()).containsExactly(55);
+        assertThat(r.get(2).toLongArray()).containsExactly(10);
+        assertThat(r.get(3).toLongArray()).containsExactly(0, 1, 1, 2, 3, 5, 8, 13, 21, 34);
+        assertThatThrownBy(() -> Tensor.scan((s, sl, c) -> List.of(s.get(0)), 4, List.of(Tensor.zeros(DType.F32)), List.of(Tensor.zeros(DType.F32, 3)), List.of()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("has 3 steps, the scan has 4");
+        assertThatThrownBy(() -> Tensor.scan((s, sl, c) -> List.of(s.get(0)), -1, List.of(Tensor.zeros(DType.F32)), List.of(), List.of()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("steps must be >= 0");
+    }
+
     @Test
     void refusesWhatItCannotRun() {
         Tensor x = Tensor.of(new float[] {1, 2, 3}, 3), h = Tensor.zeros(DType.F32);

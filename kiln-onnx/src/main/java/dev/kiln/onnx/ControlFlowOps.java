@@ -69,19 +69,25 @@ final class ControlFlowOps {
                 outerValues.add(outer.outerValue(name, c.device));
             }
         }
-        Tensor iterations = Tensor.arange((int) m[0]).cast(dev.kiln.types.DType.I64).to(c.device).realize();
         Tensor yes = Tensor.of(new boolean[] {true}).reshape().to(c.device).realize();
-        List<Tensor> results = Tensor.scan((state, slices, constants) -> {
+        // the iteration number is a counter in the state (0, 1, ...), not a sequence of M numbers
+        List<Tensor> state = new ArrayList<>();
+        state.add(Tensor.of(new long[] {0}).reshape().to(c.device).realize());
+        state.addAll(initial);
+        List<Tensor> results = Tensor.scan((st, slices, constants) -> {
             Map<String, Tensor> bound = new LinkedHashMap<>();
-            bound.put(body.inputs().get(0), slices.getFirst());
-            for (int i = 0; i < n; i++) bound.put(body.inputs().get(2 + i), state.get(i));
+            bound.put(body.inputs().get(0), st.getFirst());
+            for (int i = 0; i < n; i++) bound.put(body.inputs().get(2 + i), st.get(1 + i));
             for (int r = 0; r < outerNames.size(); r++) bound.put(outerNames.get(r), constants.get(r));
             Map<String, Tensor> fixed = new HashMap<>(outerConstants);
             fixed.put(body.inputs().get(1), yes);
             List<Tensor> out = new GraphBuilder(body, c.device).build(bound, fixed);
-            return out.subList(1, out.size()); // the condition stays true
-        }, initial, List.of(iterations), outerValues);
-        return results;
+            List<Tensor> next = new ArrayList<>();
+            next.add(st.getFirst().add(1L));
+            next.addAll(out.subList(1, out.size())); // the condition stays true
+            return next;
+        }, (int) m[0], state, List.of(), outerValues);
+        return results.subList(1, results.size());
     }
 
     /**

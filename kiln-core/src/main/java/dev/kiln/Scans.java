@@ -60,6 +60,15 @@ final class Scans {
     }
 
     /** {@code steps} < 0: the sequences' first axis, of which there must be at least one. */
+    /** {@code fn} as the IR's custom-function body ({@link Tensor#host}). */
+    static CustomFunction.Body body(HostFunction fn) { return fn::apply; }
+
+    /** Whether {@code u} is a value supplied from outside (a graph input, a scan argument), or a reshape of one. */
+    static boolean isInput(UOp u) {
+        while (u.op() == Op.RESHAPE) u = u.src(0);
+        return u.op() == Op.CUSTOM && u.src().isEmpty() && u.functionArg().body() instanceof CustomFunction.Input;
+    }
+
     static List<Tensor> scan(ScanStep step, int steps, List<Tensor> initial, List<Tensor> sequences, List<Tensor> constants) {
         Objects.requireNonNull(step, "scan: step");
         List<Tensor> init = copyOf(initial, "initial state"), seqs = copyOf(sequences, "sequences"), consts = copyOf(constants, "constants");

@@ -300,10 +300,8 @@ public final class Tensor {
     public Tensor contiguous() { return make(UOp.of(Op.CONTIGUOUS, dtype(), null, node())); }
 
     /**
-     * Writes {@code value} into this realised tensor's buffer when the returned tensor is realised. On a graph's input
-     * ({@link dev.kiln.serve.Graph#input}, or a view of it by reshapes) it writes the compiled graph's input buffer in place
-     * on every run: a handle the graph itself updates, such as a KV cache, with no output fed back. A value whose first
-     * axis is symbolic writes only the rows below its variable.
+     * Writes {@code value} into this realised tensor's buffer when the returned tensor is realised; on a graph's input
+     * (or a reshape of it), into the compiled graph's input buffer on every run (a KV cache the graph updates itself).
      *
      * @throws IllegalArgumentException if shapes or dtypes differ
      */
@@ -312,10 +310,7 @@ public final class Tensor {
             throw new IllegalArgumentException("assign: value " + value.dtype() + value.shape() + " does not match target "
                     + dtype() + shape());
         }
-        UOp base = uop;
-        while (base.op() == Op.RESHAPE) base = base.src(0);
-        boolean input = base.op() == Op.CUSTOM && base.src().isEmpty() && base.functionArg().body() instanceof dev.kiln.ir.CustomFunction.Input;
-        if (!input) realize();
+        if (!Scans.isInput(uop)) realize();
         return make(UOp.of(Op.ASSIGN, dtype(), null, node(), value.to(device).node()));
     }
 
@@ -333,95 +328,40 @@ public final class Tensor {
         return new Tensor(UOp.of(Op.CUSTOM, dtype, fn, src), d);
     }
 
-    /**
-     * A tensor computed by host code {@code fn} from the realised {@code inputs} (shape {@code shape}, dtype {@code dtype},
-     * written in C order): one step of a plan, as {@link #custom} but with the public {@link HostFunction}, for code
-     * outside Kiln's core.
-     */
+    /** As {@link #custom}, with the public {@link HostFunction}: a step of host code, for code outside Kiln's core. */
     public static Tensor host(String name, DType dtype, int[] shape, HostFunction fn, Tensor... inputs) {
-        Objects.requireNonNull(fn, "fn");
-        return custom(name, dtype, shape, new HostBody(fn), inputs);
-    }
-
-    /** A {@link HostFunction} as the IR's custom-function body. */
-    private record HostBody(HostFunction fn) implements dev.kiln.ir.CustomFunction.Body {
-        @Override
-        public void apply(List<MemorySegment> inputs, MemorySegment output) { fn.apply(inputs, output); }
+        return custom(name, dtype, shape, Scans.body(Objects.requireNonNull(fn, "fn")), inputs);
     }
 
     /**
-     * A loop over the first axis of {@code sequences}: {@code step} maps the carried state and each step's slices
-     * to the next state and that step's outputs. The step is traced once and compiled once, so building and
-     * planning a scan, and its plan's size, do not grow with the number of steps (recurrent layers, ONNX Scan).
+     * A loop over the first axis of the {@code sequences}, its step traced and compiled once (see {@link ScanStep}): the
+     * final states, then each per-step output stacked on a new first axis. Build, plan and plan size do not grow with the
+     * steps.
      *
-     * <p>Returns the final states (after the last step; the initial ones if there are no steps), then each
-     * per-step output stacked over the steps as a new first axis. In a plan the scan is one host step that runs
-     * the step's own plan once per step (on the plan's device if its memory is host memory, else on CPU, said
-     * once in the log).
-     *
-     * @param step      the body, called once with stand-in tensors
-     * @param initial   the initial state (any number of tensors, static shapes)
-     * @param sequences at least one tensor; all have the same static first axis, the number of steps
-     * @param constants values the step reads on every step (weights, say); they may be lazily computed
-     * @throws IllegalArgumentException if the sequences disagree or are symbolic, or the step's next states do not
-     *                                  match the state's shapes and dtypes, or it reads a value computed outside the
-     *                                  scan by a host function (pass it as a constant)
+     * @throws IllegalArgumentException if there is no sequence, the sequences disagree or are symbolic, the step's next
+     *                                  states do not match the state, or it reads a value supplied from outside the scan
      */
     public static List<Tensor> scan(ScanStep step, List<Tensor> initial, List<Tensor> sequences, List<Tensor> constants) {
         return Scans.scan(step, -1, initial, sequences, constants);
     }
 
-    /**
-     * {@link #scan(ScanStep, List, List, List)} for a given number of steps: the sequences (there may be none) must have
-     * that many elements on their first axis. A loop whose step reads only its state and constants (a for-loop with a
-     * counter in its state) needs no sequence at all.
-     *
-     * @throws IllegalArgumentException as the other form, or if a sequence's first axis is not {@code steps}
-     */
+    /** {@link #scan(ScanStep, List, List, List)} over {@code steps} steps; the sequences (if any) must have as many. */
     public static List<Tensor> scan(ScanStep step, int steps, List<Tensor> initial, List<Tensor> sequences, List<Tensor> constants) {
         if (steps < 0) throw new IllegalArgumentException("scan: steps must be >= 0, got " + steps);
         return Scans.scan(step, steps, initial, sequences, constants);
     }
 
     /** The values converted to float (C order). */
-    public float[] toFloatArray() {
-        float[] f = new float[arrayLength("toFloatArray")];
-        Buffer b = buffer().toHost();
-        Elements.getAsFloats(b.segment(), b.dtype(), f, f.length);
-        return f;
-    }
+    public float[] toFloatArray() { return Readout.floats(arrayLength("toFloatArray"), buffer().toHost()); }
 
     /** The values converted to double (C order). */
-    public double[] toDoubleArray() {
-        int n = arrayLength("toDoubleArray");
-        Buffer b = buffer().toHost();
-        double[] out = new double[n];
-        if (b.dtype().isFloat()) Elements.getDoubles(b.segment(), b.dtype(), out, n);
-        else for (int i = 0; i < out.length; i++) out[i] = Elements.getAsDouble(b.segment(), b.dtype(), i);
-        return out;
-    }
+    public double[] toDoubleArray() { return Readout.doubles(arrayLength("toDoubleArray"), buffer().toHost()); }
 
     /** The values as longs (C order): integers as they are (u64 as raw bits), floats truncated. */
-    public long[] toLongArray() {
-        int n = arrayLength("toLongArray");
-        Buffer b = buffer().toHost();
-        long[] out = new long[n];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = b.dtype().isFloat() ? dev.kiln.ir.Alu.castFloatToInt(DType.I64, Elements.getDouble(b.segment(), b.dtype(), i))
-                    : Elements.getLong(b.segment(), b.dtype(), i);
-        }
-        return out;
-    }
+    public long[] toLongArray() { return Readout.longs(arrayLength("toLongArray"), buffer().toHost()); }
 
-    /** The element count as a Java array length, checked before anything is computed or allocated. */
-    private int arrayLength(String op) {
-        long n = numel();
-        if (n > Integer.MAX_VALUE - 8) { // the largest array length a JVM allows
-            throw new IllegalArgumentException(op + ": a tensor of shape " + shape() + " has " + n + " elements, more than a Java array holds ("
-                    + (Integer.MAX_VALUE - 8) + "); read it through its buffer()");
-        }
-        return (int) n;
-    }
+    /** The element count as a Java array length, checked before anything is computed or allocated (so it comes first). */
+    private int arrayLength(String op) { return Readout.arrayLength(op, shape()); }
 
     /** The values as ints (C order), see {@link #toLongArray()}. */
     public int[] toIntArray() { return Arrays.stream(toLongArray()).mapToInt(v -> (int) v).toArray(); }

@@ -17,8 +17,8 @@ import java.util.TreeMap;
  * outcome, any other throwable is a finding.
  *
  * <p>In the default test run Jazzer replays its inputs directory ({@code NpyJazzerTestInputs/readArray} on the test class
- * path, which the build fills from {@code fuzz/npy/seeds} and {@code fuzz/npy/crashers}); with {@code JAZZER_FUZZ=1}
- * (or {@code -Djazzer.fuzz=true}) it fuzzes, with coverage, for {@code maxDuration} ({@code -Djazzer.max_duration} and
+ * path, which the build fills from {@code fuzz/npy/seeds} and {@code fuzz/npy/crashers}); with {@code JAZZER_FUZZ=1} in the environment
+ * it fuzzes, with coverage, for {@code maxDuration} ({@code -Djazzer.max_duration} and
  * {@code -Djazzer.max_executions} override it). See RELIABILITY.md.
  */
 class NpyJazzerTest {

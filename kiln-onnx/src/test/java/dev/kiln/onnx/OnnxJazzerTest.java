@@ -17,7 +17,7 @@ import java.util.TreeMap;
  *
  * <p>In the default test run Jazzer replays its inputs directory ({@code OnnxJazzerTestInputs/loadAndBuild} on the test
  * class path, which the build fills from {@code fuzz/onnx/seeds} and {@code fuzz/onnx/crashers}); with
- * {@code JAZZER_FUZZ=1} (or {@code -Djazzer.fuzz=true}) it fuzzes, with coverage, for {@code maxDuration}
+ * {@code JAZZER_FUZZ=1} in the environment it fuzzes, with coverage, for {@code maxDuration}
  * ({@code -Djazzer.max_duration} and {@code -Djazzer.max_executions} override it). See RELIABILITY.md.
  */
 class OnnxJazzerTest {

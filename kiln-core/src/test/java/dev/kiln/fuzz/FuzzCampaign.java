@@ -51,7 +51,7 @@ public final class FuzzCampaign {
     }
 
     /** Any input slower than this is reported as a finding: a parser must not spin on a small file. */
-    static final long SLOW_MILLIS = 10_000;
+    public static final long SLOW_MILLIS = 10_000;
     private static final int POOL_LIMIT = 2_000;
 
     private final String name;

@@ -46,6 +46,11 @@ class NpyFuzzTest {
     }
 
     private static void readArray(byte[] bytes) throws IOException {
+        readArray(file, bytes);
+    }
+
+    /** The target (also {@link NpyJazzerTest}'s): {@code bytes} written to {@code file}, read, made a tensor on INTERP. */
+    static void readArray(Path file, byte[] bytes) throws IOException {
         Files.write(file, bytes);
         Npy.readArray(file).toTensor(DeviceRegistry.get("INTERP")).realize();
     }

@@ -22,6 +22,12 @@ import java.util.Set;
 final class GraphBuilder {
     /** Inputs larger than this are not folded: the work is left to the run device. */
     private static final long FOLD_LIMIT = 1 << 16;
+    /**
+     * Outputs larger than this are not folded either (the node is built again, lazily, on the run device): INTERP would
+     * take seconds and most of the heap over a value of 10^8 elements that small constants describe (OneHot, Expand,
+     * ConstantOfShape, ...), and no operator needs a value that large at build time.
+     */
+    private static final long FOLD_OUTPUT_LIMIT = 1 << 22;
 
     private final OnnxGraph model;
     private final Device device;
@@ -115,7 +121,16 @@ final class GraphBuilder {
             if (spec.kind() == OnnxOps.Kind.SHAPE_ONLY) break;
             if (!constants.contains(i) || values.get(i).numel() > FOLD_LIMIT) fold = false;
         }
-        Device d = fold ? DeviceRegistry.get("INTERP") : device;
+        List<Tensor> outs = apply(n, spec, fold ? DeviceRegistry.get("INTERP") : device);
+        if (fold && outs.stream().anyMatch(t -> t != null && t.numel() > FOLD_OUTPUT_LIMIT)) {
+            fold = false;
+            outs = apply(n, spec, device);
+        }
+        outputs(n, outs, fold);
+    }
+
+    /** The outputs of {@code n} on {@code d} (not realized), within the budget. */
+    private List<Tensor> apply(Node n, OnnxOps.Spec spec, Device d) {
         List<Tensor> ins = new ArrayList<>();
         for (String i : n.inputs()) ins.add(i.isEmpty() ? null : on(i, d));
         long opset = model.opsetFor(n.domain());
@@ -133,6 +148,12 @@ final class GraphBuilder {
             // the inputs were checked against the model's declarations, so an operator refusing its operands is the model's fault
             throw new OnnxFormatException(model.source(), n.opType() + " node '" + n.label() + "': " + e.getMessage(), e);
         }
+        return outs;
+    }
+
+    /** Records the outputs of {@code n}, computed now on INTERP (and constants from then on) where {@code fold}. */
+    private void outputs(Node n, List<Tensor> outs, boolean fold) {
+        long opset = model.opsetFor(n.domain());
         for (int k = 0; k < n.outputs().size(); k++) {
             String name = n.outputs().get(k);
             if (name.isEmpty()) continue;
@@ -141,11 +162,7 @@ final class GraphBuilder {
             }
             Tensor t = outs.get(k);
             if (fold) {
-                if (t.numel() > Integer.MAX_VALUE - 8) {
-                    // the interpreter holds a value in one Java array: a larger one is refused before it is attempted
-                    throw new OnnxFormatException(model.source(), n.opType() + " node '" + n.label() + "': output '" + name + "' of shape "
-                            + t.shape() + " is too large to compute (" + t.numel() + " elements)");
-                }
+                // (at most FOLD_OUTPUT_LIMIT elements: well within the one Java array INTERP holds a value in)
                 try {
                     t.realize();
                 } catch (IndexOutOfRangeException e) {

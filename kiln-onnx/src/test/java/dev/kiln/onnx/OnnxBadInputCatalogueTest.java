@@ -400,10 +400,10 @@ class OnnxBadInputCatalogueTest {
                         .addNode(node("Relu", List.of("x")))), "unsupported ONNX value ai.onnx opset 18: Kiln maps ai.onnx opsets 1 to 17 only"),
                 model("opset 0", UNSUPPORTED, model(0, GraphProto.newBuilder().addInput(value("x", F32, 2)).addOutput(value("y", F32))
                         .addNode(node("Relu", List.of("x")))), "unsupported ONNX value ai.onnx opset 0: Kiln maps ai.onnx opsets 1 to 17 only"),
-                model("an If node (a subgraph)", UNSUPPORTED, on(x23, List.of(), node("If", List.of("x"))),
-                        "unsupported ONNX op If (domain ai.onnx, opset 13) at node 'n': Kiln has no implementation of this operator"),
-                model("a Loop node (a subgraph)", UNSUPPORTED, on(x23, List.of(), node("Loop", List.of("", "x"))),
-                        "unsupported ONNX op Loop (domain ai.onnx, opset 13) at node 'n': Kiln has no implementation of this operator"),
+                model("an If node without its branches", FORMAT, on(x23, List.of(), node("If", List.of("x"))),
+                        "bad.onnx: node 'n' (If) at opset 13 requires the attribute then_branch, which the node lacks; it has []"),
+                model("a Loop node without its body", FORMAT, on(x23, List.of(), node("Loop", List.of("", "x"))),
+                        "bad.onnx: node 'n' (Loop) at opset 13 requires the attribute body, which the node lacks; it has []"),
                 model("a sequence input", UNSUPPORTED, model(13, GraphProto.newBuilder().addInput(ValueInfoProto.newBuilder().setName("x")
                         .setType(TypeProto.newBuilder().setSequenceType(TypeProto.Sequence.newBuilder()))).addOutput(value("y", F32))
                         .addNode(node("Relu", List.of("x")))), "unsupported ONNX value 'x': sequence values are not supported"),

@@ -59,16 +59,10 @@ final class ControlFlowOps {
         }
         List<Tensor> initial = new ArrayList<>();
         for (int i = 0; i < n; i++) initial.add(c.in(2 + i));
-        Map<String, Tensor> outerConstants = new HashMap<>();
-        List<String> outerNames = new ArrayList<>();
-        List<Tensor> outerValues = new ArrayList<>();
-        for (String name : body.outerReads()) {
-            if (outer.isConstant(name)) outerConstants.put(name, outer.outerValue(name, c.device));
-            else {
-                outerNames.add(name);
-                outerValues.add(outer.outerValue(name, c.device));
-            }
-        }
+        OuterReads reads = OuterReads.of(body, outer, c);
+        Map<String, Tensor> outerConstants = reads.constants();
+        List<String> outerNames = reads.names();
+        List<Tensor> outerValues = reads.values();
         Tensor yes = Tensor.of(new boolean[] {true}).reshape().to(c.device).realize();
         // the iteration number is a counter in the state (0, 1, ...), not a sequence of M numbers
         List<Tensor> state = new ArrayList<>();
@@ -199,17 +193,10 @@ final class ControlFlowOps {
             x = x.permute(axisFirst(axis, x.ndim()));
             sequences.add(direction(c, inDirs, j, "scan_input_directions") ? x.flip(0) : x);
         }
-        // what the body reads of the enclosing graph: constants stay constants in it; other values become the scan's constants
-        Map<String, Tensor> outerConstants = new HashMap<>();
-        List<String> outerNames = new ArrayList<>();
-        List<Tensor> outerValues = new ArrayList<>();
-        for (String name : body.outerReads()) {
-            if (outer.isConstant(name)) outerConstants.put(name, outer.outerValue(name, c.device));
-            else {
-                outerNames.add(name);
-                outerValues.add(outer.outerValue(name, c.device));
-            }
-        }
+        OuterReads reads = OuterReads.of(body, outer, c);
+        Map<String, Tensor> outerConstants = reads.constants();
+        List<String> outerNames = reads.names();
+        List<Tensor> outerValues = reads.values();
         List<Tensor> results = Tensor.scan((state, slices, constants) -> {
             Map<String, Tensor> bound = new LinkedHashMap<>();
             for (int i = 0; i < n; i++) bound.put(body.inputs().get(i), state.get(i));
@@ -226,6 +213,24 @@ final class ControlFlowOps {
             out.add(y.permute(firstTo(axis, y.ndim())));
         }
         return out;
+    }
+
+    /**
+     * What a scanned body reads of the enclosing graph: constants stay constants in it; the other values (by name) become
+     * the scan's constants, which it reads through the step's arguments.
+     */
+    private record OuterReads(Map<String, Tensor> constants, List<String> names, List<Tensor> values) {
+        static OuterReads of(OnnxGraph body, GraphBuilder outer, OpContext c) {
+            OuterReads r = new OuterReads(new HashMap<>(), new ArrayList<>(), new ArrayList<>());
+            for (String name : body.outerReads()) {
+                if (outer.isConstant(name)) r.constants.put(name, outer.outerValue(name, c.device));
+                else {
+                    r.names.add(name);
+                    r.values.add(outer.outerValue(name, c.device));
+                }
+            }
+            return r;
+        }
     }
 
     private static boolean direction(OpContext c, int[] dirs, int j, String name) {

@@ -1,8 +1,6 @@
 package dev.kiln.langchain4j;
 
 import dev.kiln.llm.LanguageModel;
-import dev.kiln.llm.ModelOptions;
-import dev.kiln.llm.chat.ChatTemplate;
 import dev.kiln.llm.generate.GeneratedToken;
 import dev.kiln.llm.generate.TokenStream;
 import dev.langchain4j.model.chat.StreamingChatModel;
@@ -15,7 +13,6 @@ import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
 import dev.langchain4j.model.chat.response.StreamingHandle;
 
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 
@@ -109,62 +106,15 @@ public final class KilnStreamingChatModel implements StreamingChatModel, AutoClo
     public String toString() { return "KilnStreamingChatModel[" + engine.modelName + ", " + engine.model + "]"; }
 
     /** Builds a {@link KilnStreamingChatModel}, in LangChain4j's style; the fields are {@link KilnChatModel.Builder}'s. */
-    public static final class Builder {
-        private final KilnSettings s = new KilnSettings();
+    public static final class Builder extends KilnModelBuilder<Builder> {
         private Executor executor = VIRTUAL_THREAD;
 
         private Builder() {}
-
-        /** The model to generate with; it stays the caller's to close. */
-        public Builder model(LanguageModel model) { s.model = model; return this; }
-
-        /** A GGUF file or Hugging Face folder that {@link #build()} opens; the chat model owns it and closes it. */
-        public Builder modelPath(Path path) { s.modelPath = path; return this; }
-
-        /** How {@link #modelPath(Path)} is opened; {@link ModelOptions#defaults()} if not given. */
-        public Builder modelOptions(ModelOptions options) { s.modelOptions = options; return this; }
-
-        /** The name in responses; default the file name without its extension, or {@code kiln} for a given model. */
-        public Builder modelName(String name) { s.modelName = name; return this; }
-
-        /** The chat template to render conversations with; default the model's own. */
-        public Builder chatTemplate(ChatTemplate template) { s.chatTemplate = template; return this; }
-
-        /** Defaults for every request; the builder's own fields override them, and a request's parameters both. */
-        public Builder defaultRequestParameters(ChatRequestParameters parameters) { s.defaultRequestParameters = parameters; return this; }
-
-        public Builder temperature(Double temperature) { s.temperature = temperature; return this; }
-
-        public Builder topP(Double topP) { s.topP = topP; return this; }
-
-        public Builder topK(Integer topK) { s.topK = topK; return this; }
-
-        public Builder presencePenalty(Double penalty) { s.presencePenalty = penalty; return this; }
-
-        /** Only 0 (or null) is accepted: Kiln has no frequency penalty. */
-        public Builder frequencyPenalty(Double penalty) { s.frequencyPenalty = penalty; return this; }
-
-        /** The most tokens a reply may have ({@code maxOutputTokens}). */
-        public Builder maxTokens(Integer maxTokens) { s.maxTokens = maxTokens; return this; }
-
-        /** {@link #maxTokens(Integer)}, by LangChain4j's parameter name. */
-        public Builder maxOutputTokens(Integer maxTokens) { s.maxTokens = maxTokens; return this; }
-
-        public Builder stopSequences(List<String> stop) { s.stopSequences = stop; return this; }
-
-        /** The random draw's seed for every request; default a fresh seed per request. */
-        public Builder seed(Long seed) { s.seed = seed; return this; }
-
-        /** Kiln's min-p filter for every request; default 0 (off). */
-        public Builder minP(Double minP) { s.minP = minP; return this; }
-
-        /** Kiln's repetition penalty (CTRL's) for every request; default 1 (off). */
-        public Builder repetitionPenalty(Double penalty) { s.repetitionPenalty = penalty; return this; }
 
         /** Where generations run and call the handler; default a new virtual thread per request ({@code Runnable::run}: the caller's). */
         public Builder executor(Executor executor) { this.executor = Objects.requireNonNull(executor, "executor"); return this; }
 
         /** The streaming chat model; refusals as {@link KilnChatModel.Builder#build()}'s. */
-        public KilnStreamingChatModel build() { return new KilnStreamingChatModel(s.build("KilnStreamingChatModel"), executor); }
+        public KilnStreamingChatModel build() { return new KilnStreamingChatModel(settings.build("KilnStreamingChatModel"), executor); }
     }
 }

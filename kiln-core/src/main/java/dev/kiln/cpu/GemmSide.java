@@ -2,7 +2,6 @@ package dev.kiln.cpu;
 
 import dev.kiln.codegen.Contraction;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorSpecies;
 
 import java.lang.foreign.MemorySegment;
@@ -315,15 +314,19 @@ final class GemmSide {
         return holder[0];
     }
 
-    /** {@code row[d..d+n) = 0} by (masked) vectors: the gaps gates leave are mostly a few elements. */
+    /**
+     * {@code row[d..d+n) = 0} by vectors, the last few elements one by one. (No masks in this file: a masked load or
+     * store C2 does not intrinsify takes the Vector API's slow path, which allocates every vector and mask, and whether
+     * it does depended on the JIT's timing: 152 KB a run of a small GEMM in some runs, ZeroAllocationTest.)
+     */
     private static void zero(float[] row, int d, int n) {
         FloatVector z = FloatVector.zero(S);
         int i = 0;
         for (; i <= n - L; i += L) z.intoArray(row, d + i);
-        if (i < n) z.intoArray(row, d + i, S.indexInRange(i, n));
+        for (; i < n; i++) row[d + i] = 0;
     }
 
-    /** Copies {@code n} elements {@code stride} apart from {@code seg} to {@code dst[d..]}; stride 1 by (masked) vectors. */
+    /** Copies {@code n} elements {@code stride} apart from {@code seg} to {@code dst[d..]}; strides 1 and 2 by vectors. */
     private static void copy(MemorySegment seg, long addr, long stride, int n, float[] dst, int d) {
         long off = addr * 4;
         if (stride == 1 && n >= BULK_COPY) {
@@ -333,10 +336,7 @@ final class GemmSide {
         } else if (stride == 1) {
             int i = 0;
             for (; i <= n - L; i += L) FloatVector.fromMemorySegment(S, seg, off + 4L * i, ByteOrder.LITTLE_ENDIAN).intoArray(dst, d + i);
-            if (i < n) {
-                VectorMask<Float> m = S.indexInRange(i, n);
-                FloatVector.fromMemorySegment(S, seg, off + 4L * i, ByteOrder.LITTLE_ENDIAN, m).intoArray(dst, d + i, m);
-            }
+            for (; i < n; i++) dst[d + i] = seg.get(F, off + 4L * i);
         } else if (stride == 2) { // a stride-2 convolution's columns: two overlapping vectors, the even lanes picked
             int i = 0;
             for (; i <= n - L; i += L) {
@@ -344,13 +344,7 @@ final class GemmSide {
                 FloatVector odd = FloatVector.fromMemorySegment(S, seg, off + 8L * i + 4L * (L - 1), ByteOrder.LITTLE_ENDIAN);
                 EVERY_OTHER.selectFrom(even, odd).intoArray(dst, d + i);
             }
-            if (i < n) { // the rest (a 7-pixel row): the same loads, masked to the elements it needs
-                int left = n - i;
-                long at = off + 8L * i;
-                FloatVector even = FloatVector.fromMemorySegment(S, seg, at, ByteOrder.LITTLE_ENDIAN, S.indexInRange(0, 2 * left - 1));
-                FloatVector odd = FloatVector.fromMemorySegment(S, seg, at + 4L * (L - 1), ByteOrder.LITTLE_ENDIAN, S.indexInRange(0, 2 * left - L));
-                EVERY_OTHER.selectFrom(even, odd).intoArray(dst, d + i, S.indexInRange(0, left));
-            }
+            for (; i < n; i++) dst[d + i] = seg.get(F, off + 8L * i); // the rest (a 7-pixel row), one by one
         } else {
             for (int i = 0; i < n; i++) dst[d + i] = seg.get(F, off + 4L * stride * i);
         }

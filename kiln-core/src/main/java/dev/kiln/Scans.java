@@ -93,14 +93,14 @@ final class Scans {
 
         // trace the body once over stand-ins
         List<UOp> arguments = new ArrayList<>();
-        List<Tensor> stateIn = standIns("state", init, 0, device, arguments);
+        List<Tensor> stateIn = standIns("state", init, device, arguments);
         List<Tensor> sliceIn = new ArrayList<>();
         for (int i = 0; i < seqs.size(); i++) {
             Tensor s = seqs.get(i);
             int[] dims = java.util.Arrays.copyOfRange(s.dims(), 1, s.ndim());
             sliceIn.add(standIn("slice " + i, s.dtype(), Shape.of(dims), device, arguments));
         }
-        List<Tensor> constIn = standIns("constant", consts, 0, device, arguments);
+        List<Tensor> constIn = standIns("constant", consts, device, arguments);
         List<Tensor> traced = step.step(Collections.unmodifiableList(stateIn), Collections.unmodifiableList(sliceIn), Collections.unmodifiableList(constIn));
         if (traced == null || traced.size() < init.size()) {
             throw new IllegalArgumentException("scan: the step returned " + (traced == null ? "null" : traced.size() + " tensors") + "; it must return the "
@@ -174,9 +174,9 @@ final class Scans {
         return out;
     }
 
-    private static List<Tensor> standIns(String what, List<Tensor> like, int from, Device device, List<UOp> arguments) {
+    private static List<Tensor> standIns(String what, List<Tensor> like, Device device, List<UOp> arguments) {
         List<Tensor> out = new ArrayList<>();
-        for (int i = 0; i < like.size(); i++) out.add(standIn(what + " " + (from + i), like.get(i).dtype(), like.get(i).shape(), device, arguments));
+        for (int i = 0; i < like.size(); i++) out.add(standIn(what + " " + i, like.get(i).dtype(), like.get(i).shape(), device, arguments));
         return out;
     }
 

@@ -1,5 +1,7 @@
 package dev.kiln.bench;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kiln.llm.LanguageModel;
 import dev.kiln.llm.ModelOptions;
 import dev.kiln.llm.generate.Decoder;
@@ -92,9 +94,10 @@ public final class LlmPeerBench {
         String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8).trim();
         if (p.waitFor() != 0) throw new IOException("llama.cpp peer failed: " + err);
         String json = out.lines().filter(l -> l.startsWith("{")).reduce((a, b) -> b).orElseThrow(() -> new IOException("no result from the peer: " + out));
-        double peerPrefill = number(json, "prefillTokensPerSecond"), peerDecode = number(json, "decodeTokensPerSecond");
-        int[] peerGreedy = Arrays.stream(json.substring(json.indexOf("\"greedy\":[") + 10, json.indexOf(']', json.indexOf("\"greedy\":[")))
-                .split(",")).mapToInt(s -> Integer.parseInt(s.trim())).toArray();
+        JsonNode result = new ObjectMapper().readTree(json);
+        double peerPrefill = result.get("prefillTokensPerSecond").asDouble(), peerDecode = result.get("decodeTokensPerSecond").asDouble();
+        int[] peerGreedy = new int[result.get("greedy").size()];
+        for (int i = 0; i < peerGreedy.length; i++) peerGreedy[i] = result.get("greedy").get(i).asInt();
         System.out.printf(Locale.ROOT, "llama.cpp: prefill %.1f tokens/s, decode %.1f tokens/s (%.0f%% of the bound)%n", peerPrefill, peerDecode,
                 100 * peerDecode / bound);
         System.out.printf(Locale.ROOT, "kiln / llama.cpp: prefill %.2fx, decode %.2fx; greedy continuations %s%n", median(prefill) / peerPrefill,
@@ -128,10 +131,4 @@ public final class LlmPeerBench {
         return b.append(']').toString();
     }
 
-    private static double number(String json, String key) {
-        int at = json.indexOf("\"" + key + "\":") + key.length() + 3;
-        int end = at;
-        while (end < json.length() && "0123456789.eE+-".indexOf(json.charAt(end)) >= 0) end++;
-        return Double.parseDouble(json.substring(at, end));
-    }
 }

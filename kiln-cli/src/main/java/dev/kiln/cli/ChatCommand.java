@@ -1,7 +1,6 @@
 package dev.kiln.cli;
 
 import dev.kiln.llm.LanguageModel;
-import dev.kiln.llm.ModelOptions;
 import dev.kiln.llm.chat.ChatMessage;
 import dev.kiln.llm.chat.ChatTemplate;
 import dev.kiln.llm.chat.ChatTemplateException;
@@ -62,11 +61,7 @@ final class ChatCommand extends KilnCommand {
     @Override
     int execute() throws IOException {
         GenerationOptions options = generationOptions();
-        ModelOptions modelOptions = flags.modelOptions(model);
-        LanguageModel lm;
-        try (Progress p = progress("loading " + model)) {
-            lm = LanguageModel.open(model, modelOptions);
-        }
+        LanguageModel lm = openLanguageModel(model, flags);
         try (lm) {
             ChatTemplate template = template(lm);
             List<ChatMessage> conversation = new ArrayList<>();

@@ -1,7 +1,6 @@
 package dev.kiln.cli;
 
 import dev.kiln.llm.LanguageModel;
-import dev.kiln.llm.ModelOptions;
 import dev.kiln.llm.generate.ContextOverflowException;
 import dev.kiln.llm.generate.GenerationOptions;
 import dev.kiln.llm.generate.GenerationResult;
@@ -53,11 +52,7 @@ final class GenerateCommand extends KilnCommand {
     @Override
     int execute() {
         GenerationOptions options = generationOptions();
-        ModelOptions modelOptions = flags.modelOptions(model);
-        LanguageModel lm;
-        try (Progress p = progress("loading " + model)) {
-            lm = LanguageModel.open(model, modelOptions);
-        }
+        LanguageModel lm = openLanguageModel(model, flags);
         try (lm) {
             PrintWriter out = out();
             boolean[] endsWithNewline = {true};

@@ -1,10 +1,13 @@
 package dev.kiln.cli;
 
+import dev.kiln.llm.LanguageModel;
+import dev.kiln.llm.ModelOptions;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
 /**
@@ -45,5 +48,13 @@ abstract class KilnCommand implements Callable<Integer> {
      */
     Progress progress(String label) {
         return Progress.start(label, err(), spec.root().userObject() instanceof Main m && m.interactive);
+    }
+
+    /** The language model at {@code model}, opened with the options of {@code flags} while a progress line shows. */
+    LanguageModel openLanguageModel(Path model, SamplingFlags flags) {
+        ModelOptions options = flags.modelOptions(model);
+        try (Progress p = progress("loading " + model)) {
+            return LanguageModel.open(model, options);
+        }
     }
 }

@@ -1,7 +1,6 @@
 package dev.kiln.cli;
 
 import dev.kiln.llm.LanguageModel;
-import dev.kiln.llm.ModelOptions;
 import dev.kiln.llm.generate.SamplingOptions;
 import dev.kiln.llm.server.KilnServer;
 import dev.kiln.llm.server.ServerOptions;
@@ -71,11 +70,7 @@ final class ServeCommand extends KilnCommand {
     @Override
     int execute() throws InterruptedException {
         ServerOptions options = serverOptions();
-        ModelOptions modelOptions = flags.modelOptions(model);
-        LanguageModel lm;
-        try (Progress p = progress("loading " + model)) {
-            lm = LanguageModel.open(model, modelOptions);
-        }
+        LanguageModel lm = openLanguageModel(model, flags);
         CountDownLatch closed = new CountDownLatch(1);
         try (lm) {
             KilnServer server;

@@ -28,6 +28,8 @@ final class IoBlock {
     private final long[] rowBytes;
     /** Per output: the bytes of its rows the last run computed (all of them unless its first axis is symbolic). */
     private final long[] activeBytes;
+    /** Per output: the index of {@link #leading}'s variable among the plan's (-1: none, or the plan has no such variable). */
+    private final int[] leadingIndex;
     private Arena rawArena;
 
     IoBlock(SharedGraphState shared, ExecutionPlan plan, Arena arena, MemorySegment[] inputs) {
@@ -47,12 +49,14 @@ final class IoBlock {
         this.leading = new Variable[n];
         this.rowBytes = new long[n];
         this.activeBytes = new long[n];
+        this.leadingIndex = new int[n];
         for (int i = 0; i < n; i++) {
             TensorSpec o = shared.outputs.get(i);
             activeBytes[i] = o.byteSize();
             if (o.shape().rank() > 0 && o.shape().variable(0) != null && o.shape().dim(0) > 0) {
                 leading[i] = o.shape().variable(0);
                 rowBytes[i] = o.byteSize() / o.shape().dim(0);
+                leadingIndex[i] = plan.variables().indexOf(leading[i]);
             }
         }
         MemorySegment outputBlock = arena.allocate(Math.max(end, 1), SharedGraphState.ALIGN);
@@ -98,7 +102,7 @@ final class IoBlock {
      */
     void setExtents(Variables variables) {
         for (int i = 0; i < leading.length; i++) {
-            if (leading[i] != null) activeBytes[i] = Math.min(planOutputs[i].byteSize(), variables.value(leading[i]) * rowBytes[i]);
+            if (leading[i] != null) activeBytes[i] = Math.min(planOutputs[i].byteSize(), variables.value(leadingIndex[i], leading[i]) * rowBytes[i]);
         }
     }
 

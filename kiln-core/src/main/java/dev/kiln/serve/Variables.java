@@ -85,14 +85,10 @@ final class Variables {
     }
 
     /**
-     * The value {@code v} has for the next runs; a variable the plan does not have (no kernel reads it) stands for its
-     * maximum.
+     * The value the plan's variable {@code index} ({@code v}) has for the next runs; -1 (a variable no kernel reads), or
+     * one not set, stands for {@code v}'s maximum.
      */
-    long value(Variable v) {
-        List<Variable> vars = plan.variables();
-        for (int i = 0; i < values.length; i++) if (vars.get(i).equals(v)) return set[i] ? values[i] : v.max();
-        return v.max();
-    }
+    long value(int index, Variable v) { return index >= 0 && set[index] ? values[index] : v.max(); }
 
     /** Gives the plan the values for its next run. */
     void bind() {

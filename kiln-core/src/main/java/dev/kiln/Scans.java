@@ -46,11 +46,16 @@ final class Scans {
     private static final System.Logger LOG = System.getLogger(Scans.class.getName());
     private static final Set<String> LOGGED = ConcurrentHashMap.newKeySet();
 
-    /** A stand-in for one of the body's arguments while it is traced; the scan's own plan replaces it by a buffer. */
+    /**
+     * A stand-in for one of the body's arguments while it is traced; the scan's own plan replaces it by a buffer. Its
+     * values exist only while the scan runs: a step that needs them while it is traced (a shape read from them) cannot be
+     * built, which is an {@link UnsupportedOperationException}, not a misuse.
+     */
     private record StepArgument(String name) implements CustomFunction.Input {
         @Override
         public void apply(List<MemorySegment> inputs, MemorySegment output) {
-            throw new IllegalStateException("scan: '" + name + "' is an argument of a scan step; only the scan's own plan computes with it");
+            throw new UnsupportedOperationException("scan: '" + name + "', an argument of a scan step, has values only while the scan runs; "
+                    + "the step cannot read them while it is built (a shape or a count computed from them)");
         }
     }
 

@@ -141,6 +141,9 @@ final class GraphBuilder {
             checkBudget(outs);
         } catch (UnsupportedOnnxOpException | OnnxFormatException e) {
             throw e; // already names what is wrong, and callers tell them apart by type
+        } catch (UnsupportedOperationException e) {
+            // a value known only when the model runs (a scan step's argument) where the operator needs it while building
+            throw new UnsupportedOnnxOpException(n.opType(), n.domainName(), opset, n.label(), e.getMessage());
         } catch (ArithmeticException e) {
             // sizes from the file that overflow int or long arithmetic (Math.*Exact) are the model's fault
             throw new OnnxFormatException(model.source(), n.opType() + " node '" + n.label() + "': a size overflows (" + e.getMessage() + ")", e);

@@ -42,6 +42,8 @@ final class GemmKernel {
     private final ExtentPlans<GemmPlan> plans;
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+    /** The padded image of B ({@link PaddedImage}) of the run a thread started, grown on demand and reused. */
+    private static final ThreadLocal<float[][]> IMAGE = ThreadLocal.withInitial(() -> new float[][] {new float[0]});
 
     /** Per-thread packed panels, grown on demand and reused. */
     private static final class Scratch {
@@ -65,6 +67,9 @@ final class GemmKernel {
         GemmPlan full = plans.full();
         return WorkerPool.size() >= 2 && (long) full.batches * full.m * full.n * full.k >= PARALLEL_MIN;
     }
+
+    /** Whether a run at the full extents reads B from a padded image ({@link PaddedImage}) instead of packing it. */
+    boolean readsPaddedImage() { return plans.full().image != null; }
 
     /** The kernel parameter A is read from. */
     int aParam() { return plans.full().a.param; }
@@ -100,10 +105,20 @@ final class GemmKernel {
             return;
         }
         MemorySegment as = buffers[p.a.param], bs = buffers[p.b.param];
+        // B as a padded image: copied once here, before the split, and read by every worker's tiles
+        float[] img = null;
+        if (p.image != null && (pre == null || pre.b() == null)) {
+            float[][] holder = IMAGE.get();
+            if (holder[0].length < p.image.floats) holder[0] = new float[p.image.floats];
+            img = holder[0];
+            p.image.fill(bs, img);
+        }
+        // the N side is cut in columns, or in tiles of the padded image's columns
+        int nUnits = img != null ? p.image.outers * tiles(p.image) : p.n, nAlign = img != null ? 1 : NR;
         int workers = WorkerPool.size();
         long work = (long) p.batches * p.m * p.n * p.k;
         if (workers < 2 || work < PARALLEL_MIN) {
-            compute(p, pre, as, bs, cs, 0, p.batches, 0, p.m, 0, p.n);
+            compute(p, pre, as, bs, img, cs, 0, p.batches, 0, p.m, 0, nUnits);
             return;
         }
         List<RecursiveAction> tasks = new ArrayList<>();
@@ -111,7 +126,7 @@ final class GemmKernel {
             // whole GEMMs per worker (at most one more for some when the batches do not divide evenly)
             for (int t = 0; t < workers; t++) {
                 int b0 = (int) ((long) p.batches * t / workers), b1 = (int) ((long) p.batches * (t + 1) / workers);
-                tasks.add(task(p, pre, as, bs, cs, b0, b1, 0, p.m, 0, p.n));
+                tasks.add(task(p, pre, as, bs, img, cs, b0, b1, 0, p.m, 0, nUnits));
             }
         } else {
             // fewer (or unevenly many) batches: each GEMM cut in as many slices as workers, stolen as they free up
@@ -121,14 +136,14 @@ final class GemmKernel {
             // A was packed on every run). With N in one or two panels, by M: N = 49 is 32 + 17 columns, and the
             // worker with 32 would wait for nothing while the other has 17 (the same conv, weights prepacked:
             // 2.35 -> 2.28 ms; M 2048, N 49, K 512: 0.81 -> 0.79 ms).
-            int nPanels = (p.n + NR - 1) / NR;
+            int nPanels = (nUnits + nAlign - 1) / nAlign;
             boolean byM = p.m >= workers * MR && (nPanels <= workers || p.m >= p.n && nPanels >= 4 * workers);
-            int[] cuts = byM ? cuts(p.m, workers, MR) : cuts(p.n, workers, NR);
+            int[] cuts = byM ? cuts(p.m, workers, MR) : cuts(nUnits, workers, nAlign);
             for (int b = 0; b < p.batches; b++) {
                 for (int t = 0; t < workers; t++) {
                     if (cuts[t] == cuts[t + 1]) continue;
-                    tasks.add(byM ? task(p, pre, as, bs, cs, b, b + 1, cuts[t], cuts[t + 1], 0, p.n)
-                            : task(p, pre, as, bs, cs, b, b + 1, 0, p.m, cuts[t], cuts[t + 1]));
+                    tasks.add(byM ? task(p, pre, as, bs, img, cs, b, b + 1, cuts[t], cuts[t + 1], 0, nUnits)
+                            : task(p, pre, as, bs, img, cs, b, b + 1, 0, p.m, cuts[t], cuts[t + 1]));
                 }
             }
         }
@@ -144,12 +159,84 @@ final class GemmKernel {
         return cuts;
     }
 
-    private RecursiveAction task(GemmPlan p, Prepacked pre, MemorySegment as, MemorySegment bs, MemorySegment cs,
+    private RecursiveAction task(GemmPlan p, Prepacked pre, MemorySegment as, MemorySegment bs, float[] img, MemorySegment cs,
                                  int b0, int b1, int m0, int m1, int n0, int n1) {
         return new RecursiveAction() {
             @Override
-            protected void compute() { GemmKernel.compute(p, pre, as, bs, cs, b0, b1, m0, m1, n0, n1); }
+            protected void compute() { GemmKernel.compute(p, pre, as, bs, img, cs, b0, b1, m0, m1, n0, n1); }
         };
+    }
+
+    /** Register tiles across one image's columns in the padded numbering. */
+    private static int tiles(PaddedImage image) { return (image.qPerImage + NR - 1) / NR; }
+
+    /** Columns {@code [n0, n1)} of C, or with B as a padded image ({@code img} not null) tiles {@code [n0, n1)} of its columns. */
+    private static void compute(GemmPlan p, Prepacked pre, MemorySegment as, MemorySegment bs, float[] img, MemorySegment cs,
+                                int b0, int b1, int m0, int m1, int n0, int n1) {
+        if (img != null) computeImage(p, pre, as, img, cs, b0, b1, m0, m1, n0, n1);
+        else compute(p, pre, as, bs, cs, b0, b1, m0, m1, n0, n1);
+    }
+
+    /**
+     * The loop nest with B read from its padded image ({@link PaddedImage}) over batches {@code [b0, b1)}, rows
+     * {@code [m0, m1)} and tiles {@code [u0, u1)} (image {@code u / tiles}, columns from {@code NR * (u % tiles)} in
+     * the padded numbering): no B panel is packed; each tile's {@code NR} columns are consecutive floats of the image.
+     */
+    private static void computeImage(GemmPlan p, Prepacked pre, MemorySegment as, float[] img, MemorySegment cs,
+                                     int b0, int b1, int m0, int m1, int u0, int u1) {
+        if (m1 <= m0 || u1 <= u0) return;
+        PaddedImage im = p.image;
+        int tiles = tiles(im);
+        Scratch s = SCRATCH.get();
+        int kcStep = step(p.k, KC, 1), mcStep = step(m1 - m0, MC, MR), ucStep = NC / NR;
+        float[] preA = pre == null ? null : pre.a();
+        s.ensure(preA != null ? 0 : roundUp(mcStep, MR) * kcStep, 0);
+        float[] ap = preA != null ? preA : s.a;
+        for (int b = b0; b < b1; b++) {
+            long cBase = p.cBatch[b];
+            for (int uc = u0; uc < u1; uc += ucStep) {
+                int ue = Math.min(u1, uc + ucStep);
+                for (int pc = 0; pc < p.k; pc += kcStep) {
+                    int kc = Math.min(kcStep, p.k - pc);
+                    boolean first = pc == 0;
+                    for (int ic = m0; ic < m1; ic += mcStep) {
+                        int mc = Math.min(mcStep, m1 - ic);
+                        int aAt = 0;
+                        if (preA == null) p.a.packRows(as, b, ic, mc, pc, kc, ap, 0, s.row);
+                        else aAt = aBase(p, b, pc) + ic * kc;
+                        for (int u = uc; u < ue; u++) {
+                            int o = u / tiles, q = (u - o * tiles) * NR;
+                            int at = im.imageBase(b, o) + q;
+                            boolean narrow = im.qPerImage - q <= GemmMicroKernel.L;
+                            for (int ir = 0; ir < mc; ir += MR) {
+                                if (narrow) GemmMicroKernel.imageTileNarrow(ap, aAt + ir * kc, img, im.kOff, pc, at, kc, s.tmp);
+                                else GemmMicroKernel.imageTile(ap, aAt + ir * kc, img, im.kOff, pc, at, kc, s.tmp);
+                                storeImageTile(p, cs, cBase, ic + ir, Math.min(MR, mc - ir), o, q, first, s.tmp);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Stores (or adds) a tile of padded-image columns {@code [q, q + NR)} of image {@code o} into C, dropping the
+     * columns past the output's width: each row of the output in the tile is one run of C.
+     */
+    private static void storeImageTile(GemmPlan p, MemorySegment cs, long cBase, int m, int mr, int o, int q, boolean first, float[] tmp) {
+        PaddedImage im = p.image;
+        int end = Math.min(NR, im.qPerImage - q);
+        for (int j = 0; j < end; ) {
+            int oh = (q + j) / im.wp, ow = q + j - oh * im.wp;
+            if (ow >= im.outW) {
+                j += im.wp - ow;
+                continue;
+            }
+            int len = Math.min(end - j, im.outW - ow), n = (o * im.outH + oh) * im.outW + ow;
+            GemmMicroKernel.storeRun(tmp, j, cs, cBase, p.cRow, m, mr, p.cCol, n, len, p.contiguous[n] >= len, first);
+            j += len;
+        }
     }
 
     /**

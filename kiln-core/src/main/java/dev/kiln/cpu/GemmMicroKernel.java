@@ -100,6 +100,119 @@ final class GemmMicroKernel {
         c71.intoArray(tmp, 7 * NR + L);
     }
 
+    /**
+     * {@link #wide} with B read in place from a padded image ({@link PaddedImage}): step k's NR columns are the floats
+     * from {@code kOff[k0 + k] + at} of {@code img}. Kept apart from {@code wide} so the packed path's loop keeps its
+     * plain panel walk.
+     */
+    static void imageTile(float[] a, int ao, float[] img, int[] kOff, int k0, int at, int kc, float[] tmp) {
+        FloatVector z = FloatVector.broadcast(S, -0.0f);
+        FloatVector c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z, c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z;
+        int a0 = ao, a1 = ao + kc, a2 = ao + 2 * kc, a3 = ao + 3 * kc, a4 = ao + 4 * kc, a5 = ao + 5 * kc, a6 = ao + 6 * kc, a7 = ao + 7 * kc;
+        for (int k = 0; k < kc; k++) {
+            int bi = kOff[k0 + k] + at;
+            FloatVector b0 = FloatVector.fromArray(S, img, bi);
+            FloatVector b1 = FloatVector.fromArray(S, img, bi + L);
+            FloatVector x = FloatVector.broadcast(S, a[a0 + k]);
+            c00 = x.fma(b0, c00);
+            c01 = x.fma(b1, c01);
+            x = FloatVector.broadcast(S, a[a1 + k]);
+            c10 = x.fma(b0, c10);
+            c11 = x.fma(b1, c11);
+            x = FloatVector.broadcast(S, a[a2 + k]);
+            c20 = x.fma(b0, c20);
+            c21 = x.fma(b1, c21);
+            x = FloatVector.broadcast(S, a[a3 + k]);
+            c30 = x.fma(b0, c30);
+            c31 = x.fma(b1, c31);
+            x = FloatVector.broadcast(S, a[a4 + k]);
+            c40 = x.fma(b0, c40);
+            c41 = x.fma(b1, c41);
+            x = FloatVector.broadcast(S, a[a5 + k]);
+            c50 = x.fma(b0, c50);
+            c51 = x.fma(b1, c51);
+            x = FloatVector.broadcast(S, a[a6 + k]);
+            c60 = x.fma(b0, c60);
+            c61 = x.fma(b1, c61);
+            x = FloatVector.broadcast(S, a[a7 + k]);
+            c70 = x.fma(b0, c70);
+            c71 = x.fma(b1, c71);
+        }
+        c00.intoArray(tmp, 0);
+        c01.intoArray(tmp, L);
+        c10.intoArray(tmp, NR);
+        c11.intoArray(tmp, NR + L);
+        c20.intoArray(tmp, 2 * NR);
+        c21.intoArray(tmp, 2 * NR + L);
+        c30.intoArray(tmp, 3 * NR);
+        c31.intoArray(tmp, 3 * NR + L);
+        c40.intoArray(tmp, 4 * NR);
+        c41.intoArray(tmp, 4 * NR + L);
+        c50.intoArray(tmp, 5 * NR);
+        c51.intoArray(tmp, 5 * NR + L);
+        c60.intoArray(tmp, 6 * NR);
+        c61.intoArray(tmp, 6 * NR + L);
+        c70.intoArray(tmp, 7 * NR);
+        c71.intoArray(tmp, 7 * NR + L);
+    }
+
+    /** {@link #narrow} with B read in place from a padded image, as {@link #imageTile}. */
+    static void imageTileNarrow(float[] a, int ao, float[] img, int[] kOff, int k0, int at, int kc, float[] tmp) {
+        FloatVector z = FloatVector.broadcast(S, -0.0f);
+        FloatVector c0 = z, c1 = z, c2 = z, c3 = z, c4 = z, c5 = z, c6 = z, c7 = z;
+        int a0 = ao, a1 = ao + kc, a2 = ao + 2 * kc, a3 = ao + 3 * kc, a4 = ao + 4 * kc, a5 = ao + 5 * kc, a6 = ao + 6 * kc, a7 = ao + 7 * kc;
+        for (int k = 0; k < kc; k++) {
+            FloatVector b0 = FloatVector.fromArray(S, img, kOff[k0 + k] + at);
+            c0 = FloatVector.broadcast(S, a[a0 + k]).fma(b0, c0);
+            c1 = FloatVector.broadcast(S, a[a1 + k]).fma(b0, c1);
+            c2 = FloatVector.broadcast(S, a[a2 + k]).fma(b0, c2);
+            c3 = FloatVector.broadcast(S, a[a3 + k]).fma(b0, c3);
+            c4 = FloatVector.broadcast(S, a[a4 + k]).fma(b0, c4);
+            c5 = FloatVector.broadcast(S, a[a5 + k]).fma(b0, c5);
+            c6 = FloatVector.broadcast(S, a[a6 + k]).fma(b0, c6);
+            c7 = FloatVector.broadcast(S, a[a7 + k]).fma(b0, c7);
+        }
+        c0.intoArray(tmp, 0);
+        c1.intoArray(tmp, NR);
+        c2.intoArray(tmp, 2 * NR);
+        c3.intoArray(tmp, 3 * NR);
+        c4.intoArray(tmp, 4 * NR);
+        c5.intoArray(tmp, 5 * NR);
+        c6.intoArray(tmp, 6 * NR);
+        c7.intoArray(tmp, 7 * NR);
+    }
+
+    /**
+     * Columns {@code [j, j + len)} of the tile's {@code mr} rows in {@code tmp} into C columns {@code cCol[n..n+len)}:
+     * stored (the first K block) or added; whole vectors where the columns are adjacent, the rest one by one.
+     */
+    static void storeRun(float[] tmp, int j, MemorySegment c, long cBase, long[] cRow, int m, int mr, long[] cCol, int n, int len,
+                         boolean contiguous, boolean first) {
+        for (int i = 0; i < mr; i++) {
+            long row = cBase + cRow[m + i];
+            int t = i * NR + j;
+            int x = 0;
+            if (contiguous) {
+                long off = 4 * (row + cCol[n]);
+                for (; x <= len - L; x += L) {
+                    FloatVector v = FloatVector.fromArray(S, tmp, t + x);
+                    if (!first) v = FloatVector.fromMemorySegment(S, c, off + 4L * x, LE).add(v);
+                    v.intoMemorySegment(c, off + 4L * x, LE);
+                }
+                // the rest one by one: a masked store allocated its mask on every call (C2 did not intrinsify it here)
+                for (; x < len; x++) {
+                    long at = off + 4L * x;
+                    c.set(F, at, first ? tmp[t + x] : c.get(F, at) + tmp[t + x]);
+                }
+                continue;
+            }
+            for (; x < len; x++) {
+                long off = 4 * (row + cCol[n + x]);
+                c.set(F, off, first ? tmp[t + x] : c.get(F, off) + tmp[t + x]);
+            }
+        }
+    }
+
     /** The MR x L tile of the panel's first vector of columns into {@code tmp} (row i at {@code i * NR}). */
     private static void narrow(float[] a, int ao, float[] b, int bo, int kc, float[] tmp) {
         FloatVector z = FloatVector.broadcast(S, -0.0f);

@@ -11,6 +11,8 @@ import java.util.Arrays;
  */
 final class GemmPlan {
     final GemmSide a, b;
+    /** B read from a padded copy of its image instead of packed, when it is a unit-stride convolution's; else null. */
+    final PaddedImage image;
     final long[] cBatch, cRow, cCol;
     /** {@code contiguous[n]}: the number of columns {@code n, n+1, ...} whose C addresses step by 1. */
     final int[] contiguous;
@@ -20,6 +22,10 @@ final class GemmPlan {
     GemmPlan(Contraction c, int[] batchVars, int[] mVars, int[] nVars, int[] kVars, long[] extents) {
         a = new GemmSide(c.a(), batchVars, mVars, kVars, extents);
         b = new GemmSide(c.b(), batchVars, kVars, nVars, extents);
+        // -Dkiln.gemm.paddedImage=false packs every B, =force reads a padded image wherever one applies (to compare the
+        // two, or to rule the image out); read per plan
+        String mode = System.getProperty("kiln.gemm.paddedImage", "auto");
+        PaddedImage im = mode.equals("false") ? null : PaddedImage.of(c.b(), batchVars, kVars, nVars, extents);
         long[] strides = c.c().strides();
         cBatch = GemmSide.table(batchVars, extents, strides);
         for (int i = 0; i < cBatch.length; i++) cBatch[i] += c.c().offset();
@@ -29,6 +35,7 @@ final class GemmPlan {
         m = cRow.length;
         n = cCol.length;
         k = a.cols;
+        image = im != null && (mode.equals("force") || im.pays(m, n)) ? im : null;
         contiguous = new int[n];
         for (int j = n - 1; j >= 0; j--) {
             contiguous[j] = j + 1 < n && cCol[j + 1] == cCol[j] + 1 ? contiguous[j + 1] + 1 : 1;

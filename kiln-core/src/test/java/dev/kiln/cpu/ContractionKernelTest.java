@@ -72,6 +72,60 @@ class ContractionKernelTest {
         }
     }
 
+    /** Unit-stride convolutions whose B the GEMM can read from a padded copy of the image ({@link PaddedImage}). */
+    static Stream<Arguments> paddedImageCases() {
+        Stream<Arguments> convs = Stream.of(
+                Arguments.of("3x3 pad 1, 13x13 (last tile one vector)", new Case(new int[]{1, 16, 13, 13}, new int[]{24, 16, 3, 3}, 144,
+                        (x, w) -> x.conv2d(w, null, null, new int[]{1, 1}, null, 1).relu())),
+                Arguments.of("3x3 pad 1, K 576 in two blocks", new Case(new int[]{1, 64, 9, 11}, new int[]{16, 64, 3, 3}, 576,
+                        (x, w) -> x.conv2d(w, null, null, new int[]{1, 1}, null, 1))),
+                Arguments.of("3x3 pad 1, batch 2, 11x9", new Case(new int[]{2, 8, 11, 9}, new int[]{24, 8, 3, 3}, 72,
+                        (x, w) -> x.conv2d(w, null, null, new int[]{1, 1}, null, 1))),
+                Arguments.of("5x5 pad 1 (output narrower than the padding), 40 wide", new Case(new int[]{1, 4, 6, 40}, new int[]{8, 4, 5, 5}, 100,
+                        (x, w) -> x.conv2d(w, null, null, new int[]{1, 1}, null, 1))),
+                Arguments.of("grouped, 2 groups", new Case(new int[]{1, 16, 10, 10}, new int[]{32, 8, 3, 3}, 72,
+                        (x, w) -> x.conv2d(w, null, null, new int[]{1, 1}, null, 2))),
+                Arguments.of("dilated 2, pad 2", new Case(new int[]{1, 8, 12, 12}, new int[]{16, 8, 3, 3}, 72,
+                        (x, w) -> x.conv2d(w, null, null, new int[]{2, 2}, new int[]{2, 2}, 1))));
+        return convs.flatMap(a -> Stream.of("force", "false").map(mode -> Arguments.of(mode, a.get()[0], a.get()[1])));
+    }
+
+    @ParameterizedTest(name = "paddedImage={0}: {1}")
+    @MethodSource("paddedImageCases")
+    void aPaddedImageAndPackedPanelsGiveTheSameBoundedSums(String mode, String name, Case c) {
+        String before = System.getProperty("kiln.gemm.paddedImage");
+        System.setProperty("kiln.gemm.paddedImage", mode);
+        try {
+            Tensor a = TestGraphs.data(1, c.aShape()), b = TestGraphs.data(2, c.bShape());
+            try (ExecutionPlan plan = c.f().apply(a.to("CPU"), b.to("CPU")).prepare()) {
+                var gemms = plan.kernels().stream().map(k -> dev.kiln.codegen.ContractionMatcher.matchReorderable(k.program()))
+                        .flatMap(java.util.Optional::stream).map(m -> new GemmKernel(m.contraction())).toList();
+                assertThat(gemms).as(name + ": contractions").hasSize(1);
+                assertThat(gemms.getFirst().readsPaddedImage()).as(name + ": reads a padded image").isEqualTo(mode.equals("force"));
+                plan.execute();
+                assertWithinBound(name, floats(plan.outputBuffer()), c, a, b, c.k());
+            }
+        } finally {
+            if (before == null) System.clearProperty("kiln.gemm.paddedImage");
+            else System.setProperty("kiln.gemm.paddedImage", before);
+        }
+    }
+
+    @Test
+    void aStridedConvolutionPacksItsImage() {
+        Tensor x = TestGraphs.data(1, 1, 8, 16, 16), w = TestGraphs.data(2, 16, 8, 3, 3);
+        String before = System.getProperty("kiln.gemm.paddedImage");
+        System.setProperty("kiln.gemm.paddedImage", "force");
+        try (ExecutionPlan plan = x.conv2d(w, null, new int[]{2, 2}, new int[]{1, 1}, null, 1).to("CPU").prepare()) {
+            var match = plan.kernels().stream().map(k -> dev.kiln.codegen.ContractionMatcher.matchReorderable(k.program()))
+                    .flatMap(java.util.Optional::stream).findFirst().orElseThrow();
+            assertThat(new GemmKernel(match.contraction()).readsPaddedImage()).isFalse();
+        } finally {
+            if (before == null) System.clearProperty("kiln.gemm.paddedImage");
+            else System.setProperty("kiln.gemm.paddedImage", before);
+        }
+    }
+
     @Test
     void theBoundCatchesOneDroppedTerm() {
         Case c = new Case(new int[]{64, 96}, new int[]{96, 80}, 96, Tensor::matmul);

@@ -1,0 +1,182 @@
+package dev.kiln.cpu;
+
+import dev.kiln.codegen.Contraction;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * B of a convolution with unit stride, read by the register tiles straight from a zero-padded copy of its image
+ * instead of being packed (an implicit im2col). Packing a 3 x 3 convolution's B writes every input element nine
+ * times, in runs as short as a row of the image, and took a third of SqueezeNet's 3 x 3 convolutions; the padded
+ * copy writes each element once.
+ *
+ * <p>The copy holds one plane {@code hp x wp} per point of the operand's free variables (batch, the N variables
+ * before the image's rows, and the K variables the gates do not move: input channels), in that order, zero where a
+ * gate fails. Element (batch b, reduction k, column (outer o, row oh, column ow)) of B is then
+ * {@code img[imageBase(b, o) + kOff[k] + oh * wp + ow]}: for a fixed k, consecutive output columns are consecutive
+ * floats across rows too, if the columns {@code outW <= ow < wp} in between are computed as well. The tiles do
+ * that and drop them when they store ({@code wp - outW} of every {@code wp} columns: 2 of 57 for a 3 x 3
+ * convolution of a 55-wide image).
+ *
+ * <p>It applies when B has exactly two gates (the image's rows and columns), the last two N variables are the
+ * output's row and column with coefficient 1 in one gate each (unit stride), the column's address stride is 1,
+ * every other variable moving a gate is a K variable (the window) whose address moves with the gates alone, and
+ * the copy is at most {@link #MAX_FLOATS} floats.
+ */
+final class PaddedImage {
+    /** Most floats of a padded copy: larger images are packed as usual. */
+    static final long MAX_FLOATS = 1L << 22;
+    /** Floats read past the last plane by the last tile's full-width loads. */
+    private static final int SLACK = 4 * GemmMicroKernel.NR;
+    private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
+
+    final int hp, wp, outH, outW;
+    /** Columns of one image in the padded numbering: {@code (outH - 1) * wp + outW}. */
+    final int qPerImage;
+    /** Images: points of the N variables before the output's row. */
+    final int outers;
+    /** Planes per image: points of the free K variables. */
+    final int planesPerImage;
+    /** Offset of reduction index k (the K variables' multi-index, last fastest) within an image. */
+    final int[] kOff;
+    /** Floats the copy takes, slack included. */
+    final int floats;
+    /** Source address of element (t = 0, u = 0) of each plane, [batch][outer][free K]. */
+    private final long[] planeSource;
+    private final long loH, hiH, loW, hiW, rowStride;
+
+    private PaddedImage(int hp, int wp, int outH, int outW, int outers, int planesPerImage, int[] kOff, long[] planeSource,
+                        long loH, long hiH, long loW, long hiW, long rowStride) {
+        this.hp = hp;
+        this.wp = wp;
+        this.outH = outH;
+        this.outW = outW;
+        this.qPerImage = (outH - 1) * wp + outW;
+        this.outers = outers;
+        this.planesPerImage = planesPerImage;
+        this.kOff = kOff;
+        this.planeSource = planeSource;
+        this.loH = loH;
+        this.hiH = hiH;
+        this.loW = loW;
+        this.hiW = hiW;
+        this.rowStride = rowStride;
+        this.floats = Math.toIntExact((long) planeSource.length * hp * wp + SLACK);
+    }
+
+    /**
+     * Per B element, what packing costs beside the multiply-adds of {@code m} rows, as that many rows' worth. Measured
+     * (2 threads, padded image against packed panels): 64 rows (SqueezeNet's 16 -> 64 at 55 x 55, ResNet-50's 64 -> 64
+     * at 56 x 56) 3-10 % faster with the image; 128 rows (32 -> 128 at 27 x 27, 128 -> 128 at 28 x 28) 14-22 % slower,
+     * its 2 dropped columns of 29 or 30 and its last tile costing more than packing saved.
+     */
+    private static final double PACK_COST_ROWS = 6;
+    /** The margin by which the image must win: a tie packs. */
+    private static final double MARGIN = 1.02;
+
+    /**
+     * Whether reading B from this copy beats packing it, for a GEMM of {@code m} rows and {@code n} columns: the
+     * copy's tiles also compute the dropped columns, so a narrow image (13 wide: 2 of 15 dropped, and its last tile
+     * nearly empty) pays only when packing would cost more, that is when few rows share each packed panel.
+     */
+    boolean pays(int m, int n) {
+        return outers * lanes(qPerImage) * MARGIN < lanes(n) * (1 + PACK_COST_ROWS / m);
+    }
+
+    /** Lanes the register tiles compute for {@code cols} columns: whole tiles, and a last one of one vector or two. */
+    private static long lanes(long cols) {
+        int nr = GemmMicroKernel.NR, l = GemmMicroKernel.L;
+        long rest = cols % nr;
+        return cols - rest + (rest == 0 ? 0 : rest <= l ? l : nr);
+    }
+
+    /** Where image (batch {@code b}, outer point {@code o}) starts in the copy. */
+    int imageBase(int b, int o) { return (b * outers + o) * planesPerImage * hp * wp; }
+
+    /**
+     * The padded-image view of B ({@code op}, with the GEMM's batch, K and N variables at extents {@code ext}), or null
+     * when B is not a unit-stride convolution's image of a size worth copying.
+     */
+    static PaddedImage of(Contraction.Operand op, int[] batchVars, int[] kVars, int[] nVars, long[] ext) {
+        List<Contraction.Gate> gates = op.gates();
+        if (gates.size() != 2 || nVars.length < 2) return null;
+        for (long e : ext) if (e < 1) return null; // an empty run (a symbolic size of 0) computes nothing
+        int ow = nVars[nVars.length - 1], oh = nVars[nVars.length - 2];
+        Contraction.Gate gw = gates.get(0).coeff(ow) == 1 ? gates.get(0) : gates.get(1), gh = gw == gates.get(0) ? gates.get(1) : gates.get(0);
+        if (gw.coeff(ow) != 1 || gw.coeff(oh) != 0 || gh.coeff(oh) != 1 || gh.coeff(ow) != 0) return null;
+        long rowStride = op.stride(oh);
+        if (op.stride(ow) != 1 || rowStride < 1) return null;
+        int[] outer = Arrays.copyOf(nVars, nVars.length - 2);
+        // every variable either moves no gate (free: a plane of its own) or is a window variable of the reduction
+        int nv = ext.length;
+        long[] kStrides = new long[nv];
+        long hSpan = 0, wSpan = 0;
+        int[] freeK = Arrays.stream(kVars).filter(v -> gh.coeff(v) == 0 && gw.coeff(v) == 0).toArray();
+        for (int v = 0; v < nv; v++) {
+            long ch = gh.coeff(v), cw = gw.coeff(v);
+            if (ch < 0 || cw < 0) return null;
+            if (ch == 0 && cw == 0) continue;
+            boolean window = contains(kVars, v), image = v == oh || v == ow;
+            if (!window && !image) return null;
+            if (op.stride(v) != ch * rowStride + cw) return null;
+            hSpan += ch * (ext[v] - 1);
+            wSpan += cw * (ext[v] - 1);
+        }
+        long hp = hSpan + 1, wp = wSpan + 1;
+        long planes = 1;
+        for (int v : batchVars) planes *= ext[v];
+        long outers = 1;
+        for (int v : outer) outers *= ext[v];
+        long perImage = 1;
+        for (int v : freeK) perImage *= ext[v];
+        planes *= outers * perImage;
+        if (planes * hp * wp + SLACK > MAX_FLOATS) return null;
+        // reduction offsets: free K variables pick the plane, window variables move within it
+        long radix = hp * wp;
+        for (int i = freeK.length - 1; i >= 0; i--) {
+            kStrides[freeK[i]] = radix;
+            radix *= ext[freeK[i]];
+        }
+        for (int v : kVars) if (!contains(freeK, v)) kStrides[v] = gh.coeff(v) * wp + gw.coeff(v);
+        long[] k = GemmSide.table(kVars, ext, kStrides);
+        int[] kOff = new int[k.length];
+        for (int i = 0; i < k.length; i++) kOff[i] = Math.toIntExact(k[i]);
+        long[] strides = op.strides();
+        long[] sb = GemmSide.table(batchVars, ext, strides), so = GemmSide.table(outer, ext, strides), sf = GemmSide.table(freeK, ext, strides);
+        long[] planeSource = new long[(int) planes];
+        int p = 0;
+        for (long b : sb) for (long o : so) for (long f : sf) planeSource[p++] = op.offset() + b + o + f;
+        return new PaddedImage((int) hp, (int) wp, (int) ext[oh], (int) ext[ow], (int) outers, (int) perImage, kOff, planeSource,
+                gh.lo(), gh.hi(), gw.lo(), gw.hi(), rowStride);
+    }
+
+    private static boolean contains(int[] a, int v) {
+        for (int x : a) if (x == v) return true;
+        return false;
+    }
+
+    /**
+     * Writes the padded copy of every plane from {@code seg} into {@code img} (at least {@link #floats} long).
+     *
+     * @throws IndexOutOfBoundsException when an element inside the gates lies outside {@code seg}
+     */
+    void fill(MemorySegment seg, float[] img) {
+        int u0 = (int) Math.clamp(loW, 0, wp), u1 = (int) Math.clamp(hiW, u0, wp);
+        int at = 0;
+        for (long source : planeSource) {
+            for (int t = 0; t < hp; t++, at += wp) {
+                if (t < loH || t >= hiH || u0 == u1) {
+                    Arrays.fill(img, at, at + wp, 0f);
+                    continue;
+                }
+                if (u0 > 0) Arrays.fill(img, at, at + u0, 0f);
+                MemorySegment.copy(seg, F, 4 * (source + t * rowStride + u0), img, at + u0, u1 - u0);
+                if (u1 < wp) Arrays.fill(img, at + u1, at + wp, 0f);
+            }
+        }
+        Arrays.fill(img, at, floats, 0f);
+    }
+}

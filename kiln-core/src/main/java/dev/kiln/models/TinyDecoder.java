@@ -63,8 +63,8 @@ public final class TinyDecoder {
 
     /** Binds zeroed KV-cache handles and feeds them from the step's outputs 1 and 2 after every run. */
     public static void bindCaches(CompiledGraph step, int maxTokens, int dim) {
-        step.bindHandle("kc", new float[maxTokens * dim]);
-        step.bindHandle("vc", new float[maxTokens * dim]);
+        step.bindZeroHandle("kc");
+        step.bindZeroHandle("vc");
         step.setHandleFeed("kc", 1);
         step.setHandleFeed("vc", 2);
     }

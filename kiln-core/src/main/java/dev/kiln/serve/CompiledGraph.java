@@ -344,7 +344,10 @@ public final class CompiledGraph implements ExecutableGraph {
     // ---------------------------------------------------------------- replicas
 
     @Override
-    public CompiledGraph copy() {
+    public CompiledGraph copy() { return copy(true); }
+
+    @Override
+    public CompiledGraph copy(boolean handleValues) {
         boolean acquired = enter();
         try {
             shared.capabilities.require(Capability.REPLICAS, "copy");
@@ -356,7 +359,8 @@ public final class CompiledGraph implements ExecutableGraph {
                 for (int i = 0; i < inputs.length; i++) {
                     Buffer template = shared.templateInputs[i];
                     mine[i] = own.allocate(Math.max(inputs[i].byteSize(), 1), SharedGraphState.ALIGN).asSlice(0, inputs[i].byteSize());
-                    MemorySegment.copy(inputs[i], 0, mine[i], 0, inputs[i].byteSize());
+                    // a new arena holds zeros: a handle left so is bound to zeros
+                    if (handleValues || !handles.isBound(i)) MemorySegment.copy(inputs[i], 0, mine[i], 0, inputs[i].byteSize());
                     rebind.put(template, new Buffer(template.device(), template.dtype(), template.count(), mine[i]));
                 }
                 ExecutionPlan replicaPlan = plan.replicate(rebind);
@@ -384,6 +388,20 @@ public final class CompiledGraph implements ExecutableGraph {
             prepareAccess();
             int i = handles.toBind(name, values);
             io.writeInput(i, values);
+            handles.bind(i);
+        } finally {
+            guard.exit(acquired);
+        }
+    }
+
+    @Override
+    public void bindZeroHandle(String name) {
+        boolean acquired = enter();
+        try {
+            shared.capabilities.require(Capability.HANDLES, "bindZeroHandle");
+            prepareAccess();
+            int i = handles.toBind("bindZeroHandle", name);
+            io.inputs[i].fill((byte) 0);
             handles.bind(i);
         } finally {
             guard.exit(acquired);

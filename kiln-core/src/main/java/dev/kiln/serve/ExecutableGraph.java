@@ -139,6 +139,13 @@ public interface ExecutableGraph extends AutoCloseable {
      */
     ExecutableGraph copy();
 
+    /**
+     * {@link #copy()}, with the replica's handles bound as the original's (and fed the same way) but holding zeros
+     * instead of the original's values: a new sequence on a language model's graph needs the handles, not another
+     * sequence's KV caches, which can be hundreds of megabytes. {@code copy(true)} is {@link #copy()}.
+     */
+    ExecutableGraph copy(boolean handleValues);
+
     // ---------------------------------------------------------------- handles
 
     /**
@@ -149,6 +156,14 @@ public interface ExecutableGraph extends AutoCloseable {
      * @throws IllegalArgumentException if there is no such input or the size differs from the input's
      */
     void bindHandle(String name, float[] values);
+
+    /**
+     * {@link #bindHandle} to zeros, without a values array the size of the input (a KV cache of a long context is
+     * hundreds of megabytes).
+     *
+     * @throws IllegalArgumentException if there is no such input
+     */
+    void bindZeroHandle(String name);
 
     /** The handle's current values. */
     float[] readHandle(String name);

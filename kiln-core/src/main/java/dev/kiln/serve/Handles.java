@@ -36,13 +36,19 @@ final class Handles {
 
     /** Checks {@code values} against input {@code name} and returns the input's index, to bind once written. */
     int toBind(String name, float[] values) {
-        Integer i = shared.inputIndex.get(name);
-        if (i == null) throw new IllegalArgumentException("bindHandle: unknown input '" + name + "'; a handle binds an input, inputs are " + shared.inputs);
+        int i = toBind("bindHandle", name);
         TensorSpec s = shared.inputs.get(i);
         if (values.length != s.numel()) {
             throw new IllegalArgumentException("bindHandle: handle '" + name + "' has " + values.length + " values, input '" + name + "' (" + s.dtype()
                     + s.shape() + ") holds " + s.numel());
         }
+        return i;
+    }
+
+    /** The index of input {@code name}, to bind once written. */
+    int toBind(String op, String name) {
+        Integer i = shared.inputIndex.get(name);
+        if (i == null) throw new IllegalArgumentException(op + ": unknown input '" + name + "'; a handle binds an input, inputs are " + shared.inputs);
         return i;
     }
 

@@ -85,6 +85,38 @@ class ReplicasAndAsyncTest {
     }
 
     @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void aReplicaWithoutHandleValuesStartsFromZeroHandlesFedAsTheOriginal(String device) {
+        int n = 64;
+        Session s = session(device);
+        try (CompiledGraph original = s.compile(decay(n))) {
+            float[] start = new float[n];
+            java.util.Arrays.fill(start, 3f);
+            original.bindHandle("state", start);
+            original.setHandleFeed("state", 0);
+            float[] x = new float[n];
+            java.util.Arrays.fill(x, 1f);
+            original.run(Map.of("x", x)); // state 0.5 * 3 + 1 = 2.5
+            try (CompiledGraph withValues = original.copy(true); CompiledGraph empty = original.copy(false)) {
+                assertThat(empty.hasHandle("state")).isTrue();
+                assertThat(empty.readHandle("state")).containsOnly(0f);
+                assertThat(withValues.readHandle("state")).containsOnly(2.5f);
+                empty.run(Map.of("x", x)); // fed as the original: 0.5 * 0 + 1
+                assertThat(empty.readHandle("state")).containsOnly(1f);
+                assertThat(original.readHandle("state")).as("the original's handle is its own").containsOnly(2.5f);
+            }
+            original.bindZeroHandle("state");
+            assertThat(original.readHandle("state")).containsOnly(0f);
+            original.run(Map.of("x", x));
+            assertThat(original.readHandle("state")).containsOnly(1f);
+        }
+        try (CompiledGraph g = s.compile(decay(n))) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> g.bindZeroHandle("nope"))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bindZeroHandle: unknown input 'nope'");
+        }
+    }
+
+    @ParameterizedTest
     @ValueSource(strings = {"INTERP", "CPU", "CLANG"})
     void committedRunsNeverRace(String device) {
         int n = 1024, runs = device.equals("INTERP") ? 200 : 1000;

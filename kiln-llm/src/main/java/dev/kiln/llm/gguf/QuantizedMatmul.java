@@ -6,6 +6,7 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -78,6 +79,39 @@ public final class QuantizedMatmul {
             else if (rows <= DOT_ROWS) dequantizedRows(type, w, rowBytes, (int) from, (int) to, k, x, rows, n, out);
             else tiles(type, w, rowBytes, (int) from, (int) to, k, x, rows, n, out);
         });
+    }
+
+    /** Block types whose warm-up has started in this JVM. */
+    private static final java.util.Set<GgmlType> WARMED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * Starts compiling this class's paths for {@code type} on a background thread, once per type and JVM: a few hundred
+     * products of a small zero matrix, at one row (decode) and at a tile's worth (a prompt), and a few lookups. Until
+     * HotSpot has compiled them, the Vector API code runs interpreted, a thousand times slower: the first prompt of a
+     * 1B model took 8 s, not a fraction of one. A model starts it when it maps its weights, so the warm-up overlaps
+     * building and compiling the graph.
+     */
+    public static void warmUpInBackground(GgmlType type) {
+        if (!WARMED.add(type)) return;
+        Thread t = new Thread(() -> warmUp(type), "kiln-qmm-warm-up-" + type);
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private static void warmUp(GgmlType type) {
+        // below PARALLEL_WORK, so every call stays on this thread
+        int n = 16, k = 2 * type.blockSize() * Math.max(1, 256 / type.blockSize()), rows = TILE;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment w = arena.allocate(type.rowBytes(k) * n, 64), x = arena.allocate(4L * rows * k, 64),
+                    out = arena.allocate(4L * rows * Math.max(n, k), 64), ids = arena.allocate(4L * rows, 64);
+            for (int i = 0; i < 400; i++) {
+                multiply(type, w, n, k, x, 1, out);
+                multiply(type, w, n, k, x, rows, out);
+                if (i % 4 == 0) gatherRows(type, w, n, k, ids, rows, out);
+            }
+        } catch (RuntimeException e) {
+            // a warm-up is an optimisation: a type these paths refuse is refused again, with its message, when used
+        }
     }
 
     /**

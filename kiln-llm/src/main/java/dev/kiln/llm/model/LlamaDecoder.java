@@ -35,10 +35,9 @@ final class LlamaDecoder implements Decoder {
         this.inputs = new float[1 + 2 * spec.layers()][];
         inputs[0] = new float[maxChunk];
         if (replica) return; // a replica starts with its original's handles and feeds
-        float[] empty = new float[context * spec.kvDim()];
         for (int i = 0; i < spec.layers(); i++) { // the graph writes the chunk's rows into them in place: nothing is fed back
-            graph.bindHandle(LlamaGraph.keyCache(i), empty);
-            graph.bindHandle(LlamaGraph.valueCache(i), empty);
+            graph.bindZeroHandle(LlamaGraph.keyCache(i));
+            graph.bindZeroHandle(LlamaGraph.valueCache(i));
         }
     }
 

@@ -70,7 +70,7 @@ public final class LlamaModel implements AutoCloseable {
         if (d == null) {
             CompiledGraph replica;
             synchronized (graph) { // a compiled graph is copied between runs, never during one (LlamaDecoder runs under this lock)
-                replica = graph.copy();
+                replica = graph.copy(false); // the caches' handles, not another sequence's rows in them
             }
             d = track(new LlamaDecoder(this, replica, spec, context, maxChunk, cacheType, true));
         }

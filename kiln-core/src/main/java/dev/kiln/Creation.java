@@ -10,6 +10,7 @@ import dev.kiln.types.DType;
 import dev.kiln.types.Shape;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.math.BigInteger;
 import java.util.Arrays;
 
@@ -64,20 +65,27 @@ final class Creation {
         return Tensor.of(dtype, v, n);
     }
 
+    // Java arrays of a dtype's own type are copied in bulk (a language model's RoPE tables are 10^5 values or more,
+    // built while the JIT is cold)
+
     static Tensor of(float[] data, int... shape) {
-        return fill(DType.F32, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setDouble(seg, DType.F32, i, data[i]));
+        return fillBulk(DType.F32, data.length, shapeFor("of", data.length, shape),
+                host -> MemorySegment.copy(data, 0, host, ValueLayout.JAVA_FLOAT_UNALIGNED, 0, data.length));
     }
 
     static Tensor of(double[] data, int... shape) {
-        return fill(DType.F64, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setDouble(seg, DType.F64, i, data[i]));
+        return fillBulk(DType.F64, data.length, shapeFor("of", data.length, shape),
+                host -> MemorySegment.copy(data, 0, host, ValueLayout.JAVA_DOUBLE_UNALIGNED, 0, data.length));
     }
 
     static Tensor of(int[] data, int... shape) {
-        return fill(DType.I32, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setLong(seg, DType.I32, i, data[i]));
+        return fillBulk(DType.I32, data.length, shapeFor("of", data.length, shape),
+                host -> MemorySegment.copy(data, 0, host, ValueLayout.JAVA_INT_UNALIGNED, 0, data.length));
     }
 
     static Tensor of(long[] data, int... shape) {
-        return fill(DType.I64, data.length, shapeFor("of", data.length, shape), (seg, i) -> Elements.setLong(seg, DType.I64, i, data[i]));
+        return fillBulk(DType.I64, data.length, shapeFor("of", data.length, shape),
+                host -> MemorySegment.copy(data, 0, host, ValueLayout.JAVA_LONG_UNALIGNED, 0, data.length));
     }
 
     static Tensor of(boolean[] data, int... shape) {
@@ -209,11 +217,17 @@ final class Creation {
     private interface Filler { void set(MemorySegment seg, int i); }
 
     private static Tensor fill(DType dtype, int count, Shape shape, Filler f) {
+        return fillBulk(dtype, count, shape, host -> {
+            for (int i = 0; i < count; i++) f.set(host, i);
+        });
+    }
+
+    private static Tensor fillBulk(DType dtype, int count, Shape shape, java.util.function.Consumer<MemorySegment> write) {
         Device d = Tensor.defaultDevice();
         Buffer b = d.allocate(dtype, count);
         // filled in host memory, then copied where the device keeps its tensors (nothing to copy on a host device)
         MemorySegment host = b.isHostMemory() ? b.segment() : Buffer.allocateOffHeap("host", dtype, count).segment();
-        for (int i = 0; i < count; i++) f.set(host, i);
+        write.accept(host);
         if (!b.isHostMemory()) dev.kiln.runtime.Transfers.copyFromHost(host, d, b.segment(), dtype.byteSize(count));
         return new Tensor(b, shape, d).reshapeTo(shape);
     }

@@ -16,10 +16,24 @@ public final class Transfers {
         Optional<DeviceMemory> m = device.deviceMemory();
         if (m.isPresent()) return m.get().allocate(owner, Math.max(bytes, 1));
         try {
-            return owner.allocate(Math.max(bytes, 1), 64);
+            return HostMemory.allocateZeroed(owner, Math.max(bytes, 1), 64);
         } catch (OutOfMemoryError e) {
             // the JVM refused to reserve it (its off-heap limit, or the system): nothing was allocated
             throw MemoryBudget.refused(bytes, bytes + " bytes on " + device.spec(), e);
+        }
+    }
+
+    /**
+     * {@code bytes} of zero-filled host memory aligned to {@code alignment}, owned by {@code owner}. A large block is
+     * neither written nor resident until used: the zeros are the operating system's fresh pages.
+     *
+     * @throws MemoryBudgetException when the memory cannot be had
+     */
+    public static MemorySegment allocateHost(Arena owner, long bytes, long alignment) {
+        try {
+            return HostMemory.allocateZeroed(owner, Math.max(bytes, 1), alignment);
+        } catch (OutOfMemoryError e) {
+            throw MemoryBudget.refused(bytes, bytes + " bytes of host memory", e);
         }
     }
 

@@ -358,7 +358,8 @@ public final class CompiledGraph implements ExecutableGraph {
                 MemorySegment[] inputs = io.inputs, mine = new MemorySegment[inputs.length];
                 for (int i = 0; i < inputs.length; i++) {
                     Buffer template = shared.templateInputs[i];
-                    mine[i] = own.allocate(Math.max(inputs[i].byteSize(), 1), SharedGraphState.ALIGN).asSlice(0, inputs[i].byteSize());
+                    mine[i] = dev.kiln.runtime.Transfers.allocateHost(own, Math.max(inputs[i].byteSize(), 1), SharedGraphState.ALIGN)
+                            .asSlice(0, inputs[i].byteSize());
                     // a new arena holds zeros: a handle left so is bound to zeros
                     if (handleValues || !handles.isBound(i)) MemorySegment.copy(inputs[i], 0, mine[i], 0, inputs[i].byteSize());
                     rebind.put(template, new Buffer(template.device(), template.dtype(), template.count(), mine[i]));

@@ -40,7 +40,8 @@ final class GraphCompiler {
             int in = 0, pa = 0;
             for (Graph.Placeholder p : graph.placeholders()) {
                 TensorSpec s = p.spec();
-                Buffer b = new Buffer(where, s.dtype(), s.numel(), (p.param() ? weights : own).allocate(Math.max(s.byteSize(), 1), SharedGraphState.ALIGN));
+                Buffer b = new Buffer(where, s.dtype(), s.numel(), dev.kiln.runtime.Transfers.allocateHost(p.param() ? weights : own,
+                        Math.max(s.byteSize(), 1), SharedGraphState.ALIGN));
                 if (p.param()) paramSegments[pa++] = b.segment();
                 else inputBuffers[in++] = b;
                 UOp node = UOp.buffer(b);

@@ -25,7 +25,11 @@ final class StagingRing {
     private final Runnable execute;  // runs the plan on its input buffers and fills the output block
     private final BooleanSupplier enter;    // takes the graph's run guard (RunGuard.enter)
     private final Consumer<Boolean> exit;   // releases it (RunGuard.exit)
+    /** The slots, each allocated on its first use: a graph that never commits asynchronously (a language model's,
+     * whose inputs include its KV caches) would otherwise hold, and zero, its inputs' size again per slot. */
     private final MemorySegment[] staging;
+    private final Arena arena;
+    private final long stagingBytes;
     private final BlockingQueue<Integer> freeSlots;
     private ExecutorService executor;
     private Future<?> last;
@@ -37,14 +41,13 @@ final class StagingRing {
         this.execute = execute;
         this.enter = enter;
         this.exit = exit;
-        long stagingBytes = 0;
-        for (TensorSpec s : shared.inputs) stagingBytes = SharedGraphState.align(stagingBytes + s.byteSize());
+        long bytes = 0;
+        for (TensorSpec s : shared.inputs) bytes = SharedGraphState.align(bytes + s.byteSize());
+        this.stagingBytes = Math.max(bytes, 1);
+        this.arena = arena;
         this.staging = new MemorySegment[shared.options.stagingSlots()];
         this.freeSlots = new ArrayBlockingQueue<>(staging.length);
-        for (int s = 0; s < staging.length; s++) {
-            staging[s] = arena.allocate(Math.max(stagingBytes, 1), SharedGraphState.ALIGN);
-            freeSlots.add(s);
-        }
+        for (int s = 0; s < staging.length; s++) freeSlots.add(s);
     }
 
     /** Whether runs have been queued since the last {@link #sync}. */
@@ -59,6 +62,8 @@ final class StagingRing {
      */
     void commit(Map<String, float[]> in, float[][][] results, int index) {
         int slot = takeSlot();
+        // only the committing thread (under the graph's run guard) takes a slot, and the executor reads it after submit
+        if (staging[slot] == null) staging[slot] = dev.kiln.runtime.Transfers.allocateHost(arena, stagingBytes, SharedGraphState.ALIGN);
         MemorySegment stage = staging[slot];
         long offset = 0;
         boolean[] given = new boolean[io.inputs.length];

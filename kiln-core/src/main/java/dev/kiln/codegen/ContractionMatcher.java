@@ -62,8 +62,9 @@ public final class ContractionMatcher {
      *                    parameters, same variables)
      * @param identity    whether the epilogue stores the sums unchanged (a device may skip it)
      * @param kind        how the sums are computed
+     * @param storeEpilogue the epilogue as parts a GEMM applies while it stores its tiles, when it is that simple
      */
-    public record Match(Contraction contraction, KernelProgram epilogue, boolean identity, Kind kind) {}
+    public record Match(Contraction contraction, KernelProgram epilogue, boolean identity, Kind kind, Optional<StoreEpilogue> storeEpilogue) {}
 
     /**
      * The N variable a {@link Kind#STENCIL} vectorises over: unit stride in C and a stride of 1 or 2 in B (a stride-2
@@ -200,7 +201,56 @@ public final class ContractionMatcher {
                 epilogueBody = new Stmt.Block(List.of(new Stmt.Loop(v, Stmt.LoopKind.GLOBAL, epilogueBody, limits.get(v))));
             }
             KernelProgram epilogue = new KernelProgram(p.name() + "_epilogue", p.params(), p.sizes(), p.variables(), epilogueBody);
-            return new Match(contraction, epilogue, value.equals(sums), kind);
+            return new Match(contraction, epilogue, value.equals(sums), kind, Optional.ofNullable(storeEpilogue(store.value(), acc, all, reduceParts)));
+        }
+
+        /**
+         * {@code value} (over the sums in register {@code acc}) as a {@link StoreEpilogue}, or null: an optional clamp
+         * ({@code WHERE(OR(CMPLT(y, hi), CMPNE(y, y)), y, hi)}, as {@code minimum} lowers) over an optional
+         * {@code MAX(x, lo)} over the sums plus at most two ungated f32 loads at affine indices of the output loops.
+         */
+        private StoreEpilogue storeEpilogue(UOp value, Slot acc, List<Variable> all, List<Variable> reduceParts) {
+            UOp v = value;
+            boolean hasUpper = false, hasLower = false;
+            float upper = 0, lower = 0;
+            if (v.op() == Op.WHERE && v.src(0).op() == Op.OR && v.src(2).isConst() && v.src(2).dtype() == DType.F32) {
+                UOp y = v.src(1), lt = v.src(0).src(0), ne = v.src(0).src(1);
+                if (lt.op() != Op.CMPLT || !lt.src(0).equals(y) || !lt.src(1).equals(v.src(2))
+                        || ne.op() != Op.CMPNE || !ne.src(0).equals(y) || !ne.src(1).equals(y)) return null;
+                upper = (float) v.src(2).constDouble();
+                if (upper == 0 || Float.isNaN(upper)) return null;
+                hasUpper = true;
+                v = y;
+            }
+            if (v.op() == Op.MAX && v.dtype() == DType.F32 && (v.src(1).isConst() || v.src(0).isConst())) {
+                UOp c = v.src(1).isConst() ? v.src(1) : v.src(0);
+                lower = (float) c.constDouble();
+                hasLower = true;
+                v = c == v.src(1) ? v.src(0) : v.src(1);
+            }
+            List<Contraction.Operand> addends = new ArrayList<>();
+            try {
+                if (!sumsPlus(v, acc, all, reduceParts, addends)) return null;
+            } catch (NotAffine e) {
+                return null;
+            }
+            return addends.size() > 2 ? null : new StoreEpilogue(addends, hasLower, lower, hasUpper, upper);
+        }
+
+        /** Whether {@code v} is the sums plus loads, each added after the ones below it (collected in that order). */
+        private boolean sumsPlus(UOp v, Slot acc, List<Variable> all, List<Variable> reduceParts, List<Contraction.Operand> addends) throws NotAffine {
+            if (v.op() == Op.DEFINE_VAR && acc.equals(v.arg())) return true;
+            if (v.op() != Op.ADD || v.dtype() != DType.F32) return false;
+            // IEEE addition is commutative: the sums may be either operand
+            boolean left = v.src(0).toposort().stream().anyMatch(u -> u.op() == Op.DEFINE_VAR && acc.equals(u.arg()));
+            UOp inner = left ? v.src(0) : v.src(1), term = left ? v.src(1) : v.src(0);
+            if (!sumsPlus(inner, acc, all, reduceParts, addends)) return false;
+            if (term.op() != Op.LOAD || term.dtype() != DType.F32 || term.src().size() != 2 || !(term.src(0).arg() instanceof Slot s)
+                    || s.kind() != Slot.Kind.PARAM || s.index() == 0) return false;
+            Affine index = affine(term.src(1));
+            for (Variable r : reduceParts) if (index.coeff(r) != 0) return false;
+            addends.add(new Operand(s.index(), index.constant(), strides(index, all), List.of()));
+            return true;
         }
 
         private Variable loop(Stmt.Loop l) {

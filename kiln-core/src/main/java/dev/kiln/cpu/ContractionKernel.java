@@ -43,12 +43,21 @@ public final class ContractionKernel implements KernelRunner {
     public ContractionKernel(KernelProgram program, ContractionMatcher.Match match, KernelProgram epilogue, KernelRunner epilogueKernel) {
         this.program = program;
         boolean asGemm = match.kind() == ContractionMatcher.Kind.GEMM;
-        this.gemm = asGemm ? new GemmKernel(match.contraction()) : null;
+        this.gemm = asGemm ? new GemmKernel(match.contraction(), fusable(match).orElse(null)) : null;
         this.stencil = asGemm ? null : new StencilKernel(match.contraction());
         this.epilogue = epilogue;
         this.epilogueKernel = epilogueKernel;
         this.identity = match.identity();
         this.outputBytes = program.sizes().getFirst() * 4;
+    }
+
+    /**
+     * The match's epilogue as parts the GEMM's tiles apply as they store ({@link TileEpilogue}), when it has one and is
+     * not the identity. {@code -Dkiln.gemm.fuseEpilogue=false} runs every epilogue as its own kernel (to compare).
+     */
+    static Optional<dev.kiln.codegen.StoreEpilogue> fusable(ContractionMatcher.Match match) {
+        if (match.identity() || "false".equals(System.getProperty("kiln.gemm.fuseEpilogue"))) return Optional.empty();
+        return match.storeEpilogue();
     }
 
     /**
@@ -81,10 +90,13 @@ public final class ContractionKernel implements KernelRunner {
     /** A line for the head of the epilogue's source, so {@code kernels()} shows what runs. */
     public static String describe(ContractionMatcher.Match match) {
         Contraction c = match.contraction();
-        String how = match.kind() == ContractionMatcher.Kind.GEMM ? "packed GEMM" : "stencil";
+        boolean gemm = match.kind() == ContractionMatcher.Kind.GEMM;
+        String how = gemm ? "packed GEMM" : "stencil";
         return how + " (batch " + c.extent(Contraction.Role.BATCH) + ", M " + c.extent(Contraction.Role.M) + ", N "
                 + c.extent(Contraction.Role.N) + ", K " + c.extent(Contraction.Role.K) + "), then "
-                + (match.identity() ? "the sums as they are (the code below is not run)" : "the epilogue below, in place");
+                + (match.identity() ? "the sums as they are (the code below is not run)"
+                : gemm && fusable(match).isPresent() ? "the epilogue below, applied by the tiles as they store (the code below runs only for an empty K)"
+                : "the epilogue below, in place");
     }
 
     @Override
@@ -146,9 +158,14 @@ public final class ContractionKernel implements KernelRunner {
     }
 
     private void compute(MemorySegment[] buffers, long[] vars, KernelRunner epilogueRunner, GemmKernel.Prepacked prepacked) {
-        if (gemm != null) gemm.run(buffers, vars, prepacked);
-        else stencil.run(buffers, vars);
-        if (!identity) KernelRunner.runAll(epilogueRunner, epilogue, buffers, vars);
+        boolean applied = gemm != null ? gemm.run(buffers, vars, prepacked) : stencilRun(buffers, vars);
+        if (!identity && !applied) KernelRunner.runAll(epilogueRunner, epilogue, buffers, vars);
+    }
+
+    /** The stencil's sums; its epilogue runs after it. */
+    private boolean stencilRun(MemorySegment[] buffers, long[] vars) {
+        stencil.run(buffers, vars);
+        return false;
     }
 
     private boolean overlapsAnInput(MemorySegment[] buffers) {

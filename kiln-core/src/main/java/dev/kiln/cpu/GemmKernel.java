@@ -40,6 +40,7 @@ final class GemmKernel {
     private static final long PARALLEL_MIN = 1L << 20;
 
     private final ExtentPlans<GemmPlan> plans;
+    private final boolean fuses;
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
     /** The padded image of B ({@link PaddedImage}) of the run a thread started, grown on demand and reused. */
@@ -56,10 +57,15 @@ final class GemmKernel {
         }
     }
 
-    GemmKernel(Contraction c) {
+    /** A GEMM whose caller runs the epilogue, if any, after {@link #run}. */
+    GemmKernel(Contraction c) { this(c, null); }
+
+    /** @param epilogue the epilogue the tiles apply as they store (null: the caller runs it after {@link #run}) */
+    GemmKernel(Contraction c, dev.kiln.codegen.StoreEpilogue epilogue) {
+        this.fuses = epilogue != null;
         int[] batchVars = vars(c, Contraction.Role.BATCH), mVars = vars(c, Contraction.Role.M), nVars = vars(c, Contraction.Role.N),
                 kVars = vars(c, Contraction.Role.K);
-        plans = new ExtentPlans<>(c, ext -> new GemmPlan(c, batchVars, mVars, nVars, kVars, ext));
+        plans = new ExtentPlans<>(c, ext -> new GemmPlan(c, epilogue, batchVars, mVars, nVars, kVars, ext));
     }
 
     /** Whether a run at the full extents is split over the workers (else it stays on the calling thread). */
@@ -83,26 +89,29 @@ final class GemmKernel {
 
     /**
      * Writes {@code C = A B} for every point of the variables ({@code vars} are the kernel's variable values,
-     * which bound variables with a limit).
+     * which bound variables with a limit); returns whether the epilogue was applied too (else the caller runs it).
      *
      * @throws IndexOutOfBoundsException when an element read or written lies outside its buffer
      */
-    void run(MemorySegment[] buffers, long[] vars) { run(buffers, vars, null); }
+    boolean run(MemorySegment[] buffers, long[] vars) { return run(buffers, vars, null); }
+
+    /** Whether the tiles apply the epilogue given at construction as they store (else the caller runs it). */
+    boolean fusesEpilogue() { return fuses; }
 
     /**
      * {@link #run(MemorySegment[], long[])} with constant operands already packed ({@code prepacked}, for the full
      * extents: used when the run's extents are the full ones, ignored otherwise).
      */
-    void run(MemorySegment[] buffers, long[] vars, Prepacked prepacked) {
+    boolean run(MemorySegment[] buffers, long[] vars, Prepacked prepacked) {
         GemmPlan p = plans.at(vars);
         Prepacked pre = p == plans.full() ? prepacked : null;
-        p.checkBounds(buffers);
-        if (p.batches == 0 || p.m == 0 || p.n == 0) return;
+        p.checkAllBounds(buffers);
+        if (p.batches == 0 || p.m == 0 || p.n == 0) return fuses;
         MemorySegment cs = buffers[0];
         if (p.k == 0) {
-            // an empty sum is the identity -0.0
+            // an empty sum is the identity -0.0; the caller runs the epilogue over it
             for (long cb : p.cBatch) for (long r : p.cRow) for (long col : p.cCol) cs.set(ValueLayout.JAVA_FLOAT_UNALIGNED, 4 * (cb + r + col), -0.0f);
-            return;
+            return false;
         }
         MemorySegment as = buffers[p.a.param], bs = buffers[p.b.param];
         // B as a padded image: copied once here, before the split, and read by every worker's tiles
@@ -118,15 +127,15 @@ final class GemmKernel {
         int workers = WorkerPool.size();
         long work = (long) p.batches * p.m * p.n * p.k;
         if (workers < 2 || work < PARALLEL_MIN) {
-            compute(p, pre, as, bs, img, cs, 0, p.batches, 0, p.m, 0, nUnits);
-            return;
+            compute(p, pre, as, bs, img, cs, 0, p.batches, 0, p.m, 0, nUnits, buffers);
+            return fuses;
         }
         List<RecursiveAction> tasks = new ArrayList<>();
         if (p.batches % workers == 0 || p.batches >= 8 * workers) {
             // whole GEMMs per worker (at most one more for some when the batches do not divide evenly)
             for (int t = 0; t < workers; t++) {
                 int b0 = (int) ((long) p.batches * t / workers), b1 = (int) ((long) p.batches * (t + 1) / workers);
-                tasks.add(task(p, pre, as, bs, img, cs, b0, b1, 0, p.m, 0, nUnits));
+                tasks.add(task(p, pre, as, bs, img, cs, b0, b1, 0, p.m, 0, nUnits, buffers));
             }
         } else {
             // fewer (or unevenly many) batches: each GEMM cut in as many slices as workers, stolen as they free up
@@ -142,12 +151,13 @@ final class GemmKernel {
             for (int b = 0; b < p.batches; b++) {
                 for (int t = 0; t < workers; t++) {
                     if (cuts[t] == cuts[t + 1]) continue;
-                    tasks.add(byM ? task(p, pre, as, bs, img, cs, b, b + 1, cuts[t], cuts[t + 1], 0, nUnits)
-                            : task(p, pre, as, bs, img, cs, b, b + 1, 0, p.m, cuts[t], cuts[t + 1]));
+                    tasks.add(byM ? task(p, pre, as, bs, img, cs, b, b + 1, cuts[t], cuts[t + 1], 0, nUnits, buffers)
+                            : task(p, pre, as, bs, img, cs, b, b + 1, 0, p.m, cuts[t], cuts[t + 1], buffers));
                 }
             }
         }
         WorkerPool.invokeAll(tasks);
+        return fuses;
     }
 
     /** {@code parts + 1} cut points of {@code [0, n)} at multiples of {@code align} (the last at n). */
@@ -160,10 +170,10 @@ final class GemmKernel {
     }
 
     private RecursiveAction task(GemmPlan p, Prepacked pre, MemorySegment as, MemorySegment bs, float[] img, MemorySegment cs,
-                                 int b0, int b1, int m0, int m1, int n0, int n1) {
+                                 int b0, int b1, int m0, int m1, int n0, int n1, MemorySegment[] buffers) {
         return new RecursiveAction() {
             @Override
-            protected void compute() { GemmKernel.compute(p, pre, as, bs, img, cs, b0, b1, m0, m1, n0, n1); }
+            protected void compute() { GemmKernel.compute(p, pre, as, bs, img, cs, b0, b1, m0, m1, n0, n1, buffers); }
         };
     }
 
@@ -172,9 +182,9 @@ final class GemmKernel {
 
     /** Columns {@code [n0, n1)} of C, or with B as a padded image ({@code img} not null) tiles {@code [n0, n1)} of its columns. */
     private static void compute(GemmPlan p, Prepacked pre, MemorySegment as, MemorySegment bs, float[] img, MemorySegment cs,
-                                int b0, int b1, int m0, int m1, int n0, int n1) {
-        if (img != null) computeImage(p, pre, as, img, cs, b0, b1, m0, m1, n0, n1);
-        else compute(p, pre, as, bs, cs, b0, b1, m0, m1, n0, n1);
+                                int b0, int b1, int m0, int m1, int n0, int n1, MemorySegment[] buffers) {
+        if (img != null) computeImage(p, pre, as, img, cs, b0, b1, m0, m1, n0, n1, buffers);
+        else compute(p, pre, as, bs, cs, b0, b1, m0, m1, n0, n1, buffers);
     }
 
     /**
@@ -183,7 +193,7 @@ final class GemmKernel {
      * the padded numbering): no B panel is packed; each tile's {@code NR} columns are consecutive floats of the image.
      */
     private static void computeImage(GemmPlan p, Prepacked pre, MemorySegment as, float[] img, MemorySegment cs,
-                                     int b0, int b1, int m0, int m1, int u0, int u1) {
+                                     int b0, int b1, int m0, int m1, int u0, int u1, MemorySegment[] buffers) {
         if (m1 <= m0 || u1 <= u0) return;
         PaddedImage im = p.image;
         int tiles = tiles(im);
@@ -199,6 +209,7 @@ final class GemmKernel {
                 for (int pc = 0; pc < p.k; pc += kcStep) {
                     int kc = Math.min(kcStep, p.k - pc);
                     boolean first = pc == 0;
+                    TileEpilogue epilogue = pc + kc == p.k ? p.epilogue : null;
                     for (int ic = m0; ic < m1; ic += mcStep) {
                         int mc = Math.min(mcStep, m1 - ic);
                         int aAt = 0;
@@ -211,7 +222,7 @@ final class GemmKernel {
                             for (int ir = 0; ir < mc; ir += MR) {
                                 if (narrow) GemmMicroKernel.imageTileNarrow(ap, aAt + ir * kc, img, im.kOff, pc, at, kc, s.tmp);
                                 else GemmMicroKernel.imageTile(ap, aAt + ir * kc, img, im.kOff, pc, at, kc, s.tmp);
-                                storeImageTile(p, cs, cBase, ic + ir, Math.min(MR, mc - ir), o, q, first, s.tmp);
+                                storeImageTile(p, cs, cBase, ic + ir, Math.min(MR, mc - ir), o, q, first, s.tmp, epilogue, b, buffers);
                             }
                         }
                     }
@@ -224,7 +235,8 @@ final class GemmKernel {
      * Stores (or adds) a tile of padded-image columns {@code [q, q + NR)} of image {@code o} into C, dropping the
      * columns past the output's width: each row of the output in the tile is one run of C.
      */
-    private static void storeImageTile(GemmPlan p, MemorySegment cs, long cBase, int m, int mr, int o, int q, boolean first, float[] tmp) {
+    private static void storeImageTile(GemmPlan p, MemorySegment cs, long cBase, int m, int mr, int o, int q, boolean first, float[] tmp,
+                                       TileEpilogue epilogue, int batch, MemorySegment[] buffers) {
         PaddedImage im = p.image;
         int end = Math.min(NR, im.qPerImage - q);
         for (int j = 0; j < end; ) {
@@ -234,7 +246,8 @@ final class GemmKernel {
                 continue;
             }
             int len = Math.min(end - j, im.outW - ow), n = (o * im.outH + oh) * im.outW + ow;
-            GemmMicroKernel.storeRun(tmp, j, cs, cBase, p.cRow, m, mr, p.cCol, n, len, p.contiguous[n] >= len, first);
+            if (epilogue != null) epilogue.store(tmp, j, cs, cBase, p.cRow, m, mr, p.cCol, n, len, p.contiguous[n] >= len, first, batch, buffers);
+            else GemmMicroKernel.storeRun(tmp, j, cs, cBase, p.cRow, m, mr, p.cCol, n, len, p.contiguous[n] >= len, first);
             j += len;
         }
     }
@@ -286,7 +299,7 @@ final class GemmKernel {
 
     /** The BLIS loop nest over batches {@code [b0, b1)}, rows {@code [m0, m1)} and columns {@code [n0, n1)} of C. */
     static void compute(GemmPlan p, Prepacked pre, MemorySegment as, MemorySegment bs, MemorySegment cs,
-                        int b0, int b1, int m0, int m1, int n0, int n1) {
+                        int b0, int b1, int m0, int m1, int n0, int n1, MemorySegment[] buffers) {
         if (m1 <= m0 || n1 <= n0) return;
         Scratch s = SCRATCH.get();
         // equal blocks no larger than the limits: K = 576 runs as 2 x 288, not 512 + 64
@@ -302,6 +315,7 @@ final class GemmKernel {
                 for (int pc = 0; pc < p.k; pc += kcStep) {
                     int kc = Math.min(kcStep, p.k - pc);
                     boolean first = pc == 0;
+                    TileEpilogue epilogue = pc + kc == p.k ? p.epilogue : null;
                     int bAt = 0;
                     if (preB == null) p.b.packColPanels(bs, b, pc, kc, jc, nc, bp, 0, s.row);
                     else bAt = bBase(p, b, pc) + jc * kc;
@@ -314,8 +328,10 @@ final class GemmKernel {
                             int nr = Math.min(NR, nc - jr), n = jc + jr;
                             boolean contiguous = p.contiguous[n] >= nr;
                             for (int ir = 0; ir < mc; ir += MR) {
-                                GemmMicroKernel.tile(ap, aAt + ir * kc, bp, bAt + jr * kc, kc, cs, cBase, p.cRow, ic + ir, Math.min(MR, mc - ir),
-                                        p.cCol, n, nr, contiguous, first, s.tmp);
+                                int mr = Math.min(MR, mc - ir);
+                                GemmMicroKernel.sums(ap, aAt + ir * kc, bp, bAt + jr * kc, kc, nr, s.tmp);
+                                if (epilogue != null) epilogue.store(s.tmp, 0, cs, cBase, p.cRow, ic + ir, mr, p.cCol, n, nr, contiguous, first, b, buffers);
+                                else GemmMicroKernel.store(cs, cBase, p.cRow, ic + ir, mr, p.cCol, n, nr, contiguous, first, s.tmp);
                             }
                         }
                     }

@@ -29,19 +29,11 @@ final class GemmMicroKernel {
 
     private GemmMicroKernel() {}
 
-    /**
-     * Computes the tile from panels {@code a[ao..]} and {@code b[bo..]} over {@code kc} steps and writes its
-     * {@code mr x nr} valid part to C rows {@code cRow[m..m+mr)}, columns {@code cCol[n..n+nr)} (plus {@code cBase}).
-     *
-     * @param contiguous the nr columns of C are adjacent elements (vector stores)
-     * @param first      store (the first K block) instead of adding
-     */
-    static void tile(float[] a, int ao, float[] b, int bo, int kc, MemorySegment c, long cBase, long[] cRow, int m, int mr,
-                     long[] cCol, int n, int nr, boolean contiguous, boolean first, float[] tmp) {
+    /** The tile's sums into {@code tmp} (row i at {@code i * NR}), for a panel whose last {@code nr} columns are valid. */
+    static void sums(float[] a, int ao, float[] b, int bo, int kc, int nr, float[] tmp) {
         // a panel's last columns, at most one vector wide (196 = 6 x 32 + 4), take half the multiply-adds
         if (nr <= L) narrow(a, ao, b, bo, kc, tmp);
         else wide(a, ao, b, bo, kc, tmp);
-        store(c, cBase, cRow, m, mr, cCol, n, nr, contiguous, first, tmp);
     }
 
     /** The MR x NR tile of sums into {@code tmp} (row i at {@code i * NR}). */
@@ -240,7 +232,7 @@ final class GemmMicroKernel {
     }
 
     /** The tile's {@code mr x nr} valid part from {@code tmp} into C: stored (the first K block) or added. */
-    private static void store(MemorySegment c, long cBase, long[] cRow, int m, int mr, long[] cCol, int n, int nr, boolean contiguous,
+    static void store(MemorySegment c, long cBase, long[] cRow, int m, int mr, long[] cCol, int n, int nr, boolean contiguous,
                               boolean first, float[] tmp) {
         if (contiguous && nr == NR) {
             for (int i = 0; i < mr; i++) storeFull(tmp, i * NR, c, 4 * (cBase + cRow[m + i] + cCol[n]), first);

@@ -1,6 +1,7 @@
 package dev.kiln.cpu;
 
 import dev.kiln.codegen.Contraction;
+import dev.kiln.codegen.StoreEpilogue;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
@@ -19,7 +20,10 @@ final class GemmPlan {
     final int batches, m, n, k;
     final long cMin, cMax;
 
-    GemmPlan(Contraction c, int[] batchVars, int[] mVars, int[] nVars, int[] kVars, long[] extents) {
+    /** The epilogue the tiles apply as they store the last K block, or null when it runs as its own kernel. */
+    final TileEpilogue epilogue;
+
+    GemmPlan(Contraction c, StoreEpilogue storeEpilogue, int[] batchVars, int[] mVars, int[] nVars, int[] kVars, long[] extents) {
         a = new GemmSide(c.a(), batchVars, mVars, kVars, extents);
         b = new GemmSide(c.b(), batchVars, kVars, nVars, extents);
         // -Dkiln.gemm.paddedImage=false packs every B, =force reads a padded image wherever one applies (to compare the
@@ -36,6 +40,7 @@ final class GemmPlan {
         n = cCol.length;
         k = a.cols;
         image = im != null && (mode.equals("force") || im.pays(m, n)) ? im : null;
+        epilogue = storeEpilogue == null ? null : new TileEpilogue(storeEpilogue, batchVars, mVars, nVars, extents);
         contiguous = new int[n];
         for (int j = n - 1; j >= 0; j--) {
             contiguous[j] = j + 1 < n && cCol[j + 1] == cCol[j] + 1 ? contiguous[j + 1] + 1 : 1;
@@ -62,5 +67,11 @@ final class GemmPlan {
         if (k == 0) return;
         a.checkBounds(buffers[a.param], "operand A");
         b.checkBounds(buffers[b.param], "operand B");
+    }
+
+    /** {@link #checkBounds}, and the epilogue's reads when the tiles apply it. */
+    void checkAllBounds(MemorySegment[] buffers) {
+        checkBounds(buffers);
+        if (epilogue != null && batches > 0 && m > 0 && n > 0) epilogue.checkBounds(buffers);
     }
 }

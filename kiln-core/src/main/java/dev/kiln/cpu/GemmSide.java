@@ -205,9 +205,9 @@ final class GemmSide {
         return new long[] {mn, mx};
     }
 
-    private static long min(long[] t) { return Arrays.stream(t).min().orElseThrow(); }
+    static long min(long[] t) { return Arrays.stream(t).min().orElseThrow(); }
 
-    private static long max(long[] t) { return Arrays.stream(t).max().orElseThrow(); }
+    static long max(long[] t) { return Arrays.stream(t).max().orElseThrow(); }
 
     /** Throws when a valid element lies outside {@code seg} (a float buffer). */
     void checkBounds(MemorySegment seg, String what) {

@@ -12,6 +12,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.util.function.BiFunction;
+import java.util.function.Function;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -108,6 +109,52 @@ class ContractionKernelTest {
         } finally {
             if (before == null) System.clearProperty("kiln.gemm.paddedImage");
             else System.setProperty("kiln.gemm.paddedImage", before);
+        }
+    }
+
+    /** Epilogues the tiles apply as they store: bias per row or per column, a residual, ReLU, a clamp. */
+    static Stream<Arguments> storeEpilogueCases() {
+        Tensor bias16 = TestGraphs.data(7, 16), bias24 = TestGraphs.data(8, 24);
+        BiFunction<Tensor, Tensor, Tensor> conv = (x, w) -> x.conv2d(w, null, null, new int[]{1, 1}, null, 1);
+        return Stream.of(
+                Arguments.of("conv + bias + relu", new int[]{1, 8, 11, 13}, new int[]{16, 8, 3, 3}, conv,
+                        (Function<Tensor, Tensor>) y -> y.add(bias16.reshape(16, 1, 1).to(y.device())).relu()),
+                Arguments.of("conv + bias + residual, relu, K 576 in two blocks", new int[]{1, 64, 9, 11}, new int[]{16, 64, 3, 3}, conv,
+                        (Function<Tensor, Tensor>) y -> y.add(bias16.reshape(16, 1, 1).to(y.device())).add(TestGraphs.data(9, 1, 16, 9, 11).to(y.device())).relu()),
+                Arguments.of("conv stride 2 + bias, relu6", new int[]{2, 8, 15, 13}, new int[]{16, 8, 3, 3},
+                        (BiFunction<Tensor, Tensor, Tensor>) (x, w) -> x.conv2d(w, null, new int[]{2, 2}, new int[]{1, 1}, null, 1),
+                        (Function<Tensor, Tensor>) y -> y.add(bias16.reshape(16, 1, 1).to(y.device())).relu6()),
+                Arguments.of("x · Wᵀ + bias per column, odd sizes", new int[]{37, 80}, new int[]{24, 80},
+                        (BiFunction<Tensor, Tensor, Tensor>) (x, w) -> x.matmul(w.transpose(0, 1)),
+                        (Function<Tensor, Tensor>) y -> y.add(bias24.to(y.device()))),
+                Arguments.of("x · W + residual, clamp(-1, 2)", new int[]{40, 72}, new int[]{72, 24}, (BiFunction<Tensor, Tensor, Tensor>) Tensor::matmul,
+                        (Function<Tensor, Tensor>) y -> y.add(TestGraphs.data(10, 40, 24).to(y.device())).clamp(-1.0, 2.0)));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("storeEpilogueCases")
+    void anEpilogueAppliedByTheTilesEqualsTheSameOpsAfterTheSumsBitForBit(String name, int[] aShape, int[] bShape,
+                                                                         BiFunction<Tensor, Tensor, Tensor> contraction, Function<Tensor, Tensor> epilogue) {
+        float[] av = interp(TestGraphs.data(1, aShape));
+        // non-finite values and signed zeros go through the same operations either way
+        av[0] = Float.NaN;
+        av[1] = Float.POSITIVE_INFINITY;
+        av[2] = -0.0f;
+        Tensor x = Tensor.of(av, aShape).to("CPU").realize(), w = TestGraphs.data(2, bShape).to("CPU");
+        float[] fused;
+        try (ExecutionPlan plan = epilogue.apply(contraction.apply(x, w)).prepare()) {
+            assertThat(plan.kernels()).as(name).anySatisfy(k -> assertThat(k.source()).contains("applied by the tiles as they store"));
+            plan.execute();
+            fused = floats(plan.outputBuffer());
+        }
+        // the same sums (the same GEMM), stored as they are, then the epilogue's operations as a kernel of their own
+        float[] separate = epilogue.apply(contraction.apply(x, w).realize()).toFloatArray();
+        boolean nan = false;
+        for (float v : fused) nan |= Float.isNaN(v);
+        assertThat(nan).as(name + ": NaNs reached the output").isTrue();
+        for (int i = 0; i < fused.length; i++) {
+            assertThat(Float.floatToIntBits(fused[i])).as(name + ": element " + i + " (" + fused[i] + " vs " + separate[i] + ")")
+                    .isEqualTo(Float.floatToIntBits(separate[i]));
         }
     }
 

@@ -1,0 +1,137 @@
+package dev.kiln.cpu;
+
+import dev.kiln.codegen.Contraction;
+import dev.kiln.codegen.StoreEpilogue;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+/**
+ * A {@link StoreEpilogue} at fixed run-time extents, applied by the GEMM as it stores a tile's last K block: each
+ * addend's address tables (as C's: batch, row, column parts), and per column how many columns from it on the addend
+ * reads adjacent elements. A bias per output channel is one scalar per row of C; a bias per column or a residual is
+ * one vector per vector of C. Saves the separate pass over the output that the generated epilogue makes.
+ */
+final class TileEpilogue {
+    private static final VectorSpecies<Float> S = GemmMicroKernel.S;
+    private static final int L = GemmMicroKernel.L, NR = GemmMicroKernel.NR;
+    private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
+    private final int terms;
+    private final int param0, param1;
+    private final long[] batch0, row0, col0, batch1, row1, col1;
+    /** {@code contiguous[n]}: columns n, n+1, ... whose addend addresses step by 1 (0 where the addend is one per row). */
+    private final int[] contiguous0, contiguous1;
+    private final boolean perRow0, perRow1;
+    private final boolean hasLower, hasUpper;
+    private final float lower, upper;
+    private final long[] min = new long[2], max = new long[2];
+
+    TileEpilogue(StoreEpilogue e, int[] batchVars, int[] mVars, int[] nVars, long[] ext) {
+        terms = e.addends().size();
+        hasLower = e.hasLower();
+        hasUpper = e.hasUpper();
+        lower = e.lower();
+        upper = e.upper();
+        Contraction.Operand a0 = terms > 0 ? e.addends().get(0) : null, a1 = terms > 1 ? e.addends().get(1) : null;
+        param0 = a0 == null ? -1 : a0.param();
+        param1 = a1 == null ? -1 : a1.param();
+        batch0 = a0 == null ? null : withOffset(GemmSide.table(batchVars, ext, a0.strides()), a0.offset());
+        row0 = a0 == null ? null : GemmSide.table(mVars, ext, a0.strides());
+        col0 = a0 == null ? null : GemmSide.table(nVars, ext, a0.strides());
+        batch1 = a1 == null ? null : withOffset(GemmSide.table(batchVars, ext, a1.strides()), a1.offset());
+        row1 = a1 == null ? null : GemmSide.table(mVars, ext, a1.strides());
+        col1 = a1 == null ? null : GemmSide.table(nVars, ext, a1.strides());
+        perRow0 = col0 != null && allZero(col0);
+        perRow1 = col1 != null && allZero(col1);
+        contiguous0 = contiguous(col0);
+        contiguous1 = contiguous(col1);
+        if (a0 != null) extremes(0, batch0, row0, col0);
+        if (a1 != null) extremes(1, batch1, row1, col1);
+    }
+
+    private static long[] withOffset(long[] t, long offset) {
+        for (int i = 0; i < t.length; i++) t[i] += offset;
+        return t;
+    }
+
+    private static boolean allZero(long[] t) {
+        for (long x : t) if (x != 0) return false;
+        return true;
+    }
+
+    private static int[] contiguous(long[] col) {
+        if (col == null) return null;
+        int[] c = new int[col.length];
+        for (int j = col.length - 1; j >= 0; j--) c[j] = j + 1 < col.length && col[j + 1] == col[j] + 1 ? c[j + 1] + 1 : 1;
+        return c;
+    }
+
+    private void extremes(int a, long[] b, long[] r, long[] c) {
+        if (b.length == 0 || r.length == 0 || c.length == 0) {
+            min[a] = Long.MAX_VALUE;
+            max[a] = Long.MIN_VALUE;
+            return;
+        }
+        min[a] = GemmSide.min(b) + GemmSide.min(r) + GemmSide.min(c);
+        max[a] = GemmSide.max(b) + GemmSide.max(r) + GemmSide.max(c);
+    }
+
+    /** Throws {@link IndexOutOfBoundsException} when an addend's element lies outside its buffer. */
+    void checkBounds(MemorySegment[] buffers) {
+        for (int a = 0; a < terms; a++) {
+            if (min[a] > max[a]) continue;
+            int param = a == 0 ? param0 : param1;
+            long size = buffers[param].byteSize() / 4;
+            if (min[a] < 0 || max[a] >= size) {
+                throw new IndexOutOfBoundsException("contraction epilogue (parameter " + param + ") reads elements " + min[a] + ".." + max[a]
+                        + " of a buffer of " + size + " floats");
+            }
+        }
+    }
+
+    /**
+     * Columns {@code [j, j + len)} of the tile's {@code mr} rows in {@code tmp} (row i at {@code i * NR}), C columns
+     * {@code cCol[n..n+len)} of rows {@code cRow[m..m+mr)}: the sums (plus C's, after the first K block), the addends,
+     * the bounds, stored. Whole vectors where C and every addend read along the columns are adjacent, the rest one by
+     * one, in the same order of operations either way.
+     */
+    void store(float[] tmp, int j, MemorySegment c, long cBase, long[] cRow, int m, int mr, long[] cCol, int n, int len, boolean cContiguous,
+               boolean first, int batch, MemorySegment[] buffers) {
+        MemorySegment s0 = terms > 0 ? buffers[param0] : null, s1 = terms > 1 ? buffers[param1] : null;
+        boolean vectors = cContiguous && (terms < 1 || perRow0 || contiguous0[n] >= len) && (terms < 2 || perRow1 || contiguous1[n] >= len);
+        for (int i = 0; i < mr; i++) {
+            int r = m + i, t = i * NR + j;
+            long row = cBase + cRow[r];
+            long base0 = terms > 0 ? batch0[batch] + row0[r] : 0, base1 = terms > 1 ? batch1[batch] + row1[r] : 0;
+            int x = 0;
+            if (vectors) {
+                long off = 4 * (row + cCol[n]);
+                long o0 = terms > 0 ? 4 * (base0 + col0[n]) : 0, o1 = terms > 1 ? 4 * (base1 + col1[n]) : 0;
+                float k0 = terms > 0 && perRow0 ? s0.get(F, o0) : 0, k1 = terms > 1 && perRow1 ? s1.get(F, o1) : 0;
+                for (; x <= len - L; x += L) {
+                    FloatVector v = FloatVector.fromArray(S, tmp, t + x);
+                    if (!first) v = FloatVector.fromMemorySegment(S, c, off + 4L * x, LE).add(v);
+                    if (terms > 0) v = perRow0 ? v.add(k0) : v.add(FloatVector.fromMemorySegment(S, s0, o0 + 4L * x, LE));
+                    if (terms > 1) v = perRow1 ? v.add(k1) : v.add(FloatVector.fromMemorySegment(S, s1, o1 + 4L * x, LE));
+                    if (hasLower) v = v.max(lower);
+                    if (hasUpper) v = v.min(upper);
+                    v.intoMemorySegment(c, off + 4L * x, LE);
+                }
+            }
+            for (; x < len; x++) {
+                long at = 4 * (row + cCol[n + x]);
+                float v = first ? tmp[t + x] : c.get(F, at) + tmp[t + x];
+                if (terms > 0) v += s0.get(F, 4 * (base0 + col0[n + x]));
+                if (terms > 1) v += s1.get(F, 4 * (base1 + col1[n + x]));
+                if (hasLower) v = Math.max(v, lower);
+                if (hasUpper) v = Math.min(v, upper);
+                c.set(F, at, v);
+            }
+        }
+    }
+}

@@ -1,0 +1,6 @@
+package dev.kiln.spark;
+
+/** A row that cannot be fed to the model (a null, a wrong array length); the message names the column and the model input. */
+final class InvalidRowException extends IllegalArgumentException {
+    InvalidRowException(String message) { super(message); }
+}

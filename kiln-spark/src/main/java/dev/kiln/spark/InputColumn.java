@@ -11,6 +11,8 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
+import scala.jdk.javaapi.CollectionConverters;
+
 import java.io.Serial;
 import java.io.Serializable;
 import java.nio.ByteBuffer;
@@ -19,7 +21,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * A DataFrame column bound to a model input: an array column or an ml {@link Vector} column holding one row of the
+ * A DataFrame column (or a function's argument) bound to a model input: an array column or an ml {@link Vector} column holding one row of the
  * input, flattened in row-major order. {@link #bind} checks what a schema can show (the column exists, its element type
  * fits the input's dtype, a Vector column's size when its metadata declares one); {@link #write} checks each row's
  * values (nulls, length).
@@ -27,9 +29,8 @@ import java.util.Set;
  * @param column the column's name
  * @param index  its position in the input schema
  * @param input  the model input it feeds
- * @param vector whether it is an ml Vector column (else an array column)
  */
-record InputColumn(String column, int index, TensorSlot input, boolean vector) implements Serializable {
+record InputColumn(String column, int index, TensorSlot input) implements Serializable {
     @Serial
     private static final long serialVersionUID = 1L;
 
@@ -44,30 +45,41 @@ record InputColumn(String column, int index, TensorSlot input, boolean vector) i
      *                                  cannot feed the input, or a Vector column whose declared size differs
      */
     static InputColumn bind(StructType schema, String column, TensorSlot input, String model) {
-        String what = "column '" + column + "' for model input " + input.describe() + " of " + model;
         if (!Arrays.asList(schema.fieldNames()).contains(column)) {
-            throw new IllegalArgumentException(what + " is not in the DataFrame; its columns are " + Arrays.toString(schema.fieldNames()));
+            throw new IllegalArgumentException("column '" + column + "' for model input " + input.describe() + " of " + model
+                    + " is not in the DataFrame; its columns are " + Arrays.toString(schema.fieldNames()));
         }
+        StructField field = schema.apply(column);
+        int declared = field.dataType() instanceof VectorUDT ? AttributeGroup.fromStructField(field).size() : -1;
+        check(column, field.dataType(), declared, input, model);
+        return new InputColumn(column, schema.fieldIndex(column), input);
+    }
+
+    /**
+     * Checks that a value of {@code type} can feed {@code input}; {@code declaredSize} is a Vector's size from its
+     * metadata (VectorSizeHint, VectorAssembler), or -1.
+     *
+     * @throws IllegalArgumentException naming the column and the model input if it cannot
+     */
+    static void check(String column, DataType type, int declaredSize, TensorSlot input, String model) {
+        String what = "column '" + column + "' for model input " + input.describe() + " of " + model;
         if (!FLOATS.contains(input.dtype()) && !INTEGERS.contains(input.dtype())) {
             throw new IllegalArgumentException("model input " + input.describe() + " of " + model + " has dtype " + input.dtype()
                     + "; kiln-spark feeds inputs of " + FLOATS + " and " + INTEGERS);
         }
-        StructField field = schema.apply(column);
-        DataType type = field.dataType();
         List<DataType> allowed = FLOATS.contains(input.dtype()) ? FLOAT_ELEMENTS : INTEGER_ELEMENTS;
         if (type instanceof VectorUDT) {
             if (!FLOATS.contains(input.dtype())) {
                 throw new IllegalArgumentException(what + " is an ml Vector (doubles); the input is " + input.dtype() + ": give an array of "
                         + INTEGER_ELEMENTS.stream().map(DataType::simpleString).toList());
             }
-            int declared = AttributeGroup.fromStructField(field).size(); // -1 unless VectorSizeHint or VectorAssembler declared it
-            if (declared >= 0 && declared != input.rowSize()) {
-                throw new IllegalArgumentException(what + " is a Vector of size " + declared + " (its metadata); the input needs "
+            if (declaredSize >= 0 && declaredSize != input.rowSize()) {
+                throw new IllegalArgumentException(what + " is a Vector of size " + declaredSize + " (its metadata); the input needs "
                         + input.rowSize() + " values per row");
             }
-            return new InputColumn(column, schema.fieldIndex(column), input, true);
+            return;
         }
-        if (type instanceof ArrayType a && allowed.contains(a.elementType())) return new InputColumn(column, schema.fieldIndex(column), input, false);
+        if (type instanceof ArrayType a && allowed.contains(a.elementType())) return;
         throw new IllegalArgumentException(what + " is " + type.simpleString() + "; the input needs an array of "
                 + allowed.stream().map(DataType::simpleString).toList() + (FLOATS.contains(input.dtype()) ? " or an ml Vector" : "")
                 + " with " + input.rowSize() + " values per row");
@@ -85,13 +97,14 @@ record InputColumn(String column, int index, TensorSlot input, boolean vector) i
         if (row.isNullAt(index)) throw invalid("is null");
         int n = input.rowSize();
         DType dt = input.dtype();
-        if (vector) {
-            Vector v = (Vector) row.get(index);
+        Object value = row.get(index);
+        if (value instanceof Vector v) {
             if (v.size() != n) throw invalid("has " + v.size() + " values");
             for (int k = 0; k < n; k++) putDouble(into, dt, v.apply(k));
             return;
         }
-        List<Object> values = row.getList(index);
+        // a Row from a Dataset holds a Scala Seq; one made by hand (RowFactory, a UDF's arguments) may hold a java.util.List
+        List<?> values = value instanceof scala.collection.Seq<?> seq ? CollectionConverters.asJava(seq) : row.getList(index);
         if (values.size() != n) throw invalid("has " + values.size() + " values");
         for (int k = 0; k < n; k++) {
             Object o = values.get(k);

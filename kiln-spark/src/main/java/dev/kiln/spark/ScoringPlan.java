@@ -61,6 +61,18 @@ record ScoringPlan(ModelSignature signature, List<InputColumn> inputs, List<Outp
         return new ScoringPlan(sig, ins, outs, options);
     }
 
+    /**
+     * The plan of a SQL function {@code name}: its arguments feed the model's inputs in order (checked, where the session
+     * has {@link KilnSparkExtensions}, when a query is analysed), its outputs are the fields of its result.
+     */
+    static ScoringPlan forFunction(String name, ModelSignature sig, ScoringOptions options) {
+        List<InputColumn> ins = new ArrayList<>();
+        for (int i = 0; i < sig.inputs().size(); i++) ins.add(new InputColumn("argument " + (i + 1) + " of " + name, i, sig.inputs().get(i)));
+        List<OutputColumn> outs = new ArrayList<>();
+        for (TensorSlot o : sig.outputs()) outs.add(OutputColumn.bind(o.name(), o, sig.source()));
+        return new ScoringPlan(sig, ins, outs, options);
+    }
+
     /** The input schema with the output columns appended (nullable: with handleInvalid=keep a bad row's outputs are null). */
     StructType outputSchema(StructType input) {
         StructType s = input;

@@ -29,6 +29,9 @@ record ModelFile(String id, String source, byte[] bytes) implements Serializable
     /** The largest file Spark can broadcast as one array (and that protobuf parses without external data). */
     private static final long MAX_BYTES = Integer.MAX_VALUE - 8;
 
+    /** Signatures by model id; a signature is a few names and dims, so they are kept for the JVM's life. */
+    private static final java.util.Map<String, ModelSignature> SIGNATURES = new java.util.concurrent.ConcurrentHashMap<>();
+
     /**
      * Reads {@code path} through Hadoop's file systems (a local path, {@code file:}, {@code hdfs:}, {@code s3a:} ...), as
      * Spark resolves its own paths.
@@ -69,8 +72,13 @@ record ModelFile(String id, String source, byte[] bytes) implements Serializable
         }
     }
 
-    /** The model's signature, read on the driver to check a schema before any task runs. */
-    ModelSignature signature() {
+    /**
+     * The model's signature, read on the driver to check a schema before any task runs; parsed once per model bytes in this
+     * JVM (a pipeline transforms again and again with the same model, and parsing a large model's weights takes seconds).
+     */
+    ModelSignature signature() { return SIGNATURES.computeIfAbsent(id, k -> parseSignature()); }
+
+    private ModelSignature parseSignature() {
         java.nio.file.Path file = toTempFile();
         try (dev.kiln.onnx.OnnxModel m = dev.kiln.onnx.OnnxModel.load(file)) {
             return ModelSignature.of(m, source);

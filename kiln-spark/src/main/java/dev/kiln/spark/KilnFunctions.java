@@ -96,6 +96,8 @@ public final class KilnFunctions {
                 fn = udf(f, result);
             }
         }
+        LOG.log(System.Logger.Level.INFO, "Kiln function " + name + " scores one row per model run (Spark calls a function a row at a time);"
+                + " KilnModel scores a DataFrame in batches");
         spark.sessionState().analyzer(); // builds the analyser, and with it the extension's check rule, if not built yet
         RegisteredFunctions.register(spark, name, sig);
         if (!RegisteredFunctions.checkedIn(spark)) {

@@ -8,6 +8,7 @@ import org.apache.spark.sql.api.java.UDF3;
 import org.apache.spark.sql.api.java.UDF4;
 import org.apache.spark.sql.api.java.UDF5;
 import org.apache.spark.sql.expressions.UserDefinedFunction;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 
 import java.util.Objects;
@@ -15,7 +16,8 @@ import java.util.Objects;
 import static org.apache.spark.sql.functions.udf;
 
 /**
- * Kiln models as Spark SQL functions, for users of SQL and DataFrames without Spark ML.
+ * Kiln models as Spark SQL functions, for users of SQL and DataFrames without Spark ML: {@code kiln_predict} scores an
+ * ONNX model ({@link #register}), {@code kiln_generate} continues prompts with a language model ({@link #registerGenerate}).
  *
  * <pre>{@code
  * KilnFunctions.register(spark, "kiln_predict", "hdfs:///models/mlp.onnx");
@@ -99,12 +101,39 @@ public final class KilnFunctions {
         LOG.log(System.Logger.Level.INFO, "Kiln function " + name + " scores one row per model run (Spark calls a function a row at a time);"
                 + " KilnModel scores a DataFrame in batches");
         spark.sessionState().analyzer(); // builds the analyser, and with it the extension's check rule, if not built yet
-        RegisteredFunctions.register(spark, name, sig);
+        RegisteredFunctions.registerPredict(spark, name, sig);
         if (!RegisteredFunctions.checkedIn(spark)) {
             LOG.log(System.Logger.Level.WARNING, "Kiln function " + name + ": this session was built without KilnSparkExtensions, so its arguments"
                     + " are checked on the first row, not when a query is analysed (build the session with kiln-spark on the driver's class path,"
                     + " or set spark.sql.extensions=" + KilnSparkExtensions.class.getName() + ")");
         }
         return fn.withName(name);
+    }
+
+    /**
+     * Registers {@code name} in {@code spark} as a function continuing a prompt with the language model {@code modelPath}
+     * (kiln-llm: a GGUF file of the Llama family): {@code kiln_generate(prompt)} returns the generated text, at most
+     * {@code maxTokens} tokens, decoded greedily so the same prompt gives the same text on every executor. Each executor
+     * JVM opens the model once, its task threads generating side by side with a decoder each. The path must be readable
+     * from the executors through Spark's Hadoop file systems ({@code hdfs:}, {@code s3a:}, a shared or local {@code file:}
+     * path): a language model is gigabytes, so it is not broadcast through the driver's memory; an executor maps a local
+     * file in place and copies a remote one to a local temporary file once.
+     *
+     * @param handleInvalid {@code error}: a null prompt, or one too long for the context, fails its task naming it;
+     *                      {@code keep}: its result is null
+     * @throws IllegalArgumentException if the driver cannot see a .gguf file at the path, or {@code maxTokens} is below 1
+     */
+    public static UserDefinedFunction registerGenerate(SparkSession spark, String name, String modelPath, int maxTokens, String handleInvalid) {
+        Objects.requireNonNull(name, "name");
+        if (maxTokens < 1) throw new IllegalArgumentException(name + ": maxTokens must be at least 1, got " + maxTokens);
+        boolean keep = new ScoringOptions("CPU", 1, handleInvalid).keepInvalid();
+        RemoteFile model = RemoteFile.of(modelPath, spark.sparkContext().hadoopConfiguration());
+        if (!model.name().endsWith(".gguf")) throw new IllegalArgumentException(name + ": " + modelPath + " is not a .gguf file; kiln_generate opens one GGUF file");
+        GenerateUdf body = new GenerateUdf(name, model, maxTokens, keep);
+        UDF1<String, String> f = body::generate;
+        spark.udf().register(name, f, DataTypes.StringType);
+        spark.sessionState().analyzer(); // builds the analyser and with it the extension's check rule, if not built yet
+        RegisteredFunctions.registerGenerate(spark, name);
+        return udf(f, DataTypes.StringType).withName(name);
     }
 }

@@ -7,6 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.ml.attribute.AttributeGroup;
 import org.apache.spark.ml.linalg.VectorUDT;
+import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructField;
 import scala.jdk.javaapi.CollectionConverters;
 import scala.runtime.BoxedUnit;
@@ -21,18 +22,44 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The Kiln SQL functions registered in each session, and the analysis-time check of their calls that
- * {@link KilnSparkExtensions} installs: a call's argument count and types are checked against the model's inputs when
+ * {@link KilnSparkExtensions} installs: a call's argument count and types are checked (against the model's inputs, for
+ * kiln_predict) when
  * the query is analysed (when {@code df.select(...)} or {@code spark.sql(...)} is called), before any task runs.
  */
 final class RegisteredFunctions {
-    private static final Map<SparkSession, Map<String, ModelSignature>> FUNCTIONS = Collections.synchronizedMap(new WeakHashMap<>());
+    /** What a call of one function must satisfy. */
+    @FunctionalInterface
+    interface CallCheck {
+        /** @throws IllegalArgumentException naming the function, the argument and what it needed */
+        void check(String name, List<Expression> args);
+    }
+
+    private static final Map<SparkSession, Map<String, CallCheck>> FUNCTIONS = Collections.synchronizedMap(new WeakHashMap<>());
     private static final Set<SparkSession> CHECKED = Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
 
     private RegisteredFunctions() {}
 
-    static void register(SparkSession session, String name, ModelSignature sig) {
-        FUNCTIONS.computeIfAbsent(session, s -> new ConcurrentHashMap<>()).put(name.toLowerCase(Locale.ROOT), sig);
+    /** Registers a kiln_predict function: its arguments feed {@code sig}'s inputs. */
+    static void registerPredict(SparkSession session, String name, ModelSignature sig) {
+        register(session, name, (n, args) -> checkCall(n, args, sig));
     }
+
+    /** Registers a kiln_generate function: one string argument. */
+    static void registerGenerate(SparkSession session, String name) {
+        register(session, name, (n, args) -> {
+            if (args.size() != 1) throw new IllegalArgumentException(n + " takes 1 argument, the prompt; given " + args.size());
+            Expression a = args.getFirst();
+            if (a.resolved() && !(a.dataType() instanceof StringType)) {
+                throw new IllegalArgumentException(n + ", argument 1: the prompt must be a string, given " + label(a) + " of type " + a.dataType().simpleString());
+            }
+        });
+    }
+
+    private static void register(SparkSession session, String name, CallCheck check) {
+        FUNCTIONS.computeIfAbsent(session, s -> new ConcurrentHashMap<>()).put(name.toLowerCase(Locale.ROOT), check);
+    }
+
+    private static String label(Expression a) { return a instanceof NamedExpression n ? "column '" + n.name() + "'" : a.sql(); }
 
     /** Whether the session's analyser runs {@link #check} (KilnSparkExtensions was loaded when it was built). */
     static boolean checkedIn(SparkSession session) { return CHECKED.contains(session); }
@@ -46,14 +73,14 @@ final class RegisteredFunctions {
      * @throws IllegalArgumentException naming the function, the argument and the model input on a mismatch
      */
     static void check(SparkSession session, LogicalPlan plan) {
-        Map<String, ModelSignature> fns = FUNCTIONS.get(session);
+        Map<String, CallCheck> fns = FUNCTIONS.get(session);
         if (fns == null || fns.isEmpty()) return;
         plan.foreach(node -> {
             node.expressions().foreach(e -> {
                 e.foreach(x -> {
                     if (x instanceof ScalaUDF u && u.udfName().isDefined()) {
-                        ModelSignature sig = fns.get(u.udfName().get().toLowerCase(Locale.ROOT));
-                        if (sig != null) checkCall(u.udfName().get(), CollectionConverters.asJava(u.children()), sig);
+                        CallCheck c = fns.get(u.udfName().get().toLowerCase(Locale.ROOT));
+                        if (c != null) c.check(u.udfName().get(), CollectionConverters.asJava(u.children()));
                     }
                     return BoxedUnit.UNIT;
                 });

@@ -1,5 +1,7 @@
 package dev.kiln.spark;
 
+import dev.kiln.llm.LanguageModel;
+import dev.kiln.llm.generate.GenerationOptions;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.SparkExecutorInfo;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -23,7 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@link KilnModel} in Spark's real distributed mode on one machine: {@code local-cluster[2,1,1024]} starts a master and
  * two workers in this JVM, each launching an executor JVM of its own from the Spark home laid out under target/. Both
  * executors get the model by broadcast, compile it once each, and score their partitions; the results equal Kiln's run
- * directly, and every endpoint is on loopback.
+ * directly, and every endpoint is on loopback. kiln_generate's language model is opened at most once per executor JVM,
+ * and generates there what it generates here.
  */
 class SparkLocalClusterTest {
     private static SparkSession spark;
@@ -67,6 +70,29 @@ class SparkLocalClusterTest {
         long driverPid = ProcessHandle.current().pid();
         assertThat(perExecutor.values().stream().map(v -> v[0]).distinct()).as("executor JVMs").hasSize(2).doesNotContain(driverPid);
         assertThat(perExecutor.values()).as("compiles in each executor JVM").allSatisfy(v -> assertThat(v[1]).isEqualTo(1));
+    }
+
+    @Test
+    void kilnGenerateOpensTheLanguageModelOncePerExecutorJvm() {
+        KilnFunctions.registerGenerate(spark, "kiln_generate", SparkKilnGenerateTest.model().toString(), 4, "error");
+        List<String> prompts = IntStream.range(0, 16).mapToObj(i -> "The Licensor grants " + i).toList();
+        List<Row> texts = spark.createDataset(prompts, org.apache.spark.sql.Encoders.STRING()).toDF("prompt").repartition(8)
+                .selectExpr("prompt", "kiln_generate(prompt) AS text").collectAsList();
+        try (LanguageModel m = LanguageModel.open(SparkKilnGenerateTest.model())) {
+            assertThat(texts).hasSize(16).allSatisfy(r -> assertThat(r.getString(1)).as(r.getString(0))
+                    .isEqualTo(m.generate(r.getString(0), GenerationOptions.greedy().withMaxTokens(4)).text()));
+        }
+        Map<String, Integer> opens = new HashMap<>();
+        for (int attempt = 0; attempt < 5 && opens.size() < 2; attempt++) {
+            for (String line : JavaSparkContext.fromSparkContext(spark.sparkContext()).parallelize(IntStream.range(0, 16).boxed().toList(), 16)
+                    .map(i -> SparkEnv.get().executorId() + " " + ExecutorLanguageModels.opens()).collect()) {
+                opens.put(line.split(" ")[0], Integer.parseInt(line.split(" ")[1]));
+            }
+        }
+        // 8 tasks over two executors: each opened the model once, or never if the other ran every task
+        assertThat(opens).hasSize(2);
+        assertThat(opens.values()).allSatisfy(n -> assertThat(n).isBetween(0, 1));
+        assertThat(opens.values().stream().mapToInt(Integer::intValue).sum()).isBetween(1, 2);
     }
 
     @Test

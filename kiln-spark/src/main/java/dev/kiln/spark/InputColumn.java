@@ -104,7 +104,11 @@ record InputColumn(String column, int index, TensorSlot input) implements Serial
             return;
         }
         // a Row from a Dataset holds a Scala Seq; one made by hand (RowFactory, a UDF's arguments) may hold a java.util.List
-        List<?> values = value instanceof scala.collection.Seq<?> seq ? CollectionConverters.asJava(seq) : row.getList(index);
+        List<?> values = switch (value) {
+            case scala.collection.Seq<?> seq -> CollectionConverters.asJava(seq);
+            case List<?> list -> list;
+            default -> throw invalid("is a " + value.getClass().getName() + ", not an array");
+        };
         if (values.size() != n) throw invalid("has " + values.size() + " values");
         for (int k = 0; k < n; k++) {
             Object o = values.get(k);

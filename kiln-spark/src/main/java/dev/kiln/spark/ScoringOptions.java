@@ -1,5 +1,7 @@
 package dev.kiln.spark;
 
+import dev.kiln.runtime.DeviceSpec;
+
 import java.io.Serial;
 import java.io.Serializable;
 import java.util.Locale;
@@ -20,7 +22,7 @@ record ScoringOptions(String device, int batchSize, String handleInvalid) implem
 
     ScoringOptions {
         Objects.requireNonNull(device, "device");
-        if (device.isBlank()) throw new IllegalArgumentException("device must not be blank");
+        DeviceSpec.parse(device); // its form is checked on the driver; whether the executors have it, where they compile
         if (batchSize < 1) throw new IllegalArgumentException("batchSize must be at least 1, got " + batchSize);
         handleInvalid = Objects.requireNonNull(handleInvalid, "handleInvalid").toLowerCase(Locale.ROOT);
         if (!handleInvalid.equals(ERROR) && !handleInvalid.equals(KEEP)) {

@@ -117,6 +117,8 @@ class SparkKilnModelTest {
         assertThatThrownBy(() -> mlp(8).transform(sized))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("column 'offset'").hasMessageContaining("model input 'offset' f32[batch, 3]").hasMessageContaining("size 5");
+        assertThatThrownBy(() -> mlp(8).setDevice("CPU 2").transform(df))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("device 'CPU 2' is not of the form KIND");
         assertThatThrownBy(() -> mlp(8).transformSchema(strings.schema().add("logits", new ArrayType(DataTypes.FloatType, false))))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("output column 'logits'");
     }

@@ -89,7 +89,7 @@ final class BatchRunner {
         CompiledGraph replica = model.borrow();
         try {
             if (model.signature().batched()) replica.setActiveExtent(valid, model.batchSize());
-            return replica.runTyped(feed);
+            return ExecutorModels.exclusively(() -> replica.runTyped(feed));
         } finally {
             model.release(replica);
         }

@@ -103,15 +103,21 @@ record InputColumn(String column, int index, TensorSlot input) implements Serial
             for (int k = 0; k < n; k++) putDouble(into, dt, v.apply(k));
             return;
         }
-        // a Row from a Dataset holds a Scala Seq; one made by hand (RowFactory, a UDF's arguments) may hold a java.util.List
-        List<?> values = switch (value) {
-            case scala.collection.Seq<?> seq -> CollectionConverters.asJava(seq);
-            case List<?> list -> list;
+        // a Row from a Dataset holds a Scala Seq (an ArraySeq); one made by hand may hold a java.util.List. Read in order,
+        // never by index: a linear Seq would make that quadratic
+        Iterable<?> values = switch (value) {
+            case scala.collection.Seq<?> seq -> {
+                if (seq.size() != n) throw invalid("has " + seq.size() + " values");
+                yield CollectionConverters.asJava(seq);
+            }
+            case List<?> list -> {
+                if (list.size() != n) throw invalid("has " + list.size() + " values");
+                yield list;
+            }
             default -> throw invalid("is a " + value.getClass().getName() + ", not an array");
         };
-        if (values.size() != n) throw invalid("has " + values.size() + " values");
-        for (int k = 0; k < n; k++) {
-            Object o = values.get(k);
+        int k = 0;
+        for (Object o : values) {
             if (o == null) throw invalid("has a null at index " + k);
             Number x = (Number) o;
             switch (dt) {
@@ -121,6 +127,7 @@ record InputColumn(String column, int index, TensorSlot input) implements Serial
                 case I64 -> into.putLong(x.longValue());
                 default -> throw new IllegalStateException("bind admits no input of " + dt);
             }
+            k++;
         }
     }
 

@@ -1,4 +1,7 @@
-"""A tiny MLP in ONNX for kiln-spark's tests (kiln-spark/src/test/resources/mlp/model.onnx).
+"""A tiny MLP in ONNX for kiln-spark's tests (kiln-spark/src/test/resources/mlp/model.onnx), and two variants of it:
+mlp_fixed/model.onnx, the same weights exported for one row (every leading axis fixed at 1, as ResNet-50 of the shared
+models is: kiln-spark runs it a row per run), and open_axis/model.onnx, whose input x is [batch, n] (a row of open size,
+which kiln-spark refuses at plan time).
 
 Two inputs with a symbolic leading axis 'batch', so one compiled plan serves any batch up to its maximum:
   x       f32[batch, 8]   the features
@@ -21,12 +24,7 @@ from onnx import TensorProto, helper, numpy_helper
 OUT = os.path.join(os.path.dirname(__file__), "..", "..", "kiln-spark", "src", "test", "resources", "mlp")
 
 
-def main():
-    rng = np.random.default_rng(15)
-    w1 = rng.standard_normal((8, 16)).astype(np.float32) * 0.5
-    b1 = rng.standard_normal(16).astype(np.float32) * 0.1
-    w2 = rng.standard_normal((16, 3)).astype(np.float32) * 0.5
-    b2 = rng.standard_normal(3).astype(np.float32) * 0.1
+def build(w1, b1, w2, b2, batch, features):
     nodes = [
         helper.make_node("Gemm", ["x", "W1", "B1"], ["h"]),
         helper.make_node("Relu", ["h"], ["hr"]),
@@ -36,15 +34,31 @@ def main():
     ]
     graph = helper.make_graph(
         nodes, "kiln_spark_mlp",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8]),
-         helper.make_tensor_value_info("offset", TensorProto.FLOAT, ["batch", 3])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 3]),
-         helper.make_tensor_value_info("label", TensorProto.INT64, ["batch", 1])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, features]),
+         helper.make_tensor_value_info("offset", TensorProto.FLOAT, [batch, 3])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, 3]),
+         helper.make_tensor_value_info("label", TensorProto.INT64, [batch, 1])],
         [numpy_helper.from_array(w1, "W1"), numpy_helper.from_array(b1, "B1"),
          numpy_helper.from_array(w2, "W2"), numpy_helper.from_array(b2, "B2")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="kiln gen_spark_mlp")
     model.ir_version = 7
     onnx.checker.check_model(model)
+    return model
+
+
+def save(model, folder):
+    d = os.path.join(OUT, "..", folder)
+    os.makedirs(d, exist_ok=True)
+    onnx.save(model, os.path.join(d, "model.onnx"))
+
+
+def main():
+    rng = np.random.default_rng(15)
+    w1 = rng.standard_normal((8, 16)).astype(np.float32) * 0.5
+    b1 = rng.standard_normal(16).astype(np.float32) * 0.1
+    w2 = rng.standard_normal((16, 3)).astype(np.float32) * 0.5
+    b2 = rng.standard_normal(3).astype(np.float32) * 0.1
+    model = build(w1, b1, w2, b2, "batch", 8)
     x = rng.standard_normal((5, 8)).astype(np.float32)
     off = rng.standard_normal((5, 3)).astype(np.float32)
     ref = np.maximum(x @ w1 + b1, 0) @ w2 + b2 + off
@@ -55,8 +69,9 @@ def main():
         assert (got[1][:, 0] == ref.argmax(1)).all()
     except ImportError:
         pass
-    os.makedirs(OUT, exist_ok=True)
-    onnx.save(model, os.path.join(OUT, "model.onnx"))
+    save(model, "mlp")
+    save(build(w1, b1, w2, b2, 1, 8), "mlp_fixed")
+    save(build(w1, b1, w2, b2, "batch", "n"), "open_axis")
 
 
 if __name__ == "__main__":

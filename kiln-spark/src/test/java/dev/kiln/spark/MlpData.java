@@ -28,9 +28,12 @@ import java.util.SplittableRandom;
 final class MlpData {
     private MlpData() {}
 
-    static Path model() {
+    static Path model() { return model("mlp"); }
+
+    /** A model of the generator: mlp, mlp_fixed (batch axis fixed at 1) or open_axis (x is [batch, n]). */
+    static Path model(String folder) {
         try {
-            return Path.of(MlpData.class.getResource("/mlp/model.onnx").toURI());
+            return Path.of(MlpData.class.getResource("/" + folder + "/model.onnx").toURI());
         } catch (URISyntaxException e) {
             throw new IllegalStateException(e);
         }

@@ -123,6 +123,23 @@ class SparkKilnModelTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("output column 'logits'");
     }
 
+    @Test
+    void aModelExportedForOneRowRunsARowPerRunWithTheSameResults() {
+        int before = ExecutorModels.compiles();
+        List<Row> rows = new KilnModel().setModelPath(MlpData.model("mlp_fixed").toString()).setInputCols("x", "offset").setBatchSize(64)
+                .transform(MlpData.frame(spark, 40, 2)).collectAsList();
+        assertMatchesKiln(rows, 40);
+        assertThat(ExecutorModels.compiles() - before).isEqualTo(1);
+    }
+
+    @Test
+    void aRowOfOpenSizeIsRefusedAtPlanTime() {
+        assertThatThrownBy(() -> new KilnModel().setModelPath(MlpData.model("open_axis").toString()).setInputCols("x", "offset")
+                .transform(MlpData.frame(spark, 4, 1)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("input 'x'").hasMessageContaining("axis 1 of open size (n)");
+    }
+
     private static Dataset<Row> withBadRows() {
         List<Row> rows = new ArrayList<>(MlpData.rows(10));
         rows.set(3, RowFactory.create(3L, null, Vectors.dense(0, 0, 0)));

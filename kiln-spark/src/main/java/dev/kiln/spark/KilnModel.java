@@ -33,9 +33,10 @@ import java.util.List;
  * m.write().overwrite().save("/pipelines/kiln");   // Spark ML persistence; KilnModel.load(path) reads it back
  * }</pre>
  *
- * <p>The driver reads the model file once per {@link #transform} and broadcasts its bytes; each executor compiles it
- * once (keyed by the bytes' SHA-256, the device and the batch size) and its task threads share that plan through
- * replicas. A partition is scored in batches of {@code batchSize} rows, the last one at its real size. Output columns
+ * <p>The driver reads the model file and broadcasts its bytes, once per SparkContext while the file is unchanged; each
+ * executor compiles it once (keyed by the bytes' SHA-256, the device and the batch size) and its task threads share that
+ * plan through replicas, their runs taking turns. A partition is scored in batches of {@code batchSize} rows, the last
+ * one at its real size. Output columns
  * are {@code array<float>}, {@code array<bigint>} ... after the output's dtype, or a scalar for an output with one
  * value per row and no axes.
  *
@@ -128,7 +129,7 @@ public final class KilnModel extends Transformer implements DefaultParamsWritabl
     @Override
     public StructType transformSchema(StructType schema) {
         SparkSession spark = SparkSession.active();
-        return bind(ModelFile.read(required(modelPath), spark.sparkContext().hadoopConfiguration()), schema).outputSchema(schema);
+        return bind(ShippedModel.ship(spark.sparkContext(), required(modelPath)).bytes().value(), schema).outputSchema(schema);
     }
 
     @Override

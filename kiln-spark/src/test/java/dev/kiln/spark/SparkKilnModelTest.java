@@ -72,6 +72,19 @@ class SparkKilnModelTest {
     }
 
     @Test
+    void theDriverBroadcastsAnUnchangedModelOncePerSparkContext(@TempDir Path dir) throws Exception {
+        Path copy = dir.resolve("mlp.onnx");
+        java.nio.file.Files.copy(MlpData.model(), copy);
+        ShippedModel first = ShippedModel.ship(spark.sparkContext(), copy.toString());
+        assertThat(ShippedModel.ship(spark.sparkContext(), copy.toString())).isSameAs(first);
+        // a changed file (here the same bytes, touched) is read and broadcast anew; the same bytes keep the same id
+        java.nio.file.Files.setLastModifiedTime(copy, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() + 60_000));
+        ShippedModel again = ShippedModel.ship(spark.sparkContext(), copy.toString());
+        assertThat(again).isNotSameAs(first);
+        assertThat(again.id()).isEqualTo(first.id());
+    }
+
+    @Test
     void outputColumnsCanBeRenamedAndTheLastShortBatchRunsAtItsSize() {
         List<Row> rows = new KilnModel().setModelPath(MlpData.model().toString()).setInputCols("x", "offset").setOutputCols("y", "cls")
                 .setBatchSize(1000).transform(MlpData.frame(spark, 7, 1)).collectAsList();

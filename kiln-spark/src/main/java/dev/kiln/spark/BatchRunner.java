@@ -3,6 +3,7 @@ package dev.kiln.spark;
 import dev.kiln.serve.CompiledGraph;
 import dev.kiln.serve.TypedValues;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -80,7 +81,7 @@ final class BatchRunner {
                 for (int k = 0; k < oc.size(); k++) values[in.length() + k] = oc.get(k).value(outs.get(k).bytes(), v);
                 v++;
             }
-            scored[r] = org.apache.spark.sql.RowFactory.create(values);
+            scored[r] = RowFactory.create(values);
         }
         return scored;
     }

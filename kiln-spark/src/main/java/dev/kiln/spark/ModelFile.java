@@ -1,5 +1,6 @@
 package dev.kiln.spark;
 
+import dev.kiln.onnx.OnnxModel;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileSystem;
@@ -12,6 +13,8 @@ import java.io.UncheckedIOException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * An ONNX model's bytes as the driver read them, broadcast once to every executor. {@code id} is the SHA-256 of the
@@ -30,7 +33,7 @@ record ModelFile(String id, String source, byte[] bytes) implements Serializable
     private static final long MAX_BYTES = Integer.MAX_VALUE - 8;
 
     /** Signatures by model id; a signature is a few names and dims, so they are kept for the JVM's life. */
-    private static final java.util.Map<String, ModelSignature> SIGNATURES = new java.util.concurrent.ConcurrentHashMap<>();
+    private static final Map<String, ModelSignature> SIGNATURES = new ConcurrentHashMap<>();
 
     /**
      * Reads {@code path} through Hadoop's file systems (a local path, {@code file:}, {@code hdfs:}, {@code s3a:} ...), as
@@ -59,7 +62,7 @@ record ModelFile(String id, String source, byte[] bytes) implements Serializable
     }
 
     /**
-     * Writes the bytes to a new private temporary file: {@link dev.kiln.onnx.OnnxModel#load} reads a file (mapped, not
+     * Writes the bytes to a new private temporary file: {@link OnnxModel#load} reads a file (mapped, not
      * copied). The caller deletes it.
      */
     java.nio.file.Path toTempFile() {
@@ -80,7 +83,7 @@ record ModelFile(String id, String source, byte[] bytes) implements Serializable
 
     private ModelSignature parseSignature() {
         java.nio.file.Path file = toTempFile();
-        try (dev.kiln.onnx.OnnxModel m = dev.kiln.onnx.OnnxModel.load(file)) {
+        try (OnnxModel m = OnnxModel.load(file)) {
             return ModelSignature.of(m, source);
         } finally {
             file.toFile().delete();

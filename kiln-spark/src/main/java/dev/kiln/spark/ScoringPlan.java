@@ -1,5 +1,6 @@
 package dev.kiln.spark;
 
+import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
@@ -76,7 +77,7 @@ record ScoringPlan(ModelSignature signature, List<InputColumn> inputs, List<Outp
     /** The input schema with the output columns appended (nullable: with handleInvalid=keep a bad row's outputs are null). */
     StructType outputSchema(StructType input) {
         StructType s = input;
-        for (OutputColumn o : outputs) s = s.add(new StructField(o.column(), o.dataType(), true, org.apache.spark.sql.types.Metadata.empty()));
+        for (OutputColumn o : outputs) s = s.add(new StructField(o.column(), o.dataType(), true, Metadata.empty()));
         return s;
     }
 }

@@ -34,7 +34,10 @@ class SparkLocalClusterTest {
     @BeforeAll
     static void start() throws InterruptedException {
         SparkHome.layOut();
-        spark = SparkTestSessions.builder("local-cluster[2,1,1024]", "SparkLocalClusterTest").getOrCreate();
+        spark = SparkTestSessions.builder("local-cluster[2,1,1024]", "SparkLocalClusterTest")
+                // no waiting for a task's preferred executor: each of the two gets tasks as soon as it is free, so both score
+                .config("spark.locality.wait", "0")
+                .getOrCreate();
         long deadline = System.nanoTime() + 90_000_000_000L; // executor JVMs take seconds to start on 2 busy cores
         while (executorCount() < 2 && System.nanoTime() < deadline) Thread.sleep(200);
         assertThat(executorCount()).as("executors registered").isEqualTo(2);

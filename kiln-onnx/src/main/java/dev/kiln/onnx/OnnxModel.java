@@ -86,6 +86,15 @@ public final class OnnxModel implements AutoCloseable {
     }
 
     /**
+     * Loads a self-contained model from its bytes, as {@link #load(Path)} loads a file ({@code source} names it in
+     * messages): a model that came over the network (a Spark broadcast) needs no temporary file. A tensor stored as
+     * external data is an {@link OnnxFormatException}: there is no directory to find it in.
+     *
+     * @throws OnnxFormatException if the bytes are not a valid ONNX model
+     */
+    public static OnnxModel load(byte[] bytes, String source) { return parse(bytes, source); }
+
+    /**
      * Parses and checks a model from its bytes ({@code src} names it in messages); the fuzz tests enter here. With
      * no file there is no directory, so a tensor stored as external data is an {@link OnnxFormatException}.
      */

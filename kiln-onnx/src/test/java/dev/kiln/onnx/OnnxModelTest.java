@@ -85,6 +85,17 @@ class OnnxModelTest {
     }
 
     @Test
+    void aModelLoadsFromItsBytesAsFromItsFile() {
+        try (OnnxModel m = OnnxModel.load(addRelu().toByteArray(), "broadcast model")) {
+            Tensor in = Tensor.of(new float[] {1, 1, 1, -5, 3, -1}, 2, 3).to("INTERP");
+            assertThat(m.run(Map.of("x", in)).getFirst().toFloatArray()).containsExactly(2, 0, 1.5f, 0, 1, 0);
+            assertThat(m.toString()).contains("broadcast model");
+        }
+        assertThatThrownBy(() -> OnnxModel.load(new byte[] {1, 2, 3, 4}, "broadcast model")).isInstanceOf(OnnxFormatException.class)
+                .hasMessageContaining("broadcast model");
+    }
+
+    @Test
     void badInputsAreNamed() throws IOException {
         OnnxModel m = OnnxModel.load(write("m.onnx", addRelu().toByteArray()));
         assertThatThrownBy(() -> m.run(Map.of())).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("input 'x'").hasMessageContaining("missing");

@@ -62,31 +62,14 @@ record ModelFile(String id, String source, byte[] bytes) implements Serializable
     }
 
     /**
-     * Writes the bytes to a new private temporary file: {@link OnnxModel#load} reads a file (mapped, not
-     * copied). The caller deletes it.
-     */
-    java.nio.file.Path toTempFile() {
-        try {
-            java.nio.file.Path file = java.nio.file.Files.createTempFile("kiln-spark-" + id.substring(0, 12) + "-", ".onnx");
-            java.nio.file.Files.write(file, bytes);
-            return file;
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write model " + source + " to a temporary file: " + e.getMessage(), e);
-        }
-    }
-
-    /**
      * The model's signature, read on the driver to check a schema before any task runs; parsed once per model bytes in this
      * JVM (a pipeline transforms again and again with the same model, and parsing a large model's weights takes seconds).
      */
     ModelSignature signature() { return SIGNATURES.computeIfAbsent(id, k -> parseSignature()); }
 
     private ModelSignature parseSignature() {
-        java.nio.file.Path file = toTempFile();
-        try (OnnxModel m = OnnxModel.load(file)) {
+        try (OnnxModel m = OnnxModel.load(bytes, source)) {
             return ModelSignature.of(m, source);
-        } finally {
-            file.toFile().delete();
         }
     }
 

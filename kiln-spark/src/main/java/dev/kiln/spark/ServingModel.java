@@ -9,8 +9,6 @@ import dev.kiln.types.Shape;
 import dev.kiln.types.Variable;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,7 +26,6 @@ final class ServingModel implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ServingModel.class.getName());
 
     private final OnnxModel onnx;
-    private final Path file;
     private final CompiledGraph template;
     private final ModelSignature signature;
     private final int batchSize;
@@ -36,9 +33,8 @@ final class ServingModel implements AutoCloseable {
     private final List<CompiledGraph> replicas = new ArrayList<>(); // guarded by this
     private boolean closed; // guarded by this
 
-    private ServingModel(OnnxModel onnx, Path file, CompiledGraph template, ModelSignature signature, int batchSize) {
+    private ServingModel(OnnxModel onnx, CompiledGraph template, ModelSignature signature, int batchSize) {
         this.onnx = onnx;
-        this.file = file;
         this.template = template;
         this.signature = signature;
         this.batchSize = batchSize;
@@ -49,10 +45,9 @@ final class ServingModel implements AutoCloseable {
      * whose batch axis is fixed at 1, which is logged).
      */
     static ServingModel compile(ModelFile model, String device, int batchSize) {
-        Path file = model.toTempFile(); // the bytes came over the network; OnnxModel reads a file
         OnnxModel onnx = null;
         try {
-            onnx = OnnxModel.load(file);
+            onnx = OnnxModel.load(model.bytes(), model.source()); // the bytes came over the network: no file to write
             ModelSignature sig = ModelSignature.of(onnx, model.source());
             int rows = sig.batched() ? batchSize : 1;
             if (!sig.batched() && batchSize > 1) {
@@ -71,10 +66,9 @@ final class ServingModel implements AutoCloseable {
             }
             g.outputs(onnx.run(inputs).toArray(Tensor[]::new));
             CompiledGraph compiled = Session.on(device).compile(g);
-            return new ServingModel(onnx, file, compiled, sig, rows);
+            return new ServingModel(onnx, compiled, sig, rows);
         } catch (RuntimeException | Error e) {
             if (onnx != null) onnx.close();
-            deleteQuietly(file);
             throw e;
         }
     }
@@ -110,14 +104,5 @@ final class ServingModel implements AutoCloseable {
         for (CompiledGraph r : replicas) r.close();
         template.close();
         onnx.close();
-        deleteQuietly(file);
-    }
-
-    private static void deleteQuietly(Path file) {
-        try {
-            Files.deleteIfExists(file);
-        } catch (IOException e) {
-            LOG.log(System.Logger.Level.DEBUG, "could not delete " + file, e);
-        }
     }
 }

@@ -71,7 +71,8 @@ class CommandsTest {
         String text = kiln("demo").ok().out();
         assertThat(text).contains("MLP 16-32-32-10 + softmax").contains("output [4, 10] f32")
                 .contains("transformer block").contains("output [1, 8, 32] f32")
-                .contains("sum    4.000000"); // four softmax rows
+                .contains("sum    4.000000") // four softmax rows
+                .contains("a tiny Llama").contains("Return the number of the").containsPattern("\\d+ tokens/s");
     }
 
     @Test

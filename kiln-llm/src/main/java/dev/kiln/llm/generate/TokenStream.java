@@ -49,7 +49,8 @@ public final class TokenStream implements Iterator<GeneratedToken>, AutoCloseabl
         this.tokenizer = tokenizer;
         this.options = options;
         this.sampler = new Sampler(options.sampling());
-        this.text = tokenizer.newDecoder(false);
+        // a prompt with text before the generation: its first word keeps its leading space
+        this.text = tokenizer.newDecoder(false, !tokenizer.decode(prompt, false).isEmpty());
         this.stops = new StopStrings(options.stop());
         this.promptLength = prompt.length;
         // with maxTokens 0, one token past the full context: it is chosen from the last position's logits, never run

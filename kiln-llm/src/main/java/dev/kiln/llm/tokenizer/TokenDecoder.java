@@ -16,9 +16,11 @@ public final class TokenDecoder {
     private int pendingLength;
     private boolean atStart = true;
 
-    TokenDecoder(Tokenizer tokenizer, boolean renderSpecial) {
+    /** @param continuing the ids continue a text (a prompt's): a word's leading space is kept on the first one too */
+    TokenDecoder(Tokenizer tokenizer, boolean renderSpecial, boolean continuing) {
         this.tokenizer = tokenizer;
         this.renderSpecial = renderSpecial;
+        this.atStart = !continuing;
     }
 
     /**

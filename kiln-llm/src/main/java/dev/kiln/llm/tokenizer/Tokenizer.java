@@ -116,9 +116,18 @@ public final class Tokenizer {
         return Utf8.decode(all, 0, all.length);
     }
 
-    /** A streaming decoder for generated ids; see {@link TokenDecoder}. */
+    /** A streaming decoder for ids that begin a text; see {@link TokenDecoder}. */
     public TokenDecoder newDecoder(boolean renderSpecial) {
-        return new TokenDecoder(this, renderSpecial);
+        return new TokenDecoder(this, renderSpecial, false);
+    }
+
+    /**
+     * A streaming decoder for ids that continue a text when {@code continuing} (a generation after a prompt): the first
+     * id's leading space, which {@link #decode} strips at the start of a text (SentencePiece's dummy prefix), is kept, so
+     * "Return a new" continues with " file", not "file".
+     */
+    public TokenDecoder newDecoder(boolean renderSpecial, boolean continuing) {
+        return new TokenDecoder(this, renderSpecial, continuing);
     }
 
     /** The number of token ids, {@code 0..vocabularySize()-1}. */

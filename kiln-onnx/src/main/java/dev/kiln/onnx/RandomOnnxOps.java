@@ -33,12 +33,16 @@ final class RandomOnnxOps {
     private static final Set<DType> FLOATS = Set.of(DType.F16, DType.F32, DType.F64);
 
     static void register() {
-        add("RandomUniform", 1, OnnxOps.Kind.NO_FOLD, c -> one(uniform(c, floatDtype(c, DType.F32), shapeAttr(c))), null);
-        add("RandomUniformLike", 1, OnnxOps.Kind.NO_FOLD, c -> one(uniform(c, floatDtype(c, c.in(0).dtype()), c.in(0).dims())), null);
-        add("RandomNormal", 1, OnnxOps.Kind.NO_FOLD, c -> one(normal(c, floatDtype(c, DType.F32), shapeAttr(c))), null);
-        add("RandomNormalLike", 1, OnnxOps.Kind.NO_FOLD, c -> one(normal(c, floatDtype(c, c.in(0).dtype()), c.in(0).dims())), null);
+        add("RandomUniform", 1, OnnxOps.Kind.NO_FOLD, c -> one(uniform(c, floatDtype(c, DType.F32), shapeAttr(c))), RandomOnnxOps::checkFloatDtype);
+        add("RandomUniformLike", 1, OnnxOps.Kind.NO_FOLD, c -> one(uniform(c, floatDtype(c, c.in(0).dtype()), c.in(0).dims())),
+                RandomOnnxOps::checkFloatDtype);
+        add("RandomNormal", 1, OnnxOps.Kind.NO_FOLD, c -> one(normal(c, floatDtype(c, DType.F32), shapeAttr(c))), RandomOnnxOps::checkFloatDtype);
+        add("RandomNormalLike", 1, OnnxOps.Kind.NO_FOLD, c -> one(normal(c, floatDtype(c, c.in(0).dtype()), c.in(0).dims())),
+                RandomOnnxOps::checkFloatDtype);
         add("Bernoulli", 15, OnnxOps.Kind.NO_FOLD, RandomOnnxOps::bernoulli, null);
-        add("Multinomial", 7, OnnxOps.Kind.NO_FOLD, RandomOnnxOps::multinomial, null);
+        add("Multinomial", 7, OnnxOps.Kind.NO_FOLD, RandomOnnxOps::multinomial,
+                (n, opset) -> !n.attrs().has("dtype") || Set.of(6L, 7L).contains(n.attrs().i("dtype", 6)) ? null
+                        : "dtype " + dtypeName(n) + " is not int32 or int64");
         add("Dropout", 1, OnnxOps.Kind.NO_FOLD, RandomOnnxOps::dropout, null);
     }
 
@@ -60,6 +64,23 @@ final class RandomOnnxOps {
         z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
         z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
         return z ^ (z >>> 31);
+    }
+
+    /** The load-time check of a {@code dtype} attribute: absent, or f16, f32 or f64. */
+    private static String checkFloatDtype(Node n, long opset) {
+        if (!n.attrs().has("dtype")) return null;
+        return Set.of(1L, 10L, 11L).contains(n.attrs().i("dtype", 1)) ? null
+                : "dtype " + dtypeName(n) + " is not a float dtype (f16, f32, f64) that random values can be drawn in";
+    }
+
+    /** The {@code dtype} attribute as a Kiln dtype name, or its ONNX code where Kiln has no such dtype. */
+    private static String dtypeName(Node n) {
+        long code = n.attrs().i("dtype", 1);
+        try {
+            return TensorProtos.dtype((int) code, "dtype").toString();
+        } catch (UnsupportedOnnxOpException e) {
+            return "code " + code;
+        }
     }
 
     /** The {@code dtype} attribute (an ONNX type code), else {@code dflt}; a float dtype Kiln draws. */

@@ -43,7 +43,8 @@ final class RandomOnnxOps {
         add("Multinomial", 7, OnnxOps.Kind.NO_FOLD, RandomOnnxOps::multinomial,
                 (n, opset) -> !n.attrs().has("dtype") || Set.of(6L, 7L).contains(n.attrs().i("dtype", 6)) ? null
                         : "dtype " + dtypeName(n) + " is not int32 or int64");
-        add("Dropout", 1, OnnxOps.Kind.NO_FOLD, RandomOnnxOps::dropout, null);
+        // folding is harmless even in training mode: the mask is a pure function of the seed, the same on INTERP
+        add("Dropout", 1, OnnxOps.Kind.NORMAL, RandomOnnxOps::dropout, null);
     }
 
     /**

@@ -106,6 +106,14 @@ class NonMaxSuppressionTest {
     }
 
     @Test
+    void aPreparedPlanRefusesBoxesKnownOnlyWhenItRuns() {
+        // the selection is read while the graph is built; a plan's input buffers have no values then (it must not bake in zeros)
+        OnnxModel m = nms(1, 1, 2, 0, 5, 0.5f, null);
+        assertThatThrownBy(() -> m.prepare(dev.kiln.runtime.DeviceRegistry.get("CPU"), Map.of())).isInstanceOf(UnsupportedOnnxOpException.class)
+                .hasMessageContaining("NonMaxSuppression").hasMessageContaining("'boxes'").hasMessageContaining("prepared plan");
+    }
+
+    @Test
     void zeroMaxSelectsNothing() {
         OnnxModel m = nms(1, 1, 2, 0, 0, 0.5f, null);
         Tensor sel = m.run(Map.of("boxes", Tensor.of(new float[] {0, 0, 1, 1, 0, 0, 2, 2}, 1, 2, 4), "scores", Tensor.of(new float[] {0.9f, 0.8f}, 1, 1, 2)))

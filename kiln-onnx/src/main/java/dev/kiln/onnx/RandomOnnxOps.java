@@ -21,10 +21,11 @@ import static dev.kiln.onnx.OnnxOps.one;
  * name (unique in the graph), marked so it never equals an explicit seed. Its values are therefore the same in every
  * run and every load of the model (a plan executes the same draw each time), and two unseeded nodes draw independent
  * streams. A caller who wants fresh values per run gives the model a different seed attribute, or feeds randomness as
- * an input.
+ * an input. The key is per node, not per execution of it: a random node in a Scan or Loop body draws the same values
+ * in every iteration.
  *
- * <p>Dtypes: f16, f32 and f64 outputs (ONNX's float types); the uniform values come at the dtype's precision, normal
- * values are computed by Box-Muller in f32 and converted. Any other dtype is an {@link UnsupportedOnnxOpException}.
+ * <p>Dtypes: f16, f32 and f64 outputs (ONNX's float types); uniform and normal values are computed in f64 for an f64
+ * output and in f32 otherwise (f16's 11 bits are too coarse for Box-Muller's uniforms), then converted. Any other dtype is an {@link UnsupportedOnnxOpException}.
  */
 final class RandomOnnxOps {
     private RandomOnnxOps() {}
@@ -105,20 +106,44 @@ final class RandomOnnxOps {
         return v;
     }
 
-    /** {@code low + (high - low) * u}, u uniform in [0, 1) at the dtype's precision (f32 for f16, whose 11 bits are too coarse). */
+    /**
+     * {@code low + (high - low) * u}, u uniform in [0, 1) at the dtype's precision (f32 for f16, whose 11 bits are too
+     * coarse), kept below {@code high} in the output dtype (rounding could reach it); all {@code low} when they are equal.
+     */
     private static Tensor uniform(OpContext c, DType dt, int[] shape) {
         double low = finiteAttr(c, "low", 0), high = finiteAttr(c, "high", 1);
         if (!(low <= high)) throw c.bad("needs low <= high, got low " + low + ", high " + high);
         DType work = dt == DType.F64 ? DType.F64 : DType.F32;
         Tensor u = c.here(Tensor.rand(seed(c.node), work, shape));
-        return u.mul(high - low).add(low).cast(dt);
+        Tensor y = u.mul(high - low).add(low).cast(dt);
+        return low == high ? y : y.minimum(largestBelow(high, dt));
+    }
+
+    /** The largest value of {@code dt} below {@code high}. */
+    static double largestBelow(double high, DType dt) {
+        return switch (dt) {
+            case F64 -> Math.nextDown(high);
+            case F32 -> {
+                float f = (float) high;
+                yield f < high ? f : Math.nextDown(f);
+            }
+            case F16 -> {
+                short h = Float.floatToFloat16((float) high);
+                float f = Float.float16ToFloat(h);
+                if (f < high) yield f;
+                // one f16 step towards -infinity: the bit pattern moves down for a positive value, up for a negative one
+                short below = f > 0 ? (short) (h - 1) : f == 0 ? (short) 0x8001 : (short) (h + 1);
+                yield Float.float16ToFloat(below);
+            }
+            default -> throw new IllegalArgumentException("not a float dtype: " + dt);
+        };
     }
 
     /** {@code mean + scale * z}, z standard normal. */
     private static Tensor normal(OpContext c, DType dt, int[] shape) {
         double mean = finiteAttr(c, "mean", 0), scale = finiteAttr(c, "scale", 1);
-        Tensor z = c.here(Tensor.randn(seed(c.node), shape));
-        return z.cast(dt == DType.F64 ? DType.F64 : DType.F32).mul(scale).add(mean).cast(dt);
+        Tensor z = c.here(Tensor.randn(seed(c.node), dt == DType.F64 ? DType.F64 : DType.F32, shape));
+        return z.mul(scale).add(mean).cast(dt);
     }
 
     /** 1 with probability p for each element p of the input, else 0, as the {@code dtype} attribute (default: the input's). */

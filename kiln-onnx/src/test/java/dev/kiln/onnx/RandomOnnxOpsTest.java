@@ -67,6 +67,23 @@ class RandomOnnxOpsTest {
     }
 
     @Test
+    void dtypesKeepTheirPrecisionAndTheHalfOpenInterval() {
+        var g = GraphProto.newBuilder().addInput(value("x", 1, 1)).addOutput(anyShape("h", 10)).addOutput(anyShape("d", 11)).addOutput(anyShape("z", 1))
+                // f16 has 11 bits: without the clamp, values of u just below 1 round up to high itself
+                .addNode(node("RandomUniform", List.of(), List.of("h"), i("dtype", 10), f("low", 0), f("high", 1), ints("shape", N), f("seed", 9)))
+                .addNode(node("RandomNormal", List.of(), List.of("d"), i("dtype", 11), ints("shape", N), f("seed", 9)))
+                .addNode(node("Identity", List.of("x"), List.of("z")));
+        List<double[]> out = run(load(dir, model(17, g)), "CPU", x());
+        assertThat(Arrays.stream(out.get(0)).max().orElseThrow()).isLessThan(1).isGreaterThan(0.99);
+        assertThat(Arrays.stream(out.get(1)).filter(v -> (double) (float) v != v).count()).as("f64 normals drawn in f64").isGreaterThan(N * 9L / 10);
+        assertMoments(out.get(1), 0, 1, Math.sqrt(2.0 / N));
+        assertThat(RandomOnnxOps.largestBelow(1, dev.kiln.types.DType.F16)).isEqualTo(1 - 0x1p-11);
+        assertThat(RandomOnnxOps.largestBelow(0, dev.kiln.types.DType.F16)).isEqualTo(-0x1p-24);
+        assertThat(RandomOnnxOps.largestBelow(-1, dev.kiln.types.DType.F16)).isEqualTo(-1 - 0x1p-10);
+        assertThat(RandomOnnxOps.largestBelow(0.1, dev.kiln.types.DType.F32)).isEqualTo((double) 0.099999994f);
+    }
+
+    @Test
     void unseededNodesDrawDifferentStreamsAndSeedsMatter() {
         var g = GraphProto.newBuilder().addInput(value("x", 1, 1)).addOutput(anyShape("y1", 1)).addOutput(anyShape("y2", 1)).addOutput(anyShape("z", 1))
                 .addNode(node("RandomUniform", List.of(), List.of("y1"), ints("shape", 64)))

@@ -18,7 +18,10 @@ import java.util.List;
  * {@code max_output_boxes_per_class} are kept, unless their intersection over union with a kept box exceeds
  * {@code iou_threshold}. A box of zero area suppresses nothing and is suppressed by nothing (its IoU is 0), as
  * onnxruntime does. Boxes are corners {@code [y1, x1, y2, x2]} of either diagonal ({@code center_point_box = 0}) or
- * {@code [x_center, y_center, width, height]} ({@code center_point_box = 1}).
+ * {@code [x_center, y_center, width, height]} ({@code center_point_box = 1}). Absent or empty optional inputs take
+ * ONNX's defaults (no boxes, IoU threshold 0, no score threshold); a negative {@code max_output_boxes_per_class}, an
+ * {@code iou_threshold} outside [0, 1] (onnxruntime refuses it too) or a NaN {@code score_threshold} is an
+ * {@link OnnxFormatException} naming the node and the value, where onnxruntime would read a negative maximum as 0.
  */
 final class NonMaxSuppression {
     private NonMaxSuppression() {}

@@ -2,11 +2,12 @@
 
 Writes kiln-onnx/src/main/resources/dev/kiln/onnx/onnx-arity.tsv from the operator schemas of the installed onnx
 package (onnx.defs.get_all_schemas_with_history()): one line per (domain, operator, since_version) of the
-domains Kiln checks: ai.onnx (the default domain, written as "ai.onnx") and ai.onnx.ml. Kiln implements no
-com.microsoft (or other) operator (OnnxOps refuses every domain but ai.onnx), so no other domain is listed.
+domains Kiln checks: ai.onnx (the default domain, written as "ai.onnx"), ai.onnx.ml and ai.onnx.preview.training
+(Adagrad, Adam, Momentum). Kiln implements no com.microsoft (or other) operator (OnnxOps refuses every other domain), so
+no other domain is listed.
 
 Columns, tab-separated:
-  domain     ai.onnx or ai.onnx.ml
+  domain     ai.onnx, ai.onnx.ml or ai.onnx.preview.training
   op         the operator type
   since      the opset version from which this version of the operator applies
   min        OpSchema.min_input: the fewest inputs a node may list (empty names included, as onnx.checker counts)
@@ -23,7 +24,7 @@ import os
 import onnx
 from onnx import defs
 
-DOMAINS = {"": "ai.onnx", "ai.onnx.ml": "ai.onnx.ml"}
+DOMAINS = {"": "ai.onnx", "ai.onnx.ml": "ai.onnx.ml", "ai.onnx.preview.training": "ai.onnx.preview.training"}
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                    "kiln-onnx", "src", "main", "resources", "dev", "kiln", "onnx", "onnx-arity.tsv")
 UNBOUNDED = 2147483647

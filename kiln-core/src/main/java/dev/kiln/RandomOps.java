@@ -94,10 +94,13 @@ final class RandomOps {
         return r.minimum((double) Math.nextDown(hi));
     }
 
-    static Tensor randn(long seed, int[] shape) {
+    static Tensor randn(long seed, int[] shape) { return randn(seed, DType.F32, shape); }
+
+    static Tensor randn(long seed, DType dtype, int[] shape) {
+        if (dtype != DType.F32 && dtype != DType.F64) throw new IllegalArgumentException("randn: dtype must be f32 or f64, got " + dtype);
         Shape s = shapeOf("randn", shape);
         Device d = Tensor.defaultDevice();
-        Tensor u1 = unit(bits("randn", seed, 0, s, d), DType.F32), u2 = unit(bits("randn", seed, 1, s, d), DType.F32);
+        Tensor u1 = unit(bits("randn", seed, 0, s, d), dtype), u2 = unit(bits("randn", seed, 1, s, d), dtype);
         // Box-Muller; 1 - u1 lies in (0, 1], so the logarithm is finite
         Tensor radius = u1.rsub(1.0).log().mul(-2.0).sqrt();
         return radius.mul(u2.mul(2 * Math.PI).cos());

@@ -914,6 +914,14 @@ public final class Tensor {
     public static Tensor randn(long seed, int... shape) { return RandomOps.randn(seed, shape); }
 
     /**
+     * Standard normal values of f32 or f64 by Box-Muller, computed in that dtype from uniforms at its precision
+     * (24 or 53 bits); the f32 values are {@link #randn(long, int...)}'s.
+     *
+     * @throws IllegalArgumentException for another dtype or a negative dimension
+     */
+    public static Tensor randn(long seed, DType dtype, int... shape) { return RandomOps.randn(seed, dtype, shape); }
+
+    /**
      * Normal f32 values with the given mean and standard deviation: {@code mean + std * randn(seed, shape)}.
      *
      * @throws IllegalArgumentException for a negative or non-finite {@code std} or a non-finite mean

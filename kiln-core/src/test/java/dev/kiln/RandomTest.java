@@ -174,6 +174,18 @@ class RandomTest {
     }
 
     @Test
+    void randnInF64HasStandardNormalMomentsAndF64Precision() {
+        double[] v = Tensor.randn(31337, DType.F64, N).toDoubleArray();
+        assertThat(mean(v)).isCloseTo(0, org.assertj.core.data.Offset.offset(0.02));
+        assertThat(variance(v)).isCloseTo(1, org.assertj.core.data.Offset.offset(0.03));
+        // computed in f64: most values are not f32 values (an f32 Box-Muller cast up would make them all so)
+        long notF32 = Arrays.stream(v).filter(x -> (double) (float) x != x).count();
+        assertThat(notF32).isGreaterThan(N * 9L / 10);
+        assertThat(Tensor.randn(31337, DType.F32, 40).toFloatArray()).containsExactly(Tensor.randn(31337, 40).toFloatArray());
+        assertThatThrownBy(() -> Tensor.randn(1, DType.F16, 2)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("f32 or f64");
+    }
+
+    @Test
     void normalShiftsAndScales() {
         double[] v = Tensor.normal(8, 10, 2, N).toDoubleArray();
         assertThat(mean(v)).isCloseTo(10, org.assertj.core.data.Offset.offset(0.05));

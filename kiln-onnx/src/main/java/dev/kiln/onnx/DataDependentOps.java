@@ -14,7 +14,7 @@ import static dev.kiln.onnx.OnnxOps.add;
 import static dev.kiln.onnx.OnnxOps.one;
 
 /**
- * Operators whose output shape depends on input values (Compress, NonZero, Unique): the deciding input is
+ * Operators whose output shape depends on input values (Compress, NonZero, Unique, NonMaxSuppression): the deciding input is
  * read at build time (a constant, or the realised graph input it comes from), and the selection becomes an
  * index tensor for the lazy graph.
  */
@@ -44,6 +44,7 @@ final class DataDependentOps {
             return one(c.constant(DType.I64, out, d.length, hits.size()));
         });
         add("Unique", 11, DataDependentOps::unique);
+        add("NonMaxSuppression", 10, NonMaxSuppression::apply);
     }
 
     private static int[] unravel(long i, int[] dims) {

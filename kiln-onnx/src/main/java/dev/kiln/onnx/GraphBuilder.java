@@ -35,6 +35,12 @@ final class GraphBuilder {
     private final Set<String> constants = new HashSet<>();
     /** Constants already copied to a device, by name and device. */
     private final Map<String, Tensor> placed = new HashMap<>();
+    /**
+     * False while a {@link OnnxPlan} is built: its inputs are buffers filled by each later bind, so a value computed from
+     * them has no elements yet, and an operator that needs them now (NonZero, NonMaxSuppression, a Reshape to a computed
+     * shape, ...) would bake in the buffers' zeros.
+     */
+    private boolean inputValuesKnown = true;
 
     /** A builder of {@code model}'s main graph. */
     GraphBuilder(OnnxModel model, Device device) { this(OnnxGraph.of(model), device); }
@@ -43,6 +49,13 @@ final class GraphBuilder {
     GraphBuilder(OnnxGraph graph, Device device) {
         this.model = graph;
         this.device = device;
+    }
+
+    /** A builder of {@code model}'s main graph for a plan: operators may not read its inputs' elements while it is built. */
+    static GraphBuilder forPlan(OnnxModel model, Device device) {
+        GraphBuilder b = new GraphBuilder(model, device);
+        b.inputValuesKnown = false;
+        return b;
     }
 
     /** Builds the graph on {@code inputs} (by name); its outputs, in order, on the builder's device. */
@@ -218,6 +231,12 @@ final class GraphBuilder {
             throw new IllegalArgumentException("'" + name + "' has symbolic shape " + onDevice.shape()
                     + ", but this operator needs its values when the graph is built; prepare the model with concrete sizes");
         }
-        return constants.contains(name) ? values.get(name) : onDevice.realize();
+        if (constants.contains(name)) return values.get(name);
+        if (!inputValuesKnown) {
+            // reported as an UnsupportedOnnxOpException naming the node (apply)
+            throw new UnsupportedOperationException("needs the values of '" + name + "' while the graph is built, and a prepared plan knows its inputs' "
+                    + "values only when it runs; run the model with OnnxModel.run instead");
+        }
+        return onDevice.realize();
     }
 }

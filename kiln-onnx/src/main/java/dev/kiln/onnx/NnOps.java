@@ -60,14 +60,6 @@ final class NnOps {
         add("InstanceNormalization", 1, c -> one(c.in(0).instanceNorm(c.in(1), c.in(2), c.a.f("epsilon", 1e-5))));
         add("LayerNormalization", 17, NnOps::layerNorm);
         add("LRN", 1, c -> one(c.in(0).lrn(c.a.int32("size", 0), c.a.f("alpha", 1e-4), c.a.f("beta", 0.75), c.a.f("bias", 1.0))));
-        add("Dropout", 1, c -> {
-            Tensor x = c.in(0);
-            boolean training = c.opset >= 12 ? c.has(2) && c.scalar(2) != 0 : c.opset < 7 && !c.a.b("is_test", false);
-            double ratio = c.opset >= 12 ? (c.has(1) ? c.scalar(1) : 0.5) : c.a.f("ratio", 0.5);
-            if (training && ratio > 0) throw c.unsupported("training-mode dropout (random masks) is not supported; Kiln imports models for inference");
-            Tensor mask = x.onesLike().cast(c.opset >= 10 ? DType.BOOL : x.dtype());
-            return c.wantsOutput(1) ? List.of(x, mask) : List.of(x);
-        });
         add("Resize", 10, NnOps::resize, NnOps::checkResize);
         add("Upsample", 7, NnOps::resize, NnOps::checkResize);
         add("GridSample", 16, c -> one(c.in(0).gridSample(c.in(1), c.a.s("mode", "bilinear"), c.a.s("padding_mode", "zeros"), c.a.b("align_corners", false))));

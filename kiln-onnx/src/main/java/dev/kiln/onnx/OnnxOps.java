@@ -8,9 +8,11 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The catalogue of supported ai.onnx operators: each maps one node onto Tensor operations. Operator families
- * register themselves from their own classes ({@link ElementwiseOps}, {@link ShapeOps}, {@link ReduceOps},
- * {@link NnOps}, {@link QuantOps}, {@link RnnOps}, {@link SignalOps}, {@link DataDependentOps}, {@link ControlFlowOps}). Versions: an implementation reads {@link OpContext#opset} where an operator changed
+ * The catalogue of supported operators, by domain (ai.onnx, and ai.onnx.preview.training for the optimizers of
+ * {@link TrainingOps}): each maps one node onto Tensor operations. Operator families register themselves from their
+ * own classes ({@link ElementwiseOps}, {@link ShapeOps}, {@link ReduceOps}, {@link NnOps}, {@link QuantOps},
+ * {@link RnnOps}, {@link SignalOps}, {@link DataDependentOps}, {@link ControlFlowOps}, {@link RandomOnnxOps},
+ * {@link TrainingOps}). Versions: an implementation reads {@link OpContext#opset} where an operator changed
  * between opsets (attributes that became inputs, new defaults); {@code since} is the first opset whose version
  * of the operator it implements.
  */
@@ -41,7 +43,13 @@ final class OnnxOps {
 
     record Spec(String opType, int since, Kind kind, Impl impl, Check check) {}
 
-    private static final Map<String, Spec> OPS = new TreeMap<>();
+    /** The default domain, as {@link Node#domainName} names it. */
+    static final String AI_ONNX = "ai.onnx";
+    /** The domain of ONNX's training operators (optimizers), opset 1. */
+    static final String TRAINING = "ai.onnx.preview.training";
+
+    /** Domain (as {@link Node#domainName} names it) to operator type to implementation. */
+    private static final Map<String, Map<String, Spec>> OPS = new TreeMap<>();
 
     static {
         ElementwiseOps.register();
@@ -53,11 +61,17 @@ final class OnnxOps {
         SignalOps.register();
         DataDependentOps.register();
         ControlFlowOps.register();
+        RandomOnnxOps.register();
+        TrainingOps.register();
     }
 
-    static void add(String opType, int since, Kind kind, Impl impl, Check check) {
-        if (OPS.put(opType, new Spec(opType, since, kind, impl, check)) != null) throw new IllegalStateException("operator " + opType + " registered twice");
+    static void add(String domain, String opType, int since, Kind kind, Impl impl, Check check) {
+        if (OPS.computeIfAbsent(domain, d -> new TreeMap<>()).put(opType, new Spec(opType, since, kind, impl, check)) != null) {
+            throw new IllegalStateException("operator " + opType + " of " + domain + " registered twice");
+        }
     }
+
+    static void add(String opType, int since, Kind kind, Impl impl, Check check) { add(AI_ONNX, opType, since, kind, impl, check); }
 
     static void add(String opType, int since, Impl impl) { add(opType, since, Kind.NORMAL, impl, null); }
 
@@ -66,8 +80,11 @@ final class OnnxOps {
     /** One output. */
     static List<Tensor> one(Tensor t) { return List.of(t); }
 
-    /** The supported operator types, sorted. */
-    static java.util.Set<String> supported() { return Collections.unmodifiableSet(OPS.keySet()); }
+    /** The supported operator types of the ai.onnx domain, sorted. */
+    static java.util.Set<String> supported() { return supported(AI_ONNX); }
+
+    /** The supported operator types of {@code domain} (none for a domain Kiln does not implement), sorted. */
+    static java.util.Set<String> supported(String domain) { return Collections.unmodifiableSet(OPS.getOrDefault(domain, Map.of()).keySet()); }
 
     /**
      * Checks that a node's operator is supported at the model's opset for its domain.
@@ -75,10 +92,11 @@ final class OnnxOps {
      * @throws UnsupportedOnnxOpException naming the operator, domain, opset and node otherwise
      */
     static void check(Node n, long opset) {
-        if (!n.domain().isEmpty() && !n.domain().equals("ai.onnx")) {
-            throw new UnsupportedOnnxOpException(n.opType(), n.domainName(), opset, n.label(), "only the ai.onnx domain is supported");
+        Map<String, Spec> ops = OPS.get(n.domainName());
+        if (ops == null) {
+            throw new UnsupportedOnnxOpException(n.opType(), n.domainName(), opset, n.label(), "only the domains " + OPS.keySet() + " are supported");
         }
-        Spec s = OPS.get(n.opType());
+        Spec s = ops.get(n.opType());
         if (s == null) throw new UnsupportedOnnxOpException(n.opType(), n.domainName(), opset, n.label(), "Kiln has no implementation of this operator");
         if (opset < s.since()) {
             throw new UnsupportedOnnxOpException(n.opType(), n.domainName(), opset, n.label(),
@@ -88,5 +106,5 @@ final class OnnxOps {
         if (reason != null) throw new UnsupportedOnnxOpException(n.opType(), n.domainName(), opset, n.label(), reason);
     }
 
-    static Spec spec(Node n) { return OPS.get(n.opType()); }
+    static Spec spec(Node n) { return OPS.get(n.domainName()).get(n.opType()); }
 }

@@ -86,7 +86,7 @@ public final class OnnxPlan implements AutoCloseable {
             for (int k = 0; k < max.length; k++) if (v.dims().get(k).isSymbolic()) t = t.withSymbolicDim(k, vars.get(v.dims().get(k).symbol()));
             symbolicInputs.put(v.name(), t);
         }
-        List<Tensor> outs = new GraphBuilder(model, device).build(symbolicInputs);
+        List<Tensor> outs = GraphBuilder.forPlan(model, device).build(symbolicInputs);
         ExecutionPlan plan = Tensor.prepare(outs.toArray(Tensor[]::new));
         return new OnnxPlan(model, Collections.unmodifiableMap(vars), List.copyOf(buffers), List.copyOf(outs), plan);
     }

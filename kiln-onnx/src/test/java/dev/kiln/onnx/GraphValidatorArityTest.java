@@ -29,7 +29,9 @@ class GraphValidatorArityTest {
 
     @Test
     void theTableHoldsTheSchemasOfWellKnownOperators() {
-        assertThat(GraphValidator.ARITY).containsOnlyKeys("ai.onnx", "ai.onnx.ml");
+        assertThat(GraphValidator.ARITY).containsOnlyKeys("ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training");
+        // R, T, then at least one tensor (variadic): the groups' sizes are checked by the optimizer
+        assertThat(GraphValidator.arity("ai.onnx.preview.training", "Adam", 1)).isEqualTo(new GraphValidator.Arity(1, 3, Integer.MAX_VALUE, 2));
         assertThat(GraphValidator.ARITY.get("ai.onnx")).hasSizeGreaterThan(180);
         assertThat(GraphValidator.ARITY.get("ai.onnx.ml")).hasSizeGreaterThan(15);
         int max = Integer.MAX_VALUE;
@@ -150,7 +152,7 @@ class GraphValidatorArityTest {
         NodeProto fine = node("Normalizer", "x").toBuilder().setDomain("ai.onnx.ml").build();
         ModelProto ok = model(13, fine).toBuilder().addOpsetImport(OperatorSetIdProto.newBuilder().setDomain("ai.onnx.ml").setVersion(3)).build();
         assertThatThrownBy(() -> load(ok)).isExactlyInstanceOf(UnsupportedOnnxOpException.class)
-                .hasMessage("unsupported ONNX op Normalizer (domain ai.onnx.ml, opset 3) at node 'n': only the ai.onnx domain is supported");
+                .hasMessage("unsupported ONNX op Normalizer (domain ai.onnx.ml, opset 3) at node 'n': only the domains [ai.onnx, ai.onnx.preview.training] are supported");
     }
 
     @Test

@@ -395,7 +395,7 @@ class OnnxBadInputCatalogueTest {
                         "bad.onnx: node 'n' (Split) defines 'y' (output 1), which node 'n' (Split) already defines; every value must be defined once"),
                 model("an operator with an empty type", FORMAT, on(x23, List.of(), node("", List.of("x"))), "bad.onnx: node 'n' has no op_type"),
                 model("an operator of another domain", UNSUPPORTED, on(x23, List.of(), node("Relu", List.of("x")).toBuilder().setDomain("com.example").build()),
-                        "unsupported ONNX op Relu (domain com.example, opset -1) at node 'n': only the ai.onnx domain is supported"),
+                        "unsupported ONNX op Relu (domain com.example, opset -1) at node 'n': only the domains [ai.onnx, ai.onnx.preview.training] are supported"),
                 model("an opset past Kiln's", UNSUPPORTED, model(18, GraphProto.newBuilder().addInput(value("x", F32, 2)).addOutput(value("y", F32))
                         .addNode(node("Relu", List.of("x")))), "unsupported ONNX value ai.onnx opset 18: Kiln maps ai.onnx opsets 1 to 17 only"),
                 model("opset 0", UNSUPPORTED, model(0, GraphProto.newBuilder().addInput(value("x", F32, 2)).addOutput(value("y", F32))

@@ -1,0 +1,119 @@
+package dev.kiln.onnx;
+
+import dev.kiln.Tensor;
+import dev.kiln.types.DType;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * ONNX {@code NonMaxSuppression} (opset 10 and 11), a {@link DataDependentOps data-dependent} operator: the number of
+ * selected boxes decides the output shape, so the boxes and scores are read when the graph is built (constants, or the
+ * realised graph inputs they come from, as NonZero reads its input) and the selection becomes an int64 constant
+ * {@code [num_selected, 3]} of (batch, class, box) rows, batch by batch, class by class, best score first.
+ *
+ * <p>Per batch and class: the boxes whose score exceeds {@code score_threshold} (all when it is absent), by score
+ * descending (the lower box index first among equal scores), are kept greedily while fewer than
+ * {@code max_output_boxes_per_class} are kept, unless their intersection over union with a kept box exceeds
+ * {@code iou_threshold}. A box of zero area suppresses nothing and is suppressed by nothing (its IoU is 0), as
+ * onnxruntime does. Boxes are corners {@code [y1, x1, y2, x2]} of either diagonal ({@code center_point_box = 0}) or
+ * {@code [x_center, y_center, width, height]} ({@code center_point_box = 1}). Absent or empty optional inputs take
+ * ONNX's defaults (no boxes, IoU threshold 0, no score threshold); a negative {@code max_output_boxes_per_class}, an
+ * {@code iou_threshold} outside [0, 1] (onnxruntime refuses it too) or a NaN {@code score_threshold} is an
+ * {@link OnnxFormatException} naming the node and the value, where onnxruntime would read a negative maximum as 0.
+ */
+final class NonMaxSuppression {
+    private NonMaxSuppression() {}
+
+    /** A box as its sorted corners. */
+    record Box(double yMin, double xMin, double yMax, double xMax) {
+        double area() { return (yMax - yMin) * (xMax - xMin); }
+
+        /** Box {@code b} of a {@code [..., 4]} value array, in the given format. */
+        static Box of(double[] v, int b, boolean centerPoint) {
+            double p = v[4 * b], q = v[4 * b + 1], r = v[4 * b + 2], s = v[4 * b + 3];
+            if (centerPoint) return new Box(q - s / 2, p - r / 2, q + s / 2, p + r / 2); // x_center, y_center, width, height
+            return new Box(Math.min(p, r), Math.min(q, s), Math.max(p, r), Math.max(q, s));
+        }
+    }
+
+    /** Intersection over union; 0 when either box has no area. */
+    static double iou(Box a, Box b) {
+        double areaA = a.area(), areaB = b.area();
+        if (!(areaA > 0) || !(areaB > 0)) return 0;
+        double h = Math.min(a.yMax(), b.yMax()) - Math.max(a.yMin(), b.yMin()), w = Math.min(a.xMax(), b.xMax()) - Math.max(a.xMin(), b.xMin());
+        if (h <= 0 || w <= 0) return 0;
+        double inter = h * w;
+        return inter / (areaA + areaB - inter);
+    }
+
+    /** One selection: {@code (batch, class, box)}. */
+    record Selected(long batch, long cls, long box) {}
+
+    static List<Tensor> apply(OpContext c) {
+        Tensor boxes = c.ranked(0, 3, 3), scores = c.ranked(1, 3, 3);
+        if (!boxes.dtype().isFloat() || !scores.dtype().isFloat()) {
+            throw c.bad("boxes and scores must be float tensors, got " + boxes.dtype() + " and " + scores.dtype());
+        }
+        int batches = boxes.dim(0), n = boxes.dim(1);
+        if (boxes.dim(2) != 4) throw c.bad("boxes must have shape [batches, boxes, 4], got " + boxes.shape());
+        if (scores.dim(0) != batches || scores.dim(2) != n) {
+            throw c.bad("scores must have shape [" + batches + ", classes, " + n + "] to match boxes " + boxes.shape() + ", got " + scores.shape());
+        }
+        long centerPoint = c.a.i("center_point_box", 0);
+        if (centerPoint != 0 && centerPoint != 1) throw c.bad("center_point_box must be 0 or 1, got " + centerPoint);
+        // an optional input may be absent, or present and empty: both mean its default
+        long maxPerClass = given(c, 2) ? c.scalarLong(2) : 0;
+        if (maxPerClass < 0) throw c.bad("max_output_boxes_per_class must be at least 0, got " + maxPerClass);
+        double iouThreshold = given(c, 3) ? c.scalar(3) : 0;
+        if (!(iouThreshold >= 0 && iouThreshold <= 1)) throw c.bad("iou_threshold must lie in [0, 1], got " + iouThreshold);
+        Double scoreThreshold = given(c, 4) ? c.scalar(4) : null;
+        if (scoreThreshold != null && Double.isNaN(scoreThreshold)) throw c.bad("score_threshold is NaN");
+
+        List<Selected> out = select(c.doubles(0), c.doubles(1), batches, scores.dim(1), n, centerPoint == 1, maxPerClass, iouThreshold, scoreThreshold);
+        long[] v = new long[3 * out.size()];
+        for (int k = 0; k < out.size(); k++) {
+            v[3 * k] = out.get(k).batch();
+            v[3 * k + 1] = out.get(k).cls();
+            v[3 * k + 2] = out.get(k).box();
+        }
+        return OnnxOps.one(c.constant(DType.I64, v, out.size(), 3));
+    }
+
+    private static boolean given(OpContext c, int i) { return c.has(i) && c.in(i).numel() > 0; }
+
+    /** The selections for boxes {@code [batches, n, 4]} and scores {@code [batches, classes, n]} (C order values). */
+    static List<Selected> select(double[] boxes, double[] scores, int batches, int classes, int n, boolean centerPoint, long maxPerClass,
+                                 double iouThreshold, Double scoreThreshold) {
+        List<Selected> out = new ArrayList<>();
+        if (maxPerClass == 0) return out;
+        for (int b = 0; b < batches; b++) {
+            Box[] bs = new Box[n];
+            for (int i = 0; i < n; i++) bs[i] = Box.of(boxes, b * n + i, centerPoint);
+            for (int cl = 0; cl < classes; cl++) {
+                int base = (b * classes + cl) * n;
+                List<Integer> candidates = new ArrayList<>();
+                for (int i = 0; i < n; i++) if (scoreThreshold == null || scores[base + i] > scoreThreshold) candidates.add(i);
+                // by score, best first; a stable sort keeps the lower index first among equal scores
+                candidates.sort(Comparator.comparingDouble((Integer i) -> scores[base + i]).reversed());
+                List<Integer> kept = new ArrayList<>();
+                for (int i : candidates) {
+                    if (kept.size() >= maxPerClass) break;
+                    boolean suppressed = false;
+                    for (int k : kept) {
+                        if (iou(bs[i], bs[k]) > iouThreshold) {
+                            suppressed = true;
+                            break;
+                        }
+                    }
+                    if (!suppressed) {
+                        kept.add(i);
+                        out.add(new Selected(b, cl, i));
+                    }
+                }
+            }
+        }
+        return out;
+    }
+}

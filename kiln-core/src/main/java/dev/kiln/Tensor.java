@@ -907,10 +907,7 @@ public final class Tensor {
      */
     public static Tensor uniform(long seed, double low, double high, int... shape) { return RandomOps.uniform(seed, low, high, shape); }
 
-    /**
-     * Standard normal f32 values by Box-Muller from two independent uniform streams of the seed
-     * (element i uses the i-th value of each).
-     */
+    /** Standard normal f32 values by Box-Muller from two independent uniform streams of the seed (element i: the i-th of each). */
     public static Tensor randn(long seed, int... shape) { return RandomOps.randn(seed, shape); }
 
     /**

@@ -29,6 +29,7 @@ final class HostMemory {
     private static final Optional<CLib> C = link();
 
     private static Optional<CLib> link() {
+        if ("false".equals(System.getProperty("kiln.memory.calloc"))) return Optional.empty(); // -Dkiln.memory.calloc=false: the arena zero-fills
         try {
             Linker linker = Linker.nativeLinker();
             var lookup = linker.defaultLookup();

@@ -39,7 +39,6 @@ public final class BlockTensor {
         Tensor bytes = Tensor.defaultDevice().deviceMemory().isPresent() ? Tensor.fromSegment(data, DType.U8, rows, rowBytes)
                 : Tensor.wrapConstant(data, DType.U8, rows, rowBytes);
         BlockTensor b = new BlockTensor(t, bytes);
-        QuantizedMatmul.warmUpInBackground(t.type());
         int k = t.rowLength();
         Tensor value = Tensor.host("dequantize " + t.name(), DType.F32, t.shape(), (in, out) -> {
             float[] row = new float[k];

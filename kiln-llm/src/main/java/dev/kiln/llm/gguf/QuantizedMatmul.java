@@ -6,7 +6,6 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -79,64 +78,6 @@ public final class QuantizedMatmul {
             else if (rows <= DOT_ROWS) dequantizedRows(type, w, rowBytes, (int) from, (int) to, k, x, rows, n, out);
             else tiles(type, w, rowBytes, (int) from, (int) to, k, x, rows, n, out);
         });
-    }
-
-    /** Warm-ups started in this JVM, by block type. */
-    private static final java.util.Map<GgmlType, Thread> WARM_UPS = new java.util.concurrent.ConcurrentHashMap<>();
-    /** Longest a warm-up runs (a JIT that never settles, or a very slow machine). */
-    private static final long WARM_UP_MAX_NANOS = 3_000_000_000L;
-
-    /**
-     * Starts compiling this class's paths for {@code type} on a background thread, once per type and JVM: products of a
-     * small zero matrix, at one row (decode) and at a tile's worth (a prompt), and a few lookups, until they run at
-     * compiled speed. Until HotSpot has compiled them, the Vector API code runs interpreted, a thousand times slower:
-     * the first prompt of a 1B model took 8 s, not a fraction of one. A model starts it when it maps its weights, so the
-     * warm-up overlaps building and compiling the graph, and waits for it ({@link #awaitWarmUps}) before its first run.
-     */
-    public static void warmUpInBackground(GgmlType type) {
-        WARM_UPS.computeIfAbsent(type, t -> {
-            Thread th = new Thread(() -> warmUp(t), "kiln-qmm-warm-up-" + t);
-            th.setDaemon(true);
-            th.start();
-            return th;
-        });
-    }
-
-    /** Waits until every warm-up started has finished (each stops after at most a few seconds). */
-    public static void awaitWarmUps() {
-        for (Thread t : WARM_UPS.values()) {
-            try {
-                t.join();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-        }
-    }
-
-    private static void warmUp(GgmlType type) {
-        // below PARALLEL_WORK, so every call stays on this thread
-        int n = 16, k = 2 * type.blockSize() * Math.max(1, 256 / type.blockSize()), rows = TILE;
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment w = arena.allocate(type.rowBytes(k) * n, 64), x = arena.allocate(4L * rows * k, 64),
-                    out = arena.allocate(4L * rows * Math.max(n, k), 64), ids = arena.allocate(4L * rows, 64);
-            // batches of calls until one runs within 20 % of the fastest, ten times faster than the first (compiled code)
-            long start = System.nanoTime(), first = -1, best = Long.MAX_VALUE;
-            for (int batch = 0; System.nanoTime() - start < WARM_UP_MAX_NANOS; batch++) {
-                long t0 = System.nanoTime();
-                for (int i = 0; i < 20; i++) {
-                    multiply(type, w, n, k, x, 1, out);
-                    multiply(type, w, n, k, x, rows, out);
-                    if (i % 4 == 0) gatherRows(type, w, n, k, ids, rows, out);
-                }
-                long dt = System.nanoTime() - t0;
-                if (first < 0) first = dt;
-                best = Math.min(best, dt);
-                if (batch >= 10 && dt <= best * 1.2 && best * 10 <= first) return;
-            }
-        } catch (RuntimeException e) {
-            // a warm-up is an optimisation: a type these paths refuse is refused again, with its message, when used
-        }
     }
 
     /**

@@ -36,8 +36,6 @@ public final class LlamaModel implements AutoCloseable {
         this.cacheType = cacheType;
         this.graph = session.compile(LlamaGraph.build(spec, weights, maxChunk, context, cacheType, false));
         idle.add(track(new LlamaDecoder(this, graph, spec, context, maxChunk, cacheType, false)));
-        // the block products' warm-up began when the weights were mapped: the first prompt runs compiled code
-        dev.kiln.llm.gguf.QuantizedMatmul.awaitWarmUps();
     }
 
     /**

@@ -92,6 +92,38 @@ class QuantizedMatmulTest {
         }
     }
 
+    /**
+     * Long Q8_0 rows (k 4,096 and more: x past L1) take four rows of w at a time: within the bound of the exact product,
+     * and bit for bit the one-row path's value (each row of w alone, n = 1, runs one row at a time).
+     */
+    @Test
+    void longQ8_0RowsFourAtATimeEqualOneAtATime() {
+        int n = 11, k = 4096;
+        long rowBytes = GgmlType.Q8_0.rowBytes(k);
+        MemorySegment data = arena.allocate(n * rowBytes, 64);
+        Random r = new Random(5);
+        for (long b = 0; b < n * rowBytes / 34; b++) {
+            data.set(ValueLayout.JAVA_SHORT_UNALIGNED, b * 34, Float.floatToFloat16((float) (0.01 + 0.02 * r.nextDouble())));
+            for (int i = 0; i < 32; i++) data.set(ValueLayout.JAVA_BYTE, b * 34 + 2 + i, (byte) (r.nextInt(255) - 127));
+        }
+        GgufTensor t = new GgufTensor(file.file(), "q8_0_long", GgmlType.Q8_0, new int[] {k, n}, 0, n * rowBytes, data);
+        float[] w = t.dequantize();
+        for (int rows : new int[] {1, 2, 3}) {
+            float[] x = random(rows * k, rows * 7L);
+            MemorySegment xs = arena.allocate(4L * rows * k, 64), out = arena.allocate(4L * rows * n, 64), one = arena.allocate(4L * rows, 64);
+            MemorySegment.copy(x, 0, xs, ValueLayout.JAVA_FLOAT, 0, x.length);
+            QuantizedMatmul.multiply(GgmlType.Q8_0, data, n, k, xs, rows, out);
+            check(out.toArray(ValueLayout.JAVA_FLOAT), x, w, rows, n, k);
+            for (int j = 0; j < n; j++) {
+                QuantizedMatmul.multiply(GgmlType.Q8_0, data.asSlice(j * rowBytes, rowBytes), 1, k, xs, rows, one);
+                for (int row = 0; row < rows; row++) {
+                    assertThat(Float.floatToIntBits(out.getAtIndex(ValueLayout.JAVA_FLOAT, (long) row * n + j)))
+                            .as("rows %d, output %d, row %d", rows, j, row).isEqualTo(Float.floatToIntBits(one.getAtIndex(ValueLayout.JAVA_FLOAT, row)));
+                }
+            }
+        }
+    }
+
     /** The rows the many-rows path dequantises into its tiles are ggml's values bit for bit (vector or not). */
     @ParameterizedTest
     @MethodSource("matrices")

@@ -44,6 +44,15 @@ final class OpContext {
         return inputs.get(i);
     }
 
+    /** Input {@code i} of any kind (a tensor, sequence or optional), which the operator requires. */
+    OnnxValue value(int i) {
+        if (i >= node.inputs().size() || node.inputs().get(i).isEmpty()) throw bad("needs input " + i + ", the node gives " + node.inputs());
+        return builder.value(node.inputs().get(i), device);
+    }
+
+    /** True when input {@code i} is listed and named (of any kind). */
+    boolean given(int i) { return i < node.inputs().size() && !node.inputs().get(i).isEmpty(); }
+
     /** Input {@code i}, or null when it is omitted. */
     Tensor opt(int i) { return has(i) ? inputs.get(i) : null; }
 

@@ -293,13 +293,13 @@ public final class ConformanceRunner {
     private static String flatten(String what, OnnxValue actual, OnnxValue expected, List<Tensor> a, List<Tensor> e, List<String> names) {
         switch (expected) {
             case OnnxValue.TensorValue(Tensor want) -> {
-                if (!(actual instanceof OnnxValue.TensorValue(Tensor got))) return what + ": a " + actual.describe() + ", expected a tensor";
+                if (!(actual instanceof OnnxValue.TensorValue(Tensor got))) return what + ": " + actual.describe() + ", expected a tensor";
                 a.add(got);
                 e.add(want);
                 names.add(what);
             }
             case OnnxValue.SequenceValue want -> {
-                if (!(actual instanceof OnnxValue.SequenceValue got)) return what + ": a " + actual.describe() + ", expected a " + want.describe();
+                if (!(actual instanceof OnnxValue.SequenceValue got)) return what + ": " + actual.describe() + ", expected " + want.describe();
                 if (got.elements().size() != want.elements().size()) return what + ": " + got.describe() + ", expected " + want.describe();
                 if (got.dtype() != want.dtype()) return what + ": " + got.describe() + ", expected " + want.describe();
                 for (int i = 0; i < want.elements().size(); i++) {
@@ -309,7 +309,7 @@ public final class ConformanceRunner {
                 }
             }
             case OnnxValue.OptionalValue(OnnxValue want) -> {
-                if (!(actual instanceof OnnxValue.OptionalValue(OnnxValue got))) return what + ": a " + actual.describe() + ", expected an optional";
+                if (!(actual instanceof OnnxValue.OptionalValue(OnnxValue got))) return what + ": " + actual.describe() + ", expected an optional";
                 if ((got == null) != (want == null)) return what + ": " + actual.describe() + ", expected " + expected.describe();
                 if (want != null) return flatten(what + " element", got, want, a, e, names);
             }

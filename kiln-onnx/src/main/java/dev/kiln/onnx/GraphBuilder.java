@@ -76,7 +76,7 @@ final class GraphBuilder {
         for (int k = 0; k < values.size(); k++) {
             if (!(values.get(k) instanceof OnnxValue.TensorValue(Tensor t))) {
                 // reported by the operator whose subgraph this is (Scan, Loop) as an UnsupportedOnnxOpException naming it
-                throw new UnsupportedOperationException("output '" + model.outputs().get(k) + "' of " + model.source() + " is a "
+                throw new UnsupportedOperationException("output '" + model.outputs().get(k) + "' of " + model.source() + " is "
                         + values.get(k).describe() + "; this graph's outputs must be tensors");
             }
             out.add(t);
@@ -186,7 +186,7 @@ final class GraphBuilder {
                 hosts.put(n.outputs().getFirst(), h);
                 return true;
             }
-            throw new OnnxFormatException(model.source(), n.opType() + " node '" + n.label() + "': input " + k + " ('" + n.inputs().get(k) + "') is a "
+            throw new OnnxFormatException(model.source(), n.opType() + " node '" + n.label() + "': input " + k + " ('" + n.inputs().get(k) + "') is "
                     + h.describe() + ", but " + n.opType() + " takes tensors");
         }
         return false;

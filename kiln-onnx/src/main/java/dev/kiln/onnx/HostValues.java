@@ -28,9 +28,9 @@ final class HostValues {
             case OPTIONAL_TENSOR -> v instanceof OnnxValue.OptionalValue(OnnxValue e) && (e == null || e instanceof OnnxValue.TensorValue);
             case OPTIONAL_SEQUENCE -> v instanceof OnnxValue.OptionalValue(OnnxValue e) && (e == null || e instanceof OnnxValue.SequenceValue);
         };
-        if (!ok) throw new IllegalArgumentException(what + " of " + source + " must be " + declared + ", got a " + v.describe());
+        if (!ok) throw new IllegalArgumentException(what + " of " + source + " must be " + declared + ", got " + v.describe());
         if (dtypeOf(v) != null && dtypeOf(v) != declared.dtype()) {
-            throw new IllegalArgumentException(what + " of " + source + " must be " + declared + ", got a " + v.describe());
+            throw new IllegalArgumentException(what + " of " + source + " must be " + declared + ", got " + v.describe());
         }
     }
 

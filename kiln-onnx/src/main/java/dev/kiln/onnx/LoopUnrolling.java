@@ -74,7 +74,7 @@ final class LoopUnrolling {
             state = new ArrayList<>(out.subList(1, 1 + n));
             for (int j = 0; j < k; j++) {
                 if (!(out.get(1 + n + j) instanceof OnnxValue.TensorValue(Tensor t))) {
-                    throw c.unsupported("scan output " + j + " is a " + out.get(1 + n + j).describe() + "; Loop stacks tensors");
+                    throw c.unsupported("scan output " + j + " is " + out.get(1 + n + j).describe() + "; Loop stacks tensors");
                 }
                 scans.get(j).add(t);
             }

@@ -12,12 +12,12 @@ import java.util.List;
  */
 sealed interface OnnxValue permits OnnxValue.TensorValue, OnnxValue.SequenceValue, OnnxValue.OptionalValue {
 
-    /** What the value is, for messages: {@code tensor F32[2, 3]}, {@code sequence of 3 F32 tensors}, {@code empty optional}. */
+    /** What the value is, for messages: {@code a tensor f32[2, 3]}, {@code a sequence of 3 f32 tensors}, {@code an empty optional}. */
     String describe();
 
     /** A tensor where a sequence or an optional may also stand (a subgraph's output, an optional's element). */
     record TensorValue(Tensor tensor) implements OnnxValue {
-        public String describe() { return "tensor " + tensor.dtype() + tensor.shape(); }
+        public String describe() { return "a tensor " + tensor.dtype() + tensor.shape(); }
     }
 
     /**
@@ -34,7 +34,7 @@ sealed interface OnnxValue permits OnnxValue.TensorValue, OnnxValue.SequenceValu
             }
         }
 
-        public String describe() { return "sequence of " + elements.size() + " " + dtype + " tensors"; }
+        public String describe() { return "a sequence of " + elements.size() + " " + dtype + " tensors"; }
     }
 
     /**
@@ -49,6 +49,6 @@ sealed interface OnnxValue permits OnnxValue.TensorValue, OnnxValue.SequenceValu
 
         public boolean isPresent() { return value != null; }
 
-        public String describe() { return value == null ? "empty optional" : "optional holding a " + value.describe(); }
+        public String describe() { return value == null ? "an empty optional" : "an optional holding " + value.describe(); }
     }
 }

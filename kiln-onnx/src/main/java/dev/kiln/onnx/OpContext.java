@@ -40,6 +40,10 @@ final class OpContext {
 
     /** Input {@code i}, which the operator requires. */
     Tensor in(int i) {
+        if (!has(i) && given(i)) {
+            // named but not a tensor: a sequence or optional where this operator reads a tensor
+            throw bad("input " + i + " ('" + node.inputs().get(i) + "') is " + builder.value(node.inputs().get(i), device).describe() + ", expected a tensor");
+        }
         if (!has(i)) throw bad("needs input " + i + ", the node gives " + inputs.size() + " inputs " + node.inputs());
         return inputs.get(i);
     }

@@ -32,7 +32,7 @@ final class OptionalOps {
             has = switch (c.value(0)) {
                 case OnnxValue.OptionalValue o -> o.isPresent();
                 case OnnxValue v -> {
-                    if (c.opset < 18) throw c.bad("input 0 must be an optional before opset 18, got a " + v.describe());
+                    if (c.opset < 18) throw c.bad("input 0 must be an optional before opset 18, got " + v.describe());
                     yield true;
                 }
             };
@@ -48,7 +48,7 @@ final class OptionalOps {
                 yield v;
             }
             case OnnxValue v -> {
-                if (c.opset < 18) throw c.bad("input 0 must be an optional before opset 18, got a " + v.describe());
+                if (c.opset < 18) throw c.bad("input 0 must be an optional before opset 18, got " + v.describe());
                 yield v;
             }
         });

@@ -37,13 +37,13 @@ final class SequenceOps {
     /** Input {@code i}, which must be a sequence. */
     static OnnxValue.SequenceValue sequence(OpContext c, int i) {
         if (c.value(i) instanceof OnnxValue.SequenceValue s) return s;
-        throw c.bad("input " + i + " ('" + c.node.inputs().get(i) + "') must be a sequence, got a " + c.value(i).describe());
+        throw c.bad("input " + i + " ('" + c.node.inputs().get(i) + "') must be a sequence, got " + c.value(i).describe());
     }
 
     /** Input {@code i}, which must be a tensor. */
     static Tensor tensorIn(OpContext c, int i) {
         if (c.value(i) instanceof OnnxValue.TensorValue(Tensor t)) return t;
-        throw c.bad("input " + i + " ('" + c.node.inputs().get(i) + "') must be a tensor, got a " + c.value(i).describe());
+        throw c.bad("input " + i + " ('" + c.node.inputs().get(i) + "') must be a tensor, got " + c.value(i).describe());
     }
 
     private static List<OnnxValue> construct(OpContext c) {
@@ -204,7 +204,7 @@ final class SequenceOps {
             List<OnnxValue> step = new GraphBuilder(body, c.device).buildValues(bound, constants, hostReads);
             for (int k = 0; k < step.size(); k++) {
                 if (!(step.get(k) instanceof OnnxValue.TensorValue(Tensor t))) {
-                    throw c.unsupported("body output " + k + " is a " + step.get(k).describe() + "; Kiln's sequences hold tensors");
+                    throw c.unsupported("body output " + k + " is " + step.get(k).describe() + "; Kiln's sequences hold tensors");
                 }
                 outs.get(k).add(t);
             }

@@ -299,6 +299,23 @@ class SequenceValuesTest {
     }
 
     @Test
+    void ifCarryingASequenceIsRefusedInAPlanWhoseConditionIsAnInput() {
+        // the sequence's branch depends on the condition's value: a prepared plan knows it only when it runs
+        GraphProto then = GraphProto.newBuilder().setName("then").addNode(node("SequenceConstruct", List.of("a"), List.of("ts"))).addOutput(seq("ts", FLOAT)).build();
+        GraphProto otherwise = GraphProto.newBuilder().setName("else").addNode(node("SequenceConstruct", List.of("a", "a"), List.of("es")))
+                .addOutput(seq("es", FLOAT)).build();
+        GraphProto.Builder g = GraphProto.newBuilder().addInput(value("cond", 9)).addInput(value("a", FLOAT, 1))
+                .addNode(node("If", List.of("cond"), List.of("s"), graph("then_branch", then), graph("else_branch", otherwise)))
+                .addNode(node("ConcatFromSequence", List.of("s"), List.of("y"), i("axis", 0))).addOutput(anyShape("y", FLOAT));
+        OnnxModel m = model(13, g);
+        assertThatThrownBy(() -> m.prepare(DeviceRegistry.get("INTERP"), Map.of())).isInstanceOf(UnsupportedOnnxOpException.class)
+                .hasMessageContaining("If").hasMessageContaining("'cond'");
+        // run builds it for the condition given: the else branch's two elements joined
+        List<OnnxValue> out = run(m, Map.of("cond", Tensor.of(new boolean[] {false}).reshape(), "a", Tensor.of(new float[] {4}, 1)));
+        assertThat(tensor(out.getFirst())).containsExactly(4, 4);
+    }
+
+    @Test
     void loopCarryingASequenceIsBuiltOncePerIteration() {
         // the body appends its iteration number (a constant in each copy: SequenceAt and Slice of it are known) times 10
         GraphProto body = GraphProto.newBuilder().setName("body").addInput(value("i", INT64)).addInput(value("c", 9)).addInput(seq("acc", INT64))
@@ -317,6 +334,19 @@ class SequenceValuesTest {
     }
 
     // ------------------------------------------------------------------------------------------------- loading and the public API
+
+    @Test
+    void aTensorOperatorReadingAnOptionalNamesIt() {
+        GraphProto.Builder g = GraphProto.newBuilder().addInput(opt("o", FLOAT)).addInput(value("x", FLOAT, 1))
+                .addNode(node("If", List.of("o"), List.of("y"),
+                        graph("then_branch", GraphProto.newBuilder().setName("t").addNode(node("Identity", List.of("x"), List.of("t1"))).addOutput(anyShape("t1", FLOAT)).build()),
+                        graph("else_branch", GraphProto.newBuilder().setName("e").addNode(node("Identity", List.of("x"), List.of("e1"))).addOutput(anyShape("e1", FLOAT)).build())))
+                .addOutput(anyShape("y", FLOAT));
+        OnnxModel m = model(16, g);
+        assertThatThrownBy(() -> m.runValues(Map.of("o", new OnnxValue.OptionalValue(null), "x", new OnnxValue.TensorValue(Tensor.of(new float[] {1}, 1))),
+                DeviceRegistry.get("INTERP"))).isInstanceOf(OnnxFormatException.class).hasMessageContaining("If node 'if_y'")
+                .hasMessageContaining("input 0 ('o') is an empty optional, expected a tensor");
+    }
 
     @Test
     void theTensorApiRefusesSequenceOutputsNamingThem() {

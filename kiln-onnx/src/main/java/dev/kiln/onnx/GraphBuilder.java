@@ -307,7 +307,7 @@ final class GraphBuilder {
         if (hosts.isEmpty()) return java.util.Collections.unmodifiableSet(values.keySet());
         Set<String> all = new HashSet<>(values.keySet());
         all.addAll(hosts.keySet());
-        return all;
+        return java.util.Collections.unmodifiableSet(all);
     }
 
     /** Sequence or optional {@code name}, or null when it is a tensor (or undefined). */

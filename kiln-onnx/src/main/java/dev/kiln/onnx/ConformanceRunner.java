@@ -220,6 +220,7 @@ public final class ConformanceRunner {
 
     /** Runs one data set; the worst mismatch, or null when every output matches (or satisfies {@code rule}, where given). */
     private static String runDataSet(OnnxModel model, Path set, Device device, RandomCaseRule rule) {
+        if (!Stream.concat(model.inputs().stream(), model.outputs().stream()).allMatch(ValueInfo::isTensor)) return runValueDataSet(model, set, device);
         Map<String, Tensor> inputs = new LinkedHashMap<>();
         List<ValueInfo> declared = model.inputs();
         for (int k = 0; k < declared.size(); k++) {
@@ -247,6 +248,71 @@ public final class ConformanceRunner {
                 if (m != null) return m;
             }
             if (rule != null) return judge(rule, new ArrayList<>(inputs.values()), got, expected);
+        }
+        return null;
+    }
+
+    /**
+     * Runs one data set of a model with sequence or optional inputs or outputs ({@link ValueProtos}): the outputs must have
+     * the reference's kind, sequence length and optional presence, and each tensor they hold matches as a tensor output.
+     */
+    private static String runValueDataSet(OnnxModel model, Path set, Device device) {
+        Map<String, OnnxValue> inputs = new LinkedHashMap<>();
+        List<ValueInfo> declared = model.inputs();
+        for (int k = 0; k < declared.size(); k++) {
+            Path f = set.resolve("input_" + k + ".pb");
+            if (!Files.isRegularFile(f)) return "missing " + f.getFileName() + " for input '" + declared.get(k).name() + "'";
+            inputs.put(declared.get(k).name(), HostValues.to(ValueProtos.read(f, declared.get(k)), device));
+        }
+        List<OnnxValue> outs = model.runValues(inputs, device);
+        List<OnnxValue> expected = new ArrayList<>();
+        for (int k = 0; k < outs.size(); k++) {
+            Path f = set.resolve("output_" + k + ".pb");
+            if (!Files.isRegularFile(f)) return "missing " + f.getFileName() + " for output '" + model.outputs().get(k).name() + "'";
+            expected.add(ValueProtos.read(f, model.outputs().get(k)));
+        }
+        // the structures first (kinds, lengths, presence), then every tensor they hold in one plan
+        List<Tensor> actualTensors = new ArrayList<>(), expectedTensors = new ArrayList<>();
+        List<String> names = new ArrayList<>();
+        for (int k = 0; k < outs.size(); k++) {
+            String m = flatten("output " + k + " '" + model.outputs().get(k).name() + "'", outs.get(k), expected.get(k), actualTensors, expectedTensors, names);
+            if (m != null) return m;
+        }
+        if (actualTensors.isEmpty()) return null;
+        try (ExecutionPlan plan = Tensor.prepare(actualTensors.toArray(Tensor[]::new))) {
+            plan.execute();
+            for (int k = 0; k < actualTensors.size(); k++) {
+                String m = compare(names.get(k), actualTensors.get(k), plan.outputBuffer(k).toHost(), expectedTensors.get(k).realize());
+                if (m != null) return m;
+            }
+        }
+        return null;
+    }
+
+    /** Collects the tensors of {@code actual} and {@code expected} pairwise; a structural mismatch, or null. */
+    private static String flatten(String what, OnnxValue actual, OnnxValue expected, List<Tensor> a, List<Tensor> e, List<String> names) {
+        switch (expected) {
+            case OnnxValue.TensorValue(Tensor want) -> {
+                if (!(actual instanceof OnnxValue.TensorValue(Tensor got))) return what + ": " + actual.describe() + ", expected a tensor";
+                a.add(got);
+                e.add(want);
+                names.add(what);
+            }
+            case OnnxValue.SequenceValue want -> {
+                if (!(actual instanceof OnnxValue.SequenceValue got)) return what + ": " + actual.describe() + ", expected " + want.describe();
+                if (got.elements().size() != want.elements().size()) return what + ": " + got.describe() + ", expected " + want.describe();
+                if (got.dtype() != want.dtype()) return what + ": " + got.describe() + ", expected " + want.describe();
+                for (int i = 0; i < want.elements().size(); i++) {
+                    a.add(got.elements().get(i));
+                    e.add(want.elements().get(i));
+                    names.add(what + " element " + i);
+                }
+            }
+            case OnnxValue.OptionalValue(OnnxValue want) -> {
+                if (!(actual instanceof OnnxValue.OptionalValue(OnnxValue got))) return what + ": " + actual.describe() + ", expected an optional";
+                if ((got == null) != (want == null)) return what + ": " + actual.describe() + ", expected " + expected.describe();
+                if (want != null) return flatten(what + " element", got, want, a, e, names);
+            }
         }
         return null;
     }

@@ -23,8 +23,8 @@ final class ControlFlowOps {
         // never folded: a body may read values of the enclosing graph that are not the node's inputs
         add("Scan", 9, OnnxOps.Kind.NO_FOLD, ControlFlowOps::scan, ControlFlowOps::checkSubgraphs);
         // never folded either: a branch may read values of the enclosing graph that are not the node's inputs
-        add("If", 1, OnnxOps.Kind.NO_FOLD, ControlFlowOps::ifThenElse, ControlFlowOps::checkSubgraphs);
-        add("Loop", 1, OnnxOps.Kind.NO_FOLD, ControlFlowOps::loop, ControlFlowOps::checkSubgraphs);
+        OnnxOps.addHost("If", 1, ControlFlowOps::ifThenElse, ControlFlowOps::checkSubgraphs);
+        OnnxOps.addHost("Loop", 1, ControlFlowOps::loop, ControlFlowOps::checkSubgraphs);
     }
 
     /**
@@ -33,7 +33,15 @@ final class ControlFlowOps {
      * loop-carried values its state and the body's scan outputs stacked. A loop that a computed condition may end early has
      * a number of steps known only while it runs, which a plan cannot hold: that is refused, naming why.
      */
-    private static List<Tensor> loop(OpContext c) {
+    private static List<OnnxValue> loop(OpContext c) {
+        for (int i = 2; i < c.inputCount(); i++) {
+            if (c.given(i) && c.builder().hostValue(c.node.inputs().get(i)) != null) return LoopUnrolling.unroll(c);
+        }
+        return scanLoop(c).stream().<OnnxValue>map(OnnxValue.TensorValue::new).toList();
+    }
+
+    /** {@link #loop} over tensors only: a {@link Tensor#scan}. */
+    private static List<Tensor> scanLoop(OpContext c) {
         GraphBuilder outer = c.builder();
         List<String> in = c.node.inputs();
         if (in.isEmpty() || in.getFirst().isEmpty()) throw c.unsupported("a Loop without a trip count M runs until its condition fails, known only while it runs");
@@ -88,7 +96,7 @@ final class ControlFlowOps {
      * Whether the body's condition output is its condition input (directly or through Identity), or a constant true (a
      * Constant node or an initializer): the exporters' form of a for-loop.
      */
-    private static boolean conditionStaysTrue(OnnxGraph body) {
+    static boolean conditionStaysTrue(OnnxGraph body) {
         String condIn = body.inputs().get(1), name = body.outputs().getFirst();
         for (int guard = 0; guard < 64; guard++) {
             if (name.equals(condIn)) return true;
@@ -110,7 +118,7 @@ final class ControlFlowOps {
     }
 
     /** At load: every operator of the node's subgraphs (and of graphs within them) is supported; a node that is not is named. */
-    private static String checkSubgraphs(Node n, long opset) {
+    static String checkSubgraphs(Node n, long opset) {
         // a missing graph attribute is the validator's to report
         for (GraphProto g : n.attrs().graphs()) {
             for (Node inner : OnnxGraph.nodes(g, n.opType() + " node '" + n.label() + "' subgraph", n.attrs().external())) OnnxOps.check(inner, opset);
@@ -123,7 +131,7 @@ final class ControlFlowOps {
      * the graph is built (a constant) builds only its branch; one known only when it runs builds both and selects each
      * output element-wise, so the branches' outputs must then agree in dtype and shape.
      */
-    private static List<Tensor> ifThenElse(OpContext c) {
+    private static List<OnnxValue> ifThenElse(OpContext c) {
         Tensor cond = c.in(0);
         if (cond.numel() != 1) throw c.bad("the condition must hold one value, got shape " + cond.shape());
         GraphBuilder outer = c.builder();
@@ -132,22 +140,28 @@ final class ControlFlowOps {
             boolean holds = outer.valuesOf(name, cond).toDoubleArray()[0] != 0;
             return branch(c, holds ? "then_branch" : "else_branch");
         }
-        List<Tensor> then = branch(c, "then_branch"), otherwise = branch(c, "else_branch");
-        List<Tensor> out = new ArrayList<>();
+        List<OnnxValue> then = branch(c, "then_branch"), otherwise = branch(c, "else_branch");
+        if (then.stream().anyMatch(v -> !(v instanceof OnnxValue.TensorValue)) || otherwise.stream().anyMatch(v -> !(v instanceof OnnxValue.TensorValue))) {
+            // a sequence or optional is a value of the build: which one the node gives is decided by the condition's value now
+            // (valuesOf refuses, naming why, where the condition is known only when a prepared plan runs)
+            boolean holds = outer.valuesOf(name, cond).toDoubleArray()[0] != 0;
+            return holds ? then : otherwise;
+        }
+        List<OnnxValue> out = new ArrayList<>();
         Tensor holds = cond.reshape().cast(dev.kiln.types.DType.BOOL);
         for (int k = 0; k < then.size(); k++) {
-            Tensor a = then.get(k), b = otherwise.get(k);
+            Tensor a = ((OnnxValue.TensorValue) then.get(k)).tensor(), b = ((OnnxValue.TensorValue) otherwise.get(k)).tensor();
             if (a.dtype() != b.dtype() || !a.shape().equals(b.shape())) {
                 throw c.unsupported("output " + k + " is " + a.dtype() + a.shape() + " in then_branch and " + b.dtype() + b.shape()
                         + " in else_branch; with a condition known only when the model runs, Kiln needs both branches' outputs in one shape");
             }
-            out.add(Tensor.where(holds, a, b));
+            out.add(new OnnxValue.TensorValue(Tensor.where(holds, a, b)));
         }
         return out;
     }
 
     /** Branch {@code attr} of an If node built inline: it has no inputs, and reads the enclosing graph's values by name. */
-    private static List<Tensor> branch(OpContext c, String attr) {
+    private static List<OnnxValue> branch(OpContext c, String attr) {
         GraphProto proto = c.a.graph(attr);
         GraphBuilder outer = c.builder();
         OnnxGraph g = OnnxGraph.subgraph(proto, outer.source() + " If node '" + c.node.label() + "' " + attr, c.a.external(), outer.graph().opsets(),
@@ -157,8 +171,12 @@ final class ControlFlowOps {
             throw c.bad(attr + " gives " + g.outputs().size() + " outputs, the node has " + c.outputCount());
         }
         Map<String, Tensor> values = new HashMap<>(), constants = new HashMap<>();
-        for (String r : g.outerReads()) (outer.isConstant(r) ? constants : values).put(r, outer.outerValue(r, c.device));
-        return new GraphBuilder(g, c.device).build(values, constants);
+        Map<String, OnnxValue> hosts = new HashMap<>();
+        for (String r : g.outerReads()) {
+            if (outer.hostValue(r) != null) hosts.put(r, outer.hostValue(r));
+            else (outer.isConstant(r) ? constants : values).put(r, outer.outerValue(r, c.device));
+        }
+        return new GraphBuilder(g, c.device).buildValues(values, constants, hosts);
     }
 
     /**

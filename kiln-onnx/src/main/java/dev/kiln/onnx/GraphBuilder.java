@@ -33,6 +33,11 @@ final class GraphBuilder {
     private final Device device;
     private final Map<String, Tensor> values = new HashMap<>();
     private final Set<String> constants = new HashSet<>();
+    /**
+     * The sequences and optionals defined so far ({@link OnnxValue}), apart from the tensors: most graphs have none, and
+     * the tensor path then only checks that this map is empty.
+     */
+    private final Map<String, OnnxValue> hosts = new HashMap<>();
     /** Constants already copied to a device, by name and device. */
     private final Map<String, Tensor> placed = new HashMap<>();
     /**
@@ -66,6 +71,25 @@ final class GraphBuilder {
      * reads (they stay constants in it: folded, and read at build time where an operator needs values).
      */
     List<Tensor> build(Map<String, Tensor> inputs, Map<String, Tensor> outerConstants) {
+        List<Tensor> out = new ArrayList<>();
+        List<OnnxValue> values = buildValues(inputs, outerConstants, Map.of());
+        for (int k = 0; k < values.size(); k++) {
+            if (!(values.get(k) instanceof OnnxValue.TensorValue(Tensor t))) {
+                // reported by the operator whose subgraph this is (Scan, Loop) as an UnsupportedOnnxOpException naming it
+                throw new UnsupportedOperationException("output '" + model.outputs().get(k) + "' of " + model.source() + " is "
+                        + values.get(k).describe() + "; this graph's outputs must be tensors");
+            }
+            out.add(t);
+        }
+        return out;
+    }
+
+    /**
+     * Builds the graph on tensor {@code inputs}, {@code outerConstants} and {@code hostInputs} (sequences and optionals,
+     * of the graph's inputs or read from the graphs around a subgraph); its outputs, in order, on the builder's device.
+     */
+    List<OnnxValue> buildValues(Map<String, Tensor> inputs, Map<String, Tensor> outerConstants, Map<String, OnnxValue> hostInputs) {
+        hosts.putAll(hostInputs);
         outerConstants.forEach((name, t) -> {
             values.put(name, t);
             constants.add(name);
@@ -87,8 +111,11 @@ final class GraphBuilder {
             if (conv != null) folded.add(bn.index());
             evaluate(conv != null ? conv : n);
         }
-        List<Tensor> out = new ArrayList<>();
-        for (String o : model.outputs()) out.add(values.get(o).to(device));
+        List<OnnxValue> out = new ArrayList<>();
+        for (String o : model.outputs()) {
+            OnnxValue h = hosts.get(o);
+            out.add(h == null ? new OnnxValue.TensorValue(values.get(o).to(device)) : HostValues.to(h, device));
+        }
         return out;
     }
 
@@ -128,6 +155,11 @@ final class GraphBuilder {
 
     private void evaluate(Node n) {
         OnnxOps.Spec spec = OnnxOps.spec(n);
+        if (spec.kind() == OnnxOps.Kind.HOST || spec.kind() == OnnxOps.Kind.HOST_STRUCTURE) {
+            evaluateHost(n, spec);
+            return;
+        }
+        if (!hosts.isEmpty() && passesHostValue(n)) return;
         boolean fold = spec.kind() != OnnxOps.Kind.NO_FOLD;
         for (String i : n.inputs()) {
             if (i.isEmpty()) continue;
@@ -140,6 +172,63 @@ final class GraphBuilder {
             outs = apply(n, spec, device);
         }
         outputs(n, outs, fold);
+    }
+
+    /**
+     * Identity of a sequence or optional: the same value under the output's name. Any other tensor operator given one is
+     * the model's fault, named here before it reads its inputs as tensors. True when {@code n} was Identity of one.
+     */
+    private boolean passesHostValue(Node n) {
+        for (int k = 0; k < n.inputs().size(); k++) {
+            OnnxValue h = hosts.get(n.inputs().get(k));
+            if (h == null) continue;
+            if (n.opType().equals("Identity") && n.outputs().size() == 1) {
+                hosts.put(n.outputs().getFirst(), h);
+                return true;
+            }
+            throw new OnnxFormatException(model.source(), n.opType() + " node '" + n.label() + "': input " + k + " ('" + n.inputs().get(k) + "') is "
+                    + h.describe() + ", but " + n.opType() + " takes tensors");
+        }
+        return false;
+    }
+
+    /**
+     * A node of a {@linkplain OnnxOps.Kind#HOST host} operator (the sequence and optional operators, If): its tensor inputs
+     * on the run device and its sequences and optionals as they are ({@link OpContext#value}); never folded.
+     */
+    private void evaluateHost(Node n, OnnxOps.Spec spec) {
+        List<Tensor> ins = new ArrayList<>();
+        for (String i : n.inputs()) ins.add(i.isEmpty() || !values.containsKey(i) ? null : on(i, device));
+        long opset = model.opsetFor(n.domain());
+        List<OnnxValue> outs;
+        try {
+            outs = Tensor.withOpName(n.opType() + " node '" + n.label() + "'", () -> spec.host().apply(new OpContext(n, opset, device, ins, this)));
+        } catch (UnsupportedOnnxOpException | OnnxFormatException e) {
+            throw e;
+        } catch (UnsupportedOperationException e) {
+            throw new UnsupportedOnnxOpException(n.opType(), n.domainName(), opset, n.label(), e.getMessage());
+        } catch (ArithmeticException | IllegalArgumentException e) {
+            throw new OnnxFormatException(model.source(), n.opType() + " node '" + n.label() + "': " + e.getMessage(), e);
+        }
+        for (int k = 0; k < n.outputs().size(); k++) {
+            String name = n.outputs().get(k);
+            if (name.isEmpty()) continue;
+            if (k >= outs.size() || outs.get(k) == null) {
+                throw new UnsupportedOnnxOpException(n.opType(), n.domainName(), opset, n.label(), "output " + k + " ('" + name + "') is not supported");
+            }
+            switch (outs.get(k)) {
+                case OnnxValue.TensorValue(Tensor t) when spec.kind() == OnnxOps.Kind.HOST_STRUCTURE -> {
+                    // a few elements known now (a length, a flag): a constant, like a folded node's output
+                    values.put(name, t.to(DeviceRegistry.get("INTERP")).realize());
+                    constants.add(name);
+                }
+                case OnnxValue.TensorValue(Tensor t) -> {
+                    checkBudget(List.of(t));
+                    values.put(name, t);
+                }
+                case OnnxValue h -> hosts.put(name, h);
+            }
+        }
     }
 
     /** The outputs of {@code n} on {@code d} (not realized), within the budget. */
@@ -214,7 +303,21 @@ final class GraphBuilder {
     OnnxGraph graph() { return model; }
 
     /** The names defined so far (inputs, initializers, earlier nodes' outputs): what a subgraph may read. */
-    Set<String> definedNames() { return java.util.Collections.unmodifiableSet(values.keySet()); }
+    Set<String> definedNames() {
+        if (hosts.isEmpty()) return java.util.Collections.unmodifiableSet(values.keySet());
+        Set<String> all = new HashSet<>(values.keySet());
+        all.addAll(hosts.keySet());
+        return java.util.Collections.unmodifiableSet(all);
+    }
+
+    /** Sequence or optional {@code name}, or null when it is a tensor (or undefined). */
+    OnnxValue hostValue(String name) { return hosts.get(name); }
+
+    /** Value {@code name} of any kind: a tensor on {@code d} (a constant placed there once), or a sequence or optional. */
+    OnnxValue value(String name, Device d) {
+        OnnxValue h = hosts.get(name);
+        return h != null ? h : new OnnxValue.TensorValue(on(name, d));
+    }
 
     /** Value {@code name} as an operator's subgraph reads it: on {@code d}, a constant placed there once. */
     Tensor outerValue(String name, Device d) { return on(name, d); }

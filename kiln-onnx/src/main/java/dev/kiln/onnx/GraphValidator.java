@@ -76,6 +76,8 @@ final class GraphValidator {
         required("Scan", 8, 99, "body", "num_scan_inputs");
         required("If", 1, 99, "then_branch", "else_branch");
         required("Loop", 1, 99, "body");
+        required("SequenceMap", 17, 99, "body");
+        required("ConcatFromSequence", 11, 99, "axis");
     }
 
     private static Map<String, Map<String, List<Arity>>> loadArity() {

@@ -161,14 +161,26 @@ public final class OnnxModel implements AutoCloseable {
     private static ValueInfo valueInfo(ValueInfoProto v, String src) {
         TypeProto t = v.getType();
         String name = v.getName();
-        switch (t.getValueCase()) {
-            case TENSOR_TYPE -> { }
-            case SEQUENCE_TYPE -> throw new UnsupportedOnnxOpException("'" + name + "'", "sequence values are not supported");
-            case OPTIONAL_TYPE -> throw new UnsupportedOnnxOpException("'" + name + "'", "optional values are not supported");
+        // a sequence or optional holds tensors (or, for an optional, a sequence of them): its dtype and shape are theirs
+        ValueInfo.Kind kind = switch (t.getValueCase()) {
+            case TENSOR_TYPE -> ValueInfo.Kind.TENSOR;
+            case SEQUENCE_TYPE -> {
+                t = element(t.getSequenceType().getElemType(), name, src, "sequence");
+                yield ValueInfo.Kind.SEQUENCE;
+            }
+            case OPTIONAL_TYPE -> {
+                TypeProto e = t.getOptionalType().getElemType();
+                if (e.getValueCase() == TypeProto.ValueCase.SEQUENCE_TYPE) {
+                    t = element(e.getSequenceType().getElemType(), name, src, "optional sequence");
+                    yield ValueInfo.Kind.OPTIONAL_SEQUENCE;
+                }
+                t = element(e, name, src, "optional");
+                yield ValueInfo.Kind.OPTIONAL_TENSOR;
+            }
             case MAP_TYPE -> throw new UnsupportedOnnxOpException("'" + name + "'", "map values are not supported");
             case SPARSE_TENSOR_TYPE -> throw new UnsupportedOnnxOpException("'" + name + "'", "sparse tensors are not supported");
             default -> throw new OnnxFormatException(src, "value '" + name + "' has no type");
-        }
+        };
         TypeProto.Tensor tt = t.getTensorType();
         DType dt = TensorProtos.dtype(tt.getElemType(), "'" + name + "'");
         List<ValueInfo.Dim> dims = null;
@@ -187,7 +199,17 @@ public final class OnnxModel implements AutoCloseable {
                 });
             }
         }
-        return new ValueInfo(name, dt, dims);
+        return new ValueInfo(name, dt, dims, kind);
+    }
+
+    /** The tensor type a {@code container} value {@code name} holds: Kiln's sequences and optionals hold tensors. */
+    private static TypeProto element(TypeProto e, String name, String src, String container) {
+        return switch (e.getValueCase()) {
+            case TENSOR_TYPE -> e;
+            case VALUE_NOT_SET -> throw new OnnxFormatException(src, "value '" + name + "' is a " + container + " with no element type");
+            default -> throw new UnsupportedOnnxOpException("'" + name + "'", "a " + container + " of " + e.getValueCase().name().toLowerCase(java.util.Locale.ROOT)
+                    .replace("_type", "") + " values is not supported; Kiln's sequences and optionals hold tensors");
+        };
     }
 
     /** The graph inputs the caller supplies (initializers excluded), in graph order. */
@@ -218,9 +240,45 @@ public final class OnnxModel implements AutoCloseable {
      */
     public List<Tensor> run(Map<String, Tensor> inputs) {
         checkOpen("run");
+        for (ValueInfo v : this.inputs) refuseHostValue(v, "input");
+        for (ValueInfo v : outputs) refuseHostValue(v, "output");
         bindDims(inputs);
         Device device = inputs.isEmpty() ? Tensor.defaultDevice() : inputs.get(this.inputs.getFirst().name()).device();
         return new GraphBuilder(this, device).build(inputs);
+    }
+
+    private void refuseHostValue(ValueInfo v, String what) {
+        if (!v.isTensor()) {
+            throw new UnsupportedOperationException("run: " + what + " '" + v.name() + "' of " + source + " is " + v
+                    + "; run(Map<String, Tensor>) takes and gives tensors only");
+        }
+    }
+
+    /**
+     * Builds the graph on inputs that may be sequences or optionals ({@link OnnxValue}); its outputs in graph order, a
+     * sequence's or optional's tensors lazy on {@code device}. Each input must have the kind the model declares.
+     */
+    List<OnnxValue> runValues(Map<String, OnnxValue> inputs, Device device) {
+        checkOpen("run");
+        Map<String, Tensor> tensors = new LinkedHashMap<>();
+        Map<String, OnnxValue> hosts = new LinkedHashMap<>();
+        for (ValueInfo v : this.inputs) {
+            OnnxValue given = inputs.get(v.name());
+            if (given == null) throw new IllegalArgumentException("run: input '" + v.name() + "' (" + v + ") of " + source + " is missing");
+            HostValues.checkKind(source, "input '" + v.name() + "'", v, given);
+            if (given instanceof OnnxValue.TensorValue(Tensor t)) tensors.put(v.name(), t);
+            else hosts.put(v.name(), given);
+        }
+        bindDims(tensors);
+        List<OnnxValue> out = new GraphBuilder(this, device).buildValues(tensors, Map.of(), hosts);
+        for (int k = 0; k < out.size(); k++) {
+            try {
+                HostValues.checkKind(source, "output '" + outputs.get(k).name() + "'", outputs.get(k), out.get(k));
+            } catch (IllegalArgumentException e) {
+                throw new OnnxFormatException(source, "the graph computes " + e.getMessage(), e); // the model contradicts its own declaration
+            }
+        }
+        return out;
     }
 
     /**
@@ -236,6 +294,8 @@ public final class OnnxModel implements AutoCloseable {
      */
     public OnnxPlan prepare(Device device, Map<String, Integer> maxDims) {
         checkOpen("prepare");
+        for (ValueInfo v : inputs) refuseHostValue(v, "input");
+        for (ValueInfo v : outputs) refuseHostValue(v, "output");
         return OnnxPlan.prepare(this, device, maxDims);
     }
 
@@ -273,6 +333,7 @@ public final class OnnxModel implements AutoCloseable {
         }
         Map<String, Long> symbols = new LinkedHashMap<>();
         for (ValueInfo v : inputs) {
+            if (!v.isTensor()) continue; // checked by kind where given (runValues)
             Tensor t = given.get(v.name());
             if (t == null) throw new IllegalArgumentException("run: input '" + v.name() + "' (" + v + ") of " + source + " is missing");
             if (t.dtype() != v.dtype()) {

@@ -25,6 +25,12 @@ final class OnnxOps {
         List<Tensor> apply(OpContext c);
     }
 
+    /** Maps one node of a {@link Kind#HOST} operator to its outputs: tensors, sequences or optionals (null for one it cannot give). */
+    @FunctionalInterface
+    interface HostImpl {
+        List<OnnxValue> apply(OpContext c);
+    }
+
     /** A static check of a node's attributes before anything runs: the reason it is unsupported, or null. */
     @FunctionalInterface
     interface Check {
@@ -38,10 +44,19 @@ final class OnnxOps {
         /** Reads only its inputs' shapes (static), so it is always folded. */
         SHAPE_ONLY,
         /** Never folded (random numbers). */
-        NO_FOLD
+        NO_FOLD,
+        /** Takes or gives sequences or optionals ({@link HostImpl}); never folded. */
+        HOST,
+        /**
+         * A {@link #HOST} operator whose tensor outputs depend only on what is known of its sequences and optionals when the
+         * graph is built (a length, whether an optional holds a value): they are constants, so a Loop's trip count or an
+         * If's condition computed from them is known too.
+         */
+        HOST_STRUCTURE
     }
 
-    record Spec(String opType, int since, Kind kind, Impl impl, Check check) {}
+    /** An operator: {@code impl} for tensor operators, {@code host} for {@link Kind#HOST} ones. */
+    record Spec(String opType, int since, Kind kind, Impl impl, HostImpl host, Check check) {}
 
     /** The default domain, as {@link Node#domainName} names it. */
     static final String AI_ONNX = "ai.onnx";
@@ -61,13 +76,25 @@ final class OnnxOps {
         SignalOps.register();
         DataDependentOps.register();
         ControlFlowOps.register();
+        SequenceOps.register();
+        OptionalOps.register();
         RandomOnnxOps.register();
         TrainingOps.register();
     }
 
     static void add(String domain, String opType, int since, Kind kind, Impl impl, Check check) {
-        if (OPS.computeIfAbsent(domain, d -> new TreeMap<>()).put(opType, new Spec(opType, since, kind, impl, check)) != null) {
+        if (OPS.computeIfAbsent(domain, d -> new TreeMap<>()).put(opType, new Spec(opType, since, kind, impl, null, check)) != null) {
             throw new IllegalStateException("operator " + opType + " of " + domain + " registered twice");
+        }
+    }
+
+    /** A {@link Kind#HOST} operator of ai.onnx. */
+    static void addHost(String opType, int since, HostImpl host, Check check) { addHost(opType, since, Kind.HOST, host, check); }
+
+    /** A {@link Kind#HOST} or {@link Kind#HOST_STRUCTURE} operator of ai.onnx. */
+    static void addHost(String opType, int since, Kind kind, HostImpl host, Check check) {
+        if (OPS.computeIfAbsent(AI_ONNX, d -> new TreeMap<>()).put(opType, new Spec(opType, since, kind, null, host, check)) != null) {
+            throw new IllegalStateException("operator " + opType + " registered twice");
         }
     }
 

@@ -40,9 +40,22 @@ final class OpContext {
 
     /** Input {@code i}, which the operator requires. */
     Tensor in(int i) {
+        if (!has(i) && given(i)) {
+            // named but not a tensor: a sequence or optional where this operator reads a tensor
+            throw bad("input " + i + " ('" + node.inputs().get(i) + "') is " + builder.value(node.inputs().get(i), device).describe() + ", expected a tensor");
+        }
         if (!has(i)) throw bad("needs input " + i + ", the node gives " + inputs.size() + " inputs " + node.inputs());
         return inputs.get(i);
     }
+
+    /** Input {@code i} of any kind (a tensor, sequence or optional), which the operator requires. */
+    OnnxValue value(int i) {
+        if (i >= node.inputs().size() || node.inputs().get(i).isEmpty()) throw bad("needs input " + i + ", the node gives " + node.inputs());
+        return builder.value(node.inputs().get(i), device);
+    }
+
+    /** True when input {@code i} is listed and named (of any kind). */
+    boolean given(int i) { return i < node.inputs().size() && !node.inputs().get(i).isEmpty(); }
 
     /** Input {@code i}, or null when it is omitted. */
     Tensor opt(int i) { return has(i) ? inputs.get(i) : null; }

@@ -6,13 +6,33 @@ import java.util.List;
 
 /**
  * A graph input or output as the model declares it: its name, element dtype and dimensions, each either a
- * fixed size or a symbolic name (such as {@code batch}).
+ * fixed size or a symbolic name (such as {@code batch}), and its kind: a tensor, or a sequence or optional of tensors
+ * (whose dtype and dimensions are then the elements').
  *
  * @param name the value's name in the graph
- * @param dtype its element type
- * @param dims its dimensions, or null when the model declares no shape
+ * @param dtype its element type (of the tensors a sequence or optional holds)
+ * @param dims its dimensions (of each tensor a sequence or optional holds), or null when the model declares no shape
+ * @param kind what the value is
  */
-public record ValueInfo(String name, DType dtype, List<Dim> dims) {
+public record ValueInfo(String name, DType dtype, List<Dim> dims, Kind kind) {
+    /** What a graph value is. */
+    public enum Kind {
+        /** A tensor. */
+        TENSOR,
+        /** A sequence of tensors. */
+        SEQUENCE,
+        /** An optional tensor: a tensor or nothing. */
+        OPTIONAL_TENSOR,
+        /** An optional sequence of tensors: a sequence or nothing. */
+        OPTIONAL_SEQUENCE
+    }
+
+    /** A tensor value. */
+    public ValueInfo(String name, DType dtype, List<Dim> dims) { this(name, dtype, dims, Kind.TENSOR); }
+
+    /** True for a plain tensor. */
+    public boolean isTensor() { return kind == Kind.TENSOR; }
+
     /**
      * One dimension: a fixed size, a symbolic name, or neither (unknown).
      *
@@ -32,8 +52,17 @@ public record ValueInfo(String name, DType dtype, List<Dim> dims) {
 
     public ValueInfo {
         dims = dims == null ? null : List.copyOf(dims);
+        java.util.Objects.requireNonNull(kind, "kind");
     }
 
     @Override
-    public String toString() { return name + ": " + dtype + (dims == null ? "[unknown shape]" : dims.toString()); }
+    public String toString() {
+        String t = dtype + (dims == null ? "[unknown shape]" : dims.toString());
+        return name + ": " + switch (kind) {
+            case TENSOR -> t;
+            case SEQUENCE -> "sequence<" + t + ">";
+            case OPTIONAL_TENSOR -> "optional<" + t + ">";
+            case OPTIONAL_SEQUENCE -> "optional<sequence<" + t + ">>";
+        };
+    }
 }

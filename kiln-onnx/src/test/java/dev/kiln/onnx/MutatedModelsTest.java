@@ -56,12 +56,20 @@ class MutatedModelsTest {
     private static String build(ModelProto m) {
         try {
             OnnxModel model = OnnxModel.fromProto(m, "mutant.onnx");
-            Map<String, Tensor> in = new HashMap<>();
+            Map<String, OnnxValue> in = new HashMap<>();
             for (ValueInfo v : model.inputs()) {
                 int[] d = v.dims() == null ? new int[0] : v.dims().stream().mapToInt(x -> x.isFixed() ? (int) x.size() : 1).toArray();
-                in.put(v.name(), Tensor.zeros(v.dtype(), d).to("INTERP"));
+                Tensor zeros = Tensor.zeros(v.dtype(), d).to("INTERP");
+                OnnxValue.SequenceValue one = new OnnxValue.SequenceValue(List.of(zeros), v.dtype());
+                // a sequence or optional input: one element of zeros, as a tensor input is zeros
+                in.put(v.name(), switch (v.kind()) {
+                    case TENSOR -> new OnnxValue.TensorValue(zeros);
+                    case SEQUENCE -> one;
+                    case OPTIONAL_TENSOR -> new OnnxValue.OptionalValue(new OnnxValue.TensorValue(zeros));
+                    case OPTIONAL_SEQUENCE -> new OnnxValue.OptionalValue(one);
+                });
             }
-            model.run(in);
+            model.runValues(in, dev.kiln.runtime.DeviceRegistry.get("INTERP"));
             return null;
         } catch (OnnxFormatException | UnsupportedOnnxOpException e) {
             return null;

@@ -404,9 +404,9 @@ class OnnxBadInputCatalogueTest {
                         "bad.onnx: node 'n' (If) at opset 13 requires the attribute then_branch, which the node lacks; it has []"),
                 model("a Loop node without its body", FORMAT, on(x23, List.of(), node("Loop", List.of("", "x"))),
                         "bad.onnx: node 'n' (Loop) at opset 13 requires the attribute body, which the node lacks; it has []"),
-                model("a sequence input", UNSUPPORTED, model(13, GraphProto.newBuilder().addInput(ValueInfoProto.newBuilder().setName("x")
+                model("a sequence input without an element type", FORMAT, model(13, GraphProto.newBuilder().addInput(ValueInfoProto.newBuilder().setName("x")
                         .setType(TypeProto.newBuilder().setSequenceType(TypeProto.Sequence.newBuilder()))).addOutput(value("y", F32))
-                        .addNode(node("Relu", List.of("x")))), "unsupported ONNX value 'x': sequence values are not supported"),
+                        .addNode(node("Relu", List.of("x")))), "bad.onnx: value 'x' is a sequence with no element type"),
                 model("an input without a type", FORMAT, model(13, GraphProto.newBuilder().addInput(ValueInfoProto.newBuilder().setName("x"))
                         .addOutput(value("y", F32)).addNode(node("Relu", List.of("x")))), "bad.onnx: value 'x' has no type"),
                 model("an initializer without a name", FORMAT, on(x23, List.of(TensorProto.newBuilder().setDataType(F32).addDims(1).addFloatData(1).build()),

@@ -145,12 +145,21 @@ class OnnxModelTest {
     }
 
     @Test
-    void sequenceValuesAreUnsupported() throws IOException {
-        ValueInfoProto seq = ValueInfoProto.newBuilder().setName("s")
-                .setType(TypeProto.newBuilder().setSequenceType(TypeProto.Sequence.newBuilder().setElemType(value("e", 1).getType()))).build();
-        ModelProto p = model(13, GraphProto.newBuilder().addInput(seq).addOutput(value("y", 1, 2)));
+    void sequencesOfSequencesAreUnsupportedAndTheTensorApiRefusesSequences() throws IOException {
+        TypeProto tensor = value("e", 1).getType();
+        ValueInfoProto nested = ValueInfoProto.newBuilder().setName("s").setType(TypeProto.newBuilder().setSequenceType(TypeProto.Sequence.newBuilder()
+                .setElemType(TypeProto.newBuilder().setSequenceType(TypeProto.Sequence.newBuilder().setElemType(tensor))))).build();
+        ModelProto p = model(13, GraphProto.newBuilder().addInput(nested).addNode(NodeProto.newBuilder().setOpType("SequenceLength").addInput("s").addOutput("y"))
+                .addOutput(value("y", 7)));
         assertThatThrownBy(() -> OnnxModel.load(write("m.onnx", p.toByteArray()))).isInstanceOf(UnsupportedOnnxOpException.class)
-                .hasMessageContaining("'s'").hasMessageContaining("sequence");
+                .hasMessageContaining("'s'").hasMessageContaining("sequence of sequence");
+        ValueInfoProto seq = ValueInfoProto.newBuilder().setName("s").setType(TypeProto.newBuilder().setSequenceType(TypeProto.Sequence.newBuilder().setElemType(tensor))).build();
+        ModelProto q = model(13, GraphProto.newBuilder().addInput(seq).addNode(NodeProto.newBuilder().setOpType("SequenceLength").addInput("s").addOutput("y"))
+                .addOutput(value("y", 7)));
+        try (OnnxModel m = OnnxModel.load(write("q.onnx", q.toByteArray()))) {
+            assertThat(m.inputs().getFirst().kind()).isEqualTo(ValueInfo.Kind.SEQUENCE);
+            assertThatThrownBy(() -> m.run(java.util.Map.of())).isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("input 's'");
+        }
     }
 
     @Test

@@ -1,0 +1,228 @@
+package dev.kiln.onnx;
+
+import dev.kiln.Tensor;
+import dev.kiln.types.DType;
+import onnx.Onnx.GraphProto;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static dev.kiln.onnx.OnnxOps.addHost;
+
+/**
+ * The sequence operators (SequenceConstruct to SequenceMap) on {@link OnnxValue.SequenceValue}s: host values whose
+ * length is known when the graph is built, each element a tensor of the graph. A length or position that would come from
+ * a value known only when the model runs is refused, never guessed.
+ */
+final class SequenceOps {
+    private SequenceOps() {}
+
+    static void register() {
+        addHost("SequenceConstruct", 11, SequenceOps::construct, null);
+        addHost("SequenceEmpty", 11, c -> List.of(new OnnxValue.SequenceValue(List.of(), TensorProtos.dtype(c.a.int32("dtype", 1), "SequenceEmpty's dtype"))), null);
+        addHost("SequenceAt", 11, SequenceOps::at, null);
+        addHost("SequenceInsert", 11, SequenceOps::insert, null);
+        addHost("SequenceErase", 11, SequenceOps::erase, null);
+        addHost("SequenceLength", 11, OnnxOps.Kind.HOST_STRUCTURE, c -> List.of(tensor(Tensor.scalar(sequence(c, 0).elements().size(), DType.I64).to(c.device))), null);
+        addHost("ConcatFromSequence", 11, SequenceOps::concat, null);
+        addHost("SplitToSequence", 11, SequenceOps::split, null);
+        // a body's operators are checked at load like any subgraph's
+        addHost("SequenceMap", 17, SequenceOps::map, ControlFlowOps::checkSubgraphs);
+    }
+
+    static OnnxValue tensor(Tensor t) { return new OnnxValue.TensorValue(t); }
+
+    /** Input {@code i}, which must be a sequence. */
+    static OnnxValue.SequenceValue sequence(OpContext c, int i) {
+        if (c.value(i) instanceof OnnxValue.SequenceValue s) return s;
+        throw c.bad("input " + i + " ('" + c.node.inputs().get(i) + "') must be a sequence, got " + c.value(i).describe());
+    }
+
+    /** Input {@code i}, which must be a tensor. */
+    static Tensor tensorIn(OpContext c, int i) {
+        if (c.value(i) instanceof OnnxValue.TensorValue(Tensor t)) return t;
+        throw c.bad("input " + i + " ('" + c.node.inputs().get(i) + "') must be a tensor, got " + c.value(i).describe());
+    }
+
+    private static List<OnnxValue> construct(OpContext c) {
+        if (c.inputCount() == 0) throw c.bad("needs at least one input");
+        List<Tensor> elements = new ArrayList<>();
+        for (int i = 0; i < c.inputCount(); i++) elements.add(tensorIn(c, i));
+        DType dt = elements.getFirst().dtype();
+        for (int i = 1; i < elements.size(); i++) {
+            if (elements.get(i).dtype() != dt) throw c.bad("input " + i + " is " + elements.get(i).dtype() + ", input 0 is " + dt + "; a sequence holds one dtype");
+        }
+        return List.of(new OnnxValue.SequenceValue(elements, dt));
+    }
+
+    /**
+     * Input {@code i}, a position in a sequence of {@code length} elements, normalised: valid are {@code -length} to
+     * {@code length - 1}, or to {@code length} where {@code end} is allowed (an insertion at the back). The position is
+     * needed while the graph is built: it picks an element, or decides the sequence's order.
+     */
+    private static int position(OpContext c, int i, int length, boolean end) {
+        if (!c.given(i)) return end ? length : length - 1;
+        Tensor p = tensorIn(c, i);
+        if (p.dtype() != DType.I32 && p.dtype() != DType.I64) throw c.bad("position must be I32 or I64, got " + p.dtype());
+        if (p.numel() != 1) throw c.bad("position must hold one value, got shape " + p.shape());
+        long v = c.scalarLong(i);
+        long max = end ? length : length - 1;
+        if (v < -length || v > max) {
+            throw c.bad("position " + v + " is out of range for a sequence of length " + length + "; valid are " + -length + " to " + max);
+        }
+        return (int) (v < 0 ? v + length : v);
+    }
+
+    private static List<OnnxValue> at(OpContext c) {
+        OnnxValue.SequenceValue s = sequence(c, 0);
+        if (!c.given(1)) throw c.bad("needs input 1 (position)");
+        return List.of(tensor(s.elements().get(position(c, 1, s.elements().size(), false))));
+    }
+
+    private static List<OnnxValue> insert(OpContext c) {
+        OnnxValue.SequenceValue s = sequence(c, 0);
+        Tensor t = tensorIn(c, 1);
+        if (t.dtype() != s.dtype()) throw c.bad("the tensor is " + t.dtype() + ", the sequence holds " + s.dtype());
+        List<Tensor> out = new ArrayList<>(s.elements());
+        out.add(position(c, 2, out.size(), true), t);
+        return List.of(new OnnxValue.SequenceValue(out, s.dtype()));
+    }
+
+    private static List<OnnxValue> erase(OpContext c) {
+        OnnxValue.SequenceValue s = sequence(c, 0);
+        if (s.elements().isEmpty()) throw c.bad("cannot erase from an empty sequence");
+        List<Tensor> out = new ArrayList<>(s.elements());
+        out.remove(position(c, 1, out.size(), false));
+        return List.of(new OnnxValue.SequenceValue(out, s.dtype()));
+    }
+
+    /** ConcatFromSequence: the elements joined along {@code axis}, or stacked along a new one where {@code new_axis} is 1. */
+    private static List<OnnxValue> concat(OpContext c) {
+        OnnxValue.SequenceValue s = sequence(c, 0);
+        if (!c.a.has("axis")) throw c.bad("needs the attribute axis");
+        if (s.elements().isEmpty()) throw c.bad("cannot concatenate an empty sequence (its result has no shape)");
+        boolean stack = c.a.i("new_axis", 0) != 0;
+        Tensor first = s.elements().getFirst();
+        int rank = first.ndim();
+        int axis = c.axis(c.a.i("axis", 0), stack ? rank + 1 : rank, "axis");
+        Tensor[] ts = s.elements().toArray(Tensor[]::new);
+        for (int k = 1; k < ts.length; k++) {
+            if (ts[k].ndim() != rank) throw c.bad("element " + k + " has shape " + ts[k].shape() + ", element 0 has " + first.shape());
+        }
+        return List.of(tensor(stack ? Tensor.stack(axis, ts) : Tensor.cat(axis, ts)));
+    }
+
+    /**
+     * SplitToSequence: pieces of the input along {@code axis}, of the sizes {@code split} gives (one size for every piece,
+     * the last one shorter; or a size per piece), or of size 1 (squeezed unless {@code keepdims} is 1) without it. The
+     * sizes decide the sequence's length, so they must be constants.
+     */
+    private static List<OnnxValue> split(OpContext c) {
+        Tensor x = tensorIn(c, 0);
+        if (x.ndim() == 0) throw c.bad("cannot split a scalar");
+        int axis = c.axis(c.a.i("axis", 0), x.ndim(), "axis");
+        int size = x.dim(axis);
+        List<Tensor> pieces = new ArrayList<>();
+        if (!c.given(1)) {
+            boolean keep = c.a.i("keepdims", 1) != 0;
+            for (int k = 0; k < size; k++) {
+                Tensor p = x.slice(axis, k, k + 1, 1);
+                pieces.add(keep ? p : p.squeeze(axis));
+            }
+        } else {
+            if (!c.isConstant(1)) {
+                throw c.unsupported("split ('" + c.node.inputs().get(1) + "') is not a constant: it decides the sequence's length, which Kiln needs when the graph is built");
+            }
+            Tensor sp = tensorIn(c, 1);
+            long[] sizes = c.longs(1);
+            if (sp.ndim() == 0) {
+                long chunk = sizes[0];
+                if (chunk <= 0) throw c.bad("split " + chunk + " must be positive");
+                for (long start = 0; start < size; start += chunk) pieces.add(x.slice(axis, (int) start, (int) Math.min(size, start + chunk), 1));
+            } else {
+                if (sp.ndim() != 1) throw c.bad("split must be a scalar or 1-D, got shape " + sp.shape());
+                long sum = 0;
+                for (long v : sizes) {
+                    if (v < 0) throw c.bad("split " + java.util.Arrays.toString(sizes) + " has a negative size");
+                    sum += v;
+                }
+                if (sum != size) throw c.bad("split " + java.util.Arrays.toString(sizes) + " sums to " + sum + ", the axis has " + size);
+                int start = 0;
+                for (long v : sizes) {
+                    pieces.add(x.slice(axis, start, start + (int) v, 1));
+                    start += (int) v;
+                }
+            }
+        }
+        return List.of(new OnnxValue.SequenceValue(pieces, x.dtype()));
+    }
+
+    /**
+     * SequenceMap: the body applied to each element of the input sequences (all of one length), an additional tensor input
+     * given whole to every step; output k is the sequence of the body's output k. The length is known now, so the body is
+     * built once per element, like an inlined If branch.
+     */
+    private static List<OnnxValue> map(OpContext c) {
+        GraphBuilder outer = c.builder();
+        GraphProto proto = c.a.graph("body");
+        OnnxGraph body = OnnxGraph.subgraph(proto, outer.source() + " SequenceMap node '" + c.node.label() + "' body", c.a.external(),
+                outer.graph().opsets(), outer.definedNames());
+        if (body.inputs().size() != c.inputCount()) {
+            throw c.bad("the body takes " + body.inputs().size() + " inputs, the node gives " + c.inputCount());
+        }
+        if (body.outputs().size() != c.outputCount()) throw c.bad("the body gives " + body.outputs().size() + " outputs, the node has " + c.outputCount());
+        int length = sequence(c, 0).elements().size();
+        List<OnnxValue> ins = new ArrayList<>();
+        for (int i = 0; i < c.inputCount(); i++) {
+            OnnxValue v = c.value(i);
+            if (v instanceof OnnxValue.SequenceValue s && s.elements().size() != length) {
+                throw c.bad("input " + i + " ('" + c.node.inputs().get(i) + "') has " + s.elements().size() + " elements, input 0 has " + length);
+            }
+            if (v instanceof OnnxValue.OptionalValue) throw c.bad("input " + i + " is an optional; SequenceMap takes sequences and tensors");
+            ins.add(v);
+        }
+        Map<String, Tensor> reads = new HashMap<>(), constants = new HashMap<>();
+        Map<String, OnnxValue> hostReads = new HashMap<>();
+        for (String r : body.outerReads()) {
+            if (outer.hostValue(r) != null) hostReads.put(r, outer.hostValue(r));
+            else (outer.isConstant(r) ? constants : reads).put(r, outer.outerValue(r, c.device));
+        }
+        List<List<Tensor>> outs = new ArrayList<>();
+        for (int k = 0; k < c.outputCount(); k++) outs.add(new ArrayList<>());
+        for (int e = 0; e < length; e++) {
+            Map<String, Tensor> bound = new HashMap<>(reads);
+            for (int i = 0; i < ins.size(); i++) {
+                Tensor t = switch (ins.get(i)) {
+                    case OnnxValue.SequenceValue s -> s.elements().get(e);
+                    case OnnxValue.TensorValue(Tensor whole) -> whole;
+                    case OnnxValue.OptionalValue o -> throw new AssertionError(o);
+                };
+                bound.put(body.inputs().get(i), t);
+            }
+            List<OnnxValue> step = new GraphBuilder(body, c.device).buildValues(bound, constants, hostReads);
+            for (int k = 0; k < step.size(); k++) {
+                if (!(step.get(k) instanceof OnnxValue.TensorValue(Tensor t))) {
+                    throw c.unsupported("body output " + k + " is " + step.get(k).describe() + "; Kiln's sequences hold tensors");
+                }
+                outs.get(k).add(t);
+            }
+        }
+        List<OnnxValue> result = new ArrayList<>();
+        for (int k = 0; k < outs.size(); k++) {
+            // an empty sequence takes its dtype from the body's declared output
+            DType dt = outs.get(k).isEmpty() ? declaredDtype(c, proto, k) : outs.get(k).getFirst().dtype();
+            result.add(new OnnxValue.SequenceValue(outs.get(k), dt));
+        }
+        return result;
+    }
+
+    private static DType declaredDtype(OpContext c, GraphProto body, int k) {
+        var type = body.getOutput(k).getType();
+        if (!type.hasTensorType() || type.getTensorType().getElemType() == 0) {
+            throw c.unsupported("the input sequences are empty and the body's output " + k + " declares no tensor dtype for the empty result");
+        }
+        return TensorProtos.dtype(type.getTensorType().getElemType(), "body output " + k);
+    }
+}

@@ -62,10 +62,13 @@ public final class ContractionKernel implements KernelRunner {
 
     /**
      * {@code program} as a contraction for the packed GEMM, if it is one and the process's
-     * {@link ReductionOrder} lets reductions reorder (the one test both host devices apply).
+     * {@link ReductionOrder} lets reductions reorder (the one test both host devices apply). A program the heuristic
+     * or BEAM has optimised is not one: a contraction keeps its loops as lowered, so the device asks the same question
+     * of the same loops when it chooses actions and when it links (a split output loop can read as strided views the
+     * lowered merged loop did not, and the plan would split the GEMM's range across threads).
      */
     public static Optional<ContractionMatcher.Match> asGemm(KernelProgram program) {
-        return ContractionMatcher.matchReorderable(program);
+        return program.opts().isEmpty() ? ContractionMatcher.matchReorderable(program) : Optional.empty();
     }
 
     /**

@@ -90,6 +90,7 @@ class OptimizerTest {
         g.put("i32 full sum 4096 (wraps)", () -> ints.sum().cast(DType.I32).add(ints.max()));
         g.put("conv2d 3x3", () -> img.conv2d(w, null, new int[] {1, 1}, new int[] {1, 1}, new int[] {1, 1}, 1));
         g.put("elementwise 64x64", () -> data(14, 64, 64).exp().mul(2).add(data(15, 64)));
+        g.put("attention values, heads merged", OptimizerTest::headsMergedValues);
         return named(g);
     }
 
@@ -166,6 +167,33 @@ class OptimizerTest {
         assertThat(Heuristics.defaultOpts(p, new CpuInfo(1, 32))).containsExactly(new Opt.Upcast(1, 8), new Opt.Upcast(1, 2), new Opt.Upcast(0, 4));
         // 16 lanes: 3 vectors per row do not halve, so one
         assertThat(Heuristics.defaultOpts(p, new CpuInfo(16, 64))).containsExactly(new Opt.Upcast(1, 16), new Opt.Upcast(0, 4), new Opt.Thread(0, 16));
+    }
+
+    /**
+     * A decode step's probabilities times values: 4 query heads over 2 key-value heads (grouped), one row, the
+     * output's heads and head dimension one axis of 64: a head's probability is at {@code i / 16}, its value row at
+     * {@code (i / 32) * 16 + i % 16}, neither uniform nor contiguous along the axis, both within 16 aligned lanes.
+     */
+    static Tensor headsMergedValues() {
+        Tensor probs = data(22, 2, 2, 1, 24), values = data(23, 24, 2, 16);
+        Tensor v = values.permute(1, 0, 2).reshape(2, 1, 24, 16).expand(2, 2, 24, 16);
+        return probs.matmul(v).reshape(1, 64);
+    }
+
+    @Test
+    void anAxisOfMergedHeadsIsVectorLanesWithinEachHead() {
+        KernelProgram p = onlyKernel(headsMergedValues(), "values");
+        List<Stmt.Loop> axes = Optimizer.axes(p);
+        int merged = axes.size() - 2; // the output axis of 64 around the reduction
+        assertThat(axes.get(merged).extent()).isEqualTo(64);
+        // lanes, then four vectors side by side: four independent sums over the reduction
+        assertThat(Heuristics.defaultOpts(p, new CpuInfo(1, 64))).containsExactly(new Opt.Upcast(merged, 16), new Opt.Upcast(merged, 4));
+        assertThat(Heuristics.defaultOpts(p, new CpuInfo(1, 32))).containsExactly(new Opt.Upcast(merged, 8), new Opt.Upcast(merged, 4));
+        KernelProgram applied = Optimizer.apply(p, List.of(new Opt.Upcast(merged, 16)));
+        String text = ProgramText.render(applied);
+        assertThat(text).contains("(upcast)");
+        // lanes that would straddle two heads are not vector lanes: 32 lanes span two heads' probabilities
+        assertThat(Heuristics.defaultOpts(p, new CpuInfo(1, 128))).doesNotContain(new Opt.Upcast(merged, 32));
     }
 
     @Test

@@ -270,6 +270,10 @@ class VectorKernelTest {
         Tensor wide = Tensor.arange(128).cast(DType.I32).mul(-1640531535).reshape(8, 16).realize();
         g.put("i32 matmul wraps 8x16x16", t(() -> wide.matmul(wide.mT().slice(0, 0, 16, 1).reshape(16, 8).cat(1, wide.mT().reshape(16, 8)))));
         g.put("softmax rows 4x32", t(() -> data(8, 4, 32).softmax(-1)));
+        // a decode step's probabilities times values, grouped heads, the output's heads and head size one axis:
+        // per-head values uniform and contiguous only within aligned groups of 16 lanes
+        g.put("attention values, heads merged 64", t(() -> data(16, 2, 2, 1, 24).matmul(data(17, 24, 2, 16).permute(1, 0, 2)
+                .reshape(2, 1, 24, 16).expand(2, 2, 24, 16)).reshape(1, 64)));
         g.put("layernorm 4x16", t(() -> data(9, 4, 16).layerNorm(new int[] {16}, null, null, 1e-5)));
         double[] zn = SIGNED_ZEROS_AND_NANS;
         Tensor x = Tensor.of(DType.F32, zn, 2, 8), y = Tensor.of(DType.F64, zn, 2, 8);

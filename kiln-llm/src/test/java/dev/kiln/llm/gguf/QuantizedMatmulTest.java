@@ -6,6 +6,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.lang.foreign.Arena;
@@ -121,6 +122,33 @@ class QuantizedMatmulTest {
                             .as("rows %d, output %d, row %d", rows, j, row).isEqualTo(Float.floatToIntBits(one.getAtIndex(ValueLayout.JAVA_FLOAT, row)));
                 }
             }
+        }
+    }
+
+    /**
+     * The many-rows path over more than one panel of w (64 rows) and more than one pass over k (2,048 values), with rows
+     * of x that are no multiple of its 4 x 4 register tile and a last panel narrower than the tile: within the bound.
+     */
+    @ParameterizedTest
+    @EnumSource(value = GgmlType.class, names = {"Q8_0", "Q4_0"})
+    void manyRowsOverSeveralPanelsAndPassesOverK(GgmlType type) {
+        int n = 70, k = 4352; // panels of 64 + 6 rows; passes of 2,048 + 2,048 + 256 values
+        long rowBytes = type.rowBytes(k);
+        int blockBytes = type.bytesPerBlock();
+        MemorySegment data = arena.allocate(n * rowBytes, 64);
+        Random r = new Random(11);
+        for (long b = 0; b < n * rowBytes / blockBytes; b++) {
+            data.set(ValueLayout.JAVA_SHORT_UNALIGNED, b * blockBytes, Float.floatToFloat16((float) (0.01 + 0.02 * r.nextDouble())));
+            for (int i = 2; i < blockBytes; i++) data.set(ValueLayout.JAVA_BYTE, b * blockBytes + i, (byte) r.nextInt(256));
+        }
+        GgufTensor t = new GgufTensor(file.file(), "panels", type, new int[] {k, n}, 0, n * rowBytes, data);
+        float[] w = t.dequantize();
+        for (int rows : new int[] {4, 7, 9}) {
+            float[] x = random(rows * k, rows * 13L);
+            MemorySegment xs = arena.allocate(4L * rows * k, 64), out = arena.allocate(4L * rows * n, 64);
+            MemorySegment.copy(x, 0, xs, ValueLayout.JAVA_FLOAT, 0, x.length);
+            QuantizedMatmul.multiply(type, data, n, k, xs, rows, out);
+            check(out.toArray(ValueLayout.JAVA_FLOAT), x, w, rows, n, k);
         }
     }
 

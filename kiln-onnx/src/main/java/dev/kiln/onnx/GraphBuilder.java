@@ -56,6 +56,16 @@ final class GraphBuilder {
         this.device = device;
     }
 
+    /**
+     * A builder of {@code graph}, a subgraph an operator of this graph builds on {@code device}: like this builder, it
+     * may read the elements of values computed from the graph's inputs only where this one may (not while a plan is built).
+     */
+    GraphBuilder nested(OnnxGraph graph, Device device) {
+        GraphBuilder b = new GraphBuilder(graph, device);
+        b.inputValuesKnown = inputValuesKnown;
+        return b;
+    }
+
     /** A builder of {@code model}'s main graph for a plan: operators may not read its inputs' elements while it is built. */
     static GraphBuilder forPlan(OnnxModel model, Device device) {
         GraphBuilder b = new GraphBuilder(model, device);
@@ -324,6 +334,15 @@ final class GraphBuilder {
 
     /** True when value {@code name} is a constant: an initializer not overridden by an input, or a folded node's output. */
     boolean isConstant(String name) { return constants.contains(name); }
+
+    /**
+     * Whether values computed from {@code names} may be computed now, while the graph is built: always when they are all
+     * constants, and for others unless a plan is being built (whose inputs have no values yet). A value computed from a
+     * scan's or loop's step arguments still cannot be (it refuses when realised, naming why).
+     */
+    boolean valuesKnownNow(java.util.Collection<String> names) {
+        return inputValuesKnown || names.stream().filter(x -> !x.isEmpty()).allMatch(constants::contains);
+    }
 
     /**
      * A value whose elements an operator needs at build time: a constant as it is, otherwise the tensor

@@ -41,7 +41,7 @@ final class LoopUnrolling {
         if (body.inputs().size() != n + 2) throw c.bad("the body takes " + body.inputs().size() + " inputs, expected " + (n + 2));
         int k = body.outputs().size() - 1 - n;
         if (k < 0) throw c.bad("the body gives " + body.outputs().size() + " outputs, expected at least " + (n + 1));
-        if (!ControlFlowOps.conditionStaysTrue(body)) {
+        if (!LoopOp.conditionStaysTrue(body)) {
             throw c.unsupported("the body computes its condition output; a loop that may end early has a number of steps known only while it runs");
         }
         if (k > 0 && iterations == 0) throw c.unsupported("no iteration runs, and Kiln cannot give the scan outputs' shapes without one");
@@ -70,7 +70,7 @@ final class LoopUnrolling {
                 if (v instanceof OnnxValue.TensorValue(Tensor t)) tensors.put(name, t);
                 else hosts.put(name, v);
             }
-            List<OnnxValue> out = new GraphBuilder(body, c.device).buildValues(tensors, fixed, hosts);
+            List<OnnxValue> out = outer.nested(body, c.device).buildValues(tensors, fixed, hosts);
             state = new ArrayList<>(out.subList(1, 1 + n));
             for (int j = 0; j < k; j++) {
                 if (!(out.get(1 + n + j) instanceof OnnxValue.TensorValue(Tensor t))) {

@@ -201,7 +201,7 @@ final class SequenceOps {
                 };
                 bound.put(body.inputs().get(i), t);
             }
-            List<OnnxValue> step = new GraphBuilder(body, c.device).buildValues(bound, constants, hostReads);
+            List<OnnxValue> step = c.builder().nested(body, c.device).buildValues(bound, constants, hostReads);
             for (int k = 0; k < step.size(); k++) {
                 if (!(step.get(k) instanceof OnnxValue.TensorValue(Tensor t))) {
                     throw c.unsupported("body output " + k + " is " + step.get(k).describe() + "; Kiln's sequences hold tensors");

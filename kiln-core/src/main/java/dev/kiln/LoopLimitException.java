@@ -8,7 +8,11 @@ public final class LoopLimitException extends IllegalStateException {
     private final String loop;
     private final long limit;
 
-    LoopLimitException(String loop, long limit) {
+    /**
+     * @param loop  the loop's name, for the message
+     * @param limit the most iterations it could run
+     */
+    public LoopLimitException(String loop, long limit) {
         super(loop + ": still running after " + limit + " iterations, the most it may run (its condition had not failed and its trip count "
                 + "was not reached); raise the limit with -D" + LoopLimit.PROPERTY + "=N or " + LoopLimit.ENVIRONMENT + " if the loop is meant to run longer");
         this.loop = loop;

@@ -193,6 +193,33 @@ class WhileLoopTest {
                 .hasMessageContaining("Loop").hasMessageContaining("'sum'").hasMessageContaining("scan output");
     }
 
+    /** x grows by one element per iteration (Concat) while its sum stays below limit: the shape changes, so M, the condition and x come from the inputs. */
+    private static ModelProto growing() {
+        GraphProto.Builder body = GraphProto.newBuilder().setName("body")
+                .addInput(scalar("i", INT64)).addInput(scalar("cond_in", BOOL)).addInput(OnnxTestModels.anyShape("x_in", INT64))
+                .addNode(node("Reshape", "row", List.of("i", "shape1"), List.of("i1")))
+                .addNode(node("Concat", "append", List.of("x_in", "i1"), List.of("x_out"), OnnxTestModels.i("axis", 0)))
+                .addNode(node("ReduceSum", "sum", List.of("x_out"), List.of("s"), OnnxTestModels.i("keepdims", 0)))
+                .addNode(node("Less", "less", List.of("s", "limit"), List.of("cond_out")))
+                .addOutput(scalar("cond_out", BOOL)).addOutput(OnnxTestModels.anyShape("x_out", INT64));
+        GraphProto.Builder g = GraphProto.newBuilder().addInput(value("x0", INT64, 1)).addInput(scalar("limit", INT64))
+                .addInitializer(TensorProto.newBuilder().setName("shape1").setDataType(INT64).addDims(1).addInt64Data(1))
+                .addNode(node("Loop", "grow", List.of("", "", "x0"), List.of("x_final"),
+                        AttributeProto.newBuilder().setName("body").setType(AttributeProto.AttributeType.GRAPH).setG(body).build()))
+                .addOutput(OnnxTestModels.anyShape("x_final", INT64));
+        return OnnxTestModels.model(16, g);
+    }
+
+    /** Loop-carried values whose shape changes are built once per iteration under run; a prepared plan refuses them, naming the node. */
+    @Test
+    void changingShapesAreBuiltPerIteration() {
+        OnnxModel model = OnnxModel.fromProto(growing(), "grow.onnx");
+        List<Tensor> out = model.run(Map.of("x0", Tensor.of(new long[] {5}, 1).realize(), "limit", Tensor.scalar(12, DType.I64).realize()));
+        assertThat(out.getFirst().toLongArray()).containsExactly(5, 0, 1, 2, 3, 4); // sums 5 6 8 11 15: stops after 15
+        assertThatThrownBy(() -> model.prepare(DeviceRegistry.get("INTERP"), Map.of())).isInstanceOf(UnsupportedOnnxOpException.class)
+                .hasMessageContaining("'grow'").hasMessageContaining("is i64[1] on entry and i64[2] after an iteration");
+    }
+
     /** A condition that never fails stops at the iteration limit, naming the node and the setting. */
     @Test
     void endlessLoopsStopAtTheLimit() {

@@ -169,6 +169,11 @@ final class GraphBuilder {
             evaluateHost(n, spec);
             return;
         }
+        if (StringOps.involvesStrings(n, this)) {
+            // a Cast or CastLike with a string on either side: strings are host values (kept in the tensor path otherwise, folded)
+            evaluateHost(n, StringOps.CAST);
+            return;
+        }
         if (!hosts.isEmpty() && passesHostValue(n)) return;
         boolean fold = spec.kind() != OnnxOps.Kind.NO_FOLD;
         for (String i : n.inputs()) {

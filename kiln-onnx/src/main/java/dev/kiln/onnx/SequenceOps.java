@@ -180,7 +180,9 @@ final class SequenceOps {
             if (v instanceof OnnxValue.SequenceValue s && s.elements().size() != length) {
                 throw c.bad("input " + i + " ('" + c.node.inputs().get(i) + "') has " + s.elements().size() + " elements, input 0 has " + length);
             }
-            if (v instanceof OnnxValue.OptionalValue) throw c.bad("input " + i + " is an optional; SequenceMap takes sequences and tensors");
+            if (v instanceof OnnxValue.OptionalValue || v instanceof OnnxValue.StringValue) {
+                throw c.bad("input " + i + " is " + v.describe() + "; SequenceMap takes sequences and tensors");
+            }
             ins.add(v);
         }
         Map<String, Tensor> reads = new HashMap<>(), constants = new HashMap<>();
@@ -198,6 +200,7 @@ final class SequenceOps {
                     case OnnxValue.SequenceValue s -> s.elements().get(e);
                     case OnnxValue.TensorValue(Tensor whole) -> whole;
                     case OnnxValue.OptionalValue o -> throw new AssertionError(o);
+                    case OnnxValue.StringValue s -> throw new AssertionError(s);
                 };
                 bound.put(body.inputs().get(i), t);
             }

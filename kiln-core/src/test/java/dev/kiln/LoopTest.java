@@ -128,4 +128,29 @@ class LoopTest {
         assertThatThrownBy(() -> Tensor.loop((i, s, c) -> new LoopStep.Next(null, s, List.of()), null, null, List.of(x), List.of(), -1))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("capacity must be >= 0");
     }
+
+    /** The condition may be a carried state itself (passed through), or a constant; states may swap. */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void conditionsFromStatesAndConstants(String device) {
+        DeviceAssumptions.assumeAvailable(device, "loop tests");
+        var d = DeviceRegistry.get(device);
+        // go is a state: the step sets it to (n < 4); a and b swap each iteration
+        Tensor go = Tensor.of(new boolean[] {true}).reshape().to(d), n = Tensor.zeros(DType.I64).to(d);
+        Tensor a = Tensor.of(new float[] {1}, 1).to(d), b = Tensor.of(new float[] {2}, 1).to(d);
+        LoopResult r = Tensor.loop((i, s, c) -> {
+            Tensor next = s.get(1).add(1L);
+            return new LoopStep.Next(s.get(0), List.of(next.lt(4L), next, s.get(3), s.get(2)), List.of());
+        }, null, go, List.of(go, n, a, b), List.of(), 0).realize();
+        // iteration t runs while the state's go (set by iteration t-1) holds: n = 1, 2, 3, 4 then go is false
+        assertThat(r.iterations().toLongArray()).containsExactly(5);
+        assertThat(r.states().get(1).toLongArray()).containsExactly(5);
+        assertThat(r.states().get(2).toFloatArray()).containsExactly(2);
+        assertThat(r.states().get(3).toFloatArray()).containsExactly(1);
+        // a constant false condition: one iteration
+        LoopResult once = Tensor.loop((i, s, c) -> new LoopStep.Next(Tensor.of(new boolean[] {false}).reshape().to(d), List.of(s.getFirst().add(1L)), List.of()),
+                null, null, List.of(Tensor.zeros(DType.I64).to(d)), List.of(), 0).realize();
+        assertThat(once.iterations().toLongArray()).containsExactly(1);
+        assertThat(once.states().getFirst().toLongArray()).containsExactly(1);
+    }
 }

@@ -220,6 +220,62 @@ class WhileLoopTest {
                 .hasMessageContaining("'grow'").hasMessageContaining("is i64[1] on entry and i64[2] after an iteration");
     }
 
+    /**
+     * A while loop inside a for loop's body: per outer iteration i (M a graph input), y starts at x + 1 and doubles while it
+     * stays below 10 (i + 1); x takes the final y. The inner loop's condition and state come from the outer body's values.
+     */
+    private static ModelProto nested() {
+        GraphProto.Builder inner = GraphProto.newBuilder().setName("inner")
+                .addInput(scalar("j", INT64)).addInput(scalar("c_in", BOOL)).addInput(scalar("y_in", FLOAT))
+                .addNode(node("Mul", "double", List.of("y_in", "two"), List.of("y_out")))
+                .addNode(node("Less", "below", List.of("y_out", "bound"), List.of("c_out")))
+                .addOutput(scalar("c_out", BOOL)).addOutput(scalar("y_out", FLOAT));
+        GraphProto.Builder outer = GraphProto.newBuilder().setName("outer")
+                .addInput(scalar("i", INT64)).addInput(scalar("cond_in", BOOL)).addInput(scalar("x_in", FLOAT))
+                .addNode(node("Add", "plus1", List.of("x_in", "onef"), List.of("y0")))
+                .addNode(node("Add", "i1", List.of("i", "one"), List.of("i_plus")))
+                .addNode(node("Cast", "fi", List.of("i_plus"), List.of("fi"), OnnxTestModels.i("to", FLOAT)))
+                .addNode(node("Mul", "bound", List.of("fi", "ten"), List.of("bound")))
+                .addNode(node("Less", "first", List.of("y0", "bound"), List.of("c0")))
+                .addNode(node("Loop", "inner", List.of("", "c0", "y0"), List.of("x_out"),
+                        AttributeProto.newBuilder().setName("body").setType(AttributeProto.AttributeType.GRAPH).setG(inner).build()))
+                .addNode(node("Identity", "keep", List.of("cond_in"), List.of("cond_out")))
+                .addOutput(scalar("cond_out", BOOL)).addOutput(scalar("x_out", FLOAT));
+        GraphProto.Builder g = GraphProto.newBuilder().addInput(scalar("m", INT64)).addInput(scalar("x0", FLOAT))
+                .addInitializer(TensorProto.newBuilder().setName("two").setDataType(FLOAT).addFloatData(2f))
+                .addInitializer(TensorProto.newBuilder().setName("ten").setDataType(FLOAT).addFloatData(10f))
+                .addInitializer(TensorProto.newBuilder().setName("onef").setDataType(FLOAT).addFloatData(1f))
+                .addInitializer(TensorProto.newBuilder().setName("one").setDataType(INT64).addInt64Data(1))
+                .addNode(node("Loop", "outer", List.of("m", "", "x0"), List.of("x_final"),
+                        AttributeProto.newBuilder().setName("body").setType(AttributeProto.AttributeType.GRAPH).setG(outer).build()))
+                .addOutput(scalar("x_final", FLOAT));
+        return OnnxTestModels.model(16, g);
+    }
+
+    /** The nested loops in one prepared plan, against Java, for several trip counts and starts. */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void whileLoopInsideALoopBody(String device) {
+        assumeAvailable(device);
+        var d = DeviceRegistry.get(device);
+        try (OnnxPlan plan = OnnxModel.fromProto(nested(), "nested.onnx").prepare(d, Map.of())) {
+            for (long m : new long[] {0, 1, 4}) {
+                for (float x0 : new float[] {0.5f, 3f, 100f}) {
+                    float x = x0;
+                    for (int i = 0; i < m; i++) {
+                        float y = x + 1;
+                        if (y < 10f * (i + 1)) {
+                            do y *= 2; while (y < 10f * (i + 1));
+                        }
+                        x = y;
+                    }
+                    List<Tensor> out = plan.run(Map.of("m", Tensor.scalar(m, DType.I64).to(d).realize(), "x0", Tensor.scalar(x0, DType.F32).to(d).realize()));
+                    assertThat(out.getFirst().realize().toFloatArray()).as("M = %d, x0 = %s", m, x0).containsExactly(x);
+                }
+            }
+        }
+    }
+
     /** A condition that never fails stops at the iteration limit, naming the node and the setting. */
     @Test
     void endlessLoopsStopAtTheLimit() {

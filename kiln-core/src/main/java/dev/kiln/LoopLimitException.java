@@ -3,8 +3,9 @@ package dev.kiln;
 /**
  * A {@link Tensor#loop loop} that was still going after the most iterations it may run: a loop whose condition never
  * fails would otherwise never return. The limit is {@link LoopLimit#maxIterations()} unless the loop was given its own.
+ * An {@link IllegalArgumentException}, as an index out of range is: the loop's data or its model is at fault, not Kiln.
  */
-public final class LoopLimitException extends IllegalStateException {
+public final class LoopLimitException extends IllegalArgumentException {
     private final String loop;
     private final long limit;
 

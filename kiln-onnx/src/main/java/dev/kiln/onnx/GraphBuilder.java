@@ -1,5 +1,6 @@
 package dev.kiln.onnx;
 
+import dev.kiln.LoopLimitException;
 import dev.kiln.Tensor;
 import dev.kiln.runtime.Device;
 import dev.kiln.runtime.DeviceRegistry;
@@ -218,8 +219,8 @@ final class GraphBuilder {
         List<OnnxValue> outs;
         try {
             outs = Tensor.withOpName(n.opType() + " node '" + n.label() + "'", () -> spec.host().apply(new OpContext(n, opset, device, ins, this)));
-        } catch (UnsupportedOnnxOpException | OnnxFormatException e) {
-            throw e;
+        } catch (UnsupportedOnnxOpException | OnnxFormatException | LoopLimitException e) {
+            throw e; // a loop run while the graph is built that would not end names its node already
         } catch (UnsupportedOperationException e) {
             throw new UnsupportedOnnxOpException(n.opType(), n.domainName(), opset, n.label(), e.getMessage());
         } catch (ArithmeticException | IllegalArgumentException e) {

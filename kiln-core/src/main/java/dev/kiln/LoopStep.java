@@ -8,6 +8,16 @@ import java.util.Objects;
  * condition to go on, the next state and this iteration's outputs. Like a {@link ScanStep} it is called once, with stand-in
  * tensors, when the loop is built; the tensors it returns are compiled into a plan of their own that runs once per
  * iteration.
+ *
+ * <p>{@code Tensor.loop(step, tripCount, condition, initial, constants, capacity)} runs iteration {@code t} (from 0) while
+ * {@code t < tripCount} and the condition holds: {@code condition} before the first iteration, the step's own after each.
+ * The trip count (one integer element; negative runs none) and the condition (one element) may each be null: no limit
+ * but the other, and yes. In a plan the loop is one host step that reads them when it runs, so one plan serves every
+ * count. Each output is stacked at {@code capacity} rows, of which the first {@link LoopResult#iterations()} (at most)
+ * are written: a caller that needs them at their length reads the count and slices them. A loop that would run more than
+ * {@link LoopLimit#maxIterations()} iterations fails with a {@link LoopLimitException}. {@code Tensor.loop} throws an
+ * {@link IllegalArgumentException} if the trip count or condition is not one value, a shape is symbolic, the step's
+ * next states do not match the state, or it reads a value supplied from outside the loop (pass it as a constant).
  */
 @FunctionalInterface
 public interface LoopStep {

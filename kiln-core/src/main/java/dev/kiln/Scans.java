@@ -188,7 +188,13 @@ final class Scans {
         return out;
     }
 
-    /** {@link Tensor#loop}: see there. */
+    /** {@code steps}, a number of steps a caller gives (unlike the -1 of "the sequences' length"). */
+    static int requireSteps(int steps) {
+        if (steps < 0) throw new IllegalArgumentException("scan: steps must be >= 0, got " + steps);
+        return steps;
+    }
+
+    /** {@link Tensor#loop}: see {@link LoopStep}. */
     static LoopResult loop(LoopStep step, Tensor tripCount, Tensor condition, List<Tensor> initial, List<Tensor> constants, int capacity, long maxIterations) {
         Objects.requireNonNull(step, "loop: step");
         String name = Indexing.OP_NAME.orElse("loop");
@@ -202,11 +208,11 @@ final class Scans {
             if (tripCount.numel() != 1 || tripCount.dtype().isFloat() || tripCount.dtype().isBool()) {
                 throw new IllegalArgumentException(name + ": the trip count must be one integer, got " + tripCount.dtype() + tripCount.shape());
             }
-            leading.add(tripCount.reshape().cast(DType.I64));
+            leading.add(tripCount.reshape().cast(DType.I64).to(device)); // the host step's inputs, like its state, on the loop's device
         }
         if (condition != null) {
             if (condition.numel() != 1) throw new IllegalArgumentException(name + ": the condition must be one value, got shape " + condition.shape());
-            leading.add(condition.reshape().cast(DType.BOOL));
+            leading.add(condition.reshape().cast(DType.BOOL).to(device));
         }
         for (List<Tensor> group : List.of(init, consts, leading)) for (Tensor t : group) checkStatic(t);
 

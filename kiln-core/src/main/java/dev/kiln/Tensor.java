@@ -323,8 +323,7 @@ public final class Tensor {
         checkComputable("custom", dtype);
         var fn = new dev.kiln.ir.CustomFunction(name, Shape.of(shape), body);
         Device d = inputs.length > 0 ? inputs[0].device : defaultDevice();
-        List<UOp> src = new ArrayList<>();
-        for (Tensor t : inputs) src.add(t.to(d).node());
+        List<UOp> src = Arrays.stream(inputs).map(t -> t.to(d).node()).toList();
         return new Tensor(UOp.of(Op.CUSTOM, dtype, fn, src), d);
     }
 
@@ -334,9 +333,8 @@ public final class Tensor {
     }
 
     /**
-     * A loop over the first axis of the {@code sequences}, its step traced and compiled once (see {@link ScanStep}): the
-     * final states, then each per-step output stacked on a new first axis. Build, plan and plan size do not grow with the
-     * steps.
+     * A loop over the first axis of the {@code sequences}, its step traced and compiled once (see {@link ScanStep}): the final states,
+     * then each per-step output stacked on a new first axis. Build, plan and plan size do not grow with the steps.
      *
      * @throws IllegalArgumentException if there is no sequence, the sequences disagree or are symbolic, the step's next
      *                                  states do not match the state, or it reads a value supplied from outside the scan
@@ -347,34 +345,12 @@ public final class Tensor {
 
     /** {@link #scan(ScanStep, List, List, List)} over {@code steps} steps; the sequences (if any) must have as many. */
     public static List<Tensor> scan(ScanStep step, int steps, List<Tensor> initial, List<Tensor> sequences, List<Tensor> constants) {
-        if (steps < 0) throw new IllegalArgumentException("scan: steps must be >= 0, got " + steps);
-        return Scans.scan(step, steps, initial, sequences, constants);
+        return Scans.scan(step, Scans.requireSteps(steps), initial, sequences, constants);
     }
 
-    /**
-     * A loop whose number of iterations is known only when it runs, its step traced and compiled once (see
-     * {@link LoopStep}): iteration {@code t} (from 0) runs while {@code t < tripCount} and the condition holds, the
-     * condition being {@code condition} before the first iteration and the step's own afterwards. In a plan it is one host
-     * step that reads the trip count and the condition when it runs, so a plan serves every count. Each output of the step
-     * is stacked at {@code capacity} rows, of which the first {@link LoopResult#iterations()} (at most) are written: a
-     * caller that needs them at their length reads the count and slices them. The loop fails with a
-     * {@link LoopLimitException} when it would run more than {@link LoopLimit#maxIterations()} iterations.
-     *
-     * @param tripCount the most iterations (one integer element; negative runs none), or null for no limit but the
-     *                  condition's
-     * @param condition whether the first iteration runs (one element), or null for yes
-     * @param capacity  how many iterations' outputs the result keeps (0 when the step has none, or they are not needed)
-     * @throws IllegalArgumentException if the trip count or condition is not one value, a shape is symbolic, the step's next
-     *                                  states do not match the state, or it reads a value supplied from outside the loop
-     */
+    /** A while-loop traced and compiled once, run per iteration; its trip count and condition are read when it runs (see {@link LoopStep}). */
     public static LoopResult loop(LoopStep step, Tensor tripCount, Tensor condition, List<Tensor> initial, List<Tensor> constants, int capacity) {
         return Scans.loop(step, tripCount, condition, initial, constants, capacity, LoopLimit.maxIterations());
-    }
-
-    /** {@link #loop(LoopStep, Tensor, Tensor, List, List, int)} with its own limit on the iterations instead of {@link LoopLimit}'s. */
-    public static LoopResult loop(LoopStep step, Tensor tripCount, Tensor condition, List<Tensor> initial, List<Tensor> constants, int capacity,
-                                  long maxIterations) {
-        return Scans.loop(step, tripCount, condition, initial, constants, capacity, maxIterations);
     }
 
     /** The values converted to float (C order). */

@@ -96,8 +96,8 @@ class LoopTest {
         DeviceAssumptions.assumeAvailable(device, "loop tests");
         var d = DeviceRegistry.get(device);
         LoopStep forever = (i, s, c) -> new LoopStep.Next(s.getFirst().ge(0L), List.of(s.getFirst().add(1L)), List.of());
-        assertThatThrownBy(() -> Tensor.withOpName("endless", () -> Tensor.loop(forever, null, null, List.of(Tensor.zeros(DType.I64).to(d)), List.of(), 0, 50))
-                .realize()).isInstanceOf(LoopLimitException.class).hasMessageContaining("endless: still running after 50 iterations")
+        assertThatThrownBy(() -> Tensor.withOpName("endless", () -> LoopLimit.with(50, () -> Tensor.loop(forever, null, null,
+                List.of(Tensor.zeros(DType.I64).to(d)), List.of(), 0))).realize()).isInstanceOf(LoopLimitException.class).hasMessageContaining("endless: still running after 50 iterations")
                 .hasMessageContaining(LoopLimit.PROPERTY);
         String before = System.getProperty(LoopLimit.PROPERTY);
         try {
@@ -105,6 +105,8 @@ class LoopTest {
             assertThat(LoopLimit.maxIterations()).isEqualTo(7);
             assertThatThrownBy(() -> Tensor.loop(forever, null, null, List.of(Tensor.zeros(DType.I64).to(d)), List.of(), 0).realize())
                     .isInstanceOf(LoopLimitException.class).hasMessageContaining("after 7 iterations");
+            // an enclosing with wins over the setting
+            assertThat(LoopLimit.with(3, LoopLimit::maxIterations)).isEqualTo(3);
             System.setProperty(LoopLimit.PROPERTY, "many");
             assertThatThrownBy(LoopLimit::maxIterations).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'many'");
         } finally {
@@ -112,7 +114,8 @@ class LoopTest {
             else System.setProperty(LoopLimit.PROPERTY, before);
         }
         // a trip count within the limit never reaches it
-        LoopResult r = Tensor.loop(forever, Tensor.scalar(50, DType.I64).to(d), null, List.of(Tensor.zeros(DType.I64).to(d)), List.of(), 0, 50).realize();
+        LoopResult r = LoopLimit.with(50, () -> Tensor.loop(forever, Tensor.scalar(50, DType.I64).to(d), null, List.of(Tensor.zeros(DType.I64).to(d)),
+                List.of(), 0)).realize();
         assertThat(r.iterations().toLongArray()).containsExactly(50);
     }
 

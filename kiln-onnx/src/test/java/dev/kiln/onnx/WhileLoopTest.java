@@ -293,6 +293,11 @@ class WhileLoopTest {
             if (before == null) System.clearProperty(LoopLimit.PROPERTY);
             else System.setProperty(LoopLimit.PROPERTY, before);
         }
+        // a loop built once per iteration stops at the limit too; LoopLimit.with sets it for one build
+        OnnxModel growing = OnnxModel.fromProto(growing(), "grow.onnx");
+        assertThatThrownBy(() -> LoopLimit.with(3, () -> growing.run(Map.of("x0", Tensor.of(new long[] {0}, 1).realize(),
+                "limit", Tensor.scalar(1000, DType.I64).realize())))).isInstanceOf(LoopLimitException.class).hasMessageContaining("Loop node 'grow'")
+                .hasMessageContaining("after 3 iterations");
     }
 
     @Test

@@ -58,6 +58,9 @@ final class LoopOp {
         for (int i = 0; i < n; i++) initial.add(c.in(2 + i));
         OuterReads reads = OuterReads.of(body, outer, c);
         LoopStep step = step(c, body, n, forLoop, reads);
+        // what decides the number of iterations: the node's inputs and what the body reads of the enclosing graph
+        List<String> deciding = new ArrayList<>(c.node.inputs());
+        deciding.addAll(reads.names());
         try {
             if (k == 0 || known >= 0) {
                 // no rows to count, or as many as known now: the loop's outputs as they are
@@ -65,8 +68,6 @@ final class LoopOp {
                 LoopResult r = Tensor.loop(step, m, cond, initial, reads.values(), capacity);
                 return values(r.states(), r.outputs());
             }
-            List<String> deciding = new ArrayList<>(c.node.inputs());
-            deciding.addAll(reads.names());
             if (!outer.valuesKnownNow(deciding)) {
                 throw c.unsupported("its " + k + " scan output(s) have a row per iteration, and the iterations are known only when the loop runs; a "
                         + "prepared plan has no input values while it is built (run the model with OnnxModel.run)");
@@ -84,7 +85,8 @@ final class LoopOp {
             for (Tensor y : r.outputs()) outputs.add(y.slice(0, 0, (int) ran, 1));
             return values(r.states(), outputs);
         } catch (StateChanges e) {
-            if (outer.valuesKnownNow(c.node.inputs())) return LoopUnrolling.unroll(c);
+            // a for-loop is built per iteration without reading values (LoopUnrolling reads M where it must, refusing in a plan)
+            if (forLoop || outer.valuesKnownNow(deciding)) return LoopUnrolling.unroll(c);
             throw c.unsupported(e.getMessage() + "; such a loop is built once per iteration, which needs its inputs' values while the graph is "
                     + "built, and a prepared plan has none (run the model with OnnxModel.run)");
         }

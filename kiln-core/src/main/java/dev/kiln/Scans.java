@@ -16,6 +16,7 @@ import dev.kiln.types.Shape;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -39,6 +40,12 @@ import static dev.kiln.ir.PatternMatcher.rule;
  * copied in, then per step this step's slices; the body's plan runs; its per-step outputs are copied to their
  * place in the result and its next state back into the state buffers. The result is one block, final states
  * first, then each output stacked over the steps, which the returned tensors view.
+ *
+ * <p>{@link Tensor#loop} is the same construct with a number of steps known only while it runs: the trip count and the
+ * initial condition are inputs of the host step, read when it runs, and the body's plan also computes the condition that
+ * decides whether another iteration runs. Its result block starts with the number of iterations that ran; its outputs
+ * are stacked at a capacity fixed when it is built, and a caller that needs them at their length slices them by that
+ * number. A loop still running after its limit ({@link LoopLimit}) fails with a {@link LoopLimitException}.
  */
 final class Scans {
     private Scans() {}
@@ -60,8 +67,17 @@ final class Scans {
     }
 
     /** A value the scan returns: where it lies in the result block, and its shape and dtype. */
-    private record Part(DType dtype, Shape shape, long offsetBytes) {
+    private record Part(DType dtype, Shape shape, long offsetBytes, long rowBytes) {
         long bytes() { return dtype.byteSize(shape.numel()); }
+    }
+
+    /**
+     * What a loop adds to a scan: whether the host step reads a trip count and an initial condition (its first inputs,
+     * in that order), whether the body computes a condition (its plan's first output), how many iterations the outputs
+     * keep, the most it may run, and its name for errors.
+     */
+    private record LoopSpec(String name, boolean tripCount, boolean condition, boolean conditionOutput, int capacity, long maxIterations) {
+        int leadingInputs() { return (tripCount ? 1 : 0) + (condition ? 1 : 0); }
     }
 
     /** {@code steps} < 0: the sequences' first axis, of which there must be at least one. */
@@ -126,40 +142,135 @@ final class Scans {
 
         // the result block: final states, then the outputs stacked over the steps
         List<Part> parts = new ArrayList<>();
-        DType common = traced.getFirst().dtype();
-        for (Tensor t : traced) if (t.dtype() != common) common = null;
         long offset = 0;
         for (int i = 0; i < traced.size(); i++) {
             Tensor t = traced.get(i);
             Shape shape = i < init.size() ? t.shape() : Shape.of(prepend(steps, t.dims()));
-            Part p = new Part(t.dtype(), shape, offset);
+            Part p = new Part(t.dtype(), shape, offset, t.dtype().byteSize(t.numel()));
             parts.add(p);
             offset += p.bytes();
         }
-        DType blockType = common != null ? common : DType.U8;
-        long blockCount = offset / blockType.itemSize();
-        if (blockCount > Integer.MAX_VALUE - 8) {
-            throw new IllegalArgumentException("scan: its results take " + offset + " bytes, more than one tensor holds");
-        }
-        Body body = new Body(device.spec().toString(), List.copyOf(roots), List.copyOf(arguments), init.size(), seqs.size(), steps, List.copyOf(parts));
+        Body body = new Body(device.spec().toString(), List.copyOf(roots), List.copyOf(arguments), init.size(), seqs.size(), steps, List.copyOf(parts), null);
         List<Tensor> inputs = new ArrayList<>();
         inputs.addAll(init);
         inputs.addAll(seqs);
         inputs.addAll(consts);
-        Tensor block = inputs.isEmpty() ? new Tensor(UOp.of(Op.CUSTOM, blockType, new CustomFunction("scan", Shape.of((int) blockCount), body), List.of()), device)
-                : Tensor.custom("scan", blockType, new int[] {(int) blockCount}, body, inputs.toArray(Tensor[]::new));
+        List<Tensor> out = results("scan", body, inputs, device);
+        return List.copyOf(out.subList(1, out.size()));
+    }
+
+    /**
+     * The host step of {@code body} over {@code inputs}: its result block, then a view of each of the body's parts. One
+     * dtype shared by every part makes the block that dtype and the views slices of it; several share a byte block, out
+     * of which each is copied (a view cannot change the item size).
+     */
+    private static List<Tensor> results(String what, Body body, List<Tensor> inputs, Device device) {
+        List<Part> parts = body.parts;
+        DType common = parts.isEmpty() ? DType.U8 : parts.getFirst().dtype();
+        for (Part p : parts) if (p.dtype() != common) common = null;
+        long bytes = parts.isEmpty() ? 0 : parts.getLast().offsetBytes() + parts.getLast().bytes();
+        DType blockType = common != null ? common : DType.U8;
+        long blockCount = bytes / blockType.itemSize();
+        if (blockCount > Integer.MAX_VALUE - 8) throw new IllegalArgumentException(what + ": its results take " + bytes + " bytes, more than one tensor holds");
+        Tensor block = inputs.isEmpty() ? new Tensor(UOp.of(Op.CUSTOM, blockType, new CustomFunction(what, Shape.of((int) blockCount), body), List.of()), device)
+                : Tensor.custom(what, blockType, new int[] {(int) blockCount}, body, inputs.toArray(Tensor[]::new));
         List<Tensor> out = new ArrayList<>();
+        out.add(block);
         for (Part p : parts) {
             if (common != null) {
                 int from = (int) (p.offsetBytes() / common.itemSize());
                 out.add(block.slice(0, from, from + (int) p.shape().numel(), 1).reshape(p.shape().toArray()));
             } else {
-                // values of several dtypes share a byte block: each is copied out of it (a view cannot change the item size)
-                out.add(Tensor.custom("scan_result", p.dtype(), p.shape().toArray(),
+                out.add(Tensor.custom(what + "_result", p.dtype(), p.shape().toArray(),
                         (in, o) -> MemorySegment.copy(in.getFirst(), p.offsetBytes(), o, 0, p.bytes()), block));
             }
         }
-        return List.copyOf(out);
+        return out;
+    }
+
+    /** {@code steps}, a number of steps a caller gives (unlike the -1 of "the sequences' length"). */
+    static int requireSteps(int steps) {
+        if (steps < 0) throw new IllegalArgumentException("scan: steps must be >= 0, got " + steps);
+        return steps;
+    }
+
+    /** {@link Tensor#loop}: see {@link LoopStep}. */
+    static LoopResult loop(LoopStep step, Tensor tripCount, Tensor condition, List<Tensor> initial, List<Tensor> constants, int capacity, long maxIterations) {
+        Objects.requireNonNull(step, "loop: step");
+        String name = Indexing.OP_NAME.orElse("loop");
+        List<Tensor> init = copyOf(initial, "initial state"), consts = copyOf(constants, "constants");
+        if (capacity < 0) throw new IllegalArgumentException(name + ": capacity must be >= 0, got " + capacity);
+        if (maxIterations < 1) throw new IllegalArgumentException(name + ": maxIterations must be >= 1, got " + maxIterations);
+        Device device = !init.isEmpty() ? init.getFirst().device() : !consts.isEmpty() ? consts.getFirst().device()
+                : tripCount != null ? tripCount.device() : condition != null ? condition.device() : Tensor.defaultDevice();
+        List<Tensor> leading = new ArrayList<>();
+        if (tripCount != null) {
+            if (tripCount.numel() != 1 || tripCount.dtype().isFloat() || tripCount.dtype().isBool()) {
+                throw new IllegalArgumentException(name + ": the trip count must be one integer, got " + tripCount.dtype() + tripCount.shape());
+            }
+            leading.add(tripCount.reshape().cast(DType.I64).to(device)); // the host step's inputs, like its state, on the loop's device
+        }
+        if (condition != null) {
+            if (condition.numel() != 1) throw new IllegalArgumentException(name + ": the condition must be one value, got shape " + condition.shape());
+            leading.add(condition.reshape().cast(DType.BOOL).to(device));
+        }
+        for (List<Tensor> group : List.of(init, consts, leading)) for (Tensor t : group) checkStatic(t);
+
+        // trace the body once over stand-ins; the iteration number is the last argument
+        List<UOp> arguments = new ArrayList<>();
+        List<Tensor> stateIn = standIns("state", init, device, arguments);
+        List<Tensor> constIn = standIns("constant", consts, device, arguments);
+        Tensor iteration = standIn("iteration", DType.I64, Shape.of(), device, arguments);
+        LoopStep.Next next = Objects.requireNonNull(step.step(iteration, Collections.unmodifiableList(stateIn), Collections.unmodifiableList(constIn)),
+                name + ": the step returned null");
+        if (next.state().size() != init.size()) {
+            throw new IllegalArgumentException(name + ": the step returned " + next.state().size() + " next states, the loop carries " + init.size());
+        }
+        List<UOp> roots = new ArrayList<>();
+        Tensor cond = next.condition();
+        if (cond != null) {
+            if (cond.numel() != 1) throw new IllegalArgumentException(name + ": the step's condition must be one value, got shape " + cond.shape());
+            checkStatic(cond);
+            roots.add(cond.reshape().cast(DType.BOOL).to(device).uop());
+        }
+        for (int i = 0; i < init.size(); i++) {
+            Tensor t = Objects.requireNonNull(next.state().get(i), name + ": the step's next state " + i);
+            checkStatic(t);
+            if (t.dtype() != init.get(i).dtype() || !t.shape().equals(init.get(i).shape())) {
+                throw new IllegalArgumentException(name + ": the step's next state " + i + " is " + t.dtype() + t.shape() + ", the state is "
+                        + init.get(i).dtype() + init.get(i).shape() + "; a loop's state keeps its shape and dtype");
+            }
+            roots.add(t.to(device).uop());
+        }
+        for (int j = 0; j < next.outputs().size(); j++) {
+            Tensor t = Objects.requireNonNull(next.outputs().get(j), name + ": the step's output " + j);
+            checkStatic(t);
+            if (t.dtype().isPacked()) throw new IllegalArgumentException(name + ": the step's output " + j + " has packed dtype " + t.dtype());
+            roots.add(t.to(device).uop());
+        }
+        checkLeaves(roots, arguments);
+
+        // the result block: the iterations that ran, the final states, then the outputs stacked at the capacity
+        List<Part> parts = new ArrayList<>();
+        parts.add(new Part(DType.I64, Shape.of(), 0, 0));
+        long offset = DType.I64.itemSize();
+        for (int i = 0; i < init.size(); i++) {
+            Part p = new Part(init.get(i).dtype(), init.get(i).shape(), offset, 0);
+            parts.add(p);
+            offset += p.bytes();
+        }
+        for (Tensor t : next.outputs()) {
+            Part p = new Part(t.dtype(), Shape.of(prepend(capacity, t.dims())), offset, t.dtype().byteSize(t.numel()));
+            parts.add(p);
+            offset += p.bytes();
+        }
+        LoopSpec spec = new LoopSpec(name, tripCount != null, condition != null, cond != null, capacity, maxIterations);
+        Body body = new Body(device.spec().toString(), List.copyOf(roots), List.copyOf(arguments), init.size(), 0, -1, List.copyOf(parts), spec);
+        List<Tensor> inputs = new ArrayList<>(leading);
+        inputs.addAll(init);
+        inputs.addAll(consts);
+        List<Tensor> out = results("loop", body, inputs, device);
+        return new LoopResult(out.getFirst(), out.get(1), out.subList(2, 2 + init.size()), out.subList(2 + init.size(), out.size()));
     }
 
     private static List<Tensor> copyOf(List<Tensor> list, String what) {
@@ -210,14 +321,22 @@ final class Scans {
         }
     }
 
-    /** The scan as a host step: the traced body and where each of its values goes. */
+    /**
+     * The scan or loop as a host step: the traced body and where each of its values goes. The body's arguments are its
+     * states, then a scan's sequences, then the constants, then a loop's iteration number; its plan's outputs are a
+     * loop's condition (when it computes one), then the next states, then the per-step outputs.
+     */
     private static final class Body implements CustomFunction.Stateful<Run> {
         private final String device;
         private final List<UOp> roots, arguments;
         private final int states, sequences, steps;
         private final List<Part> parts;
+        /** Null for a scan. */
+        private final LoopSpec loop;
+        /** Where the next states start among the plan's outputs, and the states among the parts. */
+        private final int stateResults, stateParts;
 
-        Body(String device, List<UOp> roots, List<UOp> arguments, int states, int sequences, int steps, List<Part> parts) {
+        Body(String device, List<UOp> roots, List<UOp> arguments, int states, int sequences, int steps, List<Part> parts, LoopSpec loop) {
             this.device = device;
             this.roots = roots;
             this.arguments = arguments;
@@ -225,6 +344,9 @@ final class Scans {
             this.sequences = sequences;
             this.steps = steps;
             this.parts = parts;
+            this.loop = loop;
+            this.stateResults = loop != null && loop.conditionOutput() ? 1 : 0;
+            this.stateParts = loop != null ? 1 : 0;
         }
 
         @Override
@@ -242,6 +364,10 @@ final class Scans {
 
         @Override
         public void apply(List<MemorySegment> in, MemorySegment out, Run run) {
+            if (loop != null) {
+                loop(in, out, run);
+                return;
+            }
             int consts = arguments.size() - states - sequences;
             for (int c = 0; c < consts; c++) run.fill(states + sequences + c, in.get(states + sequences + c), 0);
             for (int s = 0; s < states; s++) run.fill(s, in.get(s), 0);
@@ -253,12 +379,42 @@ final class Scans {
                 run.plan.execute();
                 for (int k = states; k < parts.size(); k++) {
                     Part p = parts.get(k);
-                    long each = p.bytes() / steps;
-                    MemorySegment.copy(run.result(k), 0, out, p.offsetBytes() + t * each, each);
+                    MemorySegment.copy(run.result(k), 0, out, p.offsetBytes() + t * p.rowBytes(), p.rowBytes());
                 }
                 run.carry();
             }
             for (int s = 0; s < states; s++) MemorySegment.copy(run.argument(s), 0, out, parts.get(s).offsetBytes(), parts.get(s).bytes());
+        }
+
+        /** A loop's run: while the trip count is not reached and the condition holds, one iteration of the body's plan. */
+        private void loop(List<MemorySegment> in, MemorySegment out, Run run) {
+            int lead = loop.leadingInputs();
+            long tripCount = loop.tripCount() ? in.getFirst().get(ValueLayout.JAVA_LONG_UNALIGNED, 0) : Long.MAX_VALUE;
+            boolean going = !loop.condition() || in.get(lead - 1).get(ValueLayout.JAVA_BYTE, 0) != 0;
+            int consts = arguments.size() - states - 1;
+            for (int c = 0; c < consts; c++) run.fill(states + c, in.get(lead + states + c), 0);
+            for (int s = 0; s < states; s++) run.fill(s, in.get(lead + s), 0);
+            MemorySegment iteration = run.argument(arguments.size() - 1);
+            int outputs = parts.size() - 1 - states, firstOutput = stateResults + states;
+            long t = 0;
+            for (; going && t < tripCount; t++) {
+                if (t >= loop.maxIterations()) throw new LoopLimitException(loop.name(), loop.maxIterations());
+                iteration.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, t);
+                run.plan.execute();
+                if (loop.conditionOutput()) going = run.result(0).get(ValueLayout.JAVA_BYTE, 0) != 0;
+                if (t < loop.capacity()) {
+                    for (int j = 0; j < outputs; j++) {
+                        Part p = parts.get(1 + states + j);
+                        MemorySegment.copy(run.result(firstOutput + j), 0, out, p.offsetBytes() + t * p.rowBytes(), p.rowBytes());
+                    }
+                }
+                run.carry();
+            }
+            out.set(ValueLayout.JAVA_LONG_UNALIGNED, parts.getFirst().offsetBytes(), t);
+            for (int s = 0; s < states; s++) {
+                Part p = parts.get(1 + s);
+                MemorySegment.copy(run.argument(s), 0, out, p.offsetBytes(), p.bytes());
+            }
         }
     }
 
@@ -299,9 +455,9 @@ final class Scans {
                 boolean overlaps = false;
                 long stateBytes = 0;
                 for (int s = 0; s < body.states; s++) {
-                    stateBytes += body.parts.get(s).bytes();
+                    stateBytes += statePart(s).bytes();
                     for (int o = 0; o < body.states; o++) {
-                        if (o != s && result(o).asOverlappingSlice(argument(s)).isPresent()) overlaps = true;
+                        if (o != s && nextState(o).asOverlappingSlice(argument(s)).isPresent()) overlaps = true;
                     }
                 }
                 stageCarry = overlaps;
@@ -316,6 +472,12 @@ final class Scans {
 
         MemorySegment result(int i) { return plan.outputBuffer(i).segment(); }
 
+        /** The body's next state {@code s}, among the plan's outputs. */
+        MemorySegment nextState(int s) { return result(body.stateResults + s); }
+
+        /** Where state {@code s} goes in the result block. */
+        Part statePart(int s) { return body.parts.get(body.stateParts + s); }
+
         long bytes(int argument) { return argumentBuffers[argument].dtype().byteSize(argumentBuffers[argument].count()); }
 
         void fill(int argument, MemorySegment source, long offset) { MemorySegment.copy(source, offset, argument(argument), 0, bytes(argument)); }
@@ -323,18 +485,18 @@ final class Scans {
         /** Copies the next states into the state buffers. */
         void carry() {
             if (!stageCarry) {
-                for (int s = 0; s < body.states; s++) MemorySegment.copy(result(s), 0, argument(s), 0, body.parts.get(s).bytes());
+                for (int s = 0; s < body.states; s++) MemorySegment.copy(nextState(s), 0, argument(s), 0, statePart(s).bytes());
                 return;
             }
             long at = 0;
             for (int s = 0; s < body.states; s++) {
-                long n = body.parts.get(s).bytes();
-                MemorySegment.copy(result(s), 0, carryScratch, at, n);
+                long n = statePart(s).bytes();
+                MemorySegment.copy(nextState(s), 0, carryScratch, at, n);
                 at += n;
             }
             at = 0;
             for (int s = 0; s < body.states; s++) {
-                long n = body.parts.get(s).bytes();
+                long n = statePart(s).bytes();
                 MemorySegment.copy(carryScratch, at, argument(s), 0, n);
                 at += n;
             }

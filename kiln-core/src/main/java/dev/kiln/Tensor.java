@@ -323,8 +323,7 @@ public final class Tensor {
         checkComputable("custom", dtype);
         var fn = new dev.kiln.ir.CustomFunction(name, Shape.of(shape), body);
         Device d = inputs.length > 0 ? inputs[0].device : defaultDevice();
-        List<UOp> src = new ArrayList<>();
-        for (Tensor t : inputs) src.add(t.to(d).node());
+        List<UOp> src = Arrays.stream(inputs).map(t -> t.to(d).node()).toList();
         return new Tensor(UOp.of(Op.CUSTOM, dtype, fn, src), d);
     }
 
@@ -334,9 +333,8 @@ public final class Tensor {
     }
 
     /**
-     * A loop over the first axis of the {@code sequences}, its step traced and compiled once (see {@link ScanStep}): the
-     * final states, then each per-step output stacked on a new first axis. Build, plan and plan size do not grow with the
-     * steps.
+     * A loop over the first axis of the {@code sequences}, its step traced and compiled once (see {@link ScanStep}): the final states,
+     * then each per-step output stacked on a new first axis. Build, plan and plan size do not grow with the steps.
      *
      * @throws IllegalArgumentException if there is no sequence, the sequences disagree or are symbolic, the step's next
      *                                  states do not match the state, or it reads a value supplied from outside the scan
@@ -347,8 +345,12 @@ public final class Tensor {
 
     /** {@link #scan(ScanStep, List, List, List)} over {@code steps} steps; the sequences (if any) must have as many. */
     public static List<Tensor> scan(ScanStep step, int steps, List<Tensor> initial, List<Tensor> sequences, List<Tensor> constants) {
-        if (steps < 0) throw new IllegalArgumentException("scan: steps must be >= 0, got " + steps);
-        return Scans.scan(step, steps, initial, sequences, constants);
+        return Scans.scan(step, Scans.requireSteps(steps), initial, sequences, constants);
+    }
+
+    /** A while-loop traced and compiled once, run per iteration; its trip count and condition are read when it runs (see {@link LoopStep}). */
+    public static LoopResult loop(LoopStep step, Tensor tripCount, Tensor condition, List<Tensor> initial, List<Tensor> constants, int capacity) {
+        return Scans.loop(step, tripCount, condition, initial, constants, capacity, LoopLimit.maxIterations());
     }
 
     /** The values converted to float (C order). */

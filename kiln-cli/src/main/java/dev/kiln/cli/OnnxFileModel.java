@@ -20,7 +20,15 @@ record OnnxFileModel(String name, OnnxModel onnx) implements Model {
         if (base.equals("model") && file.toAbsolutePath().getParent() != null && file.toAbsolutePath().getParent().getFileName() != null) {
             base = file.toAbsolutePath().getParent().getFileName().toString();
         }
-        return new OnnxFileModel(base, OnnxModel.load(file));
+        OnnxModel model = OnnxModel.load(file);
+        // sequences, optionals and strings have no .npy form: refused with the value's name, before any input is read
+        for (ValueInfo v : java.util.stream.Stream.concat(model.inputs().stream(), model.outputs().stream()).toList()) {
+            if (!v.isTensor()) {
+                model.close();
+                throw new IllegalArgumentException(file + ": '" + v.name() + "' is " + v + "; the command line reads and writes tensors only");
+            }
+        }
+        return new OnnxFileModel(base, model);
     }
 
     @Override

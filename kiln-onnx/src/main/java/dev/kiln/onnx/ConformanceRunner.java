@@ -313,6 +313,16 @@ public final class ConformanceRunner {
                 if ((got == null) != (want == null)) return what + ": " + actual.describe() + ", expected " + expected.describe();
                 if (want != null) return flatten(what + " element", got, want, a, e, names);
             }
+            case OnnxValue.StringValue want -> {
+                // strings are compared here, exactly: they are host values, not a plan's outputs
+                if (!(actual instanceof OnnxValue.StringValue got)) return what + ": " + actual.describe() + ", expected " + want.describe();
+                if (!got.shape().equals(want.shape())) return what + ": shape " + got.shape() + ", expected " + want.shape();
+                for (int i = 0; i < want.values().size(); i++) {
+                    if (!got.values().get(i).equals(want.values().get(i))) {
+                        return what + ": element " + i + " is \"" + got.values().get(i) + "\", expected \"" + want.values().get(i) + "\"";
+                    }
+                }
+            }
         }
         return null;
     }

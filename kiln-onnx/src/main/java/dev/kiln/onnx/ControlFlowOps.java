@@ -12,7 +12,7 @@ import java.util.Map;
 import static dev.kiln.onnx.OnnxOps.add;
 
 /**
- * Operators with subgraphs: Scan (opset 9 on) and Loop (a for-loop), on {@link Tensor#scan}, and If. A subgraph is parsed and checked like a
+ * Operators with subgraphs: Scan (opset 9 on) on {@link Tensor#scan}, Loop ({@link LoopOp}, on {@link Tensor#loop}), and If. A subgraph is parsed and checked like a
  * graph ({@link OnnxGraph#subgraph}) and built by a {@link GraphBuilder} of its own: a scan's body once, over the scan's
  * stand-ins; an If's branch inline, over the enclosing graph's values.
  */
@@ -24,97 +24,7 @@ final class ControlFlowOps {
         add("Scan", 9, OnnxOps.Kind.NO_FOLD, ControlFlowOps::scan, ControlFlowOps::checkSubgraphs);
         // never folded either: a branch may read values of the enclosing graph that are not the node's inputs
         OnnxOps.addHost("If", 1, ControlFlowOps::ifThenElse, ControlFlowOps::checkSubgraphs);
-        OnnxOps.addHost("Loop", 1, ControlFlowOps::loop, ControlFlowOps::checkSubgraphs);
-    }
-
-    /**
-     * ONNX Loop with a trip count known when the graph is built and a condition that stays true (the body passes its
-     * condition input through, or gives a constant true): a scan over the iteration numbers {@code 0 .. M-1}, the
-     * loop-carried values its state and the body's scan outputs stacked. A loop that a computed condition may end early has
-     * a number of steps known only while it runs, which a plan cannot hold: that is refused, naming why.
-     */
-    private static List<OnnxValue> loop(OpContext c) {
-        for (int i = 2; i < c.inputCount(); i++) {
-            if (c.given(i) && c.builder().hostValue(c.node.inputs().get(i)) != null) return LoopUnrolling.unroll(c);
-        }
-        return scanLoop(c).stream().<OnnxValue>map(OnnxValue.TensorValue::new).toList();
-    }
-
-    /** {@link #loop} over tensors only: a {@link Tensor#scan}. */
-    private static List<Tensor> scanLoop(OpContext c) {
-        GraphBuilder outer = c.builder();
-        List<String> in = c.node.inputs();
-        if (in.isEmpty() || in.getFirst().isEmpty()) throw c.unsupported("a Loop without a trip count M runs until its condition fails, known only while it runs");
-        if (!outer.isConstant(in.getFirst())) throw c.unsupported("the trip count M must be known when the model is built (a constant)");
-        long[] m = c.longs(0);
-        if (m.length != 1 || m[0] < 0 || m[0] > Integer.MAX_VALUE - 8) throw c.bad("trip count M is " + java.util.Arrays.toString(m) + ", expected one value from 0");
-        if (in.size() > 1 && !in.get(1).isEmpty()) {
-            if (!outer.isConstant(in.get(1))) throw c.unsupported("the initial condition must be a constant when the model is built");
-            if (c.longs(1).length != 1 || c.longs(1)[0] == 0) {
-                throw c.unsupported("an initial condition of false runs no iteration while a trip count is given; not supported");
-            }
-        }
-        GraphProto proto = c.a.graph("body");
-        OnnxGraph body = OnnxGraph.subgraph(proto, outer.source() + " Loop node '" + c.node.label() + "' body", c.a.external(), outer.graph().opsets(),
-                outer.definedNames());
-        int n = Math.max(0, in.size() - 2);
-        if (body.inputs().size() != n + 2) throw c.bad("the body takes " + body.inputs().size() + " inputs, expected " + (n + 2) + " (iteration, condition, "
-                + n + " loop-carried values)");
-        int k = body.outputs().size() - 1 - n;
-        if (k < 0) throw c.bad("the body gives " + body.outputs().size() + " outputs, expected at least " + (n + 1) + " (condition, " + n + " loop-carried values)");
-        if (!conditionStaysTrue(body)) {
-            throw c.unsupported("the body computes its condition output; a loop that may end early has a number of steps known only while it runs");
-        }
-        List<Tensor> initial = new ArrayList<>();
-        for (int i = 0; i < n; i++) initial.add(c.in(2 + i));
-        OuterReads reads = OuterReads.of(body, outer, c);
-        Map<String, Tensor> outerConstants = reads.constants();
-        List<String> outerNames = reads.names();
-        List<Tensor> outerValues = reads.values();
-        Tensor yes = Tensor.of(new boolean[] {true}).reshape().to(c.device).realize();
-        // the iteration number is a counter in the state (0, 1, ...), not a sequence of M numbers
-        List<Tensor> state = new ArrayList<>();
-        state.add(Tensor.of(new long[] {0}).reshape().to(c.device).realize());
-        state.addAll(initial);
-        List<Tensor> results = Tensor.scan((st, slices, constants) -> {
-            Map<String, Tensor> bound = new LinkedHashMap<>();
-            bound.put(body.inputs().get(0), st.getFirst());
-            for (int i = 0; i < n; i++) bound.put(body.inputs().get(2 + i), st.get(1 + i));
-            for (int r = 0; r < outerNames.size(); r++) bound.put(outerNames.get(r), constants.get(r));
-            Map<String, Tensor> fixed = new HashMap<>(outerConstants);
-            fixed.put(body.inputs().get(1), yes);
-            List<Tensor> out = new GraphBuilder(body, c.device).build(bound, fixed);
-            List<Tensor> next = new ArrayList<>();
-            next.add(st.getFirst().add(1L));
-            next.addAll(out.subList(1, out.size())); // the condition stays true
-            return next;
-        }, (int) m[0], state, List.of(), outerValues);
-        return results.subList(1, results.size());
-    }
-
-    /**
-     * Whether the body's condition output is its condition input (directly or through Identity), or a constant true (a
-     * Constant node or an initializer): the exporters' form of a for-loop.
-     */
-    static boolean conditionStaysTrue(OnnxGraph body) {
-        String condIn = body.inputs().get(1), name = body.outputs().getFirst();
-        for (int guard = 0; guard < 64; guard++) {
-            if (name.equals(condIn)) return true;
-            Tensor init = body.initializers().get(name);
-            if (init != null) return init.numel() == 1 && init.toDoubleArray()[0] != 0;
-            String target = name;
-            Node producer = body.nodes().stream().filter(x -> x.outputs().contains(target)).findFirst().orElse(null);
-            if (producer == null) return false;
-            switch (producer.opType()) {
-                case "Identity" -> name = producer.inputs().getFirst();
-                case "Constant" -> {
-                    Tensor v = producer.attrs().tensor("value");
-                    return v != null && v.numel() == 1 && v.toDoubleArray()[0] != 0;
-                }
-                default -> { return false; }
-            }
-        }
-        return false;
+        OnnxOps.addHost("Loop", 1, LoopOp::apply, ControlFlowOps::checkSubgraphs);
     }
 
     /** At load: every operator of the node's subgraphs (and of graphs within them) is supported; a node that is not is named. */
@@ -176,7 +86,7 @@ final class ControlFlowOps {
             if (outer.hostValue(r) != null) hosts.put(r, outer.hostValue(r));
             else (outer.isConstant(r) ? constants : values).put(r, outer.outerValue(r, c.device));
         }
-        return new GraphBuilder(g, c.device).buildValues(values, constants, hosts);
+        return outer.nested(g, c.device).buildValues(values, constants, hosts);
     }
 
     /**
@@ -220,7 +130,7 @@ final class ControlFlowOps {
             for (int i = 0; i < n; i++) bound.put(body.inputs().get(i), state.get(i));
             for (int j = 0; j < m; j++) bound.put(body.inputs().get(n + j), slices.get(j));
             for (int r = 0; r < outerNames.size(); r++) bound.put(outerNames.get(r), constants.get(r));
-            return new GraphBuilder(body, c.device).build(bound, outerConstants);
+            return outer.nested(body, c.device).build(bound, outerConstants);
         }, initial, sequences, outerValues);
 
         List<Tensor> out = new ArrayList<>(results.subList(0, n));
@@ -231,24 +141,6 @@ final class ControlFlowOps {
             out.add(y.permute(firstTo(axis, y.ndim())));
         }
         return out;
-    }
-
-    /**
-     * What a scanned body reads of the enclosing graph: constants stay constants in it; the other values (by name) become
-     * the scan's constants, which it reads through the step's arguments.
-     */
-    private record OuterReads(Map<String, Tensor> constants, List<String> names, List<Tensor> values) {
-        static OuterReads of(OnnxGraph body, GraphBuilder outer, OpContext c) {
-            OuterReads r = new OuterReads(new HashMap<>(), new ArrayList<>(), new ArrayList<>());
-            for (String name : body.outerReads()) {
-                if (outer.isConstant(name)) r.constants.put(name, outer.outerValue(name, c.device));
-                else {
-                    r.names.add(name);
-                    r.values.add(outer.outerValue(name, c.device));
-                }
-            }
-            return r;
-        }
     }
 
     private static boolean direction(OpContext c, int[] dirs, int j, String name) {

@@ -122,6 +122,7 @@ final class ElementwiseOps {
 
     /** Null if {@code code} is a dtype Kiln has, else the reason. */
     static String castTarget(long code) {
+        if (code == onnx.Onnx.TensorProto.DataType.STRING_VALUE) return null; // StringOps casts to strings
         try {
             TensorProtos.dtype((int) code, "Cast target");
             return null;

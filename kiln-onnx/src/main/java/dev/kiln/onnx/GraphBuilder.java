@@ -1,5 +1,6 @@
 package dev.kiln.onnx;
 
+import dev.kiln.LoopLimitException;
 import dev.kiln.Tensor;
 import dev.kiln.runtime.Device;
 import dev.kiln.runtime.DeviceRegistry;
@@ -54,6 +55,16 @@ final class GraphBuilder {
     GraphBuilder(OnnxGraph graph, Device device) {
         this.model = graph;
         this.device = device;
+    }
+
+    /**
+     * A builder of {@code graph}, a subgraph an operator of this graph builds on {@code device}: like this builder, it
+     * may read the elements of values computed from the graph's inputs only where this one may (not while a plan is built).
+     */
+    GraphBuilder nested(OnnxGraph graph, Device device) {
+        GraphBuilder b = new GraphBuilder(graph, device);
+        b.inputValuesKnown = inputValuesKnown;
+        return b;
     }
 
     /** A builder of {@code model}'s main graph for a plan: operators may not read its inputs' elements while it is built. */
@@ -159,6 +170,11 @@ final class GraphBuilder {
             evaluateHost(n, spec);
             return;
         }
+        if (StringOps.involvesStrings(n, this)) {
+            // a Cast or CastLike with a string on either side: strings are host values (kept in the tensor path otherwise, folded)
+            evaluateHost(n, StringOps.CAST);
+            return;
+        }
         if (!hosts.isEmpty() && passesHostValue(n)) return;
         boolean fold = spec.kind() != OnnxOps.Kind.NO_FOLD;
         for (String i : n.inputs()) {
@@ -203,8 +219,8 @@ final class GraphBuilder {
         List<OnnxValue> outs;
         try {
             outs = Tensor.withOpName(n.opType() + " node '" + n.label() + "'", () -> spec.host().apply(new OpContext(n, opset, device, ins, this)));
-        } catch (UnsupportedOnnxOpException | OnnxFormatException e) {
-            throw e;
+        } catch (UnsupportedOnnxOpException | OnnxFormatException | LoopLimitException e) {
+            throw e; // a loop run while the graph is built that would not end names its node already
         } catch (UnsupportedOperationException e) {
             throw new UnsupportedOnnxOpException(n.opType(), n.domainName(), opset, n.label(), e.getMessage());
         } catch (ArithmeticException | IllegalArgumentException e) {
@@ -324,6 +340,15 @@ final class GraphBuilder {
 
     /** True when value {@code name} is a constant: an initializer not overridden by an input, or a folded node's output. */
     boolean isConstant(String name) { return constants.contains(name); }
+
+    /**
+     * Whether values computed from {@code names} may be computed now, while the graph is built: always when they are all
+     * constants, and for others unless a plan is being built (whose inputs have no values yet). A value computed from a
+     * scan's or loop's step arguments still cannot be (it refuses when realised, naming why).
+     */
+    boolean valuesKnownNow(java.util.Collection<String> names) {
+        return inputValuesKnown || names.stream().filter(x -> !x.isEmpty()).allMatch(constants::contains);
+    }
 
     /**
      * A value whose elements an operator needs at build time: a constant as it is, otherwise the tensor

@@ -3,7 +3,7 @@ package dev.kiln.onnx;
 import dev.kiln.Tensor;
 import dev.kiln.runtime.Device;
 
-/** Moving sequences and optionals between devices, and checking them against the kinds a model declares. */
+/** Moving sequences, optionals and strings between devices, and checking them against the kinds a model declares. */
 final class HostValues {
     private HostValues() {}
 
@@ -13,6 +13,7 @@ final class HostValues {
             case OnnxValue.TensorValue(Tensor t) -> new OnnxValue.TensorValue(t.to(d));
             case OnnxValue.SequenceValue(var elements, var dtype) -> new OnnxValue.SequenceValue(elements.stream().map(t -> t.to(d)).toList(), dtype);
             case OnnxValue.OptionalValue(OnnxValue e) -> new OnnxValue.OptionalValue(e == null ? null : to(e, d));
+            case OnnxValue.StringValue s -> s; // strings live on the host, on every device
         };
     }
 
@@ -27,6 +28,7 @@ final class HostValues {
             case SEQUENCE -> v instanceof OnnxValue.SequenceValue;
             case OPTIONAL_TENSOR -> v instanceof OnnxValue.OptionalValue(OnnxValue e) && (e == null || e instanceof OnnxValue.TensorValue);
             case OPTIONAL_SEQUENCE -> v instanceof OnnxValue.OptionalValue(OnnxValue e) && (e == null || e instanceof OnnxValue.SequenceValue);
+            case STRING -> v instanceof OnnxValue.StringValue;
         };
         if (!ok) throw new IllegalArgumentException(what + " of " + source + " must be " + declared + ", got " + v.describe());
         if (dtypeOf(v) != null && dtypeOf(v) != declared.dtype()) {
@@ -34,12 +36,13 @@ final class HostValues {
         }
     }
 
-    /** The dtype of the tensors {@code v} holds, or null for an empty optional. */
+    /** The dtype of the tensors {@code v} holds, or null for an empty optional or strings. */
     static dev.kiln.types.DType dtypeOf(OnnxValue v) {
         return switch (v) {
             case OnnxValue.TensorValue(Tensor t) -> t.dtype();
             case OnnxValue.SequenceValue s -> s.dtype();
             case OnnxValue.OptionalValue(OnnxValue e) -> e == null ? null : dtypeOf(e);
+            case OnnxValue.StringValue s -> null;
         };
     }
 }

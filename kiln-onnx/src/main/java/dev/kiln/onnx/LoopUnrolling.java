@@ -1,5 +1,7 @@
 package dev.kiln.onnx;
 
+import dev.kiln.LoopLimit;
+import dev.kiln.LoopLimitException;
 import dev.kiln.Tensor;
 import dev.kiln.runtime.DeviceRegistry;
 import dev.kiln.types.DType;
@@ -11,10 +13,13 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * ONNX Loop carrying sequences or optionals: a {@link Tensor#scan} carries tensors of one shape, but a sequence's length
- * and elements change from step to step, so the body is built once per iteration, inline, with the iteration number a
- * constant (a SequenceAt or Slice of it is then known while the graph is built). The trip count and the initial
- * condition are read when the graph is built; the body's condition must stay true, as for a scanned loop.
+ * ONNX Loop that cannot be one plan: one carrying sequences or optionals (a sequence's length and elements change from
+ * step to step), or tensors whose shape the body changes (a decoder appending a token with Concat). The body is built once
+ * per iteration, inline, with the iteration number a constant (a SequenceAt or Slice of it is then known while the graph is
+ * built). The trip count and the initial condition are read when the graph is built; a condition the body computes is
+ * read after each iteration, which computes that iteration's tensors then (so each next iteration starts from computed
+ * values and the work stays linear in the iterations). Reading values while the graph is built needs them known then:
+ * under {@link OnnxModel#run}, or constants; a prepared plan refuses the loop otherwise ({@link GraphBuilder#valuesOf}).
  */
 final class LoopUnrolling {
     /** More iterations than this would build a graph of that many copies of the body: refused. */
@@ -24,27 +29,28 @@ final class LoopUnrolling {
 
     static List<OnnxValue> unroll(OpContext c) {
         GraphBuilder outer = c.builder();
-        List<String> in = c.node.inputs();
-        if (!c.given(0)) throw c.unsupported("a Loop without a trip count M runs until its condition fails, known only while it runs");
-        long[] m = c.longs(0);
-        if (m.length != 1 || m[0] < 0) throw c.bad("trip count M is " + java.util.Arrays.toString(m) + ", expected one value from 0");
-        if (m[0] > MAX_ITERATIONS) {
-            throw c.unsupported("a Loop carrying sequences or optionals is built once per iteration; " + m[0] + " iterations is over Kiln's " + MAX_ITERATIONS);
-        }
+        long m = c.given(0) ? c.scalarLong(0) : Long.MAX_VALUE;
         boolean run = !c.given(1) || c.longs(1).length == 1 && c.longs(1)[0] != 0;
         if (c.given(1) && c.longs(1).length != 1) throw c.bad("the condition must hold one value");
-        int iterations = run ? (int) m[0] : 0;
         GraphProto proto = c.a.graph("body");
-        OnnxGraph body = OnnxGraph.subgraph(proto, outer.source() + " Loop node '" + c.node.label() + "' body", c.a.external(), outer.graph().opsets(),
-                outer.definedNames());
-        int n = Math.max(0, in.size() - 2);
-        if (body.inputs().size() != n + 2) throw c.bad("the body takes " + body.inputs().size() + " inputs, expected " + (n + 2));
+        OnnxGraph body = LoopOp.body(c);
+        int n = Math.max(0, c.node.inputs().size() - 2);
         int k = body.outputs().size() - 1 - n;
-        if (k < 0) throw c.bad("the body gives " + body.outputs().size() + " outputs, expected at least " + (n + 1));
-        if (!ControlFlowOps.conditionStaysTrue(body)) {
-            throw c.unsupported("the body computes its condition output; a loop that may end early has a number of steps known only while it runs");
+        boolean forLoop = LoopOp.conditionStaysTrue(body);
+        long bound = Math.min(m, LoopLimit.maxIterations());
+        if (forLoop && run && bound > MAX_ITERATIONS) {
+            throw c.unsupported("this Loop is built once per iteration (it carries sequences or optionals, or values whose shape changes); " + m
+                    + " iterations is over Kiln's " + MAX_ITERATIONS);
         }
-        if (k > 0 && iterations == 0) throw c.unsupported("no iteration runs, and Kiln cannot give the scan outputs' shapes without one");
+        if (!forLoop) {
+            List<String> deciding = new ArrayList<>(c.node.inputs());
+            deciding.addAll(body.outerReads());
+            if (!outer.valuesKnownNow(deciding)) {
+                throw c.unsupported("this Loop is built once per iteration (it carries sequences or optionals, or values whose shape changes) and its "
+                        + "body computes its condition, which is read after each iteration while the graph is built; a prepared plan has no input "
+                        + "values then (run the model with OnnxModel.run)");
+            }
+        }
         Map<String, Tensor> reads = new HashMap<>(), constants = new HashMap<>();
         Map<String, OnnxValue> hostReads = new HashMap<>();
         for (String r : body.outerReads()) {
@@ -57,7 +63,12 @@ final class LoopUnrolling {
         for (int j = 0; j < k; j++) scans.add(new ArrayList<>());
         var interp = DeviceRegistry.get("INTERP");
         Tensor yes = Tensor.of(new boolean[] {true}).reshape().to(interp).realize();
-        for (int it = 0; it < iterations; it++) {
+        for (long it = 0; run && it < m; it++) {
+            if (it >= LoopLimit.maxIterations()) throw new LoopLimitException(c.node.opType() + " node '" + c.node.label() + "'", LoopLimit.maxIterations());
+            if (it >= MAX_ITERATIONS) {
+                throw c.unsupported("this Loop is built once per iteration (it carries sequences or optionals, or values whose shape changes); it was "
+                        + "still running after Kiln's " + MAX_ITERATIONS);
+            }
             Map<String, Tensor> tensors = new HashMap<>(reads), fixed = new HashMap<>(constants);
             Map<String, OnnxValue> hosts = new HashMap<>(hostReads);
             fixed.put(body.inputs().get(0), Tensor.scalar(it, DType.I64).to(interp).realize());
@@ -70,7 +81,7 @@ final class LoopUnrolling {
                 if (v instanceof OnnxValue.TensorValue(Tensor t)) tensors.put(name, t);
                 else hosts.put(name, v);
             }
-            List<OnnxValue> out = new GraphBuilder(body, c.device).buildValues(tensors, fixed, hosts);
+            List<OnnxValue> out = outer.nested(body, c.device).buildValues(tensors, fixed, hosts);
             state = new ArrayList<>(out.subList(1, 1 + n));
             for (int j = 0; j < k; j++) {
                 if (!(out.get(1 + n + j) instanceof OnnxValue.TensorValue(Tensor t))) {
@@ -78,7 +89,17 @@ final class LoopUnrolling {
                 }
                 scans.get(j).add(t);
             }
+            if (!forLoop) {
+                if (!(out.getFirst() instanceof OnnxValue.TensorValue(Tensor cond)) || cond.numel() != 1) {
+                    throw c.bad("the body's condition output is " + out.getFirst().describe() + ", expected one boolean");
+                }
+                // this iteration's values computed now: the next iteration, and the condition after it, start from them
+                for (OnnxValue v : state) if (v instanceof OnnxValue.TensorValue(Tensor t)) t.realize();
+                for (List<Tensor> s : scans) s.getLast().realize();
+                run = cond.realize().toDoubleArray()[0] != 0;
+            }
         }
+        if (k > 0 && scans.getFirst().isEmpty()) throw c.unsupported("no iteration runs, and Kiln cannot give the scan outputs' shapes without one");
         List<OnnxValue> result = new ArrayList<>(state);
         for (List<Tensor> s : scans) result.add(new OnnxValue.TensorValue(Tensor.stack(0, s.toArray(Tensor[]::new))));
         return result;

@@ -182,7 +182,9 @@ public final class OnnxModel implements AutoCloseable {
             default -> throw new OnnxFormatException(src, "value '" + name + "' has no type");
         };
         TypeProto.Tensor tt = t.getTensorType();
-        DType dt = TensorProtos.dtype(tt.getElemType(), "'" + name + "'");
+        // a tensor of strings is a host value of its own kind; strings in a sequence or optional are refused (no Kiln dtype)
+        if (kind == ValueInfo.Kind.TENSOR && tt.getElemType() == TensorProto.DataType.STRING_VALUE) kind = ValueInfo.Kind.STRING;
+        DType dt = kind == ValueInfo.Kind.STRING ? null : TensorProtos.dtype(tt.getElemType(), "'" + name + "'");
         List<ValueInfo.Dim> dims = null;
         if (tt.hasShape()) {
             dims = new ArrayList<>();

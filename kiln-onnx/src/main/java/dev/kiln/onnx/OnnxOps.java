@@ -80,6 +80,7 @@ final class OnnxOps {
         OptionalOps.register();
         RandomOnnxOps.register();
         TrainingOps.register();
+        StringOps.register();
     }
 
     static void add(String domain, String opType, int since, Kind kind, Impl impl, Check check) {

@@ -6,11 +6,11 @@ import dev.kiln.types.DType;
 import java.util.List;
 
 /**
- * A value of an ONNX graph other than the plain tensor path: a sequence of tensors or an optional. The builder holds
- * these beside its tensors as host values known when the graph is built (a sequence's length and its elements'
- * shapes); each element is a tensor, lazy or constant, like any other.
+ * A value of an ONNX graph other than the plain tensor path: a sequence of tensors, an optional, or a tensor of strings. The
+ * builder holds these beside its tensors as host values known when the graph is built (a sequence's length and its elements'
+ * shapes, a string tensor's strings); a sequence's or optional's element is a tensor, lazy or constant, like any other.
  */
-sealed interface OnnxValue permits OnnxValue.TensorValue, OnnxValue.SequenceValue, OnnxValue.OptionalValue {
+sealed interface OnnxValue permits OnnxValue.TensorValue, OnnxValue.SequenceValue, OnnxValue.OptionalValue, OnnxValue.StringValue {
 
     /** What the value is, for messages: {@code a tensor f32[2, 3]}, {@code a sequence of 3 f32 tensors}, {@code an empty optional}. */
     String describe();
@@ -50,5 +50,23 @@ sealed interface OnnxValue permits OnnxValue.TensorValue, OnnxValue.SequenceValu
         public boolean isPresent() { return value != null; }
 
         public String describe() { return value == null ? "an empty optional" : "an optional holding " + value.describe(); }
+    }
+
+    /**
+     * A tensor of strings (ONNX's STRING element type), which has no Kiln dtype: its strings are host values, known when
+     * the graph is built, that only string operators (Cast, CastLike, StringNormalizer) read and give.
+     *
+     * @param values the strings in C order
+     * @param shape  the tensor's shape
+     */
+    record StringValue(List<String> values, dev.kiln.types.Shape shape) implements OnnxValue {
+        public StringValue {
+            values = List.copyOf(values);
+            if (values.size() != shape.numel()) {
+                throw new IllegalArgumentException("a string tensor of shape " + shape + " holds " + shape.numel() + " strings, got " + values.size());
+            }
+        }
+
+        public String describe() { return "a string tensor " + shape; }
     }
 }

@@ -180,7 +180,9 @@ final class SequenceOps {
             if (v instanceof OnnxValue.SequenceValue s && s.elements().size() != length) {
                 throw c.bad("input " + i + " ('" + c.node.inputs().get(i) + "') has " + s.elements().size() + " elements, input 0 has " + length);
             }
-            if (v instanceof OnnxValue.OptionalValue) throw c.bad("input " + i + " is an optional; SequenceMap takes sequences and tensors");
+            if (v instanceof OnnxValue.OptionalValue || v instanceof OnnxValue.StringValue) {
+                throw c.bad("input " + i + " is " + v.describe() + "; SequenceMap takes sequences and tensors");
+            }
             ins.add(v);
         }
         Map<String, Tensor> reads = new HashMap<>(), constants = new HashMap<>();
@@ -198,10 +200,11 @@ final class SequenceOps {
                     case OnnxValue.SequenceValue s -> s.elements().get(e);
                     case OnnxValue.TensorValue(Tensor whole) -> whole;
                     case OnnxValue.OptionalValue o -> throw new AssertionError(o);
+                    case OnnxValue.StringValue s -> throw new AssertionError(s);
                 };
                 bound.put(body.inputs().get(i), t);
             }
-            List<OnnxValue> step = new GraphBuilder(body, c.device).buildValues(bound, constants, hostReads);
+            List<OnnxValue> step = c.builder().nested(body, c.device).buildValues(bound, constants, hostReads);
             for (int k = 0; k < step.size(); k++) {
                 if (!(step.get(k) instanceof OnnxValue.TensorValue(Tensor t))) {
                     throw c.unsupported("body output " + k + " is " + step.get(k).describe() + "; Kiln's sequences hold tensors");

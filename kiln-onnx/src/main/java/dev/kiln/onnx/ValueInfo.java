@@ -24,7 +24,9 @@ public record ValueInfo(String name, DType dtype, List<Dim> dims, Kind kind) {
         /** An optional tensor: a tensor or nothing. */
         OPTIONAL_TENSOR,
         /** An optional sequence of tensors: a sequence or nothing. */
-        OPTIONAL_SEQUENCE
+        OPTIONAL_SEQUENCE,
+        /** A tensor of strings (its {@link ValueInfo#dtype() dtype} is null: no Kiln dtype holds strings). */
+        STRING
     }
 
     /** A tensor value. */
@@ -57,9 +59,9 @@ public record ValueInfo(String name, DType dtype, List<Dim> dims, Kind kind) {
 
     @Override
     public String toString() {
-        String t = dtype + (dims == null ? "[unknown shape]" : dims.toString());
+        String t = (kind == Kind.STRING ? "string" : String.valueOf(dtype)) + (dims == null ? "[unknown shape]" : dims.toString());
         return name + ": " + switch (kind) {
-            case TENSOR -> t;
+            case TENSOR, STRING -> t;
             case SEQUENCE -> "sequence<" + t + ">";
             case OPTIONAL_TENSOR -> "optional<" + t + ">";
             case OPTIONAL_SEQUENCE -> "optional<sequence<" + t + ">>";

@@ -11,8 +11,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Reads the test-data files of sequence and optional values (SequenceProto, OptionalProto, from ONNX's onnx-data.proto)
- * as {@link OnnxValue}s holding tensors, as the model declares the value ({@link ValueInfo#kind}).
+ * Reads the test-data files of sequence, optional and string values (SequenceProto, OptionalProto, from ONNX's
+ * onnx-data.proto, and TensorProto of strings) as {@link OnnxValue}s, as the model declares the value ({@link ValueInfo#kind}).
  */
 final class ValueProtos {
     private ValueProtos() {}
@@ -30,6 +30,7 @@ final class ValueProtos {
         ExternalData external = dir == null ? ExternalData.unavailable() : ExternalData.collected(dir);
         return switch (declared.kind()) {
             case TENSOR -> new OnnxValue.TensorValue(TensorProtos.read(file));
+            case STRING -> Strings.value(ProtoFiles.parse(file, "TensorProto", "too large", TensorProto::parseFrom), src);
             case SEQUENCE -> sequence(ProtoFiles.parse(file, "SequenceProto", "too large", SequenceProto::parseFrom), src, external, declared.dtype());
             case OPTIONAL_TENSOR, OPTIONAL_SEQUENCE -> {
                 OptionalProto o = ProtoFiles.parse(file, "OptionalProto", "too large", OptionalProto::parseFrom);

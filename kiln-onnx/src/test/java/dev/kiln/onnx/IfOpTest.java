@@ -94,4 +94,30 @@ class IfOpTest {
         assertThat(out.getFirst().dims()).containsExactly(4, 2);
         assertThat(out.getFirst().toFloatArray()).containsExactly(1, 0, 3, 0, 5, 0, 7, 0);
     }
+
+    /**
+     * A branch built inside a prepared plan reads the plan's inputs, which have no values while it is built: an operator
+     * there that needs them (NonZero) is refused naming its node, as in the main graph, instead of reading the zeros the
+     * input buffers hold then.
+     */
+    @Test
+    void aBranchInAPreparedPlanDoesNotReadInputValues() {
+        int f = onnx.Onnx.TensorProto.DataType.FLOAT_VALUE, b = onnx.Onnx.TensorProto.DataType.BOOL_VALUE, i64 = onnx.Onnx.TensorProto.DataType.INT64_VALUE;
+        GraphProto.Builder then = GraphProto.newBuilder().setName("then")
+                .addNode(NodeProto.newBuilder().setOpType("NonZero").setName("nz").addInput("x").addOutput("t"))
+                .addOutput(OnnxTestModels.anyShape("t", i64));
+        GraphProto.Builder otherwise = GraphProto.newBuilder().setName("else")
+                .addNode(NodeProto.newBuilder().setOpType("NonZero").setName("nz2").addInput("x").addOutput("e"))
+                .addOutput(OnnxTestModels.anyShape("e", i64));
+        GraphProto.Builder g = GraphProto.newBuilder().addInput(OnnxTestModels.value("c", b)).addInput(OnnxTestModels.value("x", f, 4))
+                .addNode(NodeProto.newBuilder().setOpType("If").setName("branch").addInput("c").addOutput("y")
+                        .addAttribute(AttributeProto.newBuilder().setName("then_branch").setType(AttributeProto.AttributeType.GRAPH).setG(then))
+                        .addAttribute(AttributeProto.newBuilder().setName("else_branch").setType(AttributeProto.AttributeType.GRAPH).setG(otherwise)))
+                .addOutput(OnnxTestModels.anyShape("y", i64));
+        OnnxModel model = OnnxModel.fromProto(OnnxTestModels.model(13, g), "if.onnx");
+        assertThatThrownBy(() -> model.prepare(DeviceRegistry.get("INTERP"), Map.of())).isInstanceOf(UnsupportedOnnxOpException.class)
+                .hasMessageContaining("NonZero").hasMessageContaining("needs the values of 'x'");
+        List<Tensor> out = model.run(Map.of("c", Tensor.of(new boolean[] {true}).reshape(), "x", Tensor.of(new float[] {0, 3, 0, 4}, 4)));
+        assertThat(out.getFirst().toLongArray()).containsExactly(1, 3);
+    }
 }

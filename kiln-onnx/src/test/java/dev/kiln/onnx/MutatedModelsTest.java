@@ -59,6 +59,12 @@ class MutatedModelsTest {
             Map<String, OnnxValue> in = new HashMap<>();
             for (ValueInfo v : model.inputs()) {
                 int[] d = v.dims() == null ? new int[0] : v.dims().stream().mapToInt(x -> x.isFixed() ? (int) x.size() : 1).toArray();
+                if (v.kind() == ValueInfo.Kind.STRING) {
+                    // a string input: empty strings, as a tensor input is zeros
+                    var shape = dev.kiln.types.Shape.of(d);
+                    in.put(v.name(), new OnnxValue.StringValue(java.util.Collections.nCopies((int) shape.numel(), ""), shape));
+                    continue;
+                }
                 Tensor zeros = Tensor.zeros(v.dtype(), d).to("INTERP");
                 OnnxValue.SequenceValue one = new OnnxValue.SequenceValue(List.of(zeros), v.dtype());
                 // a sequence or optional input: one element of zeros, as a tensor input is zeros
@@ -67,6 +73,7 @@ class MutatedModelsTest {
                     case SEQUENCE -> one;
                     case OPTIONAL_TENSOR -> new OnnxValue.OptionalValue(new OnnxValue.TensorValue(zeros));
                     case OPTIONAL_SEQUENCE -> new OnnxValue.OptionalValue(one);
+                    case STRING -> throw new AssertionError(v);
                 });
             }
             model.runValues(in, dev.kiln.runtime.DeviceRegistry.get("INTERP"));

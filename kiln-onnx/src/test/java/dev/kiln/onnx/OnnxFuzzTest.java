@@ -21,8 +21,9 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 /**
  * Fuzzing of the ONNX loader and graph builder (issue 13): any bytes are parsed as a model and, when that succeeds,
  * built on INTERP with inputs of ones in the declared shapes (ones, not zeros, so that a shape, step or depth input is valid). Each input either builds or fails with
- * {@link OnnxFormatException}, {@link UnsupportedOnnxOpException} or, for inputs {@link OnnxModel#run} rejects, a plain
- * {@link IllegalArgumentException}; anything else is a finding. The committed seeds ({@code fuzz/onnx/seeds}: small
+ * {@link OnnxFormatException}, {@link UnsupportedOnnxOpException} or, for inputs the model rejects, a plain
+ * {@link IllegalArgumentException} (a {@code LoopLimitException} among them); anything else is a finding. Inputs are given by
+ * the declared kind (a sequence of one tensor of ones, an optional holding ones, strings "1"). The committed seeds ({@code fuzz/onnx/seeds}: small
  * conformance models) and crashers ({@code fuzz/onnx/crashers}) replay in every run; then a bounded, seeded mutation run
  * (2,000 inputs or 10 s by default; {@code kiln.fuzz.iterations}, {@code kiln.fuzz.seconds} and {@code kiln.fuzz.seed}
  * set it, see RELIABILITY.md). The outputs are built, not computed.
@@ -54,6 +55,9 @@ class OnnxFuzzTest {
             "\u0080\u0080\u0080\u0080\u0080\u0080\u0080\u0080\u0080\u0001", "Gather", "Reshape", "Slice", "Pad", "axis", "pads");
 
     /** The typed outcomes of {@link #loadAndBuild} (the exact classes; also {@link OnnxJazzerTest}'s). */
+    /** The most iterations a loop of a fuzz input runs while it is built. */
+    static final long LOOP_LIMIT = 10_000;
+
     static final Set<Class<? extends Throwable>> ALLOWED =
             Set.of(OnnxFormatException.class, UnsupportedOnnxOpException.class, IllegalArgumentException.class);
 
@@ -64,7 +68,7 @@ class OnnxFuzzTest {
     /** The target (also {@link OnnxJazzerTest}'s): {@code bytes} parsed as a model and built on INTERP. */
     static void loadAndBuild(byte[] bytes) {
         OnnxModel model = OnnxModel.parse(bytes, "fuzz.onnx");
-        Map<String, Tensor> in = new HashMap<>();
+        Map<String, OnnxValue> in = new HashMap<>();
         for (ValueInfo v : model.inputs()) {
             int[] d = v.dims() == null ? new int[0] : new int[v.dims().size()];
             long numel = 1;
@@ -75,9 +79,24 @@ class OnnxFuzzTest {
                 if (size > MAX_INPUT_ELEMENTS || numel > MAX_INPUT_ELEMENTS) return;
                 d[k] = (int) size;
             }
-            in.put(v.name(), Tensor.ones(v.dtype(), d).to("INTERP"));
+            // a string input holds "1" (a number, as ones are); a sequence one element of ones; an optional ones
+            if (v.kind() == ValueInfo.Kind.STRING) {
+                var shape = dev.kiln.types.Shape.of(d);
+                in.put(v.name(), new OnnxValue.StringValue(java.util.Collections.nCopies((int) shape.numel(), "1"), shape));
+                continue;
+            }
+            Tensor ones = Tensor.ones(v.dtype(), d).to("INTERP");
+            in.put(v.name(), switch (v.kind()) {
+                case TENSOR -> new OnnxValue.TensorValue(ones);
+                case SEQUENCE -> new OnnxValue.SequenceValue(List.of(ones), v.dtype());
+                case OPTIONAL_TENSOR -> new OnnxValue.OptionalValue(new OnnxValue.TensorValue(ones));
+                case OPTIONAL_SEQUENCE -> new OnnxValue.OptionalValue(new OnnxValue.SequenceValue(List.of(ones), v.dtype()));
+                case STRING -> throw new AssertionError(v);
+            });
         }
-        model.run(in);
+        // a loop run while the graph is built (scan outputs of unknown length) stops within a fuzz input's time, as memory
+        // stops within its budget
+        dev.kiln.LoopLimit.with(LOOP_LIMIT, () -> model.runValues(in, dev.kiln.runtime.DeviceRegistry.get("INTERP")));
     }
 
     @Test

@@ -52,6 +52,8 @@ record ModelSignature(String source, List<TensorSlot> inputs, List<TensorSlot> o
 
     private static TensorSlot slot(ValueInfo v, String what, String source, String[] symbol, boolean[] fixed) {
         String where = what + " '" + v.name() + "' (" + v + ") of model " + source;
+        // a sequence, optional or string tensor has no column type: refused here, naming it, rather than when a batch runs
+        if (!v.isTensor()) throw new IllegalArgumentException(where + " is not a tensor; kiln-spark scores models whose inputs and outputs are tensors");
         if (v.dims() == null || v.dims().isEmpty()) {
             throw new IllegalArgumentException(where + " declares no batch axis; kiln-spark needs a leading batch axis (symbolic, or fixed at 1)");
         }

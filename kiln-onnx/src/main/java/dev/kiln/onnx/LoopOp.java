@@ -1,0 +1,180 @@
+package dev.kiln.onnx;
+
+import dev.kiln.LoopLimit;
+import dev.kiln.LoopResult;
+import dev.kiln.LoopStep;
+import dev.kiln.Tensor;
+import dev.kiln.types.DType;
+import onnx.Onnx.GraphProto;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * ONNX Loop over tensors, on {@link Tensor#loop}: the body is built once, over stand-ins, into a plan of its own that runs
+ * once per iteration with the loop-carried values kept in the loop's buffers. The trip count M and the initial condition
+ * are read when the plan runs, and a body that computes its condition has it computed by its plan, so a prepared plan
+ * serves every count. A body whose condition is its condition input (or a constant true) is a for-loop: the host step
+ * never reads a condition.
+ *
+ * <p>Scan outputs have one row per iteration. Where the number of iterations is known when the graph is built (M and the
+ * initial condition constants, the condition never computed) they are the loop's outputs as they are. Otherwise their
+ * length is known only once the loop has run, a data-dependent size like NonZero's: the loop is run while the graph is
+ * built (its inputs are known then under {@link OnnxModel#run}), first with room for M rows (at most
+ * {@value #FIRST_CAPACITY}) and again with room for all when more ran, and the outputs are its rows that ran. A prepared
+ * plan, whose inputs have no values while it is built, refuses such a loop, naming it. A body whose loop-carried values
+ * change shape from one iteration to the next cannot be one plan: it is built once per iteration instead
+ * ({@link LoopUnrolling}) where the values are known while the graph is built, and refused otherwise.
+ */
+final class LoopOp {
+    /** Rows kept for the scan outputs on the first run of a loop of unknown length (M when smaller). */
+    static final int FIRST_CAPACITY = 1024;
+
+    private LoopOp() {}
+
+    /** A loop-carried value whose shape or dtype the body changes: the loop cannot be one plan. */
+    private static final class StateChanges extends RuntimeException {
+        StateChanges(String message) { super(message, null, false, false); }
+    }
+
+    static List<OnnxValue> apply(OpContext c) {
+        for (int i = 2; i < c.inputCount(); i++) {
+            if (c.given(i) && c.builder().hostValue(c.node.inputs().get(i)) != null) return LoopUnrolling.unroll(c);
+        }
+        GraphBuilder outer = c.builder();
+        OnnxGraph body = body(c);
+        int n = Math.max(0, c.node.inputs().size() - 2), k = body.outputs().size() - 1 - n;
+        Tensor m = c.given(0) ? c.in(0) : null, cond = c.given(1) ? c.in(1) : null;
+        if (m != null && (m.numel() != 1 || m.dtype().isFloat() || m.dtype().isBool())) {
+            throw c.bad("trip count M must be one integer, got " + m.dtype() + m.shape());
+        }
+        if (cond != null && cond.numel() != 1) throw c.bad("the condition must hold one value, got shape " + cond.shape());
+        boolean forLoop = conditionStaysTrue(body);
+        long known = knownIterations(c, forLoop);
+        List<Tensor> initial = new ArrayList<>();
+        for (int i = 0; i < n; i++) initial.add(c.in(2 + i));
+        OuterReads reads = OuterReads.of(body, outer, c);
+        LoopStep step = step(c, body, n, forLoop, reads);
+        // what decides the number of iterations: the node's inputs and what the body reads of the enclosing graph
+        List<String> deciding = new ArrayList<>(c.node.inputs());
+        deciding.addAll(reads.names());
+        try {
+            if (k == 0 || known >= 0) {
+                // no rows to count, or as many as known now: the loop's outputs as they are
+                int capacity = k == 0 ? 0 : (int) Math.min(known, Integer.MAX_VALUE - 8);
+                LoopResult r = Tensor.loop(step, m, cond, initial, reads.values(), capacity);
+                return values(r.states(), r.outputs());
+            }
+            if (!outer.valuesKnownNow(deciding)) {
+                throw c.unsupported("its " + k + " scan output(s) have a row per iteration, and the iterations are known only when the loop runs; a "
+                        + "prepared plan has no input values while it is built (run the model with OnnxModel.run)");
+            }
+            long limit = m == null ? FIRST_CAPACITY : Math.max(0, c.longs(0)[0]);
+            int capacity = (int) Math.min(limit, FIRST_CAPACITY);
+            LoopResult r = Tensor.loop(step, m, cond, initial, reads.values(), capacity).realize();
+            long ran = r.iterations().toLongArray()[0];
+            if (ran > capacity) {
+                // more iterations than rows: run again with a row for each (the body is deterministic, so it runs as many)
+                if (ran > Integer.MAX_VALUE - 8) throw c.unsupported(ran + " iterations are more rows than a scan output holds");
+                r = Tensor.loop(step, m, cond, initial, reads.values(), (int) ran).realize();
+            }
+            List<Tensor> outputs = new ArrayList<>();
+            for (Tensor y : r.outputs()) outputs.add(y.slice(0, 0, (int) ran, 1));
+            return values(r.states(), outputs);
+        } catch (StateChanges e) {
+            // a for-loop is built per iteration without reading values (LoopUnrolling reads M where it must, refusing in a plan)
+            if (forLoop || outer.valuesKnownNow(deciding)) return LoopUnrolling.unroll(c);
+            throw c.unsupported(e.getMessage() + "; such a loop is built once per iteration, which needs its inputs' values while the graph is "
+                    + "built, and a prepared plan has none (run the model with OnnxModel.run)");
+        }
+    }
+
+    /** The body, parsed and checked against the node: iteration, condition and N loop-carried inputs; condition and N outputs, then scan outputs. */
+    static OnnxGraph body(OpContext c) {
+        GraphBuilder outer = c.builder();
+        GraphProto proto = c.a.graph("body");
+        OnnxGraph body = OnnxGraph.subgraph(proto, outer.source() + " Loop node '" + c.node.label() + "' body", c.a.external(), outer.graph().opsets(),
+                outer.definedNames());
+        int n = Math.max(0, c.node.inputs().size() - 2);
+        if (body.inputs().size() != n + 2) {
+            throw c.bad("the body takes " + body.inputs().size() + " inputs, expected " + (n + 2) + " (iteration, condition, " + n + " loop-carried values)");
+        }
+        if (body.outputs().size() < n + 1) {
+            throw c.bad("the body gives " + body.outputs().size() + " outputs, expected at least " + (n + 1) + " (condition, " + n + " loop-carried values)");
+        }
+        return body;
+    }
+
+    /**
+     * The number of iterations when it is known now: M and the initial condition constants (or absent) and the body's
+     * condition never computed; or none when the initial condition is a constant false. Else -1.
+     */
+    private static long knownIterations(OpContext c, boolean forLoop) {
+        if (c.given(1) && c.isConstant(1) && c.longs(1)[0] == 0) return 0;
+        if (!forLoop || !c.given(0) || !c.isConstant(0) || c.given(1) && !c.isConstant(1)) return -1;
+        long m = c.longs(0)[0];
+        if (m > LoopLimit.maxIterations()) return -1; // the loop fails at its limit when it runs; no rows are reserved for it
+        return Math.max(0, m);
+    }
+
+    /** The body as a loop step: built by a builder of its own over the step's stand-ins. */
+    private static LoopStep step(OpContext c, OnnxGraph body, int n, boolean forLoop, OuterReads reads) {
+        Tensor yes = Tensor.of(new boolean[] {true}).reshape().to(c.device).realize();
+        return (iteration, state, constants) -> {
+            Map<String, Tensor> bound = new LinkedHashMap<>();
+            bound.put(body.inputs().get(0), iteration);
+            for (int i = 0; i < n; i++) bound.put(body.inputs().get(2 + i), state.get(i));
+            for (int r = 0; r < reads.names().size(); r++) bound.put(reads.names().get(r), constants.get(r));
+            Map<String, Tensor> fixed = new HashMap<>(reads.constants());
+            // an iteration runs only while the condition holds: the body's condition input is true whenever it is read
+            fixed.put(body.inputs().get(1), yes);
+            List<Tensor> out = c.builder().nested(body, c.device).build(bound, fixed);
+            for (int i = 0; i < n; i++) {
+                Tensor was = state.get(i), next = out.get(1 + i);
+                if (next.dtype() != was.dtype() || !next.shape().equals(was.shape())) {
+                    throw new StateChanges("loop-carried value " + i + " ('" + body.outputs().get(1 + i) + "') is " + was.dtype() + was.shape()
+                            + " on entry and " + next.dtype() + next.shape() + " after an iteration");
+                }
+            }
+            Tensor condition = forLoop ? null : out.getFirst();
+            if (condition != null && condition.numel() != 1) throw new IllegalArgumentException("the body's condition output has shape " + condition.shape()
+                    + ", expected one value");
+            return new LoopStep.Next(condition == null ? null : condition.cast(DType.BOOL), out.subList(1, 1 + n), out.subList(1 + n, out.size()));
+        };
+    }
+
+    private static List<OnnxValue> values(List<Tensor> states, List<Tensor> outputs) {
+        List<OnnxValue> out = new ArrayList<>();
+        for (Tensor t : states) out.add(new OnnxValue.TensorValue(t));
+        for (Tensor t : outputs) out.add(new OnnxValue.TensorValue(t));
+        return out;
+    }
+
+    /**
+     * Whether the body's condition output is its condition input (directly or through Identity), or a constant true (a
+     * Constant node or an initializer): the exporters' form of a for-loop.
+     */
+    static boolean conditionStaysTrue(OnnxGraph body) {
+        String condIn = body.inputs().get(1), name = body.outputs().getFirst();
+        for (int guard = 0; guard < 64; guard++) {
+            if (name.equals(condIn)) return true;
+            Tensor init = body.initializers().get(name);
+            if (init != null) return init.numel() == 1 && init.toDoubleArray()[0] != 0;
+            String target = name;
+            Node producer = body.nodes().stream().filter(x -> x.outputs().contains(target)).findFirst().orElse(null);
+            if (producer == null) return false;
+            switch (producer.opType()) {
+                case "Identity" -> name = producer.inputs().getFirst();
+                case "Constant" -> {
+                    Tensor v = producer.attrs().tensor("value");
+                    return v != null && v.numel() == 1 && v.toDoubleArray()[0] != 0;
+                }
+                default -> { return false; }
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,188 @@
+"""Models with control flow exported from PyTorch the way users export them, for kiln-onnx's TorchExportsTest.
+
+Writes kiln-onnx/src/test/resources/torch/<case>/ in the ONNX backend-test layout (model.onnx, test_data_set_0/input_N.pb
+and output_N.pb). Every model is made by torch.onnx.export(..., dynamo=False) (the TorchScript exporter) and the expected
+outputs are PyTorch's own, from running the module on the same inputs; ONNX Runtime runs each exported model too, and must
+agree with PyTorch before anything is written.
+
+Cases:
+  script_if_while   a torch.jit.script'ed module: an `if` on the sign of the input's sum, then a `while` loop whose
+                    condition depends on the data (scale until the norm passes a threshold), counting its iterations.
+                    TorchScript exports the while loop as Loop with M = INT64_MAX and a condition the body computes
+  greedy_decode     a scripted greedy decoder: embedding, a tanh recurrent cell, an argmax over the vocabulary, the
+                    token appended to the output with torch.cat (a loop-carried value that grows by one each step) and a
+                    `break` when the end-of-sequence token comes (the loop's condition the body computes)
+  nms_head          a tiny detector head (1x1 convolutions giving boxes and scores over a 4x4 grid) ending in ONNX
+                    NonMaxSuppression and a gather of the kept boxes. torchvision is installed here but does not load
+                    against this torch ("operator torchvision::nms does not exist"), so NMS is an autograd.Function whose
+                    forward is a plain PyTorch NMS and whose `symbolic` emits ONNX NonMaxSuppression: the ONNX graph is
+                    what torchvision.ops.nms exports to, and the expected outputs are that forward's
+
+Run with the python3 that has torch, onnx and onnxruntime:
+  python3 tools/golden/gen_torch_exports.py
+"""
+import io
+import os
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import torch
+from onnx import numpy_helper
+
+OUT = os.path.join(os.path.dirname(__file__), "..", "..", "kiln-onnx", "src", "test", "resources", "torch")
+torch.manual_seed(17)
+
+
+def export(case, module, args, input_names, output_names, opset=17):
+    module.eval()
+    with torch.no_grad():
+        expected = module(*args)
+    if not isinstance(expected, (tuple, list)):
+        expected = (expected,)
+    buf = io.BytesIO()
+    torch.onnx.export(module, args, buf, input_names=input_names, output_names=output_names, opset_version=opset, dynamo=False)
+    model = onnx.load_from_string(buf.getvalue())
+    onnx.checker.check_model(model)
+    inputs = {n: a.numpy() for n, a in zip(input_names, args)}
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    # the exporter may drop inputs the graph does not read
+    feed = {i.name: inputs[i.name] for i in sess.get_inputs()}
+    got = sess.run(None, feed)
+    for name, g, e in zip(output_names, got, expected):
+        e = e.numpy()
+        assert g.shape == e.shape and g.dtype == e.dtype, (case, name, g.shape, e.shape, g.dtype, e.dtype)
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6, err_msg=f"{case} {name}: ONNX Runtime and PyTorch differ")
+    d = os.path.join(OUT, case)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    onnx.save(model, os.path.join(d, "model.onnx"))
+    for k, i in enumerate(model.graph.input):
+        with open(os.path.join(d, "test_data_set_0", f"input_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(inputs[i.name], i.name).SerializeToString())
+    for k, (o, e) in enumerate(zip(model.graph.output, expected)):
+        with open(os.path.join(d, "test_data_set_0", f"output_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(e.numpy(), o.name).SerializeToString())
+    size = os.path.getsize(os.path.join(d, "model.onnx"))
+    assert size < 512 * 1024, (case, size)
+    print(f"{case}: {size} bytes, ops {sorted({n.op_type for n in model.graph.node})}")
+
+
+class IfWhile(torch.nn.Module):
+    def forward(self, x: torch.Tensor):
+        if bool(x.sum() > 0):
+            y = x * 2.0
+        else:
+            y = -x + 0.5
+        n = torch.zeros((), dtype=torch.long)
+        while bool(y.abs().sum() < 100.0):
+            y = y * 1.5 + 0.25
+            n = n + 1
+        return y, n
+
+
+class Greedy(torch.nn.Module):
+    def __init__(self, vocab: int = 11, hidden: int = 8, max_len: int = 12, eos: int = 0):
+        super().__init__()
+        self.emb = torch.nn.Embedding(vocab, hidden)
+        self.w = torch.nn.Linear(hidden, hidden)
+        self.u = torch.nn.Linear(hidden, hidden, bias=False)
+        self.out = torch.nn.Linear(hidden, vocab)
+        self.max_len = max_len
+        self.eos = eos
+
+    def forward(self, start: torch.Tensor, h: torch.Tensor):
+        tokens = start
+        tok = start
+        for _ in range(self.max_len):
+            h = torch.tanh(self.w(self.emb(tok)) + self.u(h))
+            tok = self.out(h).argmax(-1)
+            tokens = torch.cat([tokens, tok])
+            if bool(tok[0] == self.eos):
+                break
+        return tokens, h
+
+
+def nms_reference(boxes, scores, max_out, iou_threshold, score_threshold):
+    """ONNX NonMaxSuppression (center_point_box 0) in PyTorch: boxes [B, N, 4] as y1 x1 y2 x2, scores [B, C, N]."""
+    selected = []
+    for b in range(boxes.shape[0]):
+        bx = boxes[b]
+        y1 = torch.minimum(bx[:, 0], bx[:, 2]); y2 = torch.maximum(bx[:, 0], bx[:, 2])
+        x1 = torch.minimum(bx[:, 1], bx[:, 3]); x2 = torch.maximum(bx[:, 1], bx[:, 3])
+        area = (y2 - y1) * (x2 - x1)
+        for c in range(scores.shape[1]):
+            s = scores[b, c]
+            order = [int(i) for i in torch.argsort(s, descending=True, stable=True) if float(s[i]) > score_threshold]
+            kept = []
+            for i in order:
+                if len(kept) >= max_out:
+                    break
+                ok = True
+                for j in kept:
+                    ih = torch.clamp(torch.minimum(y2[i], y2[j]) - torch.maximum(y1[i], y1[j]), min=0)
+                    iw = torch.clamp(torch.minimum(x2[i], x2[j]) - torch.maximum(x1[i], x1[j]), min=0)
+                    inter = ih * iw
+                    union = area[i] + area[j] - inter
+                    if union > 0 and float(inter / union) > iou_threshold:
+                        ok = False
+                        break
+                if ok:
+                    kept.append(i)
+            selected += [[b, c, i] for i in kept]
+    return torch.tensor(selected, dtype=torch.long).reshape(-1, 3)
+
+
+class Nms(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, boxes, scores):
+        return nms_reference(boxes, scores, 5, 0.3, 0.2)
+
+    @staticmethod
+    def symbolic(g, boxes, scores):
+        max_out = g.op("Constant", value_t=torch.tensor([5], dtype=torch.long))
+        iou = g.op("Constant", value_t=torch.tensor([0.3], dtype=torch.float))
+        score = g.op("Constant", value_t=torch.tensor([0.2], dtype=torch.float))
+        return g.op("NonMaxSuppression", boxes, scores, max_out, iou, score)
+
+
+class NmsHead(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.box = torch.nn.Conv2d(3, 4, 1)
+        self.score = torch.nn.Conv2d(3, 1, 1)
+
+    def forward(self, features):
+        n = features.shape[2] * features.shape[3]
+        # boxes around each cell's centre: corners from the regression, so neighbours overlap
+        reg = self.box(features).flatten(2).transpose(1, 2)  # [1, 16, 4]
+        idx = torch.arange(n, dtype=torch.float32)
+        cy, cx = (idx // features.shape[3]).reshape(1, n, 1), (idx % features.shape[3]).reshape(1, n, 1)
+        half = torch.sigmoid(reg[:, :, 2:]) + 0.5
+        centre = torch.cat([cy, cx], dim=2) + 0.5 * torch.tanh(reg[:, :, :2])
+        boxes = torch.cat([centre - half, centre + half], dim=2)  # y1 x1 y2 x2
+        scores = torch.sigmoid(self.score(features).flatten(2))  # [1, 1, 16]
+        selected = Nms.apply(boxes, scores)
+        kept = selected[:, 2]
+        return selected, boxes[0].index_select(0, kept), scores[0, 0].index_select(0, kept)
+
+
+def main():
+    x = torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+    export("script_if_while", torch.jit.script(IfWhile()), (x,), ["x"], ["y", "iterations"])
+    export("script_if_while_negative", torch.jit.script(IfWhile()), (-x,), ["x"], ["y", "iterations"])
+    greedy = Greedy()
+    start, h = torch.tensor([3], dtype=torch.long), torch.randn(1, 8)
+    # a start where EOS comes before max_len, so the loop ends early
+    scripted = torch.jit.script(greedy)
+    for s in range(1, 11):
+        toks, _ = scripted(torch.tensor([s], dtype=torch.long), h)
+        if toks.shape[0] < 13:
+            start = torch.tensor([s], dtype=torch.long)
+            break
+    export("greedy_decode", scripted, (start, h), ["start", "h"], ["tokens", "h_final"])
+    features = torch.randn(1, 3, 4, 4)
+    export("nms_head", NmsHead(), (features,), ["features"], ["selected", "boxes", "scores"])
+
+
+if __name__ == "__main__":
+    main()

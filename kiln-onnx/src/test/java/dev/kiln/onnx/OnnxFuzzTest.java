@@ -54,12 +54,15 @@ class OnnxFuzzTest {
     private static final List<String> TOKENS = List.of("\u0008", "\u0012", "\u001a", "\"", "*", ":", "B", "\u00ff\u00ff\u00ff\u00ff\u000f",
             "\u0080\u0080\u0080\u0080\u0080\u0080\u0080\u0080\u0080\u0001", "Gather", "Reshape", "Slice", "Pad", "axis", "pads");
 
-    /** The typed outcomes of {@link #loadAndBuild} (the exact classes; also {@link OnnxJazzerTest}'s). */
     /** The most iterations a loop of a fuzz input runs while it is built. */
     static final long LOOP_LIMIT = 10_000;
 
+    /**
+     * The typed outcomes of {@link #loadAndBuild} (the exact classes; also {@link OnnxJazzerTest}'s); a loop past
+     * {@link #LOOP_LIMIT} names its node and the setting ({@link dev.kiln.LoopLimitException}).
+     */
     static final Set<Class<? extends Throwable>> ALLOWED =
-            Set.of(OnnxFormatException.class, UnsupportedOnnxOpException.class, IllegalArgumentException.class);
+            Set.of(OnnxFormatException.class, UnsupportedOnnxOpException.class, IllegalArgumentException.class, dev.kiln.LoopLimitException.class);
 
     private static FuzzCampaign campaign() {
         return new FuzzCampaign("onnx", OnnxFuzzTest::loadAndBuild, ALLOWED);

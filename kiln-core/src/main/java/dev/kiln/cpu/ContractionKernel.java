@@ -44,7 +44,7 @@ public final class ContractionKernel implements KernelRunner {
         this.program = program;
         boolean asGemm = match.kind() == ContractionMatcher.Kind.GEMM;
         this.gemm = asGemm ? new GemmKernel(match.contraction(), fusable(match).orElse(null)) : null;
-        this.stencil = asGemm ? null : new StencilKernel(match.contraction());
+        this.stencil = asGemm ? null : new StencilKernel(match.contraction(), fusable(match).orElse(null));
         this.epilogue = epilogue;
         this.epilogueKernel = epilogueKernel;
         this.identity = match.identity();
@@ -96,6 +96,7 @@ public final class ContractionKernel implements KernelRunner {
                 + c.extent(Contraction.Role.N) + ", K " + c.extent(Contraction.Role.K) + "), then "
                 + (match.identity() ? "the sums as they are (the code below is not run)"
                 : gemm && fusable(match).isPresent() ? "the epilogue below, applied by the tiles as they store (the code below runs only for an empty K)"
+                : fusable(match).isPresent() ? "the epilogue below, applied as the rows store where the stencil reads padded planes, else in place"
                 : "the epilogue below, in place");
     }
 
@@ -162,11 +163,8 @@ public final class ContractionKernel implements KernelRunner {
         if (!identity && !applied) KernelRunner.runAll(epilogueRunner, epilogue, buffers, vars);
     }
 
-    /** The stencil's sums; its epilogue runs after it. */
-    private boolean stencilRun(MemorySegment[] buffers, long[] vars) {
-        stencil.run(buffers, vars);
-        return false;
-    }
+    /** The stencil's sums, and whether it applied the epilogue as it stored them (else it runs after). */
+    private boolean stencilRun(MemorySegment[] buffers, long[] vars) { return stencil.run(buffers, vars); }
 
     private boolean overlapsAnInput(MemorySegment[] buffers) {
         MemorySegment out = buffers[0].asSlice(0, Math.min(buffers[0].byteSize(), outputBytes));

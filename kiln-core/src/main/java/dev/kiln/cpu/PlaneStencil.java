@@ -59,13 +59,15 @@ final class PlaneStencil {
 
     private final PlaneGeometry g;
     private final long[] outerB, outerC, rowC;
-    private final int outer, taps, width, bandRows, bands, phaseSize, planeSize, outSize;
+    private final int outer, taps, width, bandRows, bands, phaseSize, planeSize, rowsSize, outSize;
     /** Where tap k's run starts in a band's scratch. */
     private final int[] tapOffset;
     /** Per row phase: the phase rows read, {@code [rowLo, rowHi + band rows)} (empty where {@code rowLo > rowHi}). */
     private final int[] rowLo, rowHi;
     /** The least {@code rowLo} and the greatest {@code rowHi} of the phases read. */
     private final int minRowLo, maxRowHi;
+    /** The plane columns B has and some tap reads, {@code [columnsLo, columnsHi)}: each column phase's copied ones. */
+    private final int columnsLo, columnsHi;
     /** Per column phase: the phase columns read, {@code [hullLo, hullHi)}, of which {@code [copyLo, copyHi)} exist in B. */
     private final int[] hullLo, hullHi, copyLo, copyHi;
     private final StencilEpilogue epilogue;
@@ -80,10 +82,11 @@ final class PlaneStencil {
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
     private static final class Scratch {
-        float[] plane = new float[0], sums = new float[0], stage = new float[0], weights = new float[0];
+        float[] plane = new float[0], rows = new float[0], sums = new float[0], stage = new float[0], weights = new float[0];
 
-        void ensure(int planeSize, int outSize, int taps) {
+        void ensure(int planeSize, int rowsSize, int outSize, int taps) {
             if (plane.length < planeSize) plane = new float[planeSize];
+            if (rows.length < rowsSize) rows = new float[rowsSize];
             if (sums.length < outSize) sums = new float[outSize];
             if (stage.length < outSize) stage = new float[outSize];
             if (weights.length < taps) weights = new float[taps];
@@ -112,6 +115,8 @@ final class PlaneStencil {
         phaseSize = (bandRows + g.haloRows) * width;
         planeSize = g.phases() * phaseSize + width + 4 * L;
         outSize = bandRows * width + 4 * L;
+        // stride 2: each row phase's rows whole, 2 * width columns a row, read two vectors past the last
+        rowsSize = g.sx == 2 ? g.sy * 2 * phaseSize + 4 * L : 0;
         tapOffset = new int[taps];
         rowLo = new int[g.sy];
         rowHi = new int[g.sy];
@@ -151,6 +156,15 @@ final class PlaneStencil {
             copyLo[b] = (int) Math.min(lo, hullHi[b]);
             copyHi[b] = (int) Math.max(copyLo[b], hi);
         }
+        // the plane columns copied for stride 2: the column phases' copied columns, interleaved
+        int cl = Integer.MAX_VALUE, ch = 0;
+        for (int b = 0; b < g.sx; b++) {
+            if (copyLo[b] >= copyHi[b]) continue;
+            cl = Math.min(cl, g.sx * copyLo[b] + b);
+            ch = Math.max(ch, g.sx * (copyHi[b] - 1) + b + 1);
+        }
+        columnsLo = Math.min(cl, ch);
+        columnsHi = ch;
     }
 
     /** Units of work: bands of rows of each outer point. */
@@ -159,10 +173,11 @@ final class PlaneStencil {
     /** Units {@code [start, end)}: their sums, and the epilogue if there is one, stored in C. */
     void run(MemorySegment b, MemorySegment c, MemorySegment[] buffers, Weights weights, long start, long end) {
         Scratch s = SCRATCH.get();
-        s.ensure(planeSize, outSize, taps);
-        float[] plane = s.plane, sums = s.sums, w = s.weights;
+        s.ensure(planeSize, rowsSize, outSize, taps);
+        float[] plane = s.plane, planeRows = s.rows, sums = s.sums, w = s.weights;
         // the padding columns: no copy writes them (the scratch is the thread's, shared by every stencil it runs)
         Arrays.fill(plane, 0, planeSize, 0f);
+        Arrays.fill(planeRows, 0, rowsSize, 0f);
         int weightsOf = -1;
         for (long unit = start; unit < end; unit++) {
             int o = (int) (unit / bands), y0 = (int) (unit % bands) * bandRows, rows = Math.min(bandRows, g.outRows - y0);
@@ -170,7 +185,7 @@ final class PlaneStencil {
                 weights.of(o, w);
                 weightsOf = o;
             }
-            fill(b, plane, outerB[o], y0, rows);
+            fill(b, plane, planeRows, outerB[o], y0, rows);
             int n = rows * width, q = 0;
             for (; q < n - 2 * L; q += 4 * L) sums4(plane, sums, q, w, tapOffset, taps);
             for (; q < n; q += L) sums1(plane, sums, q, w, tapOffset, taps);
@@ -181,11 +196,17 @@ final class PlaneStencil {
 
     /**
      * The band's phases: rows {@code [y0, y0 + rows)} of output read the phase rows written here, from B where its
-     * gates hold, else 0. The padding columns were zeroed when the run began and no copy writes them.
+     * gates hold, else 0. The padding columns were zeroed when the run began and no copy writes them; so were rows of
+     * padding, which are zeroed again only where another band may have copied rows there.
      */
-    private void fill(MemorySegment b, float[] plane, long base, int y0, int rows) {
+    private void fill(MemorySegment b, float[] plane, float[] planeRows, long base, int y0, int rows) {
         int sy = g.sy, sx = g.sx;
         long size = b.byteSize() / 4;
+        if (sx == 2) {
+            fillRows(b, planeRows, size, base, y0, rows);
+            for (int a = 0; a < sy; a++) if (rowLo[a] <= rowHi[a]) split(planeRows, plane, a, rowLo[a], rowHi[a] + rows);
+            return;
+        }
         // plane rows in B's order (each row phase's rows interleaved with the others'), so B is read as one stream
         for (int i = minRowLo, last = maxRowHi + rows; i < last; i++) {
             for (int a = 0; a < sy; a++) {
@@ -193,12 +214,31 @@ final class PlaneStencil {
                 long u = (long) sy * (y0 + i) + a;
                 int row = a * sx * phaseSize + i * width;
                 if (u < g.ylo || u >= g.yhi) {
-                    for (int p = 0; p < sx; p++) Arrays.fill(plane, row + p * phaseSize + hullLo[p], row + p * phaseSize + hullHi[p], 0f);
+                    // with one band, rows of padding are the same for every unit: zero since the run began
+                    if (bands > 1) for (int p = 0; p < sx; p++) Arrays.fill(plane, row + p * phaseSize + hullLo[p], row + p * phaseSize + hullHi[p], 0f);
                     continue;
                 }
-                long src = base + g.rowStride * u;
-                if (sx == 1) copy(b, src + copyLo[0], size, plane, row + copyLo[0], copyHi[0] - copyLo[0]);
-                else deinterleave(b, src, size, plane, row, row + phaseSize);
+                copy(b, base + g.rowStride * u + copyLo[0], size, plane, row + copyLo[0], copyHi[0] - copyLo[0]);
+            }
+        }
+    }
+
+    /**
+     * For stride 2: the band's plane rows whole ({@code 2 * width} columns, zero where B has none) into {@code rows},
+     * row phase by row phase, for {@link #split}.
+     */
+    private void fillRows(MemorySegment b, float[] rows, long size, long base, int y0, int bandRows) {
+        int sy = g.sy, pitch = 2 * width;
+        for (int i = minRowLo, last = maxRowHi + bandRows; i < last; i++) {
+            for (int a = 0; a < sy; a++) {
+                if (i < rowLo[a] || i >= rowHi[a] + bandRows) continue;
+                long u = (long) sy * (y0 + i) + a;
+                int row = a * 2 * phaseSize + i * pitch;
+                if (u < g.ylo || u >= g.yhi) {
+                    if (bands > 1) Arrays.fill(rows, row, row + pitch, 0f);
+                    continue;
+                }
+                copy(b, base + g.rowStride * u + columnsLo, size, rows, row + columnsLo, columnsHi - columnsLo);
             }
         }
     }
@@ -216,26 +256,17 @@ final class PlaneStencil {
     }
 
     /**
-     * A plane row's even and odd columns (at B's element {@code src}) into its two column phases at {@code even} and
-     * {@code odd}: two vectors of the row, their even and odd lanes gathered by a permute each, each stored masked to
-     * its phase's copied columns. The loads are unmasked where they lie within B's buffer ({@code size} elements).
+     * Row phase {@code a}'s rows {@code [from, to)}, copied whole into {@code rows} (at {@code 2 * width} columns a row:
+     * plane column v at v), split into its two column phases: the rows are one run, so the split is one pass of whole
+     * vectors, two loads and a permute for each of the phases' vectors, whatever the rows' width.
      */
-    private void deinterleave(MemorySegment b, long src, long size, float[] plane, int even, int odd) {
-        int lo0 = copyLo[0], hi0 = copyHi[0], lo1 = copyLo[1], hi1 = copyHi[1];
-        int from = lo0 < hi0 && lo1 < hi1 ? Math.min(lo0, lo1) : lo0 < hi0 ? lo0 : lo1, to = Math.max(hi0, hi1);
-        // the elements read: column 2j of phase 0 and 2j + 1 of phase 1 for their copied j
-        int eLo = Math.min(lo0 < hi0 ? 2 * lo0 : Integer.MAX_VALUE, lo1 < hi1 ? 2 * lo1 + 1 : Integer.MAX_VALUE);
-        int eHi = Math.max(lo0 < hi0 ? 2 * hi0 - 1 : 0, lo1 < hi1 ? 2 * hi1 : 0);
-        for (int j = from; j < to; j += L) {
-            long at = src + 2L * j;
-            // one load each, masked (to every lane where it lies in B: the common case): a vector chosen at a branch is boxed
-            // one load each, masked (to every lane where it lies in B: the common case): a vector chosen at a branch is boxed
-            boolean inside = at >= 0 && at + 2 * L <= size;
-            FloatVector v0 = FloatVector.fromMemorySegment(F, b, 4 * at, ORDER, lanes(inside ? 0 : eLo - 2 * j, inside ? L : eHi - 2 * j));
-            FloatVector v1 = FloatVector.fromMemorySegment(F, b, 4 * (at + L), ORDER,
-                    lanes(inside ? 0 : eLo - 2 * j - L, inside ? L : eHi - 2 * j - L));
-            EVENS.selectFrom(v0, v1).intoArray(plane, even + j, lanes(lo0 - j, hi0 - j));
-            ODDS.selectFrom(v0, v1).intoArray(plane, odd + j, lanes(lo1 - j, hi1 - j));
+    private void split(float[] rows, float[] plane, int a, int from, int to) {
+        int src = a * 2 * phaseSize, even = a * 2 * phaseSize, odd = even + phaseSize, end = to * width;
+        for (int k = from * width; k < end; k += L) {
+            FloatVector v0 = FloatVector.fromArray(F, rows, src + 2 * k), v1 = FloatVector.fromArray(F, rows, src + 2 * k + L);
+            VectorMask<Float> m = lanes(0, end - k);
+            EVENS.selectFrom(v0, v1).intoArray(plane, even + k, m);
+            ODDS.selectFrom(v0, v1).intoArray(plane, odd + k, m);
         }
     }
 

@@ -2,7 +2,6 @@ package dev.kiln.cpu;
 
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 import java.lang.foreign.MemorySegment;
@@ -19,7 +18,9 @@ import static java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED;
  * (row {@code r}, column {@code x}; columns from {@code outColumns} to {@code width} are junk) is
  * {@code sum_k w[k] * scratch[tapOffset[k] + q]}. The band's sums are computed as flat runs of vectors, four at a
  * time, with no mask, no gate and no per-row set-up, so a 7 x 7 plane is 4 vectors per tap, not 7 masked ones; the
- * junk columns are dropped as the rows are stored, the epilogue (bias, residual, ReLU/clamp) applied on the way.
+ * junk columns are dropped as the rows are stored, the epilogue (a bias per channel, ReLU/clamp: {@link StencilEpilogue})
+ * applied on the way. A stride-2 band's rows are copied whole, then split into even and odd columns by one pass of whole
+ * vectors over each row phase (a masked split per row cost twice as much on 14 x 14 planes).
  *
  * <p>Every tap multiplies every output, padding zeros included, as the loops do, so a non-finite weight reaches every
  * sum it would there. The sums are reassociated (taps in order, with FMA), as the numerics policy allows.
@@ -35,13 +36,8 @@ final class PlaneStencil {
      * at element L (one two-table permute); {@code ODDS}, element 2i + 1.
      */
     private static final FloatVector EVENS, ODDS;
-    /** Lane i holds i. */
-    private static final FloatVector IOTA;
 
     static {
-        float[] iota = new float[L];
-        for (int i = 0; i < L; i++) iota[i] = i;
-        IOTA = FloatVector.fromArray(F, iota, 0);
         float[] even = new float[L], odd = new float[L];
         for (int i = 0; i < L; i++) {
             even[i] = 2 * i;
@@ -76,8 +72,6 @@ final class PlaneStencil {
      * outputs are one run.
      */
     private final boolean contiguous;
-    /** The epilogue's bounds, infinite where it has none. */
-    private final float lower, upper;
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
@@ -136,9 +130,6 @@ final class PlaneStencil {
         }
         contiguous = follows(rowC, g.outColumns) && (epilogue == null
                 || (epilogue.terms < 1 || follows(epilogue.row0, 0)) && (epilogue.terms < 2 || follows(epilogue.row1, 0)));
-        // max with -inf and min with +inf leave every value as it is (NaN and -0.0 too)
-        lower = epilogue != null && epilogue.hasLower ? epilogue.lower : Float.NEGATIVE_INFINITY;
-        upper = epilogue != null && epilogue.hasUpper ? epilogue.upper : Float.POSITIVE_INFINITY;
         int least = Integer.MAX_VALUE, greatest = -1;
         for (int a = 0; a < g.sy; a++) {
             if (rowLo[a] > rowHi[a]) continue;
@@ -170,8 +161,24 @@ final class PlaneStencil {
     /** Units of work: bands of rows of each outer point. */
     long units() { return (long) outer * bands; }
 
-    /** Units {@code [start, end)}: their sums, and the epilogue if there is one, stored in C. */
-    void run(MemorySegment b, MemorySegment c, MemorySegment[] buffers, Weights weights, long start, long end) {
+    /**
+     * The epilogue's bounds for a run over {@code buffers}, {@code {lower, upper}}, infinite where it has none (max with
+     * -inf and min with +inf leave every value as it is, NaN and -0.0 too), or null where it is not applied in this run:
+     * there is none, or a bound read from a buffer is not one {@code Math.min} applies ({@link StencilEpilogue#upper}).
+     */
+    float[] bounds(MemorySegment[] buffers) {
+        if (epilogue == null) return null;
+        float lower = epilogue.lower(buffers), upper = epilogue.upper(buffers);
+        return Float.isNaN(upper) && epilogue.upperFrom != null ? null : new float[]{lower, upper};
+    }
+
+    /**
+     * Units {@code [start, end)}: their sums stored in C, through the epilogue where {@code bounds} (from
+     * {@link #bounds}) is not null.
+     */
+    void run(MemorySegment b, MemorySegment c, MemorySegment[] buffers, Weights weights, float[] bounds, long start, long end) {
+        boolean apply = bounds != null;
+        float lower = apply ? bounds[0] : Float.NEGATIVE_INFINITY, upper = apply ? bounds[1] : Float.POSITIVE_INFINITY;
         Scratch s = SCRATCH.get();
         s.ensure(planeSize, rowsSize, outSize, taps);
         float[] plane = s.plane, planeRows = s.rows, sums = s.sums, w = s.weights;
@@ -189,8 +196,9 @@ final class PlaneStencil {
             int n = rows * width, q = 0;
             for (; q < n - 2 * L; q += 4 * L) sums4(plane, sums, q, w, tapOffset, taps);
             for (; q < n; q += L) sums1(plane, sums, q, w, tapOffset, taps);
-            if (contiguous) storeRun(c, buffers, sums, s.stage, o, y0, rows);
-            else store(c, buffers, sums, o, y0, rows);
+            float k0 = apply ? addend(buffers, 0, o, y0) : -0.0f, k1 = apply ? addend(buffers, 1, o, y0) : -0.0f;
+            if (contiguous) storeRun(c, sums, s.stage, o, y0, rows, k0, k1, lower, upper);
+            else store(c, buffers, apply, sums, o, y0, rows, lower, upper);
         }
     }
 
@@ -306,13 +314,12 @@ final class PlaneStencil {
      * the rows gathered into {@code stage}, then stored as one run of whole vectors, the last one ending at the run's
      * end (overlapping the one before).
      */
-    private void storeRun(MemorySegment c, MemorySegment[] buffers, float[] sums, float[] stage, int o, int y0, int rows) {
+    private void storeRun(MemorySegment c, float[] sums, float[] stage, int o, int y0, int rows, float k0, float k1, float lower, float upper) {
         int columns = g.outColumns, n = rows * columns;
         for (int r = 0; r < rows; r++) {
             // each vector may run past its row: the next row's vectors, stored after it, overwrite that
             for (int x = 0; x < columns; x += L) FloatVector.fromArray(F, sums, r * width + x).intoArray(stage, r * columns + x);
         }
-        float k0 = addend(buffers, 0, o, y0), k1 = addend(buffers, 1, o, y0);
         long cAt = outerC[o] + rowC[y0];
         if (n < L) {
             VectorMask<Float> m = F.indexInRange(0, n);
@@ -326,13 +333,13 @@ final class PlaneStencil {
     }
 
     /** The band's rows of sums without the junk columns, through the epilogue, into C, a row at a time. */
-    private void store(MemorySegment c, MemorySegment[] buffers, float[] sums, int o, int y0, int rows) {
+    private void store(MemorySegment c, MemorySegment[] buffers, boolean apply, float[] sums, int o, int y0, int rows, float lower, float upper) {
         int columns = g.outColumns;
         VectorMask<Float> m = F.indexInRange(0, Math.min(columns, L));
         for (int r = 0; r < rows; r++) {
             int y = y0 + r;
             long cRow = outerC[o] + rowC[y];
-            float k0 = addend(buffers, 0, o, y), k1 = addend(buffers, 1, o, y);
+            float k0 = apply ? addend(buffers, 0, o, y) : -0.0f, k1 = apply ? addend(buffers, 1, o, y) : -0.0f;
             if (columns < L) {
                 FloatVector.fromArray(F, sums, r * width).add(k0).add(k1).max(lower).min(upper).intoMemorySegment(c, 4 * cRow, ORDER, m);
                 continue;

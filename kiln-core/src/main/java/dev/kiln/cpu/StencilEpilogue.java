@@ -5,9 +5,9 @@ import dev.kiln.codegen.StoreEpilogue;
 
 /**
  * A {@link StoreEpilogue} at fixed extents for {@link PlaneStencil}, which applies it to each row of sums as it stores
- * them: each addend's element for outer point {@code o}, row {@code r} and column {@code x} is
- * {@code outer[o] + row[r] + column * x}, its column step 0 (a bias per channel: one scalar per row) or 1 (a residual:
- * one vector per vector of C). Saves the generated epilogue's separate pass over the output.
+ * them: each addend's element for outer point {@code o} and row {@code r} is {@code outer[o] + row[r]}, the same along
+ * the row (a bias per channel: one scalar per row). Saves the generated epilogue's separate pass over the output.
+ * Bounds given as tensors (ONNX Clip's inputs) are read when each run begins.
  */
 final class StencilEpilogue {
     final int terms;
@@ -16,6 +16,8 @@ final class StencilEpilogue {
     final boolean perRow0, perRow1;
     final boolean hasLower, hasUpper;
     final float lower, upper;
+    /** Where a bound is read when the run begins, or null where it is the constant above. */
+    final StoreEpilogue.Bound lowerFrom, upperFrom;
 
     private StencilEpilogue(StoreEpilogue e, long[][] outer, long[][] row, boolean[] perRow) {
         terms = e.addends().size();
@@ -31,6 +33,25 @@ final class StencilEpilogue {
         hasUpper = e.hasUpper();
         lower = e.lower();
         upper = e.upper();
+        lowerFrom = e.lowerFrom();
+        upperFrom = e.upperFrom();
+    }
+
+    /** The lower bound for a run over {@code buffers}, -inf where there is none (max with it changes no value). */
+    float lower(java.lang.foreign.MemorySegment[] buffers) {
+        if (!hasLower) return Float.NEGATIVE_INFINITY;
+        return lowerFrom == null ? lower : buffers[lowerFrom.param()].getAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, lowerFrom.element());
+    }
+
+    /**
+     * The upper bound for a run over {@code buffers}, +inf where there is none, or NaN where one read from a buffer is
+     * not {@code Math.min}'s ({@link StoreEpilogue#boundsApply}): then the generated epilogue runs instead.
+     */
+    float upper(java.lang.foreign.MemorySegment[] buffers) {
+        if (!hasUpper) return Float.POSITIVE_INFINITY;
+        if (upperFrom == null) return upper;
+        float u = buffers[upperFrom.param()].getAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, upperFrom.element());
+        return StoreEpilogue.boundsApply(u) ? u : Float.NaN;
     }
 
     /** What {@link #of} found: the epilogue, or why it is not applied as the stencil stores. */

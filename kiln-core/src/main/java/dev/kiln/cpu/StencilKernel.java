@@ -305,10 +305,11 @@ final class StencilKernel {
         if (t.planes != null) {
             PlaneStencil p = t.planes;
             PlaneStencil.Weights w = (o, into) -> weights(t, a, o, into);
+            float[] bounds = p.bounds(buffers);
             long units = p.units();
-            if (workers < 2 || t.work() < PLANE_PARALLEL_MIN || units < 2) p.run(b, c, buffers, w, 0, units);
-            else WorkerPool.forRanges(units, (int) Math.min(units, workers), (start, end) -> p.run(b, c, buffers, w, start, end));
-            return t.epilogueApplied;
+            if (workers < 2 || t.work() < PLANE_PARALLEL_MIN || units < 2) p.run(b, c, buffers, w, bounds, 0, units);
+            else WorkerPool.forRanges(units, (int) Math.min(units, workers), (start, end) -> p.run(b, c, buffers, w, bounds, start, end));
+            return bounds != null;
         }
         long jobs = (long) t.outer * t.rows;
         if (workers < 2 || t.work() < PARALLEL_MIN || jobs < 2) {

@@ -155,6 +155,34 @@ class DepthwiseConvolutionTest {
         }
     }
 
+    /**
+     * ONNX's Clip gives its bounds as tensors: the stencil reads them when the run begins, and leaves an upper bound of 0
+     * (where {@code Math.min} and the epilogue's {@code minimum} differ on -0.0) to the generated epilogue.
+     */
+    @ParameterizedTest(name = "clamp to [-1, {0}]")
+    @org.junit.jupiter.params.provider.ValueSource(floats = {6f, 0f})
+    void boundsGivenAsTensorsAreReadWhenTheRunBegins(float upper) {
+        Conv c = Conv.of(3, 14, 3, 1, 1, 1, false);
+        float[] xv = interp(TestGraphs.data(1, 1, c.ch(), 14, 14));
+        xv[1] = -0.0f;
+        xv[2] = Float.NaN;
+        Tensor x = Tensor.of(xv, 1, c.ch(), 14, 14).to("CPU").realize(), w = TestGraphs.data(2, c.ch(), 1, 3, 3).to("CPU");
+        Tensor bias = TestGraphs.data(3, c.ch()).reshape(c.ch(), 1, 1).to("CPU");
+        Tensor lo = Tensor.of(new float[]{-1f}, 1).to("CPU").realize(), hi = Tensor.of(new float[]{upper}, 1).to("CPU").realize();
+        Function<Tensor, Tensor> epilogue = y -> y.add(bias).clamp(lo, hi);
+        float[] fused;
+        try (ExecutionPlan plan = epilogue.apply(c.apply(x, w, null)).prepare()) {
+            assertThat(stencilOf(plan).orElseThrow().appliesEpilogue()).as("applies the epilogue as it stores").isTrue();
+            plan.execute();
+            fused = floats(plan.outputBuffer());
+        }
+        float[] separate = epilogue.apply(c.apply(x, w, null).realize()).toFloatArray();
+        for (int i = 0; i < fused.length; i++) {
+            assertThat(Float.floatToIntBits(fused[i])).as("element " + i + " (" + fused[i] + " vs " + separate[i] + ")")
+                    .isEqualTo(Float.floatToIntBits(separate[i]));
+        }
+    }
+
     @ParameterizedTest(name = "stride {0}")
     @org.junit.jupiter.params.provider.ValueSource(ints = {1, 2})
     void aNonFiniteWeightReachesEverySumThatReadsPadding(int stride) {

@@ -33,6 +33,11 @@ within one vector, which is one strip whose loads are masked tap by tap to the t
  * with the padding's zeros (NaN) must reach the sums, so such rows add every tap at every column.
  *
  * <p>The sums are reassociated (taps in order, with FMA), as the numerics policy allows for reductions.
+ *
+ * <p>Where the contraction is a 2-D window over planes ({@link PlaneGeometry}: depthwise convolutions and depth
+ * multipliers, stride 1 or 2, any padding and dilation), it runs over zero-padded copies of the planes instead
+ * ({@link PlaneStencil}), which also applies a bias and ReLU/clamp epilogue as it stores; what follows describes the
+ * row-by-row kernel the rest run on (why is logged once per reason).
  */
 final class StencilKernel {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;

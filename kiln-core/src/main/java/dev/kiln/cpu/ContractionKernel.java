@@ -60,8 +60,10 @@ public final class ContractionKernel implements KernelRunner {
         return match.storeEpilogue();
     }
 
-    /** {@link #fusable}, as the GEMM's tiles apply it (bounds given as tensors included). */
-    static Optional<dev.kiln.codegen.StoreEpilogue> fusableByTiles(ContractionMatcher.Match match) { return fusable(match); }
+    /** {@link #fusable}, where its bounds are constants: the GEMM's tiles read no bound at run time. */
+    static Optional<dev.kiln.codegen.StoreEpilogue> fusableByTiles(ContractionMatcher.Match match) {
+        return fusable(match).filter(dev.kiln.codegen.StoreEpilogue::constantBounds);
+    }
 
     /**
      * {@code program} as a contraction for the packed GEMM, if it is one and the process's

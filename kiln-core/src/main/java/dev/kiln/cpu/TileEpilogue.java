@@ -13,8 +13,7 @@ import java.nio.ByteOrder;
  * A {@link StoreEpilogue} at fixed run-time extents, applied by the GEMM as it stores a tile's last K block: each
  * addend's address tables (as C's: batch, row, column parts), and per column how many columns from it on the addend
  * reads adjacent elements. A bias per output channel is one scalar per row of C; a bias per column or a residual is
- * one vector per vector of C. Saves the separate pass over the output that the generated epilogue makes. Bounds given
- * as tensors (ONNX Clip's inputs) are read as each tile stores.
+ * one vector per vector of C. Saves the separate pass over the output that the generated epilogue makes.
  */
 final class TileEpilogue {
     private static final VectorSpecies<Float> S = GemmMicroKernel.S;
@@ -30,8 +29,6 @@ final class TileEpilogue {
     private final boolean perRow0, perRow1;
     private final boolean hasLower, hasUpper;
     private final float lower, upper;
-    /** Where a bound is read (ONNX Clip's inputs), or null where it is the constant above. */
-    private final dev.kiln.codegen.StoreEpilogue.Bound lowerFrom, upperFrom;
     private final long[] min = new long[2], max = new long[2];
 
     TileEpilogue(StoreEpilogue e, int[] batchVars, int[] mVars, int[] nVars, long[] ext) {
@@ -40,8 +37,6 @@ final class TileEpilogue {
         hasUpper = e.hasUpper();
         lower = e.lower();
         upper = e.upper();
-        lowerFrom = e.lowerFrom();
-        upperFrom = e.upperFrom();
         Contraction.Operand a0 = terms > 0 ? e.addends().get(0) : null, a1 = terms > 1 ? e.addends().get(1) : null;
         param0 = a0 == null ? -1 : a0.param();
         param1 = a1 == null ? -1 : a1.param();
@@ -108,12 +103,7 @@ final class TileEpilogue {
     void store(float[] tmp, int j, MemorySegment c, long cBase, long[] cRow, int m, int mr, long[] cCol, int n, int len, boolean cContiguous,
                boolean first, int batch, MemorySegment[] buffers) {
         MemorySegment s0 = terms > 0 ? buffers[param0] : null, s1 = terms > 1 ? buffers[param1] : null;
-        float lower = lowerFrom == null ? this.lower : buffers[lowerFrom.param()].get(F, 4 * lowerFrom.element());
-        float upper = upperFrom == null ? this.upper : buffers[upperFrom.param()].get(F, 4 * upperFrom.element());
-        // an upper bound of 0 or NaN read from a buffer: the epilogue's minimum is not Math.min's there (-0.0 against
-        // 0.0, NaN), so its own form, one element at a time
-        boolean exactMin = hasUpper && !dev.kiln.codegen.StoreEpilogue.boundsApply(upper);
-        boolean vectors = !exactMin && cContiguous && (terms < 1 || perRow0 || contiguous0[n] >= len) && (terms < 2 || perRow1 || contiguous1[n] >= len);
+        boolean vectors = cContiguous && (terms < 1 || perRow0 || contiguous0[n] >= len) && (terms < 2 || perRow1 || contiguous1[n] >= len);
         for (int i = 0; i < mr; i++) {
             int r = m + i, t = i * NR + j;
             long row = cBase + cRow[r];
@@ -139,7 +129,7 @@ final class TileEpilogue {
                 if (terms > 0) v += s0.get(F, 4 * (base0 + col0[n + x]));
                 if (terms > 1) v += s1.get(F, 4 * (base1 + col1[n + x]));
                 if (hasLower) v = Math.max(v, lower);
-                if (hasUpper) v = exactMin ? (v < upper || v != v ? v : upper) : Math.min(v, upper);
+                if (hasUpper) v = Math.min(v, upper);
                 c.set(F, at, v);
             }
         }

@@ -127,13 +127,6 @@ class ContractionKernelTest {
                 Arguments.of("x · Wᵀ + bias per column, odd sizes", new int[]{37, 80}, new int[]{24, 80},
                         (BiFunction<Tensor, Tensor, Tensor>) (x, w) -> x.matmul(w.transpose(0, 1)),
                         (Function<Tensor, Tensor>) y -> y.add(bias24.to(y.device()))),
-                // ONNX's Clip: bounds given as tensors, read as the tiles store; an upper bound of 0 is the epilogue's minimum
-                Arguments.of("conv + bias, clamp to tensor bounds [0, 6]", new int[]{1, 8, 11, 13}, new int[]{16, 8, 3, 3}, conv,
-                        (Function<Tensor, Tensor>) y -> y.add(bias16.reshape(16, 1, 1).to(y.device()))
-                                .clamp(Tensor.of(new float[]{0f}, 1).to(y.device()).realize(), Tensor.of(new float[]{6f}, 1).to(y.device()).realize())),
-                Arguments.of("conv + bias, clamp to tensor bounds [-1, 0]", new int[]{1, 8, 11, 13}, new int[]{16, 8, 3, 3}, conv,
-                        (Function<Tensor, Tensor>) y -> y.add(bias16.reshape(16, 1, 1).to(y.device()))
-                                .clamp(Tensor.of(new float[]{-1f}, 1).to(y.device()).realize(), Tensor.of(new float[]{0f}, 1).to(y.device()).realize())),
                 Arguments.of("x · W + residual, clamp(-1, 2)", new int[]{40, 72}, new int[]{72, 24}, (BiFunction<Tensor, Tensor, Tensor>) Tensor::matmul,
                         (Function<Tensor, Tensor>) y -> y.add(TestGraphs.data(10, 40, 24).to(y.device())).clamp(-1.0, 2.0)));
     }

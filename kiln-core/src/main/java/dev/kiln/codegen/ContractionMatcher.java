@@ -213,20 +213,27 @@ public final class ContractionMatcher {
             UOp v = value;
             boolean hasUpper = false, hasLower = false;
             float upper = 0, lower = 0;
-            if (v.op() == Op.WHERE && v.src(0).op() == Op.OR && v.src(2).isConst() && v.src(2).dtype() == DType.F32) {
+            StoreEpilogue.Bound lowerFrom = null, upperFrom = null;
+            if (v.op() == Op.WHERE && v.src(0).op() == Op.OR && (v.src(2).isConst() || bound(v.src(2)) != null) && v.src(2).dtype() == DType.F32) {
                 UOp y = v.src(1), lt = v.src(0).src(0), ne = v.src(0).src(1);
                 if (lt.op() != Op.CMPLT || !lt.src(0).equals(y) || !lt.src(1).equals(v.src(2))
                         || ne.op() != Op.CMPNE || !ne.src(0).equals(y) || !ne.src(1).equals(y)) return null;
-                upper = (float) v.src(2).constDouble();
-                if (upper == 0 || Float.isNaN(upper)) return null;
+                upperFrom = bound(v.src(2));
+                if (upperFrom == null) {
+                    upper = (float) v.src(2).constDouble();
+                    if (upper == 0 || Float.isNaN(upper)) return null;
+                }
                 hasUpper = true;
                 v = y;
             }
-            if (v.op() == Op.MAX && v.dtype() == DType.F32 && (v.src(1).isConst() || v.src(0).isConst())) {
-                UOp c = v.src(1).isConst() ? v.src(1) : v.src(0);
-                lower = (float) c.constDouble();
-                hasLower = true;
-                v = c == v.src(1) ? v.src(0) : v.src(1);
+            if (v.op() == Op.MAX && v.dtype() == DType.F32) {
+                UOp c = v.src(1).isConst() || bound(v.src(1)) != null ? v.src(1) : v.src(0).isConst() || bound(v.src(0)) != null ? v.src(0) : null;
+                if (c != null) {
+                    lowerFrom = bound(c);
+                    if (lowerFrom == null) lower = (float) c.constDouble();
+                    hasLower = true;
+                    v = c == v.src(1) ? v.src(0) : v.src(1);
+                }
             }
             List<Contraction.Operand> addends = new ArrayList<>();
             try {
@@ -234,7 +241,14 @@ public final class ContractionMatcher {
             } catch (NotAffine e) {
                 return null;
             }
-            return addends.size() > 2 ? null : new StoreEpilogue(addends, hasLower, lower, hasUpper, upper);
+            return addends.size() > 2 ? null : new StoreEpilogue(addends, hasLower, lower, hasUpper, upper, lowerFrom, upperFrom);
+        }
+
+        /** {@code u} as an f32 element of a parameter at a constant index (a bound given as a tensor), or null. */
+        private static StoreEpilogue.Bound bound(UOp u) {
+            if (u.op() != Op.LOAD || u.dtype() != DType.F32 || u.src().size() != 2 || !u.src(1).isConst()) return null;
+            if (!(u.src(0).arg() instanceof Slot s) || s.kind() != Slot.Kind.PARAM || s.index() == 0) return null;
+            return new StoreEpilogue.Bound(s.index(), u.src(1).constLong());
         }
 
         /** Whether {@code v} is the sums plus loads, each added after the ones below it (collected in that order). */

@@ -20,7 +20,7 @@ import java.util.Optional;
  * A kernel a host device runs as a packed GEMM ({@link GemmKernel}) or, for few rows and a short window (depthwise
  * convolutions), as a {@link StencilKernel}, followed by its generated epilogue (bias, activation, residual: the
  * kernel's store, reading the sums back in place), compiled by the device like any kernel (Java on CPU, C on
- * CLANG). The plan calls it for its whole range; it splits the work across the {@link WorkerPool} itself.
+ * CLANG), unless the GEMM's tiles or the stencil applied it as they stored the sums. The plan calls it for its whole range; it splits the work across the {@link WorkerPool} itself.
  *
  * <p>When the output overlaps an input (an in-place update such as {@code x += x·W}), the sums and the
  * epilogue go to a scratch buffer first, so no input is overwritten before everything has read it.
@@ -43,8 +43,8 @@ public final class ContractionKernel implements KernelRunner {
     public ContractionKernel(KernelProgram program, ContractionMatcher.Match match, KernelProgram epilogue, KernelRunner epilogueKernel) {
         this.program = program;
         boolean asGemm = match.kind() == ContractionMatcher.Kind.GEMM;
-        this.gemm = asGemm ? new GemmKernel(match.contraction(), fusable(match).orElse(null)) : null;
-        this.stencil = asGemm ? null : new StencilKernel(match.contraction());
+        this.gemm = asGemm ? new GemmKernel(match.contraction(), fusableByTiles(match).orElse(null)) : null;
+        this.stencil = asGemm ? null : new StencilKernel(match.contraction(), fusable(match).orElse(null));
         this.epilogue = epilogue;
         this.epilogueKernel = epilogueKernel;
         this.identity = match.identity();
@@ -58,6 +58,11 @@ public final class ContractionKernel implements KernelRunner {
     static Optional<dev.kiln.codegen.StoreEpilogue> fusable(ContractionMatcher.Match match) {
         if (match.identity() || "false".equals(System.getProperty("kiln.gemm.fuseEpilogue"))) return Optional.empty();
         return match.storeEpilogue();
+    }
+
+    /** {@link #fusable}, where its bounds are constants: the GEMM's tiles read no bound at run time. */
+    static Optional<dev.kiln.codegen.StoreEpilogue> fusableByTiles(ContractionMatcher.Match match) {
+        return fusable(match).filter(dev.kiln.codegen.StoreEpilogue::constantBounds);
     }
 
     /**
@@ -98,7 +103,8 @@ public final class ContractionKernel implements KernelRunner {
         return how + " (batch " + c.extent(Contraction.Role.BATCH) + ", M " + c.extent(Contraction.Role.M) + ", N "
                 + c.extent(Contraction.Role.N) + ", K " + c.extent(Contraction.Role.K) + "), then "
                 + (match.identity() ? "the sums as they are (the code below is not run)"
-                : gemm && fusable(match).isPresent() ? "the epilogue below, applied by the tiles as they store (the code below runs only for an empty K)"
+                : gemm && fusableByTiles(match).isPresent() ? "the epilogue below, applied by the tiles as they store (the code below runs only for an empty K)"
+                : fusable(match).isPresent() ? "the epilogue below, applied as the rows store where the stencil reads padded planes, else in place"
                 : "the epilogue below, in place");
     }
 
@@ -165,11 +171,8 @@ public final class ContractionKernel implements KernelRunner {
         if (!identity && !applied) KernelRunner.runAll(epilogueRunner, epilogue, buffers, vars);
     }
 
-    /** The stencil's sums; its epilogue runs after it. */
-    private boolean stencilRun(MemorySegment[] buffers, long[] vars) {
-        stencil.run(buffers, vars);
-        return false;
-    }
+    /** The stencil's sums, and whether it applied the epilogue as it stored them (else it runs after). */
+    private boolean stencilRun(MemorySegment[] buffers, long[] vars) { return stencil.run(buffers, vars); }
 
     private boolean overlapsAnInput(MemorySegment[] buffers) {
         MemorySegment out = buffers[0].asSlice(0, Math.min(buffers[0].byteSize(), outputBytes));

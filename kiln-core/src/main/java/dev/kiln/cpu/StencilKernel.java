@@ -4,6 +4,7 @@ import dev.kiln.codegen.Contraction;
 import dev.kiln.codegen.Contraction.Gate;
 import dev.kiln.codegen.Contraction.Role;
 import dev.kiln.codegen.ContractionMatcher;
+import dev.kiln.codegen.StoreEpilogue;
 import dev.kiln.runtime.WorkerPool;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
@@ -32,6 +33,11 @@ within one vector, which is one strip whose loads are masked tap by tap to the t
  * with the padding's zeros (NaN) must reach the sums, so such rows add every tap at every column.
  *
  * <p>The sums are reassociated (taps in order, with FMA), as the numerics policy allows for reductions.
+ *
+ * <p>Where the contraction is a 2-D window over planes ({@link PlaneGeometry}: depthwise convolutions and depth
+ * multipliers, stride 1 or 2, any padding and dilation), it runs over zero-padded copies of the planes instead
+ * ({@link PlaneStencil}), which also applies a bias and ReLU/clamp epilogue as it stores; what follows describes the
+ * row-by-row kernel the rest run on (why is logged once per reason).
  */
 final class StencilKernel {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
@@ -44,6 +50,13 @@ final class StencilKernel {
     private static final VectorShuffle<Float> EVERY_OTHER;
     /** Below this many multiply-adds the work stays on the calling thread. */
     private static final long PARALLEL_MIN = 1L << 18;
+    /**
+     * The same over padded planes, whose work per multiply-add is less (a 576-channel 7 x 7 depthwise convolution,
+     * 254k multiply-adds, took twice as long on one thread as on two).
+     */
+    private static final long PLANE_PARALLEL_MIN = 1L << 16;
+    /** Output columns from which a stride-2 stencil runs row by row rather than over planes (see {@link PlaneStencil}). */
+    static final int WIDE_STRIDED_COLUMNS = 28;
 
     static {
         int[] lanes = new int[L];
@@ -51,7 +64,12 @@ final class StencilKernel {
         EVERY_OTHER = VectorShuffle.fromValues(F, lanes);
     }
 
+    private static final System.Logger LOG = System.getLogger(StencilKernel.class.getName());
+    /** Reasons already logged, so each is logged once per process. */
+    private static final java.util.Set<String> LOGGED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
     private final Contraction contraction;
+    private final StoreEpilogue storeEpilogue;
     private final int column;
     private final int[] outerVars, rowVars, tapVars;
     private final long columnStrideB;
@@ -127,8 +145,12 @@ final class StencilKernel {
         }
     }
 
-    StencilKernel(Contraction c) {
+    StencilKernel(Contraction c) { this(c, null); }
+
+    /** @param storeEpilogue the match's epilogue, applied as the sums are stored where the kernel can, or null */
+    StencilKernel(Contraction c, StoreEpilogue storeEpilogue) {
         contraction = c;
+        this.storeEpilogue = storeEpilogue;
         column = ContractionMatcher.stencilColumn(c);
         if (column < 0) throw new IllegalArgumentException("not a stencil contraction (no unit-stride column variable): " + c);
         outerVars = IntStream.range(0, c.vars().size()).filter(v -> role(v) == Role.BATCH || role(v) == Role.M).toArray();
@@ -140,8 +162,16 @@ final class StencilKernel {
 
     private Role role(int v) { return contraction.vars().get(v).role(); }
 
+    /** Whether a run at the full extents reads padded planes ({@link PlaneStencil}), and applies the epilogue as it stores. */
+    boolean readsPlanes() { return plans.full().planes != null; }
+
+    boolean appliesEpilogue() { return plans.full().planes != null && plans.full().epilogueApplied; }
+
     /** Whether a run at the full extents is split over the workers. */
-    boolean splits() { return WorkerPool.size() >= 2 && plans.full().work() >= PARALLEL_MIN; }
+    boolean splits() {
+        Tables t = plans.full();
+        return WorkerPool.size() >= 2 && t.work() >= (t.planes != null ? PLANE_PARALLEL_MIN : PARALLEL_MIN);
+    }
 
     /**
      * The contraction at fixed extents: each role's contribution to every address and gate as one table look-up
@@ -188,6 +218,44 @@ final class StencilKernel {
                 gateColumn[i] = coeffs[column];
             }
             precomputeRows();
+            planes = planes(ext);
+        }
+
+        /** The kernel over zero-padded planes, when the contraction is a 2-D window over planes; else null (why is logged). */
+        final PlaneStencil planes;
+        /** Whether {@link #planes} applies the epilogue as it stores. */
+        boolean epilogueApplied;
+
+        private PlaneStencil planes(long[] ext) {
+            if (outer == 0 || rows == 0 || columns == 0 || taps == 0) return null;
+            Contraction c = contraction;
+            PlaneGeometry.Found found = PlaneGeometry.of(c, ext, column, outerVars, rowVars, tapVars);
+            if (found.geometry() == null) {
+                logOnce("a stencil of " + outer + " x " + rows + " x " + columns + " outputs and " + taps + " taps runs row by row, not over padded planes: "
+                        + found.whyNot());
+                return null;
+            }
+            PlaneGeometry g = found.geometry();
+            if (g.sx == 2 && g.outColumns >= WIDE_STRIDED_COLUMNS) {
+                logOnce("a stencil of " + outer + " x " + rows + " x " + columns + " outputs runs row by row, not over padded planes: a stride-2 row of " + g.outColumns
+                        + " outputs (from " + WIDE_STRIDED_COLUMNS + " on, reading every other element in place was measured faster than splitting the planes)");
+                return null;
+            }
+            int[] ky = new int[taps], kx = new int[taps];
+            int inner = (int) ext[tapVars[1]];
+            for (int k = 0; k < taps; k++) {
+                int major = k / inner, minor = k % inner;
+                ky[k] = g.kyVar == tapVars[0] ? major : minor;
+                kx[k] = g.kyVar == tapVars[0] ? minor : major;
+            }
+            StencilEpilogue epilogue = null;
+            if (storeEpilogue != null) {
+                StencilEpilogue.Found e = StencilEpilogue.of(storeEpilogue, ext, column, outerVars, rowVars);
+                if (e.epilogue() == null) logOnce("a stencil of " + outer + " x " + rows + " x " + columns + " outputs runs its epilogue as a pass of its own: " + e.whyNot());
+                epilogue = e.epilogue();
+            }
+            epilogueApplied = epilogue != null;
+            return new PlaneStencil(g, outerB.clone(), outerC, rowC, ky, kx, epilogue);
         }
 
         /**
@@ -229,21 +297,36 @@ final class StencilKernel {
     }
 
     /**
-     * Writes {@code C = A B} for every point of the variables ({@code vars} bound the variables with a limit).
+     * Writes {@code C = A B} for every point of the variables ({@code vars} bound the variables with a limit), and
+     * returns whether the store epilogue given at construction was applied too (else C holds the sums).
      *
      * @throws IndexOutOfBoundsException when an element read or written lies outside its buffer
      */
-    void run(MemorySegment[] buffers, long[] vars) {
+    boolean run(MemorySegment[] buffers, long[] vars) {
         Tables t = plans.at(vars);
-        if (t.outer == 0 || t.rows == 0 || t.columns == 0) return;
+        if (t.outer == 0 || t.rows == 0 || t.columns == 0) return false;
         MemorySegment a = buffers[contraction.a().param()], b = buffers[contraction.b().param()], c = buffers[0];
-        long jobs = (long) t.outer * t.rows;
         int workers = WorkerPool.size();
+        if (t.planes != null) {
+            PlaneStencil p = t.planes;
+            PlaneStencil.Weights w = (o, into) -> weights(t, a, o, into);
+            float[] bounds = p.bounds(buffers);
+            long units = p.units();
+            if (workers < 2 || t.work() < PLANE_PARALLEL_MIN || units < 2) p.run(b, c, buffers, w, bounds, 0, units);
+            else WorkerPool.forRanges(units, (int) Math.min(units, workers), (start, end) -> p.run(b, c, buffers, w, bounds, start, end));
+            return bounds != null;
+        }
+        long jobs = (long) t.outer * t.rows;
         if (workers < 2 || t.work() < PARALLEL_MIN || jobs < 2) {
             rows(t, a, b, c, 0, jobs);
-            return;
+            return false;
         }
         WorkerPool.forRanges(jobs, (int) Math.min(jobs, workers), (start, end) -> rows(t, a, b, c, start, end));
+        return false;
+    }
+
+    private static void logOnce(String message) {
+        if (LOGGED.add(message)) LOG.log(System.Logger.Level.INFO, message);
     }
 
     /** Most rows computed side by side (one vector strip each) when their rows are short. */

@@ -1,0 +1,374 @@
+package dev.kiln.cpu;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorSpecies;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED;
+
+/**
+ * A 2-D stencil ({@link PlaneGeometry}: depthwise and small-group convolutions) over zero-padded copies of its planes.
+ * The work is cut into units, a band of output rows of one outer point (channel) each, numbered outer point major. For
+ * a unit, the band's plane rows are copied into a scratch of {@code sy * sx} phases ({@link PlaneGeometry}), zeros where
+ * B's gates fail, so that each tap reads one contiguous run per band: output {@code q = r * width + x} of the band
+ * (row {@code r}, column {@code x}; columns from {@code outColumns} to {@code width} are junk) is
+ * {@code sum_k w[k] * scratch[tapOffset[k] + q]}. The band's sums are computed as flat runs of vectors, four at a
+ * time, with no mask, no gate and no per-row set-up, so a 7 x 7 plane is 4 vectors per tap, not 7 masked ones; the
+ * junk columns are dropped as the rows are stored, the epilogue (a bias per channel, ReLU/clamp: {@link StencilEpilogue})
+ * applied on the way. A stride-2 band's rows are copied whole, then split into even and odd columns by one pass of whole
+ * vectors over each row phase (a masked split per row cost twice as much on 14 x 14 planes).
+ *
+ * <p>Every tap multiplies every output, padding zeros included, as the loops do, so a non-finite weight reaches every
+ * sum it would there. The sums are reassociated (taps in order, with FMA), as the numerics policy allows.
+ */
+final class PlaneStencil {
+    private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+    private static final int L = F.length();
+    private static final ByteOrder ORDER = ByteOrder.nativeOrder();
+    /** Sums per band at most (outputs and junk columns): a band's scratch and sums stay in the L1 cache. */
+    private static final int BAND_OUTPUTS = 1024;
+    /**
+     * Lane i of {@code EVENS.selectFrom(lo, hi)} is element 2i of a run loaded as {@code lo} at element 0 and {@code hi}
+     * at element L (one two-table permute); {@code ODDS}, element 2i + 1.
+     */
+    private static final FloatVector EVENS, ODDS;
+
+    static {
+        float[] even = new float[L], odd = new float[L];
+        for (int i = 0; i < L; i++) {
+            even[i] = 2 * i;
+            odd[i] = 2 * i + 1;
+        }
+        EVENS = FloatVector.fromArray(F, even, 0);
+        ODDS = FloatVector.fromArray(F, odd, 0);
+    }
+
+    /** The weights of an outer point, every tap, 0 where A's gates fail. */
+    @FunctionalInterface
+    interface Weights {
+        void of(int outer, float[] w);
+    }
+
+    private final PlaneGeometry g;
+    private final long[] outerB, outerC, rowC;
+    private final int outer, taps, width, bandRows, bands, phaseSize, planeSize, rowsSize, outSize;
+    /** Where tap k's run starts in a band's scratch. */
+    private final int[] tapOffset;
+    /** Per row phase: the phase rows read, {@code [rowLo, rowHi + band rows)} (empty where {@code rowLo > rowHi}). */
+    private final int[] rowLo, rowHi;
+    /** The least {@code rowLo} and the greatest {@code rowHi} of the phases read. */
+    private final int minRowLo, maxRowHi;
+    /** The plane columns B has and some tap reads, {@code [columnsLo, columnsHi)}: each column phase's copied ones. */
+    private final int columnsLo, columnsHi;
+    /** Per column phase: the phase columns read, {@code [hullLo, hullHi)}, of which {@code [copyLo, copyHi)} exist in B. */
+    private final int[] hullLo, hullHi, copyLo, copyHi;
+    private final StencilEpilogue epilogue;
+    /**
+     * Whether output row y + 1 follows row y in C and each addend is the same for every row, so that a band's
+     * outputs are one run.
+     */
+    private final boolean contiguous;
+
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+    private static final class Scratch {
+        float[] plane = new float[0], rows = new float[0], sums = new float[0], stage = new float[0], weights = new float[0];
+
+        void ensure(int planeSize, int rowsSize, int outSize, int taps) {
+            if (plane.length < planeSize) plane = new float[planeSize];
+            if (rows.length < rowsSize) rows = new float[rowsSize];
+            if (sums.length < outSize) sums = new float[outSize];
+            if (stage.length < outSize) stage = new float[outSize];
+            if (weights.length < taps) weights = new float[taps];
+        }
+    }
+
+    /**
+     * @param outerB    B's element of plane pixel (0, 0) per outer point
+     * @param outerC    C's element of output (0, 0) per outer point
+     * @param rowC      C's offset of output row y
+     * @param tapKy     window row of tap k (the order of the weights)
+     * @param tapKx     window column of tap k
+     * @param epilogue  applied as the rows are stored, or null
+     */
+    PlaneStencil(PlaneGeometry g, long[] outerB, long[] outerC, long[] rowC, int[] tapKy, int[] tapKx, StencilEpilogue epilogue) {
+        this.g = g;
+        this.outerB = outerB;
+        this.outerC = outerC;
+        this.rowC = rowC;
+        this.epilogue = epilogue;
+        outer = outerB.length;
+        taps = tapKy.length;
+        width = g.width;
+        bandRows = Math.max(1, Math.min(g.outRows, BAND_OUTPUTS / width));
+        bands = (g.outRows + bandRows - 1) / bandRows;
+        phaseSize = (bandRows + g.haloRows) * width;
+        planeSize = g.phases() * phaseSize + width + 4 * L;
+        outSize = bandRows * width + 4 * L;
+        // stride 2: each row phase's rows whole, 2 * width columns a row, read two vectors past the last
+        rowsSize = g.sx == 2 ? g.sy * 2 * phaseSize + 4 * L : 0;
+        tapOffset = new int[taps];
+        rowLo = new int[g.sy];
+        rowHi = new int[g.sy];
+        Arrays.fill(rowLo, Integer.MAX_VALUE);
+        Arrays.fill(rowHi, -1);
+        hullLo = new int[g.sx];
+        hullHi = new int[g.sx];
+        Arrays.fill(hullLo, Integer.MAX_VALUE);
+        for (int k = 0; k < taps; k++) {
+            int ky = tapKy[k], kx = tapKx[k];
+            tapOffset[k] = g.phase(ky, kx) * phaseSize + g.offsetInPhase(ky, kx);
+            int a = g.dy * ky % g.sy, i = g.dy * ky / g.sy, b = g.dx * kx % g.sx, j = g.dx * kx / g.sx;
+            rowLo[a] = Math.min(rowLo[a], i);
+            rowHi[a] = Math.max(rowHi[a], i);
+            hullLo[b] = Math.min(hullLo[b], j);
+            hullHi[b] = Math.max(hullHi[b], j + g.outColumns);
+        }
+        contiguous = follows(rowC, g.outColumns) && (epilogue == null
+                || (epilogue.terms < 1 || follows(epilogue.row0, 0)) && (epilogue.terms < 2 || follows(epilogue.row1, 0)));
+        int least = Integer.MAX_VALUE, greatest = -1;
+        for (int a = 0; a < g.sy; a++) {
+            if (rowLo[a] > rowHi[a]) continue;
+            least = Math.min(least, rowLo[a]);
+            greatest = Math.max(greatest, rowHi[a]);
+        }
+        minRowLo = least;
+        maxRowHi = greatest;
+        copyLo = new int[g.sx];
+        copyHi = new int[g.sx];
+        for (int b = 0; b < g.sx; b++) {
+            if (hullLo[b] > hullHi[b]) hullLo[b] = hullHi[b] = 0;
+            // phase column j is plane column v = sx j + b, which exists for xlo <= v < xhi
+            long lo = Math.max(hullLo[b], ceilDiv(g.xlo - b, g.sx)), hi = Math.min(hullHi[b], ceilDiv(g.xhi - b, g.sx));
+            copyLo[b] = (int) Math.min(lo, hullHi[b]);
+            copyHi[b] = (int) Math.max(copyLo[b], hi);
+        }
+        // the plane columns copied for stride 2: the column phases' copied columns, interleaved
+        int cl = Integer.MAX_VALUE, ch = 0;
+        for (int b = 0; b < g.sx; b++) {
+            if (copyLo[b] >= copyHi[b]) continue;
+            cl = Math.min(cl, g.sx * copyLo[b] + b);
+            ch = Math.max(ch, g.sx * (copyHi[b] - 1) + b + 1);
+        }
+        columnsLo = Math.min(cl, ch);
+        columnsHi = ch;
+    }
+
+    /** Units of work: bands of rows of each outer point. */
+    long units() { return (long) outer * bands; }
+
+    /**
+     * The epilogue's bounds for a run over {@code buffers}, {@code {lower, upper}}, infinite where it has none (max with
+     * -inf and min with +inf leave every value as it is, NaN and -0.0 too), or null where it is not applied in this run:
+     * there is none, or a bound read from a buffer is not one {@code Math.min} applies ({@link StencilEpilogue#upper}).
+     */
+    float[] bounds(MemorySegment[] buffers) {
+        if (epilogue == null) return null;
+        float lower = epilogue.lower(buffers), upper = epilogue.upper(buffers);
+        return Float.isNaN(upper) && epilogue.upperFrom != null ? null : new float[]{lower, upper};
+    }
+
+    /**
+     * Units {@code [start, end)}: their sums stored in C, through the epilogue where {@code bounds} (from
+     * {@link #bounds}) is not null.
+     */
+    void run(MemorySegment b, MemorySegment c, MemorySegment[] buffers, Weights weights, float[] bounds, long start, long end) {
+        boolean apply = bounds != null;
+        float lower = apply ? bounds[0] : Float.NEGATIVE_INFINITY, upper = apply ? bounds[1] : Float.POSITIVE_INFINITY;
+        Scratch s = SCRATCH.get();
+        s.ensure(planeSize, rowsSize, outSize, taps);
+        float[] plane = s.plane, planeRows = s.rows, sums = s.sums, w = s.weights;
+        // the padding columns: no copy writes them (the scratch is the thread's, shared by every stencil it runs)
+        Arrays.fill(plane, 0, planeSize, 0f);
+        Arrays.fill(planeRows, 0, rowsSize, 0f);
+        int weightsOf = -1;
+        for (long unit = start; unit < end; unit++) {
+            int o = (int) (unit / bands), y0 = (int) (unit % bands) * bandRows, rows = Math.min(bandRows, g.outRows - y0);
+            if (o != weightsOf) {
+                weights.of(o, w);
+                weightsOf = o;
+            }
+            fill(b, plane, planeRows, outerB[o], y0, rows);
+            int n = rows * width, q = 0;
+            for (; q < n - 2 * L; q += 4 * L) sums4(plane, sums, q, w, tapOffset, taps);
+            for (; q < n; q += L) sums1(plane, sums, q, w, tapOffset, taps);
+            float k0 = apply ? addend(buffers, 0, o, y0) : -0.0f, k1 = apply ? addend(buffers, 1, o, y0) : -0.0f;
+            if (contiguous) storeRun(c, sums, s.stage, o, y0, rows, k0, k1, lower, upper);
+            else store(c, buffers, apply, sums, o, y0, rows, lower, upper);
+        }
+    }
+
+    /**
+     * The band's phases: rows {@code [y0, y0 + rows)} of output read the phase rows written here, from B where its
+     * gates hold, else 0. The padding columns were zeroed when the run began and no copy writes them; so were rows of
+     * padding, which are zeroed again only where another band may have copied rows there.
+     */
+    private void fill(MemorySegment b, float[] plane, float[] planeRows, long base, int y0, int rows) {
+        int sy = g.sy, sx = g.sx;
+        long size = b.byteSize() / 4;
+        if (sx == 2) {
+            fillRows(b, planeRows, size, base, y0, rows);
+            for (int a = 0; a < sy; a++) if (rowLo[a] <= rowHi[a]) split(planeRows, plane, a, rowLo[a], rowHi[a] + rows);
+            return;
+        }
+        // plane rows in B's order (each row phase's rows interleaved with the others'), so B is read as one stream
+        for (int i = minRowLo, last = maxRowHi + rows; i < last; i++) {
+            for (int a = 0; a < sy; a++) {
+                if (i < rowLo[a] || i >= rowHi[a] + rows) continue;
+                long u = (long) sy * (y0 + i) + a;
+                int row = a * sx * phaseSize + i * width;
+                if (u < g.ylo || u >= g.yhi) {
+                    // with one band, rows of padding are the same for every unit: zero since the run began
+                    if (bands > 1) for (int p = 0; p < sx; p++) Arrays.fill(plane, row + p * phaseSize + hullLo[p], row + p * phaseSize + hullHi[p], 0f);
+                    continue;
+                }
+                copy(b, base + g.rowStride * u + copyLo[0], size, plane, row + copyLo[0], copyHi[0] - copyLo[0]);
+            }
+        }
+    }
+
+    /**
+     * For stride 2: the band's plane rows whole ({@code 2 * width} columns, zero where B has none) into {@code rows},
+     * row phase by row phase, for {@link #split}.
+     */
+    private void fillRows(MemorySegment b, float[] rows, long size, long base, int y0, int bandRows) {
+        int sy = g.sy, pitch = 2 * width;
+        for (int i = minRowLo, last = maxRowHi + bandRows; i < last; i++) {
+            for (int a = 0; a < sy; a++) {
+                if (i < rowLo[a] || i >= rowHi[a] + bandRows) continue;
+                long u = (long) sy * (y0 + i) + a;
+                int row = a * 2 * phaseSize + i * pitch;
+                if (u < g.ylo || u >= g.yhi) {
+                    if (bands > 1) Arrays.fill(rows, row, row + pitch, 0f);
+                    continue;
+                }
+                copy(b, base + g.rowStride * u + columnsLo, size, rows, row + columnsLo, columnsHi - columnsLo);
+            }
+        }
+    }
+
+    /**
+     * B's elements {@code [src, src + n)} into {@code plane} at {@code dst}, by vectors; the last one's load reads on
+     * past the run where B's buffer ({@code size} elements) goes on, and its store is masked.
+     */
+    private static void copy(MemorySegment b, long src, long size, float[] plane, int dst, int n) {
+        int j = 0;
+        for (; j + L <= n; j += L) FloatVector.fromMemorySegment(F, b, 4 * (src + j), ORDER).intoArray(plane, dst + j);
+        if (j == n) return;
+        VectorMask<Float> m = lanes(0, n - j);
+        FloatVector.fromMemorySegment(F, b, 4 * (src + j), ORDER, m).intoArray(plane, dst + j, m);
+    }
+
+    /**
+     * Row phase {@code a}'s rows {@code [from, to)}, copied whole into {@code rows} (at {@code 2 * width} columns a row:
+     * plane column v at v), split into its two column phases: the rows are one run, so the split is one pass of whole
+     * vectors, two loads and a permute for each of the phases' vectors, whatever the rows' width.
+     */
+    private void split(float[] rows, float[] plane, int a, int from, int to) {
+        int src = a * 2 * phaseSize, even = a * 2 * phaseSize, odd = even + phaseSize, end = to * width;
+        for (int k = from * width; k < end; k += L) {
+            FloatVector v0 = FloatVector.fromArray(F, rows, src + 2 * k), v1 = FloatVector.fromArray(F, rows, src + 2 * k + L);
+            VectorMask<Float> m = lanes(0, end - k);
+            EVENS.selectFrom(v0, v1).intoArray(plane, even + k, m);
+            ODDS.selectFrom(v0, v1).intoArray(plane, odd + k, m);
+        }
+    }
+
+    /** The lanes {@code [lo, hi)} (either may lie outside {@code [0, L)}). */
+    private static VectorMask<Float> lanes(int lo, int hi) {
+        int l = Math.max(lo, 0), h = Math.min(hi, L);
+        return VectorMask.fromLong(F, h <= l ? 0 : (-1L >>> (64 - h)) & (-1L << l));
+    }
+
+    // The sums: a method per block size, its loads and multiply-adds inline, so that HotSpot keeps the vectors in
+    // registers (see StencilKernel). Four independent chains hide the multiply-add's latency.
+
+    private static void sums4(float[] plane, float[] sums, int q, float[] w, int[] tapOffset, int taps) {
+        FloatVector acc0 = FloatVector.broadcast(F, -0.0f), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+        for (int k = 0; k < taps; k++) {
+            FloatVector wk = FloatVector.broadcast(F, w[k]);
+            int at = tapOffset[k] + q;
+            acc0 = FloatVector.fromArray(F, plane, at).fma(wk, acc0);
+            acc1 = FloatVector.fromArray(F, plane, at + L).fma(wk, acc1);
+            acc2 = FloatVector.fromArray(F, plane, at + 2 * L).fma(wk, acc2);
+            acc3 = FloatVector.fromArray(F, plane, at + 3 * L).fma(wk, acc3);
+        }
+        acc0.intoArray(sums, q);
+        acc1.intoArray(sums, q + L);
+        acc2.intoArray(sums, q + 2 * L);
+        acc3.intoArray(sums, q + 3 * L);
+    }
+
+    private static void sums1(float[] plane, float[] sums, int q, float[] w, int[] tapOffset, int taps) {
+        FloatVector acc = FloatVector.broadcast(F, -0.0f);
+        for (int k = 0; k < taps; k++) acc = FloatVector.fromArray(F, plane, tapOffset[k] + q).fma(FloatVector.broadcast(F, w[k]), acc);
+        acc.intoArray(sums, q);
+    }
+
+    /**
+     * The band's rows of sums without the junk columns, through the epilogue, into C, where C's rows follow one another:
+     * the rows gathered into {@code stage}, then stored as one run of whole vectors, the last one ending at the run's
+     * end (overlapping the one before).
+     */
+    private void storeRun(MemorySegment c, float[] sums, float[] stage, int o, int y0, int rows, float k0, float k1, float lower, float upper) {
+        int columns = g.outColumns, n = rows * columns;
+        for (int r = 0; r < rows; r++) {
+            // each vector may run past its row: the next row's vectors, stored after it, overwrite that
+            for (int x = 0; x < columns; x += L) FloatVector.fromArray(F, sums, r * width + x).intoArray(stage, r * columns + x);
+        }
+        long cAt = outerC[o] + rowC[y0];
+        if (n < L) {
+            VectorMask<Float> m = F.indexInRange(0, n);
+            FloatVector.fromArray(F, stage, 0).add(k0).add(k1).max(lower).min(upper).intoMemorySegment(c, 4 * cAt, ORDER, m);
+            return;
+        }
+        for (int x = 0; x < n; x += L) {
+            int at = Math.min(x, n - L);
+            FloatVector.fromArray(F, stage, at).add(k0).add(k1).max(lower).min(upper).intoMemorySegment(c, 4 * (cAt + at), ORDER);
+        }
+    }
+
+    /** The band's rows of sums without the junk columns, through the epilogue, into C, a row at a time. */
+    private void store(MemorySegment c, MemorySegment[] buffers, boolean apply, float[] sums, int o, int y0, int rows, float lower, float upper) {
+        int columns = g.outColumns;
+        VectorMask<Float> m = F.indexInRange(0, Math.min(columns, L));
+        for (int r = 0; r < rows; r++) {
+            int y = y0 + r;
+            long cRow = outerC[o] + rowC[y];
+            float k0 = apply ? addend(buffers, 0, o, y) : -0.0f, k1 = apply ? addend(buffers, 1, o, y) : -0.0f;
+            if (columns < L) {
+                FloatVector.fromArray(F, sums, r * width).add(k0).add(k1).max(lower).min(upper).intoMemorySegment(c, 4 * cRow, ORDER, m);
+                continue;
+            }
+            for (int x = 0; x < columns; x += L) {
+                // the last vector of a row ends at the row's end, overlapping the one before
+                int at = Math.min(x, columns - L);
+                FloatVector.fromArray(F, sums, r * width + at).add(k0).add(k1).max(lower).min(upper).intoMemorySegment(c, 4 * (cRow + at), ORDER);
+            }
+        }
+    }
+
+    /**
+     * Addend {@code i} of the epilogue at outer point {@code o} and row {@code y} (one value along the row), or -0.0,
+     * which added leaves every value as it is, where there is none: the store adds both, so it has no branch (a vector
+     * chosen at a branch is boxed).
+     */
+    private float addend(MemorySegment[] buffers, int i, int o, int y) {
+        StencilEpilogue e = epilogue;
+        if (e == null || e.terms <= i) return -0.0f;
+        return i == 0 ? buffers[e.param0].getAtIndex(JAVA_FLOAT_UNALIGNED, e.outer0[o] + e.row0[y])
+                : buffers[e.param1].getAtIndex(JAVA_FLOAT_UNALIGNED, e.outer1[o] + e.row1[y]);
+    }
+
+    /** Whether {@code rows[y] = rows[0] + y * step}. */
+    private static boolean follows(long[] rows, long step) {
+        for (int y = 1; y < rows.length; y++) if (rows[y] != rows[0] + y * step) return false;
+        return true;
+    }
+
+    private static long ceilDiv(long a, long b) { return -Math.floorDiv(-a, b); }
+}

@@ -223,8 +223,15 @@ class ContractionKernelTest {
 
     /** Asserts {@code got} is the contraction of {@code a}, {@code b} within the policy's bound. */
     private static void assertWithinBound(String name, float[] got, Case c, Tensor a, Tensor b, int k) {
-        float[] exact = interp(c.f().apply(a, b));
-        float[] sums = interp(c.f().apply(a.abs(), b.abs())); // sum|a·b| (relu of non-negative sums changes nothing)
+        // sum|a·b| (relu of non-negative sums changes nothing)
+        assertWithinBound(name, got, interp(c.f().apply(a, b)), interp(c.f().apply(a.abs(), b.abs())), k);
+    }
+
+    /**
+     * Asserts {@code got} is {@code exact}, a sum of {@code k} products whose magnitudes sum to {@code sums}, within the
+     * policy's bound {@code 2 k u sums + 2 u |exact|} (the second term: an epilogue's rounding after the sum).
+     */
+    static void assertWithinBound(String name, float[] got, float[] exact, float[] sums, int k) {
         assertThat(got).as(name + ": size").hasSameSizeAs(exact);
         for (int i = 0; i < got.length; i++) {
             double bound = 2 * k * U * sums[i] + 2 * U * Math.abs(exact[i]) + 1e-30;
@@ -236,13 +243,13 @@ class ContractionKernelTest {
         }
     }
 
-    private static float[] floats(dev.kiln.runtime.Buffer b) {
+    static float[] floats(dev.kiln.runtime.Buffer b) {
         float[] out = new float[(int) b.count()];
         for (int i = 0; i < out.length; i++) out[i] = (float) b.getDouble(i);
         return out;
     }
 
-    private static float[] interp(Tensor t) {
+    static float[] interp(Tensor t) {
         Device interp = DeviceRegistry.get("INTERP");
         return floats(interp.realize(t.uop(), java.util.Map.of()));
     }

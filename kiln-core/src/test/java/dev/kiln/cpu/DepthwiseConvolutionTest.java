@@ -2,7 +2,6 @@ package dev.kiln.cpu;
 
 import dev.kiln.Tensor;
 import dev.kiln.codegen.ContractionMatcher;
-import dev.kiln.runtime.Device;
 import dev.kiln.runtime.DeviceRegistry;
 import dev.kiln.runtime.ExecutionPlan;
 import dev.kiln.testing.TestGraphs;
@@ -14,11 +13,12 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.stream.Stream;
 
+import static dev.kiln.cpu.ContractionKernelTest.floats;
+import static dev.kiln.cpu.ContractionKernelTest.interp;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -31,7 +31,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * ({@link #theBoundCatchesADroppedTap}).
  */
 class DepthwiseConvolutionTest {
-    private static final double U = Math.ulp(1.0f) / 2;
 
     /**
      * A convolution of a {@code 1 x ch x size x size} image with {@code ch * multiplier} filters of {@code perGroup} input
@@ -214,34 +213,13 @@ class DepthwiseConvolutionTest {
     }
 
     private static void assertWithinBound(String name, float[] got, Conv c, Tensor x, Tensor w, Tensor bias) {
-        float[] exact = interp(c.apply(x, w, bias));
         // sum|w·x| (a bias and relu6 after it are the epilogue's rounding, bounded by 2u|exact|)
         Conv sums = new Conv(c.ch(), c.size(), c.window(), c.stride(), c.perGroup(), c.multiplier(), false);
-        float[] abs = interp(sums.apply(x.abs(), w.abs(), null));
-        assertThat(got).as(name + ": size").hasSameSizeAs(exact);
-        int k = c.taps();
-        for (int i = 0; i < got.length; i++) {
-            double bound = 2 * k * U * abs[i] + 2 * U * Math.abs(exact[i]) + 1e-30;
-            double err = Math.abs((double) got[i] - exact[i]);
-            if (!(err <= bound)) {
-                throw new AssertionError(name + ": element " + i + " is " + got[i] + ", expected " + exact[i] + " within " + bound + " (error " + err + ")");
-            }
-        }
+        ContractionKernelTest.assertWithinBound(name, got, interp(c.apply(x, w, bias)), interp(sums.apply(x.abs(), w.abs(), null)), c.taps());
     }
 
     private static void assumeAvailable(String device) {
         var reason = DeviceRegistry.providers().get(device).unavailableReason();
         Assumptions.assumeTrue(reason.isEmpty(), () -> device + " unavailable: " + reason.orElse(""));
-    }
-
-    private static float[] floats(dev.kiln.runtime.Buffer b) {
-        float[] out = new float[(int) b.count()];
-        for (int i = 0; i < out.length; i++) out[i] = (float) b.getDouble(i);
-        return out;
-    }
-
-    private static float[] interp(Tensor t) {
-        Device interp = DeviceRegistry.get("INTERP");
-        return floats(interp.realize(t.uop(), Map.of()));
     }
 }

@@ -232,7 +232,7 @@ public final class QuantizedMatmul {
 
     private static void tiles(GgmlType type, MemorySegment w, long rowBytes, int from, int to, int k, MemorySegment x, int rows, int n,
                               MemorySegment out) {
-        float[] panel = scratch(PANEL * Math.min(k, KC));
+        float[] panel = scratch(PANEL * Math.min(k, KC)), sums = SUMS.get();
         for (int t = from; t < to; t++) {
             int j0 = t * PANEL, m = Math.min(PANEL, n - j0);
             for (int k0 = 0; k0 < k; k0 += KC) {
@@ -246,7 +246,7 @@ public final class QuantizedMatmul {
                     for (; r + 4 <= rows; r += 4) {
                         long xAt = 4L * ((long) r * k + k0);
                         int j = 0;
-                        for (; j + 4 <= m; j += 4) tile4x4(panel, j * kc, kc, x, xAt, 4L * k, out, (long) r * n + j0 + j, n, first);
+                        for (; j + 4 <= m; j += 4) tile4x4(panel, j * kc, kc, x, xAt, 4L * k, out, (long) r * n + j0 + j, n, first, sums);
                         for (; j < m; j++) {
                             for (int i = 0; i < 4; i++) dotInto(panel, j * kc, kc, x, xAt + 4L * i * k, out, (long) (r + i) * n + j0 + j, first);
                         }
@@ -269,10 +269,11 @@ public final class QuantizedMatmul {
      * The 4 x 4 products of four dequantised rows of w ({@code panel} from {@code at}, {@code kc} apart) with four rows of x (from byte
      * {@code xAt}, {@code xStride} bytes apart): sixteen accumulators in registers, each step loading four vectors of w
      * and four of x for sixteen FMAs, so the multiplications and not the loads set the pace. Stored into
-     * {@code out[outAt + i * n + j]} (row i of x, row j of w), or added to it when not the {@code first} pass over k.
+     * {@code out[outAt + i * n + j]} (row i of x, row j of w), or added to it when not the {@code first} pass over k;
+     * {@code s} holds the accumulators' lanes on the way.
      */
     private static void tile4x4(float[] panel, int at, int kc, MemorySegment x, long xAt, long xStride, MemorySegment out, long outAt, int n,
-                                boolean first) {
+                                boolean first, float[] s) {
         FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00;
         FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00;
         long x1 = xAt + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
@@ -290,8 +291,7 @@ public final class QuantizedMatmul {
             a30 = w0.fma(v, a30); a31 = w1.fma(v, a31); a32 = w2.fma(v, a32); a33 = w3.fma(v, a33);
         }
         // sixteen reduceLanes in one method outgrow C2's inlining budget and the last ones run as slow library calls
-        // (5 GFLOP/s instead of 90): the lanes go to an array, summed as scalars
-        float[] s = SUMS.get();
+        // (5 GFLOP/s instead of 90): the lanes go to the array s (16 vectors long), summed as scalars
         a00.intoArray(s, 0); a01.intoArray(s, L); a02.intoArray(s, 2 * L); a03.intoArray(s, 3 * L);
         a10.intoArray(s, 4 * L); a11.intoArray(s, 5 * L); a12.intoArray(s, 6 * L); a13.intoArray(s, 7 * L);
         a20.intoArray(s, 8 * L); a21.intoArray(s, 9 * L); a22.intoArray(s, 10 * L); a23.intoArray(s, 11 * L);

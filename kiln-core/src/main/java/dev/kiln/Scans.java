@@ -26,7 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 import static dev.kiln.ir.PatternMatcher.rule;
 
@@ -50,8 +49,7 @@ import static dev.kiln.ir.PatternMatcher.rule;
 final class Scans {
     private Scans() {}
 
-    private static final System.Logger LOG = System.getLogger(Scans.class.getName());
-    private static final Set<String> LOGGED = ConcurrentHashMap.newKeySet();
+    private static final dev.kiln.ir.OnceLog LOG = new dev.kiln.ir.OnceLog(Scans.class);
 
     /**
      * A stand-in for one of the body's arguments while it is traced; the scan's own plan replaces it by a buffer. Its
@@ -435,7 +433,7 @@ final class Scans {
                 // the scan's host step reads and writes host memory; its body runs on the host device beside it
                 String reason = "scan on " + placedOn + ": its step runs on CPU, as a host step of the plan (its inputs and results are copied "
                         + "through host memory on every execution)";
-                if (LOGGED.add(reason)) LOG.log(System.Logger.Level.INFO, reason);
+                LOG.info(reason);
                 at = DeviceRegistry.get("CPU");
             }
             String where = at.spec().toString();

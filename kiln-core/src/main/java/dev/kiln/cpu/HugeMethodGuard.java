@@ -5,8 +5,6 @@ import dev.kiln.codegen.KernelProgram;
 
 import java.lang.management.ManagementFactory;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Keeps generated kernels within what HotSpot compiles. It compiles no method above 8000 bytes of bytecode (unless the
@@ -27,8 +25,7 @@ final class HugeMethodGuard {
     /** The smallest expansion budget tried. */
     private static final long MIN_BUDGET = 250;
     private static final boolean ENFORCED = dontCompileHugeMethods();
-    private static final System.Logger LOG = System.getLogger(HugeMethodGuard.class.getName());
-    private static final Set<String> LOGGED = ConcurrentHashMap.newKeySet();
+    private static final dev.kiln.ir.OnceLog LOG = new dev.kiln.ir.OnceLog(HugeMethodGuard.class);
 
     private HugeMethodGuard() {}
 
@@ -48,7 +45,7 @@ final class HugeMethodGuard {
             if (budget <= MIN_BUDGET) {
                 String message = "kernel " + program.name() + " has a method of " + bytes + " bytes of bytecode, above HotSpot's limit of "
                         + limit + " even with its loops unexpanded: it runs interpreted (slowly) unless the JVM runs with -XX:-DontCompileHugeMethods";
-                if (LOGGED.add(message)) LOG.log(System.Logger.Level.WARNING, message);
+                LOG.warning(message);
                 return source;
             }
             budget /= 2;

@@ -64,9 +64,8 @@ final class StencilKernel {
         EVERY_OTHER = VectorShuffle.fromValues(F, lanes);
     }
 
-    private static final System.Logger LOG = System.getLogger(StencilKernel.class.getName());
-    /** Reasons already logged, so each is logged once per process. */
-    private static final java.util.Set<String> LOGGED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Why a stencil runs row by row, said once per reason. */
+    private static final dev.kiln.ir.OnceLog LOG = new dev.kiln.ir.OnceLog(StencilKernel.class);
 
     private final Contraction contraction;
     private final StoreEpilogue storeEpilogue;
@@ -325,9 +324,7 @@ final class StencilKernel {
         return false;
     }
 
-    private static void logOnce(String message) {
-        if (LOGGED.add(message)) LOG.log(System.Logger.Level.INFO, message);
-    }
+    private static void logOnce(String message) { LOG.info(message); }
 
     /** Most rows computed side by side (one vector strip each) when their rows are short. */
     private static final int GROUP = 4;

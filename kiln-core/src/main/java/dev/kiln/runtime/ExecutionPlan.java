@@ -680,13 +680,10 @@ public final class ExecutionPlan implements AutoCloseable {
         }
     }
 
-    private static final System.Logger LOG = System.getLogger(ExecutionPlan.class.getName());
-    private static final java.util.Set<String> LOGGED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** A slower path taken, said once per process. */
+    private static final dev.kiln.ir.OnceLog LOG = new dev.kiln.ir.OnceLog(ExecutionPlan.class);
 
-    /** Logs {@code message} once per process: a slower path taken, said once. */
-    private static void logOnce(String message) {
-        if (LOGGED.add(message)) LOG.log(System.Logger.Level.INFO, message);
-    }
+    private static void logOnce(String message) { LOG.info(message); }
 
     /**
      * A custom function's host code over its buffers: directly in host memory, or, on a device with memory of its

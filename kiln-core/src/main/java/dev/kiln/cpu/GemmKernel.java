@@ -77,6 +77,9 @@ final class GemmKernel {
     /** Whether a run at the full extents reads B from a padded image ({@link PaddedImage}) instead of packing it. */
     boolean readsPaddedImage() { return plans.full().image != null; }
 
+    /** Whether a run at the full extents computes dot products ({@link GemmDots}) instead of packing. */
+    boolean runsAsDots() { return plans.full().dots && plans.full().m <= GemmDots.MAX_ROWS; }
+
     /** The kernel parameter A is read from. */
     int aParam() { return plans.full().a.param; }
 
@@ -302,6 +305,10 @@ final class GemmKernel {
                         int b0, int b1, int m0, int m1, int n0, int n1, MemorySegment[] buffers) {
         if (m1 <= m0 || n1 <= n0) return;
         Scratch s = SCRATCH.get();
+        if (p.dots && m1 - m0 <= GemmDots.MAX_ROWS) {
+            GemmDots.compute(p, as, bs, cs, b0, b1, m0, m1, n0, n1, buffers, s.tmp);
+            return;
+        }
         // equal blocks no larger than the limits: K = 576 runs as 2 x 288, not 512 + 64
         int kcStep = step(p.k, KC, 1), mcStep = step(m1 - m0, MC, MR), ncStep = step(n1 - n0, NC, NR);
         float[] preA = pre == null ? null : pre.a(), preB = pre == null ? null : pre.b();

@@ -23,6 +23,9 @@ final class GemmPlan {
     /** The epilogue the tiles apply as they store the last K block, or null when it runs as its own kernel. */
     final TileEpilogue epilogue;
 
+    /** Whether A's rows and B's columns are contiguous along K, so few rows run as dot products ({@link GemmDots}). */
+    final boolean dots;
+
     GemmPlan(Contraction c, StoreEpilogue storeEpilogue, int[] batchVars, int[] mVars, int[] nVars, int[] kVars, long[] extents) {
         a = new GemmSide(c.a(), batchVars, mVars, kVars, extents);
         b = new GemmSide(c.b(), batchVars, kVars, nVars, extents);
@@ -41,6 +44,7 @@ final class GemmPlan {
         k = a.cols;
         image = im != null && (mode.equals("force") || im.pays(m, n)) ? im : null;
         epilogue = storeEpilogue == null ? null : new TileEpilogue(storeEpilogue, batchVars, mVars, nVars, extents);
+        dots = image == null && a.rowsContiguous() && b.columnsContiguous();
         contiguous = new int[n];
         for (int j = n - 1; j >= 0; j--) {
             contiguous[j] = j + 1 < n && cCol[j + 1] == cCol[j] + 1 ? contiguous[j + 1] + 1 : 1;

@@ -209,6 +209,18 @@ final class GemmSide {
 
     static long max(long[] t) { return Arrays.stream(t).max().orElseThrow(); }
 
+    /** Whether every row's elements follow one another in memory, ungated: A's rows along K, each one dot product's operand. */
+    boolean rowsContiguous() { return nGates == 0 && (cols <= 1 || runStride == 1 && runLen >= cols); }
+
+    /** Whether every column's elements follow one another in memory, ungated: a transposed B's columns along K. */
+    boolean columnsContiguous() { return nGates == 0 && (rows <= 1 || rowRunStride == 1 && rowRunLen >= rows); }
+
+    /** The element index where row {@code r} of batch {@code b} starts. */
+    long rowStart(int b, int r) { return batchAddr[b] + rowAddr[r]; }
+
+    /** The element index where column {@code c} of batch {@code b} starts. */
+    long columnStart(int b, int c) { return batchAddr[b] + colAddr[c]; }
+
     /** Throws when a valid element lies outside {@code seg} (a float buffer). */
     void checkBounds(MemorySegment seg, String what) {
         if (minAddr > maxAddr) return;

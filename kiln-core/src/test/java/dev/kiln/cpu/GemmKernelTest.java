@@ -248,6 +248,36 @@ class GemmKernelTest {
         check(matmul(11, 70, 9, false, false, true, 0), new long[0]);
     }
 
+    /**
+     * Few rows against a transposed B are dot products ({@link GemmDots}): every row count up to MR (groups of four and
+     * a remainder), K with and without a tail past whole vectors, C strided, one kernel over changing limits (a decode
+     * step's attention scores: rows of the query heads, columns up to the cached length); 9 rows are the packed nest.
+     */
+    @Test
+    void fewRowsAgainstATransposedOperandAreDotProducts() {
+        for (int m : new int[] {1, 2, 3, 4, 5, 8}) {
+            for (int k : new int[] {1, 15, 16, 17, 64, 70}) {
+                Contraction c = matmul(m, 45, k, false, true, false, 0);
+                assertThat(new GemmKernel(c).runsAsDots()).as(c.toString()).isTrue();
+                check(c, new long[0]);
+            }
+        }
+        check(matmul(3, 45, 29, false, true, true, 3), new long[0]);
+        assertThat(new GemmKernel(matmul(9, 45, 64, false, true, false, 0)).runsAsDots()).isFalse();
+        assertThat(new GemmKernel(matmul(3, 45, 64, false, false, false, 0)).runsAsDots()).as("B contiguous along N").isFalse();
+        // scores[h][m][n] = sum_d q[h][m][d] k[h][n][d]: m up to 32 (limit 0), n up to 300 (limit 1)
+        List<Var> vars = List.of(v("h", Role.BATCH, 3), new Var("m", Role.M, 32, 0), new Var("n", Role.N, 300, 1), v("d", Role.K, 64));
+        Contraction scores = new Contraction(vars, op(1, 0, 32 * 64, 64, 0, 1), op(2, 0, 300 * 64, 0, 64, 1), op(0, 0, 32 * 300, 300, 1, 0));
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment[] bufs = buffers(arena, scores, 9);
+            GemmKernel kernel = new GemmKernel(scores);
+            for (long[] vals : List.of(new long[] {4, 1}, new long[] {4, 2}, new long[] {4, 217}, new long[] {32, 300}, new long[] {3, 218})) {
+                kernel.run(bufs, vals);
+                assertThat(mismatches(reference(scores, bufs, vals, -1), bufs[0])).as(java.util.Arrays.toString(vals)).isEmpty();
+            }
+        }
+    }
+
     @Test
     void offsets() {
         check(matmul(19, 40, 23, false, false, false, 17), new long[0]);

@@ -1,0 +1,81 @@
+package dev.kiln.cpu;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+import static dev.kiln.cpu.GemmMicroKernel.NR;
+
+/**
+ * A GEMM of few rows whose A rows and B columns are each contiguous along K (a transposed B: {@code x Wᵀ}, or a
+ * decode step's attention scores {@code q Kᵀ} over the key cache), as dot products read straight from the operands.
+ * Packing B into panels costs a strided gather per column for work that reads each column once: on a decode step at
+ * 1,000 cached tokens the gather was two thirds of the scores' time. Four rows share each load of a B column.
+ *
+ * <p>The sums go through the same stores as the packed nest's register tiles ({@code tmp}: row i at {@code i * NR}),
+ * so a fused epilogue applies unchanged.
+ */
+final class GemmDots {
+    /** Most rows run as dot products; more go through the packed nest, whose tiles reuse B from registers. */
+    static final int MAX_ROWS = GemmMicroKernel.MR;
+
+    private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
+    private static final int L = S.length();
+    private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
+    private GemmDots() {}
+
+    /** Batches {@code [b0, b1)}, rows {@code [m0, m1)} and columns {@code [n0, n1)} of C, all of K at once. */
+    static void compute(GemmPlan p, MemorySegment as, MemorySegment bs, MemorySegment cs, int b0, int b1, int m0, int m1, int n0, int n1,
+                        MemorySegment[] buffers, float[] tmp) {
+        for (int b = b0; b < b1; b++) {
+            long cBase = p.cBatch[b];
+            for (int jc = n0; jc < n1; jc += NR) {
+                int nr = Math.min(NR, n1 - jc);
+                for (int ic = m0; ic < m1; ic += 4) {
+                    int mr = Math.min(4, m1 - ic);
+                    // missing rows repeat the last one: the same loads, their sums never stored
+                    long a0 = 4 * p.a.rowStart(b, ic), a1 = 4 * p.a.rowStart(b, ic + Math.min(1, mr - 1)),
+                            a2 = 4 * p.a.rowStart(b, ic + Math.min(2, mr - 1)), a3 = 4 * p.a.rowStart(b, ic + Math.min(3, mr - 1));
+                    for (int j = 0; j < nr; j++) dots(as, a0, a1, a2, a3, bs, 4 * p.b.columnStart(b, jc + j), p.k, tmp, j);
+                    boolean contiguous = p.contiguous[jc] >= nr;
+                    if (p.epilogue != null) p.epilogue.store(tmp, 0, cs, cBase, p.cRow, ic, mr, p.cCol, jc, nr, contiguous, true, b, buffers);
+                    else GemmMicroKernel.store(cs, cBase, p.cRow, ic, mr, p.cCol, jc, nr, contiguous, true, tmp);
+                }
+            }
+        }
+    }
+
+    /** The dot products of the rows at byte offsets {@code a0..a3} with the column at {@code bAt}, into {@code tmp[i * NR + j]}. */
+    private static void dots(MemorySegment as, long a0, long a1, long a2, long a3, MemorySegment bs, long bAt, int k, float[] tmp, int j) {
+        FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0;
+        int x = 0;
+        for (; x <= k - L; x += L) {
+            long o = 4L * x;
+            FloatVector bv = FloatVector.fromMemorySegment(S, bs, bAt + o, LE);
+            s0 = FloatVector.fromMemorySegment(S, as, a0 + o, LE).fma(bv, s0);
+            s1 = FloatVector.fromMemorySegment(S, as, a1 + o, LE).fma(bv, s1);
+            s2 = FloatVector.fromMemorySegment(S, as, a2 + o, LE).fma(bv, s2);
+            s3 = FloatVector.fromMemorySegment(S, as, a3 + o, LE).fma(bv, s3);
+        }
+        float r0 = s0.reduceLanes(VectorOperators.ADD), r1 = s1.reduceLanes(VectorOperators.ADD),
+                r2 = s2.reduceLanes(VectorOperators.ADD), r3 = s3.reduceLanes(VectorOperators.ADD);
+        for (; x < k; x++) {
+            long o = 4L * x;
+            float bv = bs.get(F, bAt + o);
+            r0 = Math.fma(as.get(F, a0 + o), bv, r0);
+            r1 = Math.fma(as.get(F, a1 + o), bv, r1);
+            r2 = Math.fma(as.get(F, a2 + o), bv, r2);
+            r3 = Math.fma(as.get(F, a3 + o), bv, r3);
+        }
+        tmp[j] = r0;
+        tmp[NR + j] = r1;
+        tmp[2 * NR + j] = r2;
+        tmp[3 * NR + j] = r3;
+    }
+}

@@ -183,25 +183,29 @@ final class GemmMicroKernel {
         for (int i = 0; i < mr; i++) {
             long row = cBase + cRow[m + i];
             int t = i * NR + j;
-            int x = 0;
             if (contiguous) {
-                long off = 4 * (row + cCol[n]);
-                for (; x <= len - L; x += L) {
-                    FloatVector v = FloatVector.fromArray(S, tmp, t + x);
-                    if (!first) v = FloatVector.fromMemorySegment(S, c, off + 4L * x, LE).add(v);
-                    v.intoMemorySegment(c, off + 4L * x, LE);
-                }
-                // the rest one by one: a masked store allocated its mask on every call (C2 did not intrinsify it here)
-                for (; x < len; x++) {
-                    long at = off + 4L * x;
-                    c.set(F, at, first ? tmp[t + x] : c.get(F, at) + tmp[t + x]);
-                }
+                storeRow(tmp, t, c, 4 * (row + cCol[n]), len, first);
                 continue;
             }
-            for (; x < len; x++) {
+            for (int x = 0; x < len; x++) {
                 long off = 4 * (row + cCol[n + x]);
                 c.set(F, off, first ? tmp[t + x] : c.get(F, off) + tmp[t + x]);
             }
+        }
+    }
+
+    /** {@code tmp[t..t+len)} into the adjacent floats of C from byte {@code off}: stored, or added when not {@code first}. */
+    static void storeRow(float[] tmp, int t, MemorySegment c, long off, int len, boolean first) {
+        int x = 0;
+        for (; x <= len - L; x += L) {
+            FloatVector v = FloatVector.fromArray(S, tmp, t + x);
+            if (!first) v = FloatVector.fromMemorySegment(S, c, off + 4L * x, LE).add(v);
+            v.intoMemorySegment(c, off + 4L * x, LE);
+        }
+        // the rest one by one: a masked store allocated its mask on every call (C2 did not intrinsify it here)
+        for (; x < len; x++) {
+            long at = off + 4L * x;
+            c.set(F, at, first ? tmp[t + x] : c.get(F, at) + tmp[t + x]);
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.kiln.llm.gguf;
 
+import dev.kiln.cpu.PanelProduct;
 import dev.kiln.runtime.WorkerPool;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
@@ -19,9 +20,9 @@ import java.nio.ByteOrder;
  * unpacked in vector registers (bytes widened to float lanes, one FMA per value, the block's scale applied once to its
  * partial sum); the other types dequantise one row of {@code w} at a time into a small scratch array with
  * {@link Dequantize} (bit for bit ggml's values) and take its dot products with every row of {@code x}. <b>Many rows</b>
- * (prefill): panels of 64 rows of {@code w} are dequantised into scratch (1,024 values of each at a time) and multiplied
- * with the rows of {@code x} in register tiles of 4 x 4 outputs, so each weight is read from memory and dequantised once
- * per call. Outputs are split over the {@link WorkerPool} when the work is large.
+ * (prefill): panels of 64 rows of {@code w} are dequantised (1,024 values of each at a time) into the packed GEMM's B
+ * panels and multiplied with the rows of {@code x} by its register tile ({@link PanelProduct}, 8 rows x 2 vectors), so
+ * each weight is read from memory and dequantised once per call. Outputs are split over the {@link WorkerPool} when the work is large.
  *
  * <p>Numerics: every product is f32 with f32 accumulation in vector lanes; sums are reassociated (lanes, blocks), as
  * Kiln's float reductions may be, so results differ from dequantise-then-multiply by rounding only.
@@ -42,15 +43,16 @@ public final class QuantizedMatmul {
     /** Rows of w from which Q8_0 dot products take four rows of w at a time ({@link #dotQ8_0x4}): x (4 bytes a value) past L1. */
     private static final int ROWS4_MIN_K = 4096;
     /**
-     * Rows of w dequantised together on the many-rows path (a unit of work): a panel of 64 rows of {@link #KC} values, 256 KB
-     * as f32, which stays in L2 while the rows of x pass four at a time.
+     * Rows of w dequantised together on the many-rows path (a unit of work): a panel of 64 rows of {@link #KC} values, 64 KB
+     * as f32 in the GEMM's B layout, which stays in L2 while the tile sweeps x's rows eight at a time.
      */
     private static final int PANEL = 64;
     /**
-     * Values of k per pass over a panel (a multiple of every block size): four rows of x and four of the panel, 16 KB each,
-     * share L1 (Zen 4, prefill of 128 rows: 2,048 values 24 GFLOP/s, 1,024 values 71).
+     * Values of k per pass over a panel (a multiple of every block size: 256 for the K-quants). The panel and the pass of
+     * x (rows x 256) share L2 (SmolLM-135M shapes, prefill of 256 rows, the block products on a loaded host: 1,024 values
+     * 576 ms, 512 values 550 ms, 256 values 402 ms; the 4 x 4 tile before them 753 ms).
      */
-    private static final int KC = 1024;
+    private static final int KC = 256;
     /** Below this many multiply-adds a call runs on the calling thread. */
     private static final long PARALLEL_WORK = 1L << 17;
 
@@ -84,10 +86,11 @@ public final class QuantizedMatmul {
         int units = rows <= DOT_ROWS ? n : (n + PANEL - 1) / PANEL;
         long work = (long) rows * n * k;
         int parts = work < PARALLEL_WORK || WorkerPool.size() <= 1 ? 1 : Math.min(units, 4 * WorkerPool.size());
+        float[] ap = rows > DOT_ROWS ? packRows(x, rows, k) : null;
         WorkerPool.forRanges(units, parts, (from, to) -> {
             if (fused) fusedRows(type, w, rowBytes, (int) from, (int) to, k, x, rows, n, out);
             else if (rows <= DOT_ROWS) dequantizedRows(type, w, rowBytes, (int) from, (int) to, k, x, rows, n, out);
-            else tiles(type, w, rowBytes, (int) from, (int) to, k, x, rows, n, out);
+            else tiles(type, w, rowBytes, (int) from, (int) to, k, ap, rows, n, out);
         });
     }
 
@@ -228,84 +231,71 @@ public final class QuantizedMatmul {
         return s;
     }
 
-    // ---------------------------------------------------------------- many rows: dequantised tiles of w
+    // ---------------------------------------------------------------- many rows: dequantised panels of w, the GEMM's tile
 
-    private static void tiles(GgmlType type, MemorySegment w, long rowBytes, int from, int to, int k, MemorySegment x, int rows, int n,
+    /**
+     * x's rows packed for {@link PanelProduct}: for each pass of {@link #KC} values from {@code k0}, the rows padded to a
+     * whole tile, one after another, {@code kc} apart ({@code ap[k0 * paddedRows + r * kc + i]}); zeros below the last row.
+     */
+    private static float[] packRows(MemorySegment x, int rows, int k) {
+        int padded = roundUp(rows, PanelProduct.ROWS);
+        float[] ap = PACKED_X.get();
+        if (ap.length < padded * k) PACKED_X.set(ap = new float[padded * k]);
+        for (int k0 = 0; k0 < k; k0 += KC) {
+            int kc = Math.min(KC, k - k0);
+            for (int r = 0; r < rows; r++) MemorySegment.copy(x, X, 4L * ((long) r * k + k0), ap, k0 * padded + r * kc, kc);
+            java.util.Arrays.fill(ap, k0 * padded + rows * kc, k0 * padded + padded * kc, 0f);
+        }
+        return ap;
+    }
+
+    /** x packed by the calling thread, read by every worker of the call. */
+    private static final ThreadLocal<float[]> PACKED_X = ThreadLocal.withInitial(() -> new float[0]);
+
+    /**
+     * Panels {@code [from, to)} of {@link #PANEL} rows of w: per pass over k, the rows dequantised once and dealt into
+     * the GEMM's B panels ({@link PanelProduct#COLUMNS} rows of w side by side), then met by every tile of x's rows.
+     */
+    private static void tiles(GgmlType type, MemorySegment w, long rowBytes, int from, int to, int k, float[] ap, int rows, int n,
                               MemorySegment out) {
-        float[] panel = scratch(PANEL * Math.min(k, KC)), sums = SUMS.get();
+        int cols = PanelProduct.COLUMNS, padded = roundUp(rows, PanelProduct.ROWS);
+        float[] row = scratch(Math.min(k, KC)), bp = panels(PANEL * Math.min(k, KC)), tile = TILE.get();
         for (int t = from; t < to; t++) {
             int j0 = t * PANEL, m = Math.min(PANEL, n - j0);
             for (int k0 = 0; k0 < k; k0 += KC) {
                 int kc = Math.min(KC, k - k0);
-                boolean first = k0 == 0;
                 long chunkAt = type.rowBytes(k0), chunkBytes = type.rowBytes(kc);
-                for (int j = 0; j < m; j++) dequantizeRow(type, w, (j0 + j) * rowBytes + chunkAt, chunkBytes, panel, j * kc, kc);
-                int r = 0;
-                if (kc % L == 0) {
-                    // four rows of x stay in L1 while they meet every four rows of the panel (from L2)
-                    for (; r + 4 <= rows; r += 4) {
-                        long xAt = 4L * ((long) r * k + k0);
-                        int j = 0;
-                        for (; j + 4 <= m; j += 4) tile4x4(panel, j * kc, kc, x, xAt, 4L * k, out, (long) r * n + j0 + j, n, first, sums);
-                        for (; j < m; j++) {
-                            for (int i = 0; i < 4; i++) dotInto(panel, j * kc, kc, x, xAt + 4L * i * k, out, (long) (r + i) * n + j0 + j, first);
-                        }
+                for (int j = 0; j < roundUp(m, cols); j++) {
+                    int at = (j / cols) * kc * cols + j % cols;
+                    if (j < m) {
+                        dequantizeRow(type, w, (j0 + j) * rowBytes + chunkAt, chunkBytes, row, 0, kc);
+                        for (int i = 0; i < kc; i++) bp[at + i * cols] = row[i];
+                    } else {
+                        for (int i = 0; i < kc; i++) bp[at + i * cols] = 0f;
                     }
                 }
-                for (; r < rows; r++) {
-                    for (int j = 0; j < m; j++) dotInto(panel, j * kc, kc, x, 4L * ((long) r * k + k0), out, (long) r * n + j0 + j, first);
+                for (int jp = 0; jp < m; jp += cols) {
+                    int nr = Math.min(cols, m - jp);
+                    for (int r = 0; r < rows; r += PanelProduct.ROWS) {
+                        PanelProduct.multiply(ap, k0 * padded + r * kc, bp, jp * kc, kc, Math.min(PanelProduct.ROWS, rows - r), nr, out,
+                                (long) r * n + j0 + jp, n, k0 > 0, tile);
+                    }
                 }
             }
         }
     }
 
-    /** One output of {@link #tiles} by a single dot product, stored or added. */
-    private static void dotInto(float[] panel, int at, int kc, MemorySegment x, long xAt, MemorySegment out, long outAt, boolean first) {
-        float v = dot(panel, at, x, xAt, kc);
-        out.setAtIndex(X, outAt, first ? v : out.getAtIndex(X, outAt) + v);
-    }
+    private static int roundUp(int v, int to) { return (v + to - 1) / to * to; }
 
-    /**
-     * The 4 x 4 products of four dequantised rows of w ({@code panel} from {@code at}, {@code kc} apart) with four rows of x (from byte
-     * {@code xAt}, {@code xStride} bytes apart): sixteen accumulators in registers, each step loading four vectors of w
-     * and four of x for sixteen FMAs, so the multiplications and not the loads set the pace. Stored into
-     * {@code out[outAt + i * n + j]} (row i of x, row j of w), or added to it when not the {@code first} pass over k;
-     * {@code s} holds the accumulators' lanes on the way.
-     */
-    private static void tile4x4(float[] panel, int at, int kc, MemorySegment x, long xAt, long xStride, MemorySegment out, long outAt, int n,
-                                boolean first, float[] s) {
-        FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00;
-        FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00;
-        long x1 = xAt + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
-        for (int i = 0; i < kc; i += L) {
-            FloatVector w0 = FloatVector.fromArray(F, panel, at + i), w1 = FloatVector.fromArray(F, panel, at + kc + i);
-            FloatVector w2 = FloatVector.fromArray(F, panel, at + 2 * kc + i), w3 = FloatVector.fromArray(F, panel, at + 3 * kc + i);
-            long o = 4L * i;
-            FloatVector v = FloatVector.fromMemorySegment(F, x, xAt + o, NATIVE);
-            a00 = w0.fma(v, a00); a01 = w1.fma(v, a01); a02 = w2.fma(v, a02); a03 = w3.fma(v, a03);
-            v = FloatVector.fromMemorySegment(F, x, x1 + o, NATIVE);
-            a10 = w0.fma(v, a10); a11 = w1.fma(v, a11); a12 = w2.fma(v, a12); a13 = w3.fma(v, a13);
-            v = FloatVector.fromMemorySegment(F, x, x2 + o, NATIVE);
-            a20 = w0.fma(v, a20); a21 = w1.fma(v, a21); a22 = w2.fma(v, a22); a23 = w3.fma(v, a23);
-            v = FloatVector.fromMemorySegment(F, x, x3 + o, NATIVE);
-            a30 = w0.fma(v, a30); a31 = w1.fma(v, a31); a32 = w2.fma(v, a32); a33 = w3.fma(v, a33);
-        }
-        // sixteen reduceLanes in one method outgrow C2's inlining budget and the last ones run as slow library calls
-        // (5 GFLOP/s instead of 90): the lanes go to the array s (16 vectors long), summed as scalars
-        a00.intoArray(s, 0); a01.intoArray(s, L); a02.intoArray(s, 2 * L); a03.intoArray(s, 3 * L);
-        a10.intoArray(s, 4 * L); a11.intoArray(s, 5 * L); a12.intoArray(s, 6 * L); a13.intoArray(s, 7 * L);
-        a20.intoArray(s, 8 * L); a21.intoArray(s, 9 * L); a22.intoArray(s, 10 * L); a23.intoArray(s, 11 * L);
-        a30.intoArray(s, 12 * L); a31.intoArray(s, 13 * L); a32.intoArray(s, 14 * L); a33.intoArray(s, 15 * L);
-        for (int q = 0; q < 16; q++) {
-            float sum = 0;
-            for (int l = 0; l < L; l++) sum += s[q * L + l];
-            long o = outAt + (long) (q / 4) * n + q % 4;
-            out.setAtIndex(X, o, first ? sum : out.getAtIndex(X, o) + sum);
-        }
-    }
+    /** B panels of {@link #tiles}, one array per thread. */
+    private static final ThreadLocal<float[]> PANELS = ThreadLocal.withInitial(() -> new float[0]);
+    private static final ThreadLocal<float[]> TILE = ThreadLocal.withInitial(PanelProduct::newTile);
 
-    /** The lanes of {@link #tile4x4}'s sixteen accumulators, one array per thread. */
-    private static final ThreadLocal<float[]> SUMS = ThreadLocal.withInitial(() -> new float[16 * L]);
+    private static float[] panels(int n) {
+        float[] s = PANELS.get();
+        if (s.length < n) PANELS.set(s = new float[n]);
+        return s;
+    }
 
     /**
      * Row at byte {@code at} of {@code w} into {@code dst[off..off+k)}: Q8_0 and Q4_0 widened in vector registers (each value

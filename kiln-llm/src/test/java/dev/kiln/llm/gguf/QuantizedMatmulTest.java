@@ -132,13 +132,13 @@ class QuantizedMatmulTest {
     }
 
     /**
-     * The many-rows path over more than one panel of w (64 rows) and more than one pass over k (2,048 values), with rows
-     * of x that are no multiple of its 4 x 4 register tile and a last panel narrower than the tile: within the bound.
+     * The many-rows path over more than one panel of w (64 rows) and many passes over k (256 values each), with rows of x
+     * below, at and past the GEMM tile's 8 and a last panel narrower than the tile's columns: within the bound.
      */
     @ParameterizedTest
     @EnumSource(value = GgmlType.class, names = {"Q8_0", "Q4_0"})
     void manyRowsOverSeveralPanelsAndPassesOverK(GgmlType type) {
-        int n = 70, k = 4352; // panels of 64 + 6 rows; passes of 2,048 + 2,048 + 256 values
+        int n = 70, k = 4352; // panels of 64 + 6 rows; 17 passes of 256 values
         long rowBytes = type.rowBytes(k);
         int blockBytes = type.bytesPerBlock();
         MemorySegment data = arena.allocate(n * rowBytes, 64);
@@ -149,7 +149,7 @@ class QuantizedMatmulTest {
         }
         GgufTensor t = new GgufTensor(file.file(), "panels", type, new int[] {k, n}, 0, n * rowBytes, data);
         float[] w = t.dequantize();
-        for (int rows : new int[] {4, 7, 9}) {
+        for (int rows : new int[] {4, 7, 8, 9, 19}) {
             float[] x = random(rows * k, rows * 13L);
             MemorySegment xs = arena.allocate(4L * rows * k, 64), out = arena.allocate(4L * rows * n, 64);
             MemorySegment.copy(x, 0, xs, ValueLayout.JAVA_FLOAT, 0, x.length);

@@ -14,9 +14,13 @@ import static dev.kiln.onnx.OnnxOps.add;
 import static dev.kiln.onnx.OnnxOps.one;
 
 /**
- * Operators whose output shape depends on input values (Compress, NonZero, Unique, NonMaxSuppression): the deciding input is
- * read at build time (a constant, or the realised graph input it comes from), and the selection becomes an
- * index tensor for the lazy graph.
+ * Operators whose output shape depends on input values (Compress, NonZero, Unique, NonMaxSuppression). Where the deciding
+ * input is known while the graph is built (a constant, or the realised graph input it comes from under
+ * {@link OnnxModel#run}), it is read then and the selection becomes a constant index tensor for the lazy graph: the
+ * cheaper path. In a prepared {@link OnnxPlan} it is known only when the plan runs: Compress, NonZero and
+ * NonMaxSuppression then make the selection in a sized host step ({@link SizedSteps}) laid out at the most it can
+ * select, whose count binds the output's symbolic extent for the rest of the run. Unique still needs its input at build
+ * time (four outputs of two data-dependent sizes, and a prepared plan refuses it naming the node).
  */
 final class DataDependentOps {
     private DataDependentOps() {}
@@ -24,27 +28,70 @@ final class DataDependentOps {
     static void register() {
         add("Compress", 9, c -> {
             Tensor x = c.in(0);
-            long[] cond = c.longs(1);
             boolean flat = !c.a.has("axis");
             if (flat) x = x.flatten();
             int axis = flat ? 0 : c.axis(c.a.i("axis", 0), x.ndim(), "axis");
-            List<Long> keep = new ArrayList<>();
-            for (int k = 0; k < cond.length && k < x.dim(axis); k++) if (cond[k] != 0) keep.add((long) k);
-            long[] idx = keep.stream().mapToLong(Long::longValue).toArray();
-            return one(x.indexSelect(axis, c.constant(DType.I64, idx, idx.length)));
+            int n = x.dim(axis);
+            Tensor idx;
+            if (SizedSteps.knownNow(c, 1)) {
+                long[] keep = kept(Arrays.stream(c.longs(1)).mapToDouble(v -> v).toArray(), n);
+                idx = c.constant(DType.I64, keep, keep.length);
+            } else {
+                // the condition is known when the plan runs: the kept positions as a host step, at most one per element
+                Tensor cond = c.in(1);
+                int len = Math.toIntExact(cond.numel()), capacity = Math.min(len, n);
+                DType dt = cond.dtype();
+                idx = SizedSteps.step(c, DType.I64, new int[] {capacity}, 0, (in, out) -> {
+                    long[] keep = kept(SizedSteps.doubles(in.getFirst(), dt, len), n);
+                    SizedSteps.writeLongs(out, keep, keep.length);
+                    return keep.length;
+                }, cond);
+            }
+            return one(x.indexSelect(axis, idx));
         });
         add("NonZero", 9, c -> {
             Tensor x = c.in(0);
-            double[] v = c.doubles(0);
             int[] d = x.dims();
-            List<int[]> hits = new ArrayList<>();
-            for (int i = 0; i < v.length; i++) if (v[i] != 0) hits.add(unravel(i, d));
-            long[] out = new long[d.length * hits.size()];
-            for (int k = 0; k < hits.size(); k++) for (int a = 0; a < d.length; a++) out[a * hits.size() + k] = hits.get(k)[a];
-            return one(c.constant(DType.I64, out, d.length, hits.size()));
+            if (SizedSteps.knownNow(c, 0)) {
+                long[] hits = nonZero(c.doubles(0));
+                long[] out = new long[d.length * hits.length];
+                write(hits, d, out, hits.length);
+                return one(c.constant(DType.I64, out, d.length, hits.length));
+            }
+            // known when the plan runs: [rank, count] laid out at [rank, numel], row a of the output at a * numel
+            int numel = Math.toIntExact(x.numel());
+            DType dt = x.dtype();
+            return one(SizedSteps.step(c, DType.I64, new int[] {d.length, numel}, 1, (in, out) -> {
+                long[] hits = nonZero(SizedSteps.doubles(in.getFirst(), dt, numel));
+                long[] rows = new long[d.length * numel];
+                write(hits, d, rows, numel);
+                SizedSteps.writeLongs(out, rows, rows.length);
+                return hits.length;
+            }, x));
         });
         add("Unique", 11, DataDependentOps::unique);
         add("NonMaxSuppression", 10, NonMaxSuppression::apply);
+    }
+
+    /**
+     * The positions {@code k < n} whose condition, truncated to an integer, is non-zero, in order (Compress: a condition
+     * longer than the axis is cut to it).
+     */
+    static long[] kept(double[] cond, int n) {
+        return java.util.stream.IntStream.range(0, Math.min(cond.length, n)).filter(k -> (long) cond[k] != 0).asLongStream().toArray();
+    }
+
+    /** The flat positions of the non-zero elements (NaN included), in C order. */
+    static long[] nonZero(double[] v) {
+        return java.util.stream.IntStream.range(0, v.length).filter(i -> v[i] != 0).asLongStream().toArray();
+    }
+
+    /** NonZero's output: the coordinates of each flat position along each axis of {@code dims}, axis {@code a}'s at {@code a * stride}. */
+    static void write(long[] hits, int[] dims, long[] out, int stride) {
+        for (int k = 0; k < hits.length; k++) {
+            int[] at = unravel(hits[k], dims);
+            for (int a = 0; a < dims.length; a++) out[a * stride + k] = at[a];
+        }
     }
 
     private static int[] unravel(long i, int[] dims) {

@@ -106,11 +106,16 @@ class NonMaxSuppressionTest {
     }
 
     @Test
-    void aPreparedPlanRefusesBoxesKnownOnlyWhenItRuns() {
-        // the selection is read while the graph is built; a plan's input buffers have no values then (it must not bake in zeros)
-        OnnxModel m = nms(1, 1, 2, 0, 5, 0.5f, null);
-        assertThatThrownBy(() -> m.prepare(dev.kiln.runtime.DeviceRegistry.get("CPU"), Map.of())).isInstanceOf(UnsupportedOnnxOpException.class)
-                .hasMessageContaining("NonMaxSuppression").hasMessageContaining("'boxes'").hasMessageContaining("prepared plan");
+    void aPreparedPlanRefusesBoxesOfASymbolicCount() {
+        // the selection runs over whole inputs when the plan runs (DataDependentPlanTest); boxes up to a maximum it would
+        // read past their count, so that is refused naming the node rather than selecting among the rows past it
+        var g = GraphProto.newBuilder().addInput(OnnxPlanTest.value("boxes", 1, "n", 4)).addInput(OnnxPlanTest.value("scores", 1, 1, "n"))
+                .addOutput(anyShape("sel", 7))
+                .addInitializer(TensorProto.newBuilder().setName("max").setDataType(7).addInt64Data(5))
+                .addNode(node("NonMaxSuppression", List.of("boxes", "scores", "max"), List.of("sel")));
+        OnnxModel m = load(dir, model(11, g));
+        assertThatThrownBy(() -> m.prepare(dev.kiln.runtime.DeviceRegistry.get("CPU"), Map.of("n", 8))).isInstanceOf(UnsupportedOnnxOpException.class)
+                .hasMessageContaining("NonMaxSuppression").hasMessageContaining("symbolic size");
     }
 
     @Test

@@ -109,4 +109,39 @@ class SizedHostStepTest {
         assertThatThrownBy(() -> Tensor.hostSized("s", DType.I64, new int[] {N}, 0, new Variable("k", 0, N), (in, out) -> 0, symbolic))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("symbolic axis");
     }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void theServingApiGivesOutputsAtTheExtentEachRunProduced(String device) {
+        assumeAvailable(device);
+        var g = new dev.kiln.serve.Graph();
+        Tensor x = g.input("x", DType.F32, N);
+        Tensor idx = Tensor.hostSized("positives", DType.I64, new int[] {N}, 0, new Variable("k", 0, N), SizedHostStepTest::positives, x);
+        g.outputs(x.indexSelect(0, idx).mul(10f), idx, x.sum());
+        try (var cg = dev.kiln.serve.Session.on(device).compile(g)) {
+            float[][] runs = {{1, -1, 2, 0, 0, 3, -5, 4}, {-1, -1, -1, -1, -1, -1, -1, -1}, {0, 0, 0, 0, 0, 0, 0, 7}};
+            for (float[] data : runs) {
+                var out = cg.run(Map.of("x", data));
+                java.util.List<Float> picked = new java.util.ArrayList<>(), at = new java.util.ArrayList<>();
+                for (int i = 0; i < N; i++) if (data[i] > 0) { picked.add(10 * data[i]); at.add((float) i); }
+                assertThat(cg.outputDims(0)).containsExactly(picked.size());
+                assertThat(cg.outputDims(2)).isEmpty();
+                assertThat(out.get(0)).hasSize(picked.size());
+                for (int i = 0; i < picked.size(); i++) {
+                    assertThat(out.get(0)[i]).isEqualTo(picked.get(i));
+                    assertThat(out.get(1)[i]).isEqualTo(at.get(i));
+                }
+                assertThat(out.get(1)).hasSize(at.size());
+                var typed = cg.runTyped(Map.of("x", new dev.kiln.serve.TypedValues(DType.F32, floatsAsBytes(data))));
+                assertThat(typed.get(1).bytes()).hasSize(8 * at.size());
+            }
+            assertThatThrownBy(() -> cg.setVariable("k", 2)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cannot be set");
+        }
+    }
+
+    private static byte[] floatsAsBytes(float[] v) {
+        byte[] b = new byte[4 * v.length];
+        MemorySegment.copy(v, 0, MemorySegment.ofArray(b), ValueLayout.JAVA_FLOAT_UNALIGNED, 0, v.length);
+        return b;
+    }
 }

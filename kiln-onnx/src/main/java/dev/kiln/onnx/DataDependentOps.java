@@ -19,8 +19,8 @@ import static dev.kiln.onnx.OnnxOps.one;
  * {@link OnnxModel#run}), it is read then and the selection becomes a constant index tensor for the lazy graph: the
  * cheaper path. In a prepared {@link OnnxPlan} it is known only when the plan runs: Compress, NonZero and
  * NonMaxSuppression then make the selection in a sized host step ({@link SizedSteps}) laid out at the most it can
- * select, whose count binds the output's symbolic extent for the rest of the run. Unique still needs its input at build
- * time (four outputs of two data-dependent sizes, and a prepared plan refuses it naming the node).
+ * select, whose count binds the output's symbolic extent for the rest of the run; Unique too, its inverse indices (a
+ * static size) a plain host step beside it. One implementation of each selection serves both paths.
  */
 final class DataDependentOps {
     private DataDependentOps() {}
@@ -109,38 +109,69 @@ final class DataDependentOps {
         boolean flat = !c.a.has("axis");
         if (flat) x = x.flatten();
         int axis = flat ? 0 : c.axis(c.a.i("axis", 0), x.ndim(), "axis");
-        double[] v = c.doubles(0);
+        boolean sorted = c.a.b("sorted", true);
         int n = x.dim(axis);
         int[] d = x.dims();
-        int outer = 1, inner = 1;
-        for (int k = 0; k < axis; k++) outer *= d[k];
-        for (int k = axis + 1; k < d.length; k++) inner *= d[k];
-        // slice s as a list of its values (outer-major, then inner), the key compared for uniqueness and order
-        List<double[]> slices = new ArrayList<>();
-        for (int s = 0; s < n; s++) {
-            double[] sl = new double[outer * inner];
-            for (int o = 0; o < outer; o++) for (int i = 0; i < inner; i++) sl[o * inner + i] = v[(o * n + s) * inner + i];
-            slices.add(sl);
+        if (SizedSteps.knownNow(c, 0)) {
+            Uniques u = Uniques.of(c.doubles(0), d, axis, sorted);
+            Tensor y = x.indexSelect(axis, c.constant(DType.I64, u.first(), u.first().length));
+            return List.of(y, c.constant(DType.I64, u.first(), u.first().length), c.constant(DType.I64, u.inverse(), n),
+                    c.constant(DType.I64, u.counts(), u.counts().length));
         }
-        Map<String, Integer> firstOf = new LinkedHashMap<>();
-        Map<String, Integer> count = new LinkedHashMap<>();
-        for (int s = 0; s < n; s++) {
-            String key = Arrays.toString(slices.get(s));
-            firstOf.putIfAbsent(key, s);
-            count.merge(key, 1, Integer::sum);
+        // known when the plan runs: first indices (row 0) and counts (row 1) as one sized step of up to n uniques, and the
+        // inverse (n values, a static size) as a step of its own
+        int numel = Math.toIntExact(x.numel());
+        DType dt = x.dtype();
+        Tensor block = SizedSteps.step(c, DType.I64, new int[] {2, n}, 1, (in, out) -> {
+            Uniques u = Uniques.of(SizedSteps.doubles(in.getFirst(), dt, numel), d, axis, sorted);
+            long[] rows = new long[2 * n];
+            System.arraycopy(u.first(), 0, rows, 0, u.first().length);
+            System.arraycopy(u.counts(), 0, rows, n, u.counts().length);
+            SizedSteps.writeLongs(out, rows, rows.length);
+            return u.first().length;
+        }, x);
+        Tensor inverse = Tensor.host(SizedSteps.name(c) + " inverse", DType.I64, new int[] {n}, (in, out) -> {
+            Uniques u = Uniques.of(SizedSteps.doubles(in.getFirst(), dt, numel), d, axis, sorted);
+            SizedSteps.writeLongs(out, u.inverse(), n);
+        }, x);
+        Tensor first = block.slice(0, 0, 1, 1).squeeze(0), counts = block.slice(0, 1, 2, 1).squeeze(0);
+        return List.of(x.indexSelect(axis, first), first, inverse, counts);
+    }
+
+    /** What Unique selects: each unique slice's first index, in output order, its count, and each slice's unique's position. */
+    record Uniques(long[] first, long[] counts, long[] inverse) {
+        /** The uniques of the slices along {@code axis} of values {@code v} of shape {@code d} (C order). */
+        static Uniques of(double[] v, int[] d, int axis, boolean sorted) {
+            int n = d[axis];
+            int outer = 1, inner = 1;
+            for (int k = 0; k < axis; k++) outer *= d[k];
+            for (int k = axis + 1; k < d.length; k++) inner *= d[k];
+            // slice s as a list of its values (outer-major, then inner), the key compared for uniqueness and order
+            List<double[]> slices = new ArrayList<>();
+            for (int s = 0; s < n; s++) {
+                double[] sl = new double[outer * inner];
+                for (int o = 0; o < outer; o++) for (int i = 0; i < inner; i++) sl[o * inner + i] = v[(o * n + s) * inner + i];
+                slices.add(sl);
+            }
+            Map<String, Integer> firstOf = new LinkedHashMap<>();
+            Map<String, Integer> count = new LinkedHashMap<>();
+            for (int s = 0; s < n; s++) {
+                String key = Arrays.toString(slices.get(s));
+                firstOf.putIfAbsent(key, s);
+                count.merge(key, 1, Integer::sum);
+            }
+            List<Integer> order = new ArrayList<>(firstOf.values());
+            if (sorted) order.sort(Comparator.comparing(slices::get, Arrays::compare));
+            long[] first = new long[order.size()], counts = new long[order.size()], inverse = new long[n];
+            Map<String, Integer> position = new LinkedHashMap<>();
+            for (int k = 0; k < order.size(); k++) {
+                String key = Arrays.toString(slices.get(order.get(k)));
+                first[k] = order.get(k);
+                counts[k] = count.get(key);
+                position.put(key, k);
+            }
+            for (int s = 0; s < n; s++) inverse[s] = position.get(Arrays.toString(slices.get(s)));
+            return new Uniques(first, counts, inverse);
         }
-        List<Integer> order = new ArrayList<>(firstOf.values());
-        if (c.a.b("sorted", true)) order.sort(Comparator.comparing(slices::get, Arrays::compare));
-        long[] first = new long[order.size()], counts = new long[order.size()], inverse = new long[n];
-        Map<String, Integer> position = new LinkedHashMap<>();
-        for (int k = 0; k < order.size(); k++) {
-            String key = Arrays.toString(slices.get(order.get(k)));
-            first[k] = order.get(k);
-            counts[k] = count.get(key);
-            position.put(key, k);
-        }
-        for (int s = 0; s < n; s++) inverse[s] = position.get(Arrays.toString(slices.get(s)));
-        Tensor y = x.indexSelect(axis, c.constant(DType.I64, first, first.length));
-        return List.of(y, c.constant(DType.I64, first, first.length), c.constant(DType.I64, inverse, n), c.constant(DType.I64, counts, counts.length));
     }
 }

@@ -190,4 +190,43 @@ class DataDependentPlanTest {
             }
         }
     }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void uniqueGivesEachRunsUniquesWithIndicesInverseAndCounts(String deviceName) {
+        Device d = device(deviceName);
+        var g = GraphProto.newBuilder().addInput(value("x", 1, 6)).addOutput(anyShape("y", 1)).addOutput(anyShape("first", 7))
+                .addOutput(anyShape("inverse", 7)).addOutput(anyShape("counts", 7))
+                .addNode(named("unique", "Unique", List.of("x"), List.of("y", "first", "inverse", "counts")));
+        try (OnnxModel m = load(dir, model(11, g)); OnnxPlan plan = m.prepare(d, Map.of())) {
+            for (float[] x : new float[][] {{3, 1, 3, 2, 1, 3}, {5, 5, 5, 5, 5, 5}, {6, 5, 4, 3, 2, 1}}) {
+                List<Tensor> out = plan.run(Map.of("x", on(d, Tensor.of(x, 6))));
+                // the reference: sorted distinct values, the first index of each, each element's position among them, counts
+                float[] distinct = new float[6];
+                int k = 0;
+                for (float v : x) {
+                    boolean seen = false;
+                    for (int j = 0; j < k; j++) seen |= distinct[j] == v;
+                    if (!seen) distinct[k++] = v;
+                }
+                float[] y = Arrays.copyOf(distinct, k);
+                Arrays.sort(y);
+                long[] first = new long[k], counts = new long[k], inverse = new long[6];
+                for (int j = 0; j < k; j++) {
+                    first[j] = -1;
+                    for (int e = 0; e < 6; e++) {
+                        if (x[e] != y[j]) continue;
+                        if (first[j] < 0) first[j] = e;
+                        counts[j]++;
+                        inverse[e] = j;
+                    }
+                }
+                assertThat(out.get(0).dims()).as(Arrays.toString(x)).containsExactly(k);
+                assertThat(out.get(0).toFloatArray()).containsExactly(y);
+                assertThat(out.get(1).toLongArray()).containsExactly(first);
+                assertThat(out.get(2).toLongArray()).containsExactly(inverse);
+                assertThat(out.get(3).toLongArray()).containsExactly(counts);
+            }
+        }
+    }
 }

@@ -31,6 +31,8 @@ final class HostSteps {
     /**
      * {@link Tensor#hostSized}: the capacity shape with {@code axis} made symbolic by {@code extent}, whose range must
      * start at 0 or more and end at the capacity (the size the output is laid out at), and whose value the step gives.
+     * An input with symbolic axes is read at its maximum layout, as every host step reads it: a step that needs its size
+     * takes {@link Tensor#variable} of each axis as an input of its own.
      */
     static Tensor sized(String name, DType dtype, int[] capacity, int axis, Variable extent, SizedHostFunction fn, Tensor... inputs) {
         Objects.requireNonNull(fn, "fn");
@@ -40,13 +42,6 @@ final class HostSteps {
         if (extent.max() != s.dim(axis) || extent.min() < 0) {
             throw new IllegalArgumentException("hostSized " + name + ": variable '" + extent.name() + "' [" + extent.min() + ", " + extent.max()
                     + "] must range from 0 or more up to the capacity " + s.dim(axis) + " of axis " + axis + " of " + s);
-        }
-        for (Tensor t : inputs) {
-            // the step reads its inputs at their maximum shapes and could not tell data from the rows past a size
-            if (t.shape().isSymbolic()) {
-                throw new IllegalArgumentException("hostSized " + name + ": input " + t.shape() + " has a symbolic axis; a sized host step reads whole "
-                        + "inputs (pass the extents as inputs of their own and read the leading rows)");
-            }
         }
         CustomFunction.Sized body = fn::apply;
         return custom(name, dtype, s.withVariable(axis, extent), body, inputs);

@@ -11,7 +11,9 @@ import java.util.List;
 @FunctionalInterface
 public interface SizedHostFunction {
     /**
-     * @param inputs the inputs' bytes, read-only, in the order given, each in C order at its full (maximum) shape
+     * @param inputs the inputs' bytes, read-only, in the order given, each in C order at its full (maximum) shape; an input
+     *               with a symbolic axis holds values only below its variable's value, which the step reads from an input
+     *               of its own ({@link Tensor#variable})
      * @param output the output's bytes, in C order laid out at the capacity: along the sized axis, row {@code k} of
      *               a capacity of {@code c} lies at the offset of index {@code k} in a shape whose axis is {@code c}
      * @return the extent written along the sized axis, from 0 to the capacity

@@ -330,8 +330,8 @@ public final class Tensor {
     /**
      * A host step whose extent along {@code axis} is decided when it runs: {@code fn} writes up to {@code capacity[axis]}
      * rows and returns how many, and the plan binds {@code extent} (range {@code [0 or more, capacity[axis]]}) to that
-     * count for every later step, so nothing re-compiles. The inputs must have static shapes.
-     * @throws IllegalArgumentException if {@code extent}'s range does not end at the capacity, or an input is symbolic
+     * count for every later step, so nothing re-compiles. Inputs come at their maximum layout (pass {@link #variable}s for sizes).
+     * @throws IllegalArgumentException if {@code extent}'s range does not start at 0 or more and end at the capacity
      */
     public static Tensor hostSized(String name, DType dtype, int[] capacity, int axis, Variable extent, SizedHostFunction fn, Tensor... inputs) {
         return HostSteps.sized(name, dtype, capacity, axis, extent, fn, inputs);

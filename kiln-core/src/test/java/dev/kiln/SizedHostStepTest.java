@@ -101,13 +101,37 @@ class SizedHostStepTest {
     }
 
     @Test
-    void theExtentsRangeMustEndAtTheCapacityAndInputsMustBeStatic() {
+    void theExtentsRangeMustEndAtTheCapacity() {
         Tensor input = Tensor.zeros(N).to("INTERP");
         assertThatThrownBy(() -> Tensor.hostSized("s", DType.I64, new int[] {N}, 0, new Variable("k", 0, N - 1), (in, out) -> 0, input))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("capacity 8");
-        Tensor symbolic = Tensor.zeros(N).to("INTERP").contiguous().realize().withSymbolicDim(0, new Variable("len", 1, N));
-        assertThatThrownBy(() -> Tensor.hostSized("s", DType.I64, new int[] {N}, 0, new Variable("k", 0, N), (in, out) -> 0, symbolic))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("symbolic axis");
+        assertThatThrownBy(() -> Tensor.hostSized("s", DType.I64, new int[] {N}, 0, new Variable("k", -1, N), (in, out) -> 0, input))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("from 0 or more");
+    }
+
+    /** A symbolic input comes at its maximum layout; the step reads its size from a variable input, and counts only below it. */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void aSymbolicInputsSizeIsAnInputOfItsOwn(String device) {
+        assumeAvailable(device);
+        Tensor buffer = Tensor.zeros(N).to(device).contiguous().realize();
+        Variable len = new Variable("len", 1, N);
+        Tensor x = buffer.withSymbolicDim(0, len);
+        Variable k = new Variable("k", 0, N);
+        Tensor idx = Tensor.hostSized("positives below len", DType.I64, new int[] {N}, 0, k, (in, out) -> {
+            long size = in.get(1).get(ValueLayout.JAVA_LONG, 0), n = 0;
+            for (int i = 0; i < size; i++) if (in.getFirst().getAtIndex(ValueLayout.JAVA_FLOAT, i) > 0) out.setAtIndex(ValueLayout.JAVA_LONG, n++, i);
+            return n;
+        }, x, Tensor.variable(len));
+        Tensor y = x.indexSelect(0, idx).sum();
+        MemorySegment.copy(new float[] {1, 2, -1, 4, 5, 6, 7, 8}, 0, buffer.buffer().segment(), ValueLayout.JAVA_FLOAT, 0, N);
+        try (ExecutionPlan plan = y.prepare()) {
+            plan.executeWithVars(Map.of("len", 4L));
+            assertThat(plan.outputBuffer().segment().get(ValueLayout.JAVA_FLOAT, 0)).isEqualTo(7f);
+            assertThat(plan.variableValue(plan.variables().indexOf(k))).isEqualTo(3);
+            plan.executeWithVars(Map.of("len", 8L));
+            assertThat(plan.outputBuffer().segment().get(ValueLayout.JAVA_FLOAT, 0)).isEqualTo(33f);
+        }
     }
 
     @ParameterizedTest

@@ -38,11 +38,15 @@ final class DataDependentOps {
                 idx = c.constant(DType.I64, keep, keep.length);
             } else {
                 // the condition is known when the plan runs: the kept positions as a host step, at most one per element
+                if (x.shape().variable(axis) != null) {
+                    throw c.unsupported("the selected axis " + axis + " of " + x.shape() + " has a symbolic size, and a condition known only when the "
+                            + "plan runs is read against the axis's full length; prepare the model with a fixed size for it");
+                }
                 Tensor cond = c.in(1);
-                int len = Math.toIntExact(cond.numel()), capacity = Math.min(len, n);
+                int capacity = Math.min(Math.toIntExact(cond.numel()), n);
                 DType dt = cond.dtype();
-                idx = SizedSteps.step(c, DType.I64, new int[] {capacity}, 0, (in, out) -> {
-                    long[] keep = kept(SizedSteps.doubles(in.getFirst(), dt, len), n);
+                idx = SizedSteps.step(c, DType.I64, new int[] {capacity}, 0, (in, dims, out) -> {
+                    long[] keep = kept(SizedSteps.doubles(in.getFirst(), dt, SizedSteps.numel(dims.getFirst())), n);
                     SizedSteps.writeLongs(out, keep, keep.length);
                     return keep.length;
                 }, cond);
@@ -61,10 +65,12 @@ final class DataDependentOps {
             // known when the plan runs: [rank, count] laid out at [rank, numel], row a of the output at a * numel
             int numel = Math.toIntExact(x.numel());
             DType dt = x.dtype();
-            return one(SizedSteps.step(c, DType.I64, new int[] {d.length, numel}, 1, (in, out) -> {
-                long[] hits = nonZero(SizedSteps.doubles(in.getFirst(), dt, numel));
+            return one(SizedSteps.step(c, DType.I64, new int[] {d.length, numel}, 1, (in, dims, out) -> {
+                // the input at its size in this run (a symbolic one's leading corner); coordinates within those dims
+                int[] now = dims.getFirst();
+                long[] hits = nonZero(SizedSteps.doubles(in.getFirst(), dt, SizedSteps.numel(now)));
                 long[] rows = new long[d.length * numel];
-                write(hits, d, rows, numel);
+                write(hits, now, rows, numel);
                 SizedSteps.writeLongs(out, rows, rows.length);
                 return hits.length;
             }, x));
@@ -120,9 +126,13 @@ final class DataDependentOps {
         }
         // known when the plan runs: first indices (row 0) and counts (row 1) as one sized step of up to n uniques, and the
         // inverse (n values, a static size) as a step of its own
+        if (x.shape().isSymbolic()) {
+            throw c.unsupported("input " + x.shape() + " has a symbolic size, and its inverse indices, known only when the plan runs, "
+                    + "would need a size of their own; prepare the model with fixed sizes for this input");
+        }
         int numel = Math.toIntExact(x.numel());
         DType dt = x.dtype();
-        Tensor block = SizedSteps.step(c, DType.I64, new int[] {2, n}, 1, (in, out) -> {
+        Tensor block = SizedSteps.step(c, DType.I64, new int[] {2, n}, 1, (in, dims, out) -> {
             Uniques u = Uniques.of(SizedSteps.doubles(in.getFirst(), dt, numel), d, axis, sorted);
             long[] rows = new long[2 * n];
             System.arraycopy(u.first(), 0, rows, 0, u.first().length);

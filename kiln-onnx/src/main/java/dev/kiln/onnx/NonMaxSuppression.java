@@ -104,16 +104,22 @@ final class NonMaxSuppression {
         if (capacity == 0) return c.constant(DType.I64, new long[0], 0, 3); // nothing can be selected
         DType boxType = boxes.dtype(), scoreType = scores.dtype();
         DType[] limitTypes = inputs.stream().map(Tensor::dtype).toArray(DType[]::new);
-        return SizedSteps.step(c, DType.I64, new int[] {capacity, 3}, 0, (in, out) -> {
+        return SizedSteps.step(c, DType.I64, new int[] {capacity, 3}, 0, (in, dims, out) -> {
+            // the boxes and scores at their sizes in this run (a symbolic number of boxes at its value)
+            int b = dims.get(0)[0], boxesNow = dims.get(0)[1], classesNow = dims.get(1)[1];
             long max = at[0] >= 0 ? SizedSteps.longValue(in.get(at[0]), limitTypes[at[0]]) : known[0] != null ? (Long) known[0] : 0;
             double iou = at[1] >= 0 ? SizedSteps.doubles(in.get(at[1]), limitTypes[at[1]], 1)[0] : known[1] != null ? (Double) known[1] : 0;
             Double score = at[2] >= 0 ? (Double) SizedSteps.doubles(in.get(at[2]), limitTypes[at[2]], 1)[0] : (Double) known[2];
             Limits limits = Limits.of(max, iou, score, problem -> new IllegalArgumentException(name + ": " + problem));
-            List<Selected> sel = select(SizedSteps.doubles(in.get(0), boxType, batches * n * 4), SizedSteps.doubles(in.get(1), scoreType, batches * classes * n),
-                    batches, classes, n, centerPoint, limits);
+            if (dims.get(1)[0] != b || dims.get(1)[2] != boxesNow) {
+                throw new IllegalArgumentException(name + ": scores " + java.util.Arrays.toString(dims.get(1)) + " do not match boxes "
+                        + java.util.Arrays.toString(dims.get(0)) + " in this run");
+            }
+            List<Selected> sel = select(SizedSteps.doubles(in.get(0), boxType, b * boxesNow * 4), SizedSteps.doubles(in.get(1), scoreType, b * classesNow * boxesNow),
+                    b, classesNow, boxesNow, centerPoint, limits);
             SizedSteps.writeLongs(out, rows(sel), 3 * sel.size());
             return sel.size();
-        }, SizedSteps.array(inputs));
+        }, inputs.toArray(Tensor[]::new));
     }
 
     /** The selections as {@code [count, 3]} int64 rows. */

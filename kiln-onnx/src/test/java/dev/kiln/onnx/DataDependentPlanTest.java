@@ -229,4 +229,19 @@ class DataDependentPlanTest {
             }
         }
     }
+
+    /** NonZero of an input of a symbolic size: coordinates within each run's dims, never from the rows past them. */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void nonZeroOfASymbolicInputCountsWithinTheRunsSize(String deviceName) {
+        Device d = device(deviceName);
+        var g = GraphProto.newBuilder().addInput(OnnxPlanTest.value("x", "rows", 3)).addOutput(anyShape("nz", 7))
+                .addNode(named("nonzero", "NonZero", List.of("x"), List.of("nz")));
+        try (OnnxModel m = load(dir, model(13, g)); OnnxPlan plan = m.prepare(d, Map.of("rows", 4))) {
+            plan.run(Map.of("x", on(d, Tensor.of(new float[] {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 4, 3)))); // leaves ones in every row
+            List<Tensor> out = plan.run(Map.of("x", on(d, Tensor.of(new float[] {0, 2, 0, 3, 0, 4}, 2, 3))));
+            assertThat(out.getFirst().dims()).containsExactly(2, 3);
+            assertThat(out.getFirst().toLongArray()).containsExactly(0, 1, 1, 1, 0, 2);
+        }
+    }
 }

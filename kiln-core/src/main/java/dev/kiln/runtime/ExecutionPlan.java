@@ -31,6 +31,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Steps whose byte ranges do not conflict ({@link MemoryPlan#conflicts}) may run at the same time on
  * the {@link WorkerPool}; a kernel whose outer loop is marked THREAD is split across the workers.
  *
+ * <p>Symbolic sizes are {@link #variables()}, each with a {@link #variableSource source}: given by the caller
+ * ({@link #executeWithVars}, {@link #setVariable}) before a run, or produced during it by a sized host step
+ * ({@link dev.kiln.Tensor#hostSized}: a data-dependent count), which binds it for every later step of that run; such a
+ * plan runs its steps one after another, and {@link #variableValue} gives the count the last run produced.
+ *
  * <p>Not thread-safe: one plan runs one execution at a time. A second thread entering {@link #execute()},
  * {@link #executeWithVars} or {@link #executeProfiled()} while a run is in progress gets a
  * {@link ConcurrentUseException} (never a silent wrong result); give each thread its own {@link #replicate}.
@@ -456,6 +461,7 @@ public final class ExecutionPlan implements AutoCloseable {
      * Runs every step with the current variable values.
      *
      * @throws ConcurrentUseException if another thread is running this plan
+     * @throws ExtentOutOfRangeException if a sized host step gives a count outside its capacity
      */
     public void execute() {
         boolean acquired = guard.enter(this, REPLICA_API);
@@ -614,9 +620,10 @@ public final class ExecutionPlan implements AutoCloseable {
 
     /**
      * Sets the variables and runs. Every value is checked against its variable's bounds before anything
-     * runs; names not used by the plan are an error too.
+     * runs; names not used by the plan are an error too, and so is a variable one of its steps produces.
      *
      * @throws IllegalArgumentException naming the variable, the value and its range
+     * @throws ExtentOutOfRangeException if a sized host step gives a count outside its capacity
      */
     public void executeWithVars(Map<String, Long> vars) {
         boolean acquired = guard.enter(this, REPLICA_API); // the variables too must not change under a run in progress
@@ -640,7 +647,8 @@ public final class ExecutionPlan implements AutoCloseable {
      * Sets variable {@code index} (in {@link #variables()} order) for the following {@link #execute()}s,
      * checked against its bounds; allocates nothing, for callers that run at a steady rate.
      *
-     * @throws IllegalArgumentException naming the variable, the value and its range
+     * @throws IllegalArgumentException naming the variable, the value and its range, or if one of the plan's steps
+     *                                  produces that variable ({@link VariableSource.Step})
      * @throws IndexOutOfBoundsException if {@code index} names no variable of the plan
      */
     public void setVariable(int index, long value) {

@@ -75,7 +75,7 @@ class DataDependentPlanTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"INTERP", "CPU"})
+    @ValueSource(strings = {"INTERP", "CPU", "CLANG"})
     void onePreparedDetectorGivesEachRunItsOwnSelection(String deviceName) {
         Device d = device(deviceName);
         int classes = 2, n = 12;
@@ -242,6 +242,30 @@ class DataDependentPlanTest {
             List<Tensor> out = plan.run(Map.of("x", on(d, Tensor.of(new float[] {0, 2, 0, 3, 0, 4}, 2, 3))));
             assertThat(out.getFirst().dims()).containsExactly(2, 3);
             assertThat(out.getFirst().toLongArray()).containsExactly(0, 1, 1, 1, 0, 2);
+        }
+    }
+
+    /** PyTorch's {@code x[x != 0]} and {@code torch.nonzero} as exported: NonZero, Transpose to [count, rank], GatherND. */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU", "CLANG"})
+    void nonZeroTransposeGatherNDAsPyTorchExportsIt(String deviceName) {
+        Device d = device(deviceName);
+        var g = GraphProto.newBuilder().addInput(value("x", 1, 2, 3)).addOutput(anyShape("idx", 7)).addOutput(anyShape("values", 1))
+                .addNode(named("nonzero", "NonZero", List.of("x"), List.of("nz")))
+                .addNode(named("transpose", "Transpose", List.of("nz"), List.of("idx"), ints("perm", 1, 0)))
+                .addNode(named("gather", "GatherND", List.of("x", "idx"), List.of("values")));
+        try (OnnxModel m = load(dir, model(13, g)); OnnxPlan plan = m.prepare(d, Map.of())) {
+            for (float[] x : new float[][] {{0, 2, 0, 3, 0, 4}, {0, 0, 0, 0, 0, 0}, {1, 2, 3, 4, 5, 6}}) {
+                List<Tensor> out = plan.run(Map.of("x", on(d, Tensor.of(x, 2, 3))));
+                List<Long> idx = new ArrayList<>();
+                List<Float> values = new ArrayList<>();
+                for (int k = 0; k < 6; k++) if (x[k] != 0) { idx.add((long) k / 3); idx.add((long) k % 3); values.add(x[k]); }
+                assertThat(out.get(0).dims()).containsExactly(values.size(), 2);
+                assertThat(out.get(0).toLongArray()).containsExactly(idx.stream().mapToLong(Long::longValue).toArray());
+                assertThat(out.get(1).dims()).containsExactly(values.size());
+                float[] got = out.get(1).toFloatArray();
+                for (int k = 0; k < values.size(); k++) assertThat(got[k]).isEqualTo(values.get(k));
+            }
         }
     }
 }

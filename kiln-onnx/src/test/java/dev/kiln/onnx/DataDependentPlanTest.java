@@ -46,11 +46,12 @@ class DataDependentPlanTest {
 
     /**
      * A detector's tail: boxes [1, N, 4] and scores [1, C, N] in, NonMaxSuppression with constant limits (or the maximum a
-     * graph input), then the kept boxes gathered as detectors do ({@code selected[:, 2]}, Gather of boxes[0]).
+     * graph input), then the kept boxes gathered as detectors do ({@code selected[:, 2]}, Gather of boxes[0]), and the
+     * number of detections as exporters compute it ({@code Shape(selected)[0]}: a value the plan computes when it runs).
      */
     private OnnxModel detector(int classes, int n, boolean maxIsInput) {
         var g = GraphProto.newBuilder().addInput(value("boxes", 1, 1, n, 4)).addInput(value("scores", 1, 1, classes, n))
-                .addOutput(anyShape("selected", 7)).addOutput(anyShape("kept_boxes", 1))
+                .addOutput(anyShape("selected", 7)).addOutput(anyShape("kept_boxes", 1)).addOutput(anyShape("count", 7))
                 .addInitializer(TensorProto.newBuilder().setName("iou").setDataType(1).addFloatData(0.5f))
                 .addInitializer(TensorProto.newBuilder().setName("score").setDataType(1).addFloatData(0.25f))
                 .addInitializer(TensorProto.newBuilder().setName("two").setDataType(7).addInt64Data(2))
@@ -60,7 +61,9 @@ class DataDependentPlanTest {
         g.addNode(named("nms", "NonMaxSuppression", List.of("boxes", "scores", "max", "iou", "score"), List.of("selected")))
                 .addNode(named("col", "Gather", List.of("selected", "two"), List.of("box_index"), i("axis", 1)))
                 .addNode(named("batch0", "Gather", List.of("boxes", "zero"), List.of("boxes0"), i("axis", 0)))
-                .addNode(named("pick", "Gather", List.of("boxes0", "box_index"), List.of("kept_boxes"), i("axis", 0)));
+                .addNode(named("pick", "Gather", List.of("boxes0", "box_index"), List.of("kept_boxes"), i("axis", 0)))
+                .addNode(named("shape", "Shape", List.of("selected"), List.of("selected_shape")))
+                .addNode(named("count", "Gather", List.of("selected_shape", "zero"), List.of("count"), i("axis", 0)));
         return load(dir, model(11, g));
     }
 
@@ -90,6 +93,7 @@ class DataDependentPlanTest {
                 List<Tensor> out = plan.run(Map.of("boxes", on(d, Tensor.of(set[0], 1, n, 4)), "scores", on(d, Tensor.of(set[1], 1, classes, n))));
                 assertThat(out.get(0).dims()).containsExactly(want.size(), 3);
                 assertThat(plan.outputDims(1)).containsExactly(want.size(), 4);
+                assertThat(out.get(2).toLongArray()).as("count").containsExactly(want.size());
                 long[] got = out.get(0).toLongArray();
                 float[] kept = out.get(1).toFloatArray();
                 for (int k = 0; k < want.size(); k++) {

@@ -83,33 +83,25 @@ final class NonMaxSuppression {
      */
     private static Tensor planned(OpContext c, Tensor boxes, Tensor scores, int batches, int classes, int n, boolean centerPoint) {
         List<Tensor> inputs = new ArrayList<>(List.of(boxes, scores));
-        // per limit (max, iou, score): its value now (null: absent or empty, its default), or the host input it is read from
-        Object[] known = new Object[3];
-        int[] at = {-1, -1, -1};
-        for (int k = 0; k < 3; k++) {
-            int i = k + 2;
-            if (!given(c, i)) continue;
-            if (c.isConstant(i)) known[k] = k == 0 ? (Object) c.scalarLong(i) : (Object) c.scalar(i);
-            else {
-                if (c.in(i).numel() != 1) throw c.bad("input " + i + " must hold one value, it has shape " + c.in(i).shape());
-                at[k] = inputs.size();
-                inputs.add(c.in(i));
-            }
-        }
+        // each limit (max, iou, score): read when the plan runs from the step input at its index, or known now (null: absent or
+        // empty, its default)
+        int maxAt = runTimeInput(c, 2, inputs), iouAt = runTimeInput(c, 3, inputs), scoreAt = runTimeInput(c, 4, inputs);
+        Long maxNow = maxAt < 0 && given(c, 2) ? c.scalarLong(2) : null;
+        Double iouNow = iouAt < 0 && given(c, 3) ? c.scalar(3) : null, scoreNow = scoreAt < 0 && given(c, 4) ? c.scalar(4) : null;
         String name = SizedSteps.name(c);
-        // the constant limits are checked now, as the build-time path checks them (the others, 0 and absent here, when it runs)
-        Limits.of(known[0] != null ? (Long) known[0] : 0, known[1] != null ? (Double) known[1] : 0, (Double) known[2], c::bad);
-        long perClass = known[0] != null ? Math.min((Long) known[0], n) : at[0] < 0 ? 0 : n;
+        // the limits known now are checked now, as the build-time path checks them (the others, 0 and absent here, when it runs)
+        Limits.of(maxNow != null ? maxNow : 0, iouNow != null ? iouNow : 0, scoreNow, c::bad);
+        long perClass = maxNow != null ? Math.min(maxNow, n) : maxAt < 0 ? 0 : n;
         int capacity = Math.toIntExact(Math.multiplyExact(Math.multiplyExact((long) batches, classes), perClass));
         if (capacity == 0) return c.constant(DType.I64, new long[0], 0, 3); // nothing can be selected
         DType boxType = boxes.dtype(), scoreType = scores.dtype();
-        DType[] limitTypes = inputs.stream().map(Tensor::dtype).toArray(DType[]::new);
+        DType[] types = inputs.stream().map(Tensor::dtype).toArray(DType[]::new);
         return SizedSteps.step(c, DType.I64, new int[] {capacity, 3}, 0, (in, dims, out) -> {
             // the boxes and scores at their sizes in this run (a symbolic number of boxes at its value)
             int b = dims.get(0)[0], boxesNow = dims.get(0)[1], classesNow = dims.get(1)[1];
-            long max = at[0] >= 0 ? SizedSteps.longValue(in.get(at[0]), limitTypes[at[0]]) : known[0] != null ? (Long) known[0] : 0;
-            double iou = at[1] >= 0 ? SizedSteps.doubles(in.get(at[1]), limitTypes[at[1]], 1)[0] : known[1] != null ? (Double) known[1] : 0;
-            Double score = at[2] >= 0 ? (Double) SizedSteps.doubles(in.get(at[2]), limitTypes[at[2]], 1)[0] : (Double) known[2];
+            long max = maxAt >= 0 ? SizedSteps.longValue(in.get(maxAt), types[maxAt]) : maxNow != null ? maxNow : 0;
+            double iou = iouAt >= 0 ? SizedSteps.doubles(in.get(iouAt), types[iouAt], 1)[0] : iouNow != null ? iouNow : 0;
+            Double score = scoreAt >= 0 ? (Double) SizedSteps.doubles(in.get(scoreAt), types[scoreAt], 1)[0] : scoreNow;
             Limits limits = Limits.of(max, iou, score, problem -> new IllegalArgumentException(name + ": " + problem));
             if (dims.get(1)[0] != b || dims.get(1)[2] != boxesNow) {
                 throw new IllegalArgumentException(name + ": scores " + java.util.Arrays.toString(dims.get(1)) + " do not match boxes "
@@ -147,6 +139,17 @@ final class NonMaxSuppression {
     }
 
     private static boolean given(OpContext c, int i) { return c.has(i) && c.in(i).numel() > 0; }
+
+    /**
+     * Where limit input {@code i} is given and not a constant, adds it to the step's {@code inputs} and returns its index
+     * there (it is read when the plan runs); else -1.
+     */
+    private static int runTimeInput(OpContext c, int i, List<Tensor> inputs) {
+        if (!given(c, i) || c.isConstant(i)) return -1;
+        if (c.in(i).numel() != 1) throw c.bad("input " + i + " must hold one value, it has shape " + c.in(i).shape());
+        inputs.add(c.in(i));
+        return inputs.size() - 1;
+    }
 
     /** The selections for boxes {@code [batches, n, 4]} and scores {@code [batches, classes, n]} (C order values). */
     static List<Selected> select(double[] boxes, double[] scores, int batches, int classes, int n, boolean centerPoint, Limits limits) {

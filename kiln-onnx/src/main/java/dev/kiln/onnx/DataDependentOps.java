@@ -33,7 +33,9 @@ final class DataDependentOps {
             int axis = flat ? 0 : c.axis(c.a.i("axis", 0), x.ndim(), "axis");
             int n = x.dim(axis);
             Tensor idx;
-            if (SizedSteps.knownNow(c, 1)) {
+            if (Math.min(c.in(1).numel(), n) == 0) {
+                idx = c.constant(DType.I64, new long[0], 0); // an empty condition or axis keeps nothing, whatever runs
+            } else if (SizedSteps.knownNow(c, 1)) {
                 long[] keep = kept(Arrays.stream(c.longs(1)).mapToDouble(v -> v).toArray(), n);
                 idx = c.constant(DType.I64, keep, keep.length);
             } else {

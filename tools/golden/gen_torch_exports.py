@@ -1,7 +1,7 @@
 """Models with control flow exported from PyTorch the way users export them, for kiln-onnx's TorchExportsTest.
 
-Writes kiln-onnx/src/test/resources/torch/<case>/ in the ONNX backend-test layout (model.onnx, test_data_set_0/input_N.pb
-and output_N.pb). Every model is made by torch.onnx.export(..., dynamo=False) (the TorchScript exporter) and the expected
+Writes kiln-onnx/src/test/resources/torch/<case>/ in the ONNX backend-test layout (model.onnx, test_data_set_N/input_N.pb
+and output_N.pb; nms_head has four data sets, one selecting nothing, for TorchExportsTest's prepared plan). Every model is made by torch.onnx.export(..., dynamo=False) (the TorchScript exporter) and the expected
 outputs are PyTorch's own, from running the module on the same inputs; ONNX Runtime runs each exported model too, and must
 agree with PyTorch before anything is written.
 
@@ -34,34 +34,41 @@ OUT = os.path.join(os.path.dirname(__file__), "..", "..", "kiln-onnx", "src", "t
 torch.manual_seed(17)
 
 
-def export(case, module, args, input_names, output_names, opset=17):
+def export(case, module, args, input_names, output_names, opset=17, more_args=()):
+    """Exports `module` on `args` as test_data_set_0; each of `more_args` (inputs of the same shapes) is one more data set
+    of the same model (test_data_set_1, ...), so that one prepared plan is checked on several inputs."""
     module.eval()
-    with torch.no_grad():
-        expected = module(*args)
-    if not isinstance(expected, (tuple, list)):
-        expected = (expected,)
+    sets = []
+    for set_args in (args,) + tuple(more_args):  # PyTorch's outputs first, before the exporter traces the module
+        with torch.no_grad():
+            expected = module(*set_args)
+        sets.append((set_args, expected if isinstance(expected, (tuple, list)) else (expected,)))
     buf = io.BytesIO()
     torch.onnx.export(module, args, buf, input_names=input_names, output_names=output_names, opset_version=opset, dynamo=False)
     model = onnx.load_from_string(buf.getvalue())
     onnx.checker.check_model(model)
-    inputs = {n: a.numpy() for n, a in zip(input_names, args)}
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    # the exporter may drop inputs the graph does not read
-    feed = {i.name: inputs[i.name] for i in sess.get_inputs()}
-    got = sess.run(None, feed)
-    for name, g, e in zip(output_names, got, expected):
-        e = e.numpy()
-        assert g.shape == e.shape and g.dtype == e.dtype, (case, name, g.shape, e.shape, g.dtype, e.dtype)
-        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6, err_msg=f"{case} {name}: ONNX Runtime and PyTorch differ")
     d = os.path.join(OUT, case)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    os.makedirs(d, exist_ok=True)
     onnx.save(model, os.path.join(d, "model.onnx"))
-    for k, i in enumerate(model.graph.input):
-        with open(os.path.join(d, "test_data_set_0", f"input_{k}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(inputs[i.name], i.name).SerializeToString())
-    for k, (o, e) in enumerate(zip(model.graph.output, expected)):
-        with open(os.path.join(d, "test_data_set_0", f"output_{k}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(e.numpy(), o.name).SerializeToString())
+    for s, (set_args, expected) in enumerate(sets):
+        inputs = {n: a.numpy() for n, a in zip(input_names, set_args)}
+        # the exporter may drop inputs the graph does not read
+        feed = {i.name: inputs[i.name] for i in sess.get_inputs()}
+        got = sess.run(None, feed)
+        for name, g, e in zip(output_names, got, expected):
+            e = e.numpy()
+            assert g.shape == e.shape and g.dtype == e.dtype, (case, s, name, g.shape, e.shape, g.dtype, e.dtype)
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6, err_msg=f"{case} set {s} {name}: ONNX Runtime and PyTorch differ")
+        data = os.path.join(d, f"test_data_set_{s}")
+        os.makedirs(data, exist_ok=True)
+        for k, i in enumerate(model.graph.input):
+            with open(os.path.join(data, f"input_{k}.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(inputs[i.name], i.name).SerializeToString())
+        for k, (o, e) in enumerate(zip(model.graph.output, expected)):
+            with open(os.path.join(data, f"output_{k}.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(e.numpy(), o.name).SerializeToString())
+        print(f"{case} set {s}: outputs {[tuple(e.shape) for e in expected]}")
     size = os.path.getsize(os.path.join(d, "model.onnx"))
     assert size < 512 * 1024, (case, size)
     print(f"{case}: {size} bytes, ops {sorted({n.op_type for n in model.graph.node})}")
@@ -181,7 +188,16 @@ def main():
             break
     export("greedy_decode", scripted, (start, h), ["start", "h"], ["tokens", "h_final"])
     features = torch.randn(1, 3, 4, 4)
-    export("nms_head", NmsHead(), (features,), ["features"], ["selected", "boxes", "scores"])
+    head = NmsHead()
+    # more feature maps for one prepared plan: another draw, one whose scores all fall below the score threshold (features
+    # against the score convolution's weights: nothing selected)
+    against = -20.0 * torch.sign(head.score.weight.detach()).reshape(1, 3, 1, 1).expand(1, 3, 4, 4).contiguous()
+    # and one where only three far-apart cells score above it (fewer than the maximum of 5)
+    few = against.clone()
+    for y, x in ((0, 0), (0, 3), (3, 1)):
+        few[0, :, y, x] = -few[0, :, y, x]
+    more = [(torch.randn(1, 3, 4, 4) * 2,), (against,), (few,)]
+    export("nms_head", head, (features,), ["features"], ["selected", "boxes", "scores"], more_args=more)
 
 
 if __name__ == "__main__":

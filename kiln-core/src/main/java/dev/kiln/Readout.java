@@ -13,6 +13,13 @@ import dev.kiln.types.Shape;
 final class Readout {
     private Readout() {}
 
+    /** Non-zero as true. */
+    static boolean[] booleans(double[] d) {
+        boolean[] out = new boolean[d.length];
+        for (int i = 0; i < d.length; i++) out[i] = d[i] != 0;
+        return out;
+    }
+
     static float[] floats(int n, Buffer b) {
         float[] f = new float[n];
         Elements.getAsFloats(b.segment(), b.dtype(), f, n);

@@ -319,17 +319,22 @@ public final class Tensor {
      * (shape {@code shape}, dtype {@code dtype}) in C order.
      */
     public static Tensor custom(String name, DType dtype, int[] shape, dev.kiln.ir.CustomFunction.Body body, Tensor... inputs) {
-        Objects.requireNonNull(body, "body");
-        checkComputable("custom", dtype);
-        var fn = new dev.kiln.ir.CustomFunction(name, Shape.of(shape), body);
-        Device d = inputs.length > 0 ? inputs[0].device : defaultDevice();
-        List<UOp> src = Arrays.stream(inputs).map(t -> t.to(d).node()).toList();
-        return new Tensor(UOp.of(Op.CUSTOM, dtype, fn, src), d);
+        return HostSteps.custom(name, dtype, Shape.of(shape), body, inputs);
     }
 
     /** As {@link #custom}, with the public {@link HostFunction}: a step of host code, for code outside Kiln's core. */
     public static Tensor host(String name, DType dtype, int[] shape, HostFunction fn, Tensor... inputs) {
         return custom(name, dtype, shape, Scans.body(Objects.requireNonNull(fn, "fn")), inputs);
+    }
+
+    /**
+     * A host step whose extent along {@code axis} is decided when it runs: {@code fn} writes up to {@code capacity[axis]}
+     * rows and returns how many, and the plan binds {@code extent} (range {@code [0 or more, capacity[axis]]}) to that
+     * count for every later step, so nothing re-compiles. Inputs come at their maximum layout (pass {@link #variable}s for sizes).
+     * @throws IllegalArgumentException if {@code extent}'s range does not start at 0 or more and end at the capacity
+     */
+    public static Tensor hostSized(String name, DType dtype, int[] capacity, int axis, Variable extent, SizedHostFunction fn, Tensor... inputs) {
+        return HostSteps.sized(name, dtype, capacity, axis, extent, fn, inputs);
     }
 
     /**
@@ -369,12 +374,7 @@ public final class Tensor {
     public int[] toIntArray() { return Arrays.stream(toLongArray()).mapToInt(v -> (int) v).toArray(); }
 
     /** The values as booleans (non-zero is true). */
-    public boolean[] toBooleanArray() {
-        double[] d = toDoubleArray();
-        boolean[] out = new boolean[d.length];
-        for (int i = 0; i < d.length; i++) out[i] = d[i] != 0;
-        return out;
-    }
+    public boolean[] toBooleanArray() { return Readout.booleans(toDoubleArray()); }
 
     /** The single value of a one-element tensor. */
     public double item() {

@@ -107,7 +107,9 @@ final class PreparedModel implements AutoCloseable {
         // a symbolic plan's buffers are laid out for the maximum sizes: copy the outputs out at their sizes
         List<Tensor> compact = symbolic != null ? symbolic.outputs() : null;
         for (int i = 0; i < dims.size(); i++) {
-            out.add(new Output(model.outputNames().get(i), dims.get(i), compact != null ? compact.get(i).buffer().toHost() : plan.outputBuffer(i).toHost()));
+            // a compact output's own dims: a data-dependent size (NonZero's count) is known only once the plan has run
+            if (compact != null) out.add(new Output(model.outputNames().get(i), compact.get(i).dims(), compact.get(i).buffer().toHost()));
+            else out.add(new Output(model.outputNames().get(i), dims.get(i), plan.outputBuffer(i).toHost()));
         }
         return out;
     }

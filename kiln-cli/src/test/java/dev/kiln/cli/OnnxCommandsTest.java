@@ -185,6 +185,23 @@ class OnnxCommandsTest {
         assertThat(tmp.resolve("q")).doesNotExist();
     }
 
+    /** A data-dependent size under --dim: the plan selects when it runs, and the output is written at the count it produced. */
+    @Test
+    void aDataDependentOutputIsWrittenAtTheRunsCount() throws IOException {
+        NodeProto nz = NodeProto.newBuilder().setOpType("NonZero").setName("nz").addInput("x").addOutput("idx").build();
+        ValueInfoProto idx = ValueInfoProto.newBuilder().setName("idx").setType(TypeProto.newBuilder().setTensorType(TypeProto.Tensor.newBuilder().setElemType(7)))
+                .build();
+        ModelProto p = ModelProto.newBuilder().setIrVersion(8).addOpsetImport(OperatorSetIdProto.newBuilder().setVersion(13))
+                .setGraph(GraphProto.newBuilder().setName("g").addInput(value("x", "N")).addOutput(idx).addNode(nz)).build();
+        Path model = tmp.resolve("nonzero.onnx");
+        Files.write(model, p.toByteArray());
+        Path in = tmp.resolve("x.npy");
+        Npy.write(in, Tensor.of(new float[] {0, 2, 0, 3, 5}, 5));
+        CommandsTest.Result r = kiln("run", model.toString(), "--dim", "N=8", "--input", "x=" + in, "--output-dir", tmp.resolve("o").toString()).ok();
+        assertThat(r.out()).startsWith("idx  i64 [1, 3]");
+        assertThat(Npy.read(tmp.resolve("o/idx.npy")).toLongArray()).containsExactly(1, 3, 4);
+    }
+
     @Test
     void aDimOverTheMemoryBudgetIsOneLineAndExitTwo() throws IOException {
         // issue 13: --dim N=2147483647 ended in an OutOfMemoryError; the plan's bytes are now checked before allocating

@@ -32,7 +32,7 @@ final class Interpreter {
 
     Interpreter(String device, Map<Variable, Long> bindings) {
         this.device = device;
-        this.bindings = bindings;
+        this.bindings = new java.util.HashMap<>(bindings); // a sized host step binds its extent here as it runs
     }
 
     /** Evaluates {@code root}, freeing each intermediate after its last use. */
@@ -308,7 +308,14 @@ final class Interpreter {
             inputs.add(b.segment().asReadOnly());
         }
         Buffer out = Buffer.allocateHeap(device, u.dtype(), u.shape().numel());
-        f.body().apply(List.copyOf(inputs), out.segment());
+        if (f.body() instanceof CustomFunction.Sized sized) {
+            Variable v = f.producedVariable();
+            long extent = sized.applySized(List.copyOf(inputs), out.segment());
+            if (extent < v.min() || extent > v.max()) throw new dev.kiln.runtime.ExtentOutOfRangeException(f.name(), v, extent);
+            bindings.put(v, extent); // for every node after this one, as a plan binds it for every later step
+        } else {
+            f.body().apply(List.copyOf(inputs), out.segment());
+        }
         return Value.read(out, u.shape());
     }
 

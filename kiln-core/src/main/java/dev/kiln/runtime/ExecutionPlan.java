@@ -31,6 +31,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Steps whose byte ranges do not conflict ({@link MemoryPlan#conflicts}) may run at the same time on
  * the {@link WorkerPool}; a kernel whose outer loop is marked THREAD is split across the workers.
  *
+ * <p>Symbolic sizes are {@link #variables()}, each with a {@link #variableSource source}: given by the caller
+ * ({@link #executeWithVars}, {@link #setVariable}) before a run, or produced during it by a sized host step
+ * ({@link dev.kiln.Tensor#hostSized}: a data-dependent count), which binds it for every later step of that run; such a
+ * plan runs its steps one after another, and {@link #variableValue} gives the count the last run produced.
+ *
  * <p>Not thread-safe: one plan runs one execution at a time. A second thread entering {@link #execute()},
  * {@link #executeWithVars} or {@link #executeProfiled()} while a run is in progress gets a
  * {@link ConcurrentUseException} (never a silent wrong result); give each thread its own {@link #replicate}.
@@ -49,6 +54,13 @@ public final class ExecutionPlan implements AutoCloseable {
     private final int[][] varSlots;     // per op: indices into values, in the kernel's variable order
     private final long[][] opVars;      // per op: the values handed to its kernel
     private final int[][] predecessors; // per op: earlier ops it must wait for
+    /**
+     * Per variable: the step whose extent binds it ({@link VariableSource.Step}), or -1 for one the caller gives. A plan
+     * with any such step ({@code producing}) hands each step its variables just before it runs, in order, since a
+     * value changes mid-run; so it runs its steps one at a time and is never recorded.
+     */
+    private final int[] producers;
+    private final boolean producing;
     private final boolean parallel;
     /**
      * Whether the steps run on a worker of the pool, one hand-off per execution: two or more steps hand work to
@@ -108,6 +120,8 @@ public final class ExecutionPlan implements AutoCloseable {
             }
         }
         this.predecessors = memory.predecessors();
+        this.producers = producers(this.ops, variables);
+        this.producing = java.util.Arrays.stream(producers).anyMatch(p -> p >= 0);
         boolean independent = false;
         for (int j = 1; j < ops.size(); j++) {
             if (predecessors[j].length == 0 && !(ops.get(j) instanceof PreparedBufferView)) independent = true;
@@ -123,10 +137,15 @@ public final class ExecutionPlan implements AutoCloseable {
             if (k.program().threaded() || r != null && r.usesAllWorkers()) splitsItself = true;
             if (k.program().threaded() && k.program().outerExtent() > 1 || r != null && r.handsOffWork()) handsOff++;
         }
-        this.parallel = independent && !splitsItself && WorkerPool.size() > 1;
+        this.parallel = independent && !splitsItself && WorkerPool.size() > 1 && !producing;
         this.onWorker = handsOff >= 2 && WorkerPool.size() > 1;
         this.opDevices = List.copyOf(opDevices);
         this.multiDevice = opDevices.stream().distinct().count() > 1;
+        if (multiDevice && producing) {
+            // a step on another device's queue may start before the host step that binds its size has run
+            throw new UnsupportedOperationException("a plan whose steps span devices " + opDevices.stream().distinct().map(d -> d.spec().toString()).toList()
+                    + " cannot bind the sizes its host steps produce (" + producedNames() + "); prepare it on one device");
+        }
         this.rebound = Map.of();
         this.nodeDevices = nodeDevices(device, this.nodes, this.ops, this.opDevices);
         this.copySources = new Device[ops.size()];
@@ -162,6 +181,8 @@ public final class ExecutionPlan implements AutoCloseable {
         this.opVars = new long[ops.size()][];
         for (int i = 0; i < ops.size(); i++) if (source.opVars[i] != null) opVars[i] = new long[source.opVars[i].length];
         this.predecessors = source.predecessors;
+        this.producers = source.producers;
+        this.producing = source.producing;
         this.parallel = source.parallel;
         this.onWorker = source.onWorker;
         this.opDevices = source.opDevices;
@@ -198,6 +219,26 @@ public final class ExecutionPlan implements AutoCloseable {
             segs.put(UOp.buffer(from), to.segment());
         }
         return new ExecutionPlan(this, segs);
+    }
+
+    /** Per variable, the step whose sized host function binds it, or -1. */
+    private static int[] producers(List<PreparedOp> ops, List<Variable> variables) {
+        int[] out = new int[variables.size()];
+        java.util.Arrays.fill(out, -1);
+        for (int i = 0; i < ops.size(); i++) {
+            if (!(ops.get(i) instanceof PreparedCustomFunction f) || f.function().producedVariable() == null) continue;
+            int v = variables.indexOf(f.function().producedVariable());
+            if (v < 0) throw new IllegalStateException("step " + f.name() + " binds '" + f.function().producedVariable().name() + "', which the plan does not list");
+            if (out[v] >= 0) throw new IllegalArgumentException("variable '" + variables.get(v).name() + "' is bound by two host steps, " + ops.get(out[v]).name() + " and " + f.name());
+            out[v] = i;
+        }
+        return out;
+    }
+
+    private List<String> producedNames() {
+        List<String> out = new ArrayList<>();
+        for (int v = 0; v < producers.length; v++) if (producers[v] >= 0) out.add(variables.get(v).name());
+        return out;
     }
 
     /** Per plan buffer, the device whose memory holds it: an input's own, or the device of the step that writes it. */
@@ -420,6 +461,7 @@ public final class ExecutionPlan implements AutoCloseable {
      * Runs every step with the current variable values.
      *
      * @throws ConcurrentUseException if another thread is running this plan
+     * @throws ExtentOutOfRangeException if a sized host step gives a count outside its capacity
      */
     public void execute() {
         boolean acquired = guard.enter(this, REPLICA_API);
@@ -578,9 +620,10 @@ public final class ExecutionPlan implements AutoCloseable {
 
     /**
      * Sets the variables and runs. Every value is checked against its variable's bounds before anything
-     * runs; names not used by the plan are an error too.
+     * runs; names not used by the plan are an error too, and so is a variable one of its steps produces.
      *
      * @throws IllegalArgumentException naming the variable, the value and its range
+     * @throws ExtentOutOfRangeException if a sized host step gives a count outside its capacity
      */
     public void executeWithVars(Map<String, Long> vars) {
         boolean acquired = guard.enter(this, REPLICA_API); // the variables too must not change under a run in progress
@@ -589,6 +632,7 @@ public final class ExecutionPlan implements AutoCloseable {
             long[] next = values.clone();
             for (var e : vars.entrySet()) {
                 int i = indexOfVariable(e.getKey());
+                refuseProduced(i, "executeWithVars");
                 if (e.getValue() == null) throw new IllegalArgumentException("executeWithVars: no value for variable '" + e.getKey() + "'");
                 next[i] = variables.get(i).bind(e.getValue()).value();
             }
@@ -603,7 +647,8 @@ public final class ExecutionPlan implements AutoCloseable {
      * Sets variable {@code index} (in {@link #variables()} order) for the following {@link #execute()}s,
      * checked against its bounds; allocates nothing, for callers that run at a steady rate.
      *
-     * @throws IllegalArgumentException naming the variable, the value and its range
+     * @throws IllegalArgumentException naming the variable, the value and its range, or if one of the plan's steps
+     *                                  produces that variable ({@link VariableSource.Step})
      * @throws IndexOutOfBoundsException if {@code index} names no variable of the plan
      */
     public void setVariable(int index, long value) {
@@ -614,12 +659,37 @@ public final class ExecutionPlan implements AutoCloseable {
                 throw new IndexOutOfBoundsException("setVariable: variable " + index + " of a plan with " + variables.size() + " variables "
                         + variables.stream().map(v -> v.name() + "[" + v.min() + ", " + v.max() + "]").toList());
             }
+            refuseProduced(index, "setVariable");
             Variable v = variables.get(index);
             if (value < v.min() || value > v.max()) v.bind(value); // throws with the variable's name and range
             values[index] = value;
         } finally {
             guard.exit(acquired);
         }
+    }
+
+    /** A variable a step binds is the plan's to set: a value given for it would be overwritten mid-run. */
+    private void refuseProduced(int index, String api) {
+        if (producers[index] < 0) return;
+        throw new IllegalArgumentException(api + ": variable '" + variables.get(index).name() + "' is bound by the host step "
+                + ((PreparedCustomFunction) ops.get(producers[index])).function().name() + " while the plan runs; it cannot be given");
+    }
+
+    /**
+     * The value variable {@code index} (in {@link #variables()} order) has now: the last one given, or, for one a step
+     * produces ({@link #variableSource}), the extent that step gave in the last run (its minimum before any run).
+     */
+    public long variableValue(int index) {
+        checkOpen();
+        java.util.Objects.checkIndex(index, variables.size());
+        return values[index];
+    }
+
+    /** Where variable {@code index} (in {@link #variables()} order) gets its value: the caller, or one of the plan's steps. */
+    public VariableSource variableSource(int index) {
+        java.util.Objects.checkIndex(index, variables.size());
+        int p = producers[index];
+        return p < 0 ? new VariableSource.Caller() : new VariableSource.Step(p, ((PreparedCustomFunction) ops.get(p)).function().name());
     }
 
     private int indexOfVariable(String name) {
@@ -670,6 +740,7 @@ public final class ExecutionPlan implements AutoCloseable {
     }
 
     private void run(int i) {
+        if (producing && varSlots[i] != null) for (int v = 0; v < varSlots[i].length; v++) opVars[i][v] = values[varSlots[i][v]];
         PreparedOp op = ops.get(i);
         MemorySegment[] b = opBuffers[i];
         switch (op) {
@@ -705,9 +776,19 @@ public final class ExecutionPlan implements AutoCloseable {
         }
         long outBytes = bytesOf(nodes.get(op.output()));
         MemorySegment out = staged ? Arena.ofAuto().allocate(Math.max(1, outBytes), 64) : b[0];
-        if (f.function().body() instanceof dev.kiln.ir.CustomFunction.Stateful<?> s) applyStateful(s, List.copyOf(ins), out, customState(i));
-        else f.function().body().apply(List.copyOf(ins), out);
+        switch (f.function().body()) {
+            case dev.kiln.ir.CustomFunction.Stateful<?> s -> applyStateful(s, List.copyOf(ins), out, customState(i));
+            case dev.kiln.ir.CustomFunction.Sized s -> bindExtent(f, s.applySized(List.copyOf(ins), out));
+            case dev.kiln.ir.CustomFunction.Body plain -> plain.apply(List.copyOf(ins), out);
+        }
         if (staged) Transfers.copyFromHost(out, at, b[0], outBytes);
+    }
+
+    /** Binds the variable of sized step {@code f} to the extent it gave, for the steps after it. */
+    private void bindExtent(PreparedCustomFunction f, long extent) {
+        Variable v = f.function().producedVariable();
+        if (extent < v.min() || extent > v.max()) throw new ExtentOutOfRangeException(f.function().name(), v, extent);
+        values[variables.indexOf(v)] = extent;
     }
 
     @SuppressWarnings("unchecked")

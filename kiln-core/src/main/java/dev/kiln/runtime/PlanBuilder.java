@@ -149,6 +149,7 @@ public final class PlanBuilder {
                 }
                 case ScheduleItem.Custom cu -> {
                     CustomFunction f = cu.output().functionArg();
+                    if (f.producedVariable() != null) variables.add(f.producedVariable()); // bound by this step, read by later ones
                     ops.add(new PreparedCustomFunction("custom_" + f.name() + "_" + i, out, ins, f));
                     runners.add(null);
                 }

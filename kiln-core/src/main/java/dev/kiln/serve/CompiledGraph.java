@@ -99,6 +99,21 @@ public final class CompiledGraph implements ExecutableGraph {
     @Override
     public List<TensorSpec> outputs() { return shared.outputs; }
 
+    /**
+     * The dims of output {@code i} after the last run. An axis whose extent a host step of the graph decides while it runs
+     * ({@link dev.kiln.Tensor#hostSized}: NonZero's count, the boxes a non-maximum suppression keeps) is at that run's
+     * count, and {@link #run}, {@link #runTyped} and {@link #runFeedHandle} give such an output at these dims (C order, the
+     * rows past the count left out), while {@link #runRaw}, {@link #runSlots} and {@link #arena()} keep its layout at the
+     * capacity; every other axis is at its compiled size, as {@link #outputs()} gives it.
+     *
+     * @throws IndexOutOfBoundsException if the graph has no output {@code i}
+     */
+    public int[] outputDims(int i) {
+        checkOpen();
+        java.util.Objects.checkIndex(i, shared.outputs.size());
+        return io.outputDims(i);
+    }
+
     /** The execution plan this graph runs (its kernels, their sources and its buffers). */
     public ExecutionPlan plan() { return plan; }
 

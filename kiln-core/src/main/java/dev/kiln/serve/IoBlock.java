@@ -1,5 +1,6 @@
 package dev.kiln.serve;
 
+import dev.kiln.types.Shape;
 import dev.kiln.types.Variable;
 
 import dev.kiln.runtime.ExecutionPlan;
@@ -30,6 +31,13 @@ final class IoBlock {
     private final long[] activeBytes;
     /** Per output: the index of {@link #leading}'s variable among the plan's (-1: none, or the plan has no such variable). */
     private final int[] leadingIndex;
+    /**
+     * Per output with an axis whose extent a host step of the plan produces (a data-dependent count), the plan's index of
+     * each axis's variable (-1 for a fixed axis); null for the others. Such an output is read back at its extent.
+     */
+    private final int[][] producedAxes;
+    /** Per output of {@link #producedAxes}, its dims in the last run; null before a run and for the others. */
+    private final int[][] extentDims;
     private Arena rawArena;
 
     IoBlock(SharedGraphState shared, ExecutionPlan plan, Arena arena, MemorySegment[] inputs) {
@@ -58,6 +66,18 @@ final class IoBlock {
                 rowBytes[i] = o.byteSize() / o.shape().dim(0);
                 leadingIndex[i] = plan.variables().indexOf(leading[i]);
             }
+        }
+        this.producedAxes = new int[n][];
+        this.extentDims = new int[n][];
+        for (int i = 0; i < n; i++) {
+            Shape s = shared.outputs.get(i).shape();
+            int[] vars = new int[s.rank()];
+            boolean any = false;
+            for (int a = 0; a < s.rank(); a++) {
+                vars[a] = s.variable(a) == null ? -1 : plan.variables().indexOf(s.variable(a));
+                any |= vars[a] >= 0 && plan.variableSource(vars[a]) instanceof dev.kiln.runtime.VariableSource.Step;
+            }
+            if (any) producedAxes[i] = vars;
         }
         MemorySegment outputBlock = arena.allocate(Math.max(end, 1), SharedGraphState.ALIGN);
         this.outputs = new MemorySegment[n];
@@ -103,7 +123,37 @@ final class IoBlock {
     void setExtents(Variables variables) {
         for (int i = 0; i < leading.length; i++) {
             if (leading[i] != null) activeBytes[i] = Math.min(planOutputs[i].byteSize(), variables.value(leadingIndex[i], leading[i]) * rowBytes[i]);
+            if (producedAxes[i] == null) continue;
+            Shape s = shared.outputs.get(i).shape();
+            int[] d = s.toArray();
+            for (int a = 0; a < d.length; a++) if (producedAxes[i][a] >= 0) d[a] = Math.toIntExact(variables.value(producedAxes[i][a], s.variable(a)));
+            extentDims[i] = d;
         }
+    }
+
+    /** The dims of output {@code i} in the last run: an extent a host step produced at its count, others at their maximum. */
+    int[] outputDims(int i) { return extentDims[i] != null ? extentDims[i].clone() : shared.outputs.get(i).shape().toArray(); }
+
+    /**
+     * Output {@code i}'s bytes: its slice of the block, or, where a host step produced an extent, its leading corner of
+     * the last run's dims, compacted into C order (the rows past a count are not values).
+     */
+    private MemorySegment valuesOf(int i) {
+        if (extentDims[i] == null) return outputs[i];
+        TensorSpec s = shared.outputs.get(i);
+        int[] max = s.shape().toArray(), d = extentDims[i];
+        long item = s.dtype().byteSize(1), n = Shape.of(d).numel();
+        MemorySegment out = MemorySegment.ofArray(new byte[Math.toIntExact(Math.max(1, n * item))]);
+        if (n == 0) return out.asSlice(0, 0);
+        long[] from = Shape.of(max).strides(), to = Shape.of(d).strides();
+        int[] idx = new int[d.length];
+        for (long k = 0; k < n; k++) {
+            long src = 0;
+            for (int a = 0; a < d.length; a++) src += idx[a] * from[a];
+            MemorySegment.copy(outputs[i], src * item, out, k * item, item);
+            for (int a = d.length - 1; a >= 0 && ++idx[a] == d[a]; a--) idx[a] = 0;
+        }
+        return out;
     }
 
     /** Copies every output the plan wrote (its computed rows) into its slice of the output block. */
@@ -112,8 +162,9 @@ final class IoBlock {
     }
 
     float[] readOutput(int i) {
-        float[] out = new float[Math.toIntExact(shared.outputs.get(i).numel())];
-        DTypeCodec.readFloats(outputs[i], shared.outputs.get(i).dtype(), out);
+        MemorySegment v = valuesOf(i);
+        float[] out = new float[Math.toIntExact(v.byteSize() / shared.outputs.get(i).dtype().byteSize(1))];
+        DTypeCodec.readFloats(v, shared.outputs.get(i).dtype(), out);
         return out;
     }
 
@@ -127,7 +178,8 @@ final class IoBlock {
         List<TypedValues> out = new ArrayList<>(outputs.length);
         for (int i = 0; i < outputs.length; i++) {
             TensorSpec s = shared.outputs.get(i);
-            out.add(new TypedValues(s.dtype(), DTypeCodec.bufferToTyped(outputs[i], s.dtype(), s.numel())));
+            MemorySegment v = valuesOf(i);
+            out.add(new TypedValues(s.dtype(), DTypeCodec.bufferToTyped(v, s.dtype(), v.byteSize() / s.dtype().byteSize(1))));
         }
         return out;
     }

@@ -179,7 +179,12 @@ final class GraphBuilder {
         boolean fold = spec.kind() != OnnxOps.Kind.NO_FOLD;
         for (String i : n.inputs()) {
             if (i.isEmpty()) continue;
-            if (spec.kind() == OnnxOps.Kind.SHAPE_ONLY) break;
+            if (spec.kind() == OnnxOps.Kind.SHAPE_ONLY) {
+                // a symbolic size is known only when the plan runs: Shape of it is a value of the graph, not a constant
+                Tensor t = values.get(i);
+                if (t != null && t.shape().isSymbolic()) fold = false;
+                break;
+            }
             if (!constants.contains(i) || values.get(i).numel() > FOLD_LIMIT) fold = false;
         }
         List<Tensor> outs = apply(n, spec, fold ? DeviceRegistry.get("INTERP") : device);

@@ -5,8 +5,10 @@ import dev.kiln.LoopResult;
 import dev.kiln.LoopStep;
 import dev.kiln.Tensor;
 import dev.kiln.types.DType;
+import dev.kiln.types.Variable;
 import onnx.Onnx.GraphProto;
 
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -25,7 +27,8 @@ import java.util.Map;
  * length is known only once the loop has run, a data-dependent size like NonZero's: the loop is run while the graph is
  * built (its inputs are known then under {@link OnnxModel#run}), first with room for M rows (at most
  * {@value #FIRST_CAPACITY}) and again with room for all when more ran, and the outputs are its rows that ran. A prepared
- * plan, whose inputs have no values while it is built, refuses such a loop, naming it. A body whose loop-carried values
+ * plan, whose inputs have no values while it is built, lays them out at M rows (M must then be a constant) and binds
+ * their length when it runs to the iterations that ran, as NonZero's count is bound ({@link SizedSteps}). A body whose loop-carried values
  * change shape from one iteration to the next cannot be one plan: it is built once per iteration instead
  * ({@link LoopUnrolling}) where the values are known while the graph is built, and refused otherwise.
  */
@@ -68,10 +71,7 @@ final class LoopOp {
                 LoopResult r = Tensor.loop(step, m, cond, initial, reads.values(), capacity);
                 return values(r.states(), r.outputs());
             }
-            if (!outer.valuesKnownNow(deciding)) {
-                throw c.unsupported("its " + k + " scan output(s) have a row per iteration, and the iterations are known only when the loop runs; a "
-                        + "prepared plan has no input values while it is built (run the model with OnnxModel.run)");
-            }
+            if (!outer.valuesKnownNow(deciding)) return planned(c, Tensor.loop(step, m, cond, initial, reads.values(), planCapacity(c, k)));
             long limit = m == null ? FIRST_CAPACITY : Math.max(0, c.longs(0)[0]);
             int capacity = (int) Math.min(limit, FIRST_CAPACITY);
             LoopResult r = Tensor.loop(step, m, cond, initial, reads.values(), capacity).realize();
@@ -90,6 +90,53 @@ final class LoopOp {
             throw c.unsupported(e.getMessage() + "; such a loop is built once per iteration, which needs its inputs' values while the graph is "
                     + "built, and a prepared plan has none (run the model with OnnxModel.run)");
         }
+    }
+
+    /**
+     * The rows a prepared plan lays a loop's scan outputs out at when the iterations are known only when it runs: the trip
+     * count M, which must then be a constant (an M known only when the plan runs leaves the outputs no static size).
+     */
+    private static int planCapacity(OpContext c, int scanOutputs) {
+        String why = "its " + scanOutputs + " scan output(s) have a row per iteration, and the iterations are known only when the loop runs; ";
+        if (!c.given(0) || !c.isConstant(0)) {
+            throw c.unsupported(why + "a prepared plan lays them out at the trip count M, and this loop's M is "
+                    + (c.given(0) ? "known only when the plan runs" : "absent") + " (give the Loop a constant M, or run the model with OnnxModel.run)");
+        }
+        long m = Math.max(0, c.longs(0)[0]);
+        if (m > Math.min(LoopLimit.maxIterations(), Integer.MAX_VALUE - 8)) {
+            throw c.unsupported(why + "a prepared plan lays them out at the trip count M = " + m + ", more rows than it reserves (at most "
+                    + Math.min(LoopLimit.maxIterations(), Integer.MAX_VALUE - 8) + ", the loop limit); run the model with OnnxModel.run");
+        }
+        return (int) m;
+    }
+
+    /**
+     * The scan outputs of a loop that may stop early, in a prepared plan: laid out at M rows, their first axis bound when the
+     * plan runs to the iterations that ran (a sized host step over the first output and {@link LoopResult#iterations()},
+     * the others copied after it, so every reader runs once the count is bound).
+     */
+    private static List<OnnxValue> planned(OpContext c, LoopResult r) {
+        List<Tensor> outputs = r.outputs();
+        int capacity = outputs.getFirst().dim(0);
+        if (capacity == 0) return values(r.states(), outputs); // no rows whatever runs
+        String name = SizedSteps.name(c);
+        Variable ran = new Variable("iterations of " + name, 0, capacity);
+        Tensor first = outputs.getFirst();
+        long firstRow = first.dtype().byteSize(first.numel() / capacity);
+        List<Tensor> sized = new ArrayList<>();
+        sized.add(Tensor.hostSized(name, first.dtype(), first.dims(), 0, ran, (in, out) -> {
+            long n = Math.min(SizedSteps.longValue(in.get(1), DType.I64), capacity);
+            MemorySegment.copy(in.getFirst(), 0, out, 0, n * firstRow);
+            return n;
+        }, first, r.iterations()));
+        for (int j = 1; j < outputs.size(); j++) {
+            Tensor y = outputs.get(j);
+            long bytes = y.dtype().byteSize(y.numel());
+            // reads the first output, so it runs after the step that binds the count; its rows past the count are never read
+            sized.add(Tensor.host(name + " scan output " + j, y.dtype(), y.dims(), (in, out) -> MemorySegment.copy(in.get(1), 0, out, 0, bytes),
+                    sized.getFirst(), y).withSymbolicDim(0, ran));
+        }
+        return values(r.states(), sized);
     }
 
     /** The body, parsed and checked against the node: iteration, condition and N loop-carried inputs; condition and N outputs, then scan outputs. */

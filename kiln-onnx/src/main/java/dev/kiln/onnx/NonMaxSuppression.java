@@ -9,9 +9,11 @@ import java.util.List;
 
 /**
  * ONNX {@code NonMaxSuppression} (opset 10 and 11), a {@link DataDependentOps data-dependent} operator: the number of
- * selected boxes decides the output shape, so the boxes and scores are read when the graph is built (constants, or the
- * realised graph inputs they come from, as NonZero reads its input) and the selection becomes an int64 constant
- * {@code [num_selected, 3]} of (batch, class, box) rows, batch by batch, class by class, best score first.
+ * selected boxes decides the output shape. Where the boxes, scores and limits are known while the graph is built
+ * (constants, or the realised graph inputs they come from, as NonZero reads its input) the selection becomes an int64
+ * constant {@code [num_selected, 3]} of (batch, class, box) rows, batch by batch, class by class, best score first; in a
+ * prepared plan the same {@link #select selection} is a sized host step ({@link SizedSteps}) run with the plan, its rows
+ * laid out at the most it can select and its count the output's extent.
  *
  * <p>Per batch and class: the boxes whose score exceeds {@code score_threshold} (all when it is absent), by score
  * descending (the lower box index first among equal scores), are kept greedily while fewer than
@@ -63,29 +65,97 @@ final class NonMaxSuppression {
         }
         long centerPoint = c.a.i("center_point_box", 0);
         if (centerPoint != 0 && centerPoint != 1) throw c.bad("center_point_box must be 0 or 1, got " + centerPoint);
-        // an optional input may be absent, or present and empty: both mean its default
-        long maxPerClass = given(c, 2) ? c.scalarLong(2) : 0;
-        if (maxPerClass < 0) throw c.bad("max_output_boxes_per_class must be at least 0, got " + maxPerClass);
-        double iouThreshold = given(c, 3) ? c.scalar(3) : 0;
-        if (!(iouThreshold >= 0 && iouThreshold <= 1)) throw c.bad("iou_threshold must lie in [0, 1], got " + iouThreshold);
-        Double scoreThreshold = given(c, 4) ? c.scalar(4) : null;
-        if (scoreThreshold != null && Double.isNaN(scoreThreshold)) throw c.bad("score_threshold is NaN");
+        int classes = scores.dim(1);
+        if (SizedSteps.knownNow(c, 0, 1, 2, 3, 4)) {
+            // an optional input may be absent, or present and empty: both mean its default
+            Limits limits = Limits.of(given(c, 2) ? c.scalarLong(2) : 0, given(c, 3) ? c.scalar(3) : 0, given(c, 4) ? c.scalar(4) : null, c::bad);
+            List<Selected> out = select(c.doubles(0), c.doubles(1), batches, classes, n, centerPoint == 1, limits);
+            long[] v = rows(out);
+            return OnnxOps.one(c.constant(DType.I64, v, out.size(), 3));
+        }
+        return OnnxOps.one(planned(c, boxes, scores, batches, classes, n, centerPoint == 1));
+    }
 
-        List<Selected> out = select(c.doubles(0), c.doubles(1), batches, scores.dim(1), n, centerPoint == 1, maxPerClass, iouThreshold, scoreThreshold);
+    /**
+     * The selection made when the plan runs: a sized host step over the boxes, the scores and whichever limits are not
+     * constants, laid out for every box of every batch and class ({@code batches * classes * min(max, boxes)} rows when
+     * the maximum is a constant), its count the selection's size.
+     */
+    private static Tensor planned(OpContext c, Tensor boxes, Tensor scores, int batches, int classes, int n, boolean centerPoint) {
+        List<Tensor> inputs = new ArrayList<>(List.of(boxes, scores));
+        // each limit (max, iou, score): read when the plan runs from the step input at its index, or known now (null: absent or
+        // empty, its default)
+        int maxAt = runTimeInput(c, 2, inputs), iouAt = runTimeInput(c, 3, inputs), scoreAt = runTimeInput(c, 4, inputs);
+        Long maxNow = maxAt < 0 && given(c, 2) ? c.scalarLong(2) : null;
+        Double iouNow = iouAt < 0 && given(c, 3) ? c.scalar(3) : null, scoreNow = scoreAt < 0 && given(c, 4) ? c.scalar(4) : null;
+        String name = SizedSteps.name(c);
+        // the limits known now are checked now, as the build-time path checks them (the others, 0 and absent here, when it runs)
+        Limits.of(maxNow != null ? maxNow : 0, iouNow != null ? iouNow : 0, scoreNow, c::bad);
+        long perClass = maxNow != null ? Math.min(maxNow, n) : maxAt < 0 ? 0 : n;
+        int capacity = Math.toIntExact(Math.multiplyExact(Math.multiplyExact((long) batches, classes), perClass));
+        if (capacity == 0) return c.constant(DType.I64, new long[0], 0, 3); // nothing can be selected
+        DType boxType = boxes.dtype(), scoreType = scores.dtype();
+        DType[] types = inputs.stream().map(Tensor::dtype).toArray(DType[]::new);
+        return SizedSteps.step(c, DType.I64, new int[] {capacity, 3}, 0, (in, dims, out) -> {
+            // the boxes and scores at their sizes in this run (a symbolic number of boxes at its value)
+            int b = dims.get(0)[0], boxesNow = dims.get(0)[1], classesNow = dims.get(1)[1];
+            long max = maxAt >= 0 ? SizedSteps.longValue(in.get(maxAt), types[maxAt]) : maxNow != null ? maxNow : 0;
+            double iou = iouAt >= 0 ? SizedSteps.doubles(in.get(iouAt), types[iouAt], 1)[0] : iouNow != null ? iouNow : 0;
+            Double score = scoreAt >= 0 ? (Double) SizedSteps.doubles(in.get(scoreAt), types[scoreAt], 1)[0] : scoreNow;
+            Limits limits = Limits.of(max, iou, score, problem -> new IllegalArgumentException(name + ": " + problem));
+            if (dims.get(1)[0] != b || dims.get(1)[2] != boxesNow) {
+                throw new IllegalArgumentException(name + ": scores " + java.util.Arrays.toString(dims.get(1)) + " do not match boxes "
+                        + java.util.Arrays.toString(dims.get(0)) + " in this run");
+            }
+            List<Selected> sel = select(SizedSteps.doubles(in.get(0), boxType, b * boxesNow * 4), SizedSteps.doubles(in.get(1), scoreType, b * classesNow * boxesNow),
+                    b, classesNow, boxesNow, centerPoint, limits);
+            SizedSteps.writeLongs(out, rows(sel), 3 * sel.size());
+            return sel.size();
+        }, inputs.toArray(Tensor[]::new));
+    }
+
+    /** The selections as {@code [count, 3]} int64 rows. */
+    private static long[] rows(List<Selected> out) {
         long[] v = new long[3 * out.size()];
         for (int k = 0; k < out.size(); k++) {
             v[3 * k] = out.get(k).batch();
             v[3 * k + 1] = out.get(k).cls();
             v[3 * k + 2] = out.get(k).box();
         }
-        return OnnxOps.one(c.constant(DType.I64, v, out.size(), 3));
+        return v;
+    }
+
+    /**
+     * The limits of one selection, checked: read while the graph is built (an error is the model's, {@code bad} an
+     * {@link OnnxFormatException}) or when the plan runs (an error names the node).
+     */
+    record Limits(long maxPerClass, double iouThreshold, Double scoreThreshold) {
+        static Limits of(long maxPerClass, double iouThreshold, Double scoreThreshold, java.util.function.Function<String, RuntimeException> bad) {
+            if (maxPerClass < 0) throw bad.apply("max_output_boxes_per_class must be at least 0, got " + maxPerClass);
+            if (!(iouThreshold >= 0 && iouThreshold <= 1)) throw bad.apply("iou_threshold must lie in [0, 1], got " + iouThreshold);
+            if (scoreThreshold != null && Double.isNaN(scoreThreshold)) throw bad.apply("score_threshold is NaN");
+            return new Limits(maxPerClass, iouThreshold, scoreThreshold);
+        }
     }
 
     private static boolean given(OpContext c, int i) { return c.has(i) && c.in(i).numel() > 0; }
 
+    /**
+     * Where limit input {@code i} is given and not a constant, adds it to the step's {@code inputs} and returns its index
+     * there (it is read when the plan runs); else -1.
+     */
+    private static int runTimeInput(OpContext c, int i, List<Tensor> inputs) {
+        if (!given(c, i) || c.isConstant(i)) return -1;
+        if (c.in(i).numel() != 1) throw c.bad("input " + i + " must hold one value, it has shape " + c.in(i).shape());
+        inputs.add(c.in(i));
+        return inputs.size() - 1;
+    }
+
     /** The selections for boxes {@code [batches, n, 4]} and scores {@code [batches, classes, n]} (C order values). */
-    static List<Selected> select(double[] boxes, double[] scores, int batches, int classes, int n, boolean centerPoint, long maxPerClass,
-                                 double iouThreshold, Double scoreThreshold) {
+    static List<Selected> select(double[] boxes, double[] scores, int batches, int classes, int n, boolean centerPoint, Limits limits) {
+        long maxPerClass = limits.maxPerClass();
+        double iouThreshold = limits.iouThreshold();
+        Double scoreThreshold = limits.scoreThreshold();
         List<Selected> out = new ArrayList<>();
         if (maxPerClass == 0) return out;
         for (int b = 0; b < batches; b++) {

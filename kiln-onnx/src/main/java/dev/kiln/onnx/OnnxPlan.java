@@ -24,8 +24,11 @@ import java.util.Set;
  * An ONNX model prepared once as one {@link ExecutionPlan} that serves every size of its symbolic input
  * dimensions up to their maxima ({@link OnnxModel#prepare}). Each symbolic dimension name is a {@link Variable};
  * the plan's input buffers are laid out at the maximum sizes, and {@link #bind} copies the given inputs into them
- * and sets the variables from their shapes. The plan, and with it every buffer, is freed by {@link #close()}; it may
- * read the model's external data in place, so close it before the {@link OnnxModel}.
+ * and sets the variables from their shapes. Sizes that the data decides (NonZero's count, the boxes NonMaxSuppression
+ * keeps) are variables too, bound by the plan's own steps while it runs (see {@link DataDependentOps}), so one plan
+ * serves every count and {@link #outputs()} gives each output at the extent of that run. The plan, and with it every
+ * buffer, is freed by {@link #close()}; it may read the model's external data in place, so close it before the
+ * {@link OnnxModel}.
  */
 public final class OnnxPlan implements AutoCloseable {
     private final OnnxModel model;
@@ -147,7 +150,10 @@ public final class OnnxPlan implements AutoCloseable {
         return outputs();
     }
 
-    /** The dims of output {@code k} at the sizes of the last {@link #bind}. */
+    /**
+     * The dims of output {@code k} at the sizes of the last {@link #bind}; an extent decided by the data (the rows NonZero
+     * or NonMaxSuppression selected) at its value in the last run.
+     */
     public int[] outputDims(int k) {
         if (bound == null) throw new IllegalStateException("outputDims: no inputs bound yet");
         if (k < 0 || k >= outputs.size()) {
@@ -156,7 +162,13 @@ public final class OnnxPlan implements AutoCloseable {
         }
         Shape s = outputs.get(k).shape();
         int[] d = s.toArray();
-        for (int a = 0; a < d.length; a++) if (s.variable(a) != null) d[a] = Math.toIntExact(bound.get(s.variable(a).name()));
+        for (int a = 0; a < d.length; a++) {
+            Variable v = s.variable(a);
+            if (v == null) continue;
+            // an input's dimension as bound; a data-dependent size (NonZero's count) as the plan's step produced it this run
+            Long given = bound.get(v.name());
+            d[a] = Math.toIntExact(given != null ? given : plan.variableValue(plan.variables().indexOf(v)));
+        }
         return d;
     }
 

@@ -36,17 +36,22 @@ final class ShapeOps {
             int start = c.opset >= 15 ? clampAxis(c.a.i("start", 0), r) : 0;
             int end = c.opset >= 15 && c.a.has("end") ? clampAxis(c.a.i("end", r), r) : r;
             long[] v = new long[Math.max(0, end - start)];
+            Tensor[] sizes = new Tensor[v.length];
+            boolean symbolic = false;
             for (int k = 0; k < v.length; k++) {
-                Variable sym = c.in(0).shape().variable(start + k);
-                if (sym != null) throw c.bad("axis " + (start + k) + " of input shape " + c.in(0).shape() + " is the symbolic dimension '"
-                        + sym.name() + "', whose size is known only when the plan runs; prepare the model with concrete sizes");
                 v[k] = d[start + k];
+                sizes[k] = size(c, start + k);
+                symbolic |= c.in(0).shape().variable(start + k) != null;
             }
-            return one(c.constant(DType.I64, v, v.length));
+            // a symbolic size (a prepared plan's input dim, a data-dependent count) is known when the plan runs: a value of
+            // the graph then, not a constant (the builder does not fold it), which an operator needing values refuses
+            return one(symbolic ? Tensor.stack(0, sizes) : c.constant(DType.I64, v, v.length));
         }, null);
         add("Size", 1, OnnxOps.Kind.SHAPE_ONLY, c -> {
-            if (c.in(0).shape().isSymbolic()) throw c.bad("input shape " + c.in(0).shape() + " is symbolic; its size is known only when the plan runs");
-            return one(c.scalarOf(c.in(0).numel(), DType.I64));
+            if (!c.in(0).shape().isSymbolic()) return one(c.scalarOf(c.in(0).numel(), DType.I64));
+            Tensor n = c.scalarOf(1, DType.I64);
+            for (int a = 0; a < c.in(0).ndim(); a++) n = n.mul(size(c, a));
+            return one(n);
         }, null);
         add("EyeLike", 9, OnnxOps.Kind.SHAPE_ONLY, c -> {
             Tensor x = c.in(0);
@@ -241,6 +246,12 @@ final class ShapeOps {
 
     /** The scatter reduction: an attribute from opset 16 (mul from 16, max and min from 18), replacement before. */
     private static String reduction(OpContext c) { return c.opset >= 16 ? c.a.s("reduction", "none") : "none"; }
+
+    /** The size of axis {@code a} of input 0 as an int64 scalar: a constant, or the axis's variable when it is symbolic. */
+    private static Tensor size(OpContext c, int a) {
+        Variable v = c.in(0).shape().variable(a);
+        return v == null ? c.scalarOf(c.in(0).dim(a), DType.I64) : Tensor.variable(v).to(c.device);
+    }
 
     private static int clampAxis(long a, int r) {
         long v = a < 0 ? a + r : a;

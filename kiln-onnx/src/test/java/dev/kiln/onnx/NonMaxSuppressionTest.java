@@ -105,12 +105,33 @@ class NonMaxSuppressionTest {
         }
     }
 
+    /**
+     * Boxes of a symbolic count in one prepared plan: the selection reads each run's boxes at their count (never the rows
+     * past it, which hold the last longer run's boxes here), against the reference.
+     */
     @Test
-    void aPreparedPlanRefusesBoxesKnownOnlyWhenItRuns() {
-        // the selection is read while the graph is built; a plan's input buffers have no values then (it must not bake in zeros)
-        OnnxModel m = nms(1, 1, 2, 0, 5, 0.5f, null);
-        assertThatThrownBy(() -> m.prepare(dev.kiln.runtime.DeviceRegistry.get("CPU"), Map.of())).isInstanceOf(UnsupportedOnnxOpException.class)
-                .hasMessageContaining("NonMaxSuppression").hasMessageContaining("'boxes'").hasMessageContaining("prepared plan");
+    void aPreparedPlanSelectsAmongEachRunsBoxes() {
+        var g = GraphProto.newBuilder().addInput(OnnxPlanTest.value("boxes", 1, "n", 4)).addInput(OnnxPlanTest.value("scores", 1, 2, "n"))
+                .addOutput(anyShape("sel", 7))
+                .addInitializer(TensorProto.newBuilder().setName("max").setDataType(7).addInt64Data(2))
+                .addInitializer(TensorProto.newBuilder().setName("iou").setDataType(1).addFloatData(0.4f))
+                .addNode(node("NonMaxSuppression", List.of("boxes", "scores", "max", "iou"), List.of("sel")));
+        OnnxModel m = load(dir, model(11, g));
+        Random rnd = new Random(3);
+        for (String device : List.of("INTERP", "CPU")) {
+            try (OnnxPlan plan = m.prepare(dev.kiln.runtime.DeviceRegistry.get(device), Map.of("n", 8))) {
+                for (int n : new int[] {8, 3, 5, 1}) {
+                    float[] boxes = new float[n * 4], scores = new float[2 * n];
+                    for (int k = 0; k < n; k++) System.arraycopy(new float[] {k * 0.5f, 0, k * 0.5f + 1, 1}, 0, boxes, 4 * k, 4);
+                    for (int k = 0; k < scores.length; k++) scores[k] = rnd.nextFloat();
+                    List<long[]> want = reference(boxes, scores, 1, 2, n, false, 2, 0.4, null);
+                    Tensor sel = plan.run(Map.of("boxes", Tensor.of(boxes, 1, n, 4), "scores", Tensor.of(scores, 1, 2, n))).getFirst();
+                    assertThat(sel.dims()).as("%d boxes on %s", n, device).containsExactly(want.size(), 3);
+                    long[] got = sel.toLongArray();
+                    for (int k = 0; k < want.size(); k++) assertThat(new long[] {got[3 * k], got[3 * k + 1], got[3 * k + 2]}).containsExactly(want.get(k));
+                }
+            }
+        }
     }
 
     @Test

@@ -136,7 +136,24 @@ class OnnxPlanTest {
                 .addNode(node("Shape", List.of("x"), List.of("s")))
                 .addNode(node("Reshape", List.of("x", "s"), List.of("y"))));
         OnnxModel m = OnnxModel.fromProto(p, "test");
-        assertThatThrownBy(() -> m.prepare(DeviceRegistry.get("INTERP"), Map.of("N", 4))).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("Shape node 'shape_s'").hasMessageContaining("symbolic dimension 'N'");
+        // Shape of a symbolic size is a value the plan computes when it runs; the Reshape that needs it now is refused
+        assertThatThrownBy(() -> m.prepare(DeviceRegistry.get("INTERP"), Map.of("N", 4))).isInstanceOf(UnsupportedOnnxOpException.class)
+                .hasMessageContaining("Reshape").hasMessageContaining("'reshape_y'").hasMessageContaining("needs the values of 's'");
+    }
+
+    /** Shape and Size of a symbolic input are values the plan computes when it runs, at each run's size. */
+    @Test
+    void shapeAndSizeOfASymbolicInputFollowEachRun() {
+        ModelProto p = model(GraphProto.newBuilder().addInput(value("x", "N", 4)).addOutput(OnnxTestModels.anyShape("s", 7))
+                .addOutput(OnnxTestModels.anyShape("n", 7))
+                .addNode(node("Shape", List.of("x"), List.of("s")))
+                .addNode(node("Size", List.of("x"), List.of("n"))));
+        try (OnnxModel m = OnnxModel.fromProto(p, "test"); OnnxPlan plan = m.prepare(DeviceRegistry.get("CPU"), Map.of("N", 6))) {
+            for (int n : new int[] {3, 6, 1}) {
+                List<Tensor> out = plan.run(Map.of("x", Tensor.zeros(n, 4)));
+                assertThat(out.get(0).toLongArray()).containsExactly(n, 4);
+                assertThat(out.get(1).toLongArray()).containsExactly(4L * n);
+            }
+        }
     }
 }

@@ -53,4 +53,33 @@ class TorchExportsTest {
             }
         }
     }
+
+    /**
+     * The detector head in one prepared plan, run on its four data sets in turn: NonMaxSuppression selects when the plan
+     * runs (5, 5, 0 and 3 boxes), and the gathers of the kept boxes and scores follow each run's count.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void detectorHeadRunsInAPreparedPlan(String device) throws Exception {
+        var unavailable = DeviceRegistry.providers().get(device).unavailableReason();
+        Assumptions.assumeTrue(unavailable.isEmpty(), () -> device + " unavailable: " + unavailable.orElse(""));
+        var d = DeviceRegistry.get(device);
+        Path dir = Path.of(TorchExportsTest.class.getResource("/torch/nms_head/model.onnx").toURI()).getParent();
+        long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
+        List<Integer> counts = new java.util.ArrayList<>();
+        try (OnnxModel model = OnnxModel.load(dir.resolve("model.onnx")); OnnxPlan plan = model.prepare(d, Map.of())) {
+            for (int set = 0; set < 4; set++) {
+                Path data = dir.resolve("test_data_set_" + set);
+                List<Tensor> out = plan.run(Map.of("features", TensorProtos.read(data.resolve("input_0.pb")).to(d).realize()));
+                for (int k = 0; k < 3; k++) {
+                    Tensor want = TensorProtos.read(data.resolve("output_" + k + ".pb"));
+                    assertThat(out.get(k).dims()).as("set %d output %d", set, k).containsExactly(want.dims());
+                    assertThat(out.get(k).toDoubleArray()).as("set %d output %d", set, k).containsExactly(want.toDoubleArray(), within(1e-5));
+                }
+                counts.add(out.getFirst().dims()[0]);
+            }
+        }
+        assertThat(counts).containsExactly(5, 5, 0, 3);
+        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plan's memory is freed").isEqualTo(baseline);
+    }
 }

@@ -112,6 +112,30 @@ class WhileLoopTest {
         check(model.run(inputs(device, 5, null, null)), expected(5, Long.MAX_VALUE, true)); // one: 6 is not below 5
     }
 
+    /**
+     * M a constant (20) and the condition computed by the body: one prepared plan lays the scan outputs out at M rows and
+     * gives each run the rows of the iterations that ran (6, 1, all 20), the plan binding their length as it runs.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void earlyExitScanOutputsInAPreparedPlan(String device) {
+        assumeAvailable(device);
+        var d = DeviceRegistry.get(device);
+        ModelProto proto = doubling(true, false);
+        GraphProto.Builder g = proto.getGraph().toBuilder();
+        for (int i = 0; i < g.getInputCount(); i++) if (g.getInput(i).getName().equals("m")) g.removeInput(i);
+        g.addInitializer(TensorProto.newBuilder().setName("m").setDataType(INT64).addInt64Data(20));
+        OnnxModel model = OnnxModel.fromProto(proto.toBuilder().setGraph(g).build(), "while.onnx");
+        long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
+        try (OnnxPlan plan = model.prepare(d, Map.of())) {
+            for (float limit : new float[] {100, 5, 1e9f, 100}) {
+                List<Tensor> out = plan.run(inputs(device, limit, null, null));
+                check(out, expected(limit, 20, true));
+            }
+        }
+        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plan's memory is freed").isEqualTo(baseline);
+    }
+
     /** M and the condition both given, from the model's inputs: whichever ends the loop first; M = 0 and a false condition run nothing. */
     @ParameterizedTest
     @ValueSource(strings = {"INTERP", "CPU"})

@@ -129,6 +129,18 @@ public final class Tensor {
     public static Tensor fromSegment(MemorySegment data, DType dtype, int... shape) { return Creation.fromSegment(data, dtype, shape); }
 
     /**
+     * A realised tensor of {@code dtype} and {@code shape} on the default device whose elements {@code writer} stores:
+     * it is given the tensor's dense C-order storage in host memory, zero-filled, and writes native-order elements
+     * there (nothing is copied on a host device; a device with its own memory gets a copy afterwards). For values
+     * computed in bulk, such as weights folded while a graph is built, without an intermediate array.
+     *
+     * @throws dev.kiln.runtime.MemoryBudgetException if the tensor exceeds the memory budget
+     */
+    public static Tensor fromWriter(DType dtype, int[] shape, java.util.function.Consumer<MemorySegment> writer) {
+        return Creation.fromWriter(dtype, shape, writer);
+    }
+
+    /**
      * A realised constant tensor on the default device whose storage is {@code data} itself, not a copy: for
      * weights in memory that the caller owns, such as a memory-mapped file. Its first {@code dtype.byteSize(numel)}
      * bytes are read as dense C-order elements in native byte order and never written: the tensor is a

@@ -28,7 +28,7 @@ final class GraphBuilder {
      * take seconds and most of the heap over a value of 10^8 elements that small constants describe (OneHot, Expand,
      * ConstantOfShape, ...), and no operator needs a value that large at build time.
      */
-    private static final long FOLD_OUTPUT_LIMIT = 1 << 22;
+    static final long FOLD_OUTPUT_LIMIT = 1 << 22;
 
     private final OnnxGraph model;
     private final Device device;
@@ -182,10 +182,10 @@ final class GraphBuilder {
             if (spec.kind() == OnnxOps.Kind.SHAPE_ONLY) break;
             if (!constants.contains(i) || values.get(i).numel() > FOLD_LIMIT) fold = false;
         }
-        List<Tensor> outs = apply(n, spec, fold ? DeviceRegistry.get("INTERP") : device);
+        List<Tensor> outs = apply(n, spec, fold ? DeviceRegistry.get("INTERP") : device, fold);
         if (fold && outs.stream().anyMatch(t -> t != null && t.numel() > FOLD_OUTPUT_LIMIT)) {
             fold = false;
-            outs = apply(n, spec, device);
+            outs = apply(n, spec, device, false);
         }
         outputs(n, outs, fold);
     }
@@ -218,7 +218,7 @@ final class GraphBuilder {
         long opset = model.opsetFor(n.domain());
         List<OnnxValue> outs;
         try {
-            outs = Tensor.withOpName(n.opType() + " node '" + n.label() + "'", () -> spec.host().apply(new OpContext(n, opset, device, ins, this)));
+            outs = Tensor.withOpName(n.opType() + " node '" + n.label() + "'", () -> spec.host().apply(new OpContext(n, opset, device, ins, this, false)));
         } catch (UnsupportedOnnxOpException | OnnxFormatException | LoopLimitException e) {
             throw e; // a loop run while the graph is built that would not end names its node already
         } catch (UnsupportedOperationException e) {
@@ -247,15 +247,18 @@ final class GraphBuilder {
         }
     }
 
-    /** The outputs of {@code n} on {@code d} (not realized), within the budget. */
-    private List<Tensor> apply(Node n, OnnxOps.Spec spec, Device d) {
+    /**
+     * The outputs of {@code n} on {@code d} (not realized, unless the operator computes a folded output at once),
+     * within the budget; {@code fold} when they are folded into constants.
+     */
+    private List<Tensor> apply(Node n, OnnxOps.Spec spec, Device d, boolean fold) {
         List<Tensor> ins = new ArrayList<>();
         for (String i : n.inputs()) ins.add(i.isEmpty() ? null : on(i, d));
         long opset = model.opsetFor(n.domain());
         List<Tensor> outs;
         try {
             // the node names the index checks its gathers and scatters carry into the graph (they fail when it runs)
-            outs = Tensor.withOpName(n.opType() + " node '" + n.label() + "'", () -> spec.impl().apply(new OpContext(n, opset, d, ins, this)));
+            outs = Tensor.withOpName(n.opType() + " node '" + n.label() + "'", () -> spec.impl().apply(new OpContext(n, opset, d, ins, this, fold)));
             checkBudget(outs);
         } catch (UnsupportedOnnxOpException | OnnxFormatException e) {
             throw e; // already names what is wrong, and callers tell them apart by type

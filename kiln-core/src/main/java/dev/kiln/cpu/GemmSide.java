@@ -205,9 +205,21 @@ final class GemmSide {
         return new long[] {mn, mx};
     }
 
-    static long min(long[] t) { return Arrays.stream(t).min().orElseThrow(); }
+    // plain loops, not streams: these run at every plan's link, mostly before the JIT has compiled anything, where a
+    // LongStream's pipeline classes cost more than the tables they scan
+    static long min(long[] t) {
+        if (t.length == 0) throw new java.util.NoSuchElementException("min of an empty table");
+        long m = t[0];
+        for (long x : t) m = Math.min(m, x);
+        return m;
+    }
 
-    static long max(long[] t) { return Arrays.stream(t).max().orElseThrow(); }
+    static long max(long[] t) {
+        if (t.length == 0) throw new java.util.NoSuchElementException("max of an empty table");
+        long m = t[0];
+        for (long x : t) m = Math.max(m, x);
+        return m;
+    }
 
     /** Throws when a valid element lies outside {@code seg} (a float buffer). */
     void checkBounds(MemorySegment seg, String what) {

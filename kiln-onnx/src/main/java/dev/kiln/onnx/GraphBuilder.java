@@ -39,6 +39,8 @@ final class GraphBuilder {
      * the tensor path then only checks that this map is empty.
      */
     private final Map<String, OnnxValue> hosts = new HashMap<>();
+    /** The Conv weights the batch-norm fold may scale in place ({@link ConvBatchNormFolding#weightsScaledInPlace}). */
+    private Set<String> scaledInPlace = Set.of();
     /** Constants already copied to a device, by name and device. */
     private final Map<String, Tensor> placed = new HashMap<>();
     /**
@@ -114,6 +116,8 @@ final class GraphBuilder {
             constants.remove(name); // a graph input overrides an initializer of the same name
         });
         Map<Integer, Node> folds = ConvBatchNormFolding.pairs(model.nodes(), model.outputs(), model.opsetFor(""));
+        // (an outer constant or a graph input could shadow a ConstantOfShape's name only in an invalid graph: the validator refuses it)
+        scaledInPlace = ConvBatchNormFolding.weightsScaledInPlace(model.nodes(), model.outputs(), folds);
         Set<Integer> folded = new HashSet<>();
         for (Node n : model.nodes()) {
             if (folded.contains(n.index())) continue;
@@ -152,7 +156,7 @@ final class GraphBuilder {
         List<String> in = conv.inputs(), p = bn.inputs();
         Tensor b = in.size() > 2 && !in.get(2).isEmpty() ? values.get(in.get(2)) : null;
         Tensor[] wb = ConvBatchNormFolding.fold(values.get(in.get(1)), b, values.get(p.get(1)), values.get(p.get(2)), values.get(p.get(3)),
-                values.get(p.get(4)), bn.attrs().f("epsilon", 1e-5));
+                values.get(p.get(4)), bn.attrs().f("epsilon", 1e-5), scaledInPlace.contains(in.get(1)));
         if (wb == null) return null;
         // names no ONNX value can have (they are not valid identifiers of a file's graph, and are never looked up by one)
         String weights = "\0kiln:folded_weights:" + bn.outputs().getFirst(), bias = "\0kiln:folded_bias:" + bn.outputs().getFirst();

@@ -128,6 +128,11 @@ final class Creation {
         return Tensor.overBuffer(b, s, d);
     }
 
+    /**
+     * For values computed in bulk (weights folded while a graph is built) without an intermediate array: {@code writer}
+     * stores native-order elements into the new buffer's host memory; nothing is copied on a host device. Allocation
+     * checks the memory budget like any other.
+     */
     static Tensor fromWriter(DType dtype, int[] shape, java.util.function.Consumer<MemorySegment> writer) {
         Tensor.checkComputable("fromWriter", dtype);
         Shape s = Shape.of(shape);

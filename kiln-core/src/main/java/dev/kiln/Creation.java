@@ -124,7 +124,19 @@ final class Creation {
         Device d = Tensor.defaultDevice();
         Buffer b = d.allocate(dtype, s.numel());
         dev.kiln.runtime.Transfers.copyFromHost(data, d, b.segment(), bytes);
-        return new Tensor(b, s, d).reshapeTo(s);
+        // realised over its buffer: realising an unrealised reshape of it would run a plan that copies it again
+        return Tensor.overBuffer(b, s, d);
+    }
+
+    /**
+     * For values computed in bulk (weights folded while a graph is built) without an intermediate array: {@code writer}
+     * stores native-order elements into the new buffer's host memory; nothing is copied on a host device. Allocation
+     * checks the memory budget like any other.
+     */
+    static Tensor fromWriter(DType dtype, int[] shape, java.util.function.Consumer<MemorySegment> writer) {
+        Tensor.checkComputable("fromWriter", dtype);
+        Shape s = Shape.of(shape);
+        return fillBulk(dtype, Math.toIntExact(s.numel()), s, writer);
     }
 
     static Tensor wrapConstant(MemorySegment data, DType dtype, int... shape) {
@@ -229,7 +241,8 @@ final class Creation {
         MemorySegment host = b.isHostMemory() ? b.segment() : Buffer.allocateOffHeap("host", dtype, count).segment();
         write.accept(host);
         if (!b.isHostMemory()) dev.kiln.runtime.Transfers.copyFromHost(host, d, b.segment(), dtype.byteSize(count));
-        return new Tensor(b, shape, d).reshapeTo(shape);
+        return Tensor.overBuffer(b, shape, d); // realised: see fromSegment
+
     }
 
     private static Shape shapeFor(String op, int length, int[] shape) {

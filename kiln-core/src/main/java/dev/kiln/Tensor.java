@@ -128,6 +128,9 @@ public final class Tensor {
      */
     public static Tensor fromSegment(MemorySegment data, DType dtype, int... shape) { return Creation.fromSegment(data, dtype, shape); }
 
+    /** A realised tensor on the default device whose zero-filled C-order host storage {@code writer} fills (copied once to a device with its own memory). */
+    public static Tensor fromWriter(DType dtype, int[] shape, java.util.function.Consumer<MemorySegment> writer) { return Creation.fromWriter(dtype, shape, writer); }
+
     /**
      * A realised constant tensor on the default device whose storage is {@code data} itself, not a copy: for
      * weights in memory that the caller owns, such as a memory-mapped file. Its first {@code dtype.byteSize(numel)}
@@ -154,11 +157,8 @@ public final class Tensor {
     public static Tensor full(Number value, DType dtype, int... shape) { return Creation.full(value, dtype, shape); }
 
     public static Tensor zeros(int... shape) { return full(0.0, DType.F32, shape); }
-
     public static Tensor zeros(DType dtype, int... shape) { return full(0, dtype, shape); }
-
     public static Tensor ones(int... shape) { return full(1.0, DType.F32, shape); }
-
     public static Tensor ones(DType dtype, int... shape) { return full(1, dtype, shape); }
 
     /** A tensor like this one (shape, dtype, device) filled with {@code value}. */

@@ -205,9 +205,21 @@ final class GemmSide {
         return new long[] {mn, mx};
     }
 
-    static long min(long[] t) { return Arrays.stream(t).min().orElseThrow(); }
+    // plain loops, not streams: these run at every plan's link, mostly before the JIT has compiled anything, where a
+    // LongStream's pipeline classes cost more than the tables they scan
+    static long min(long[] t) {
+        if (t.length == 0) throw new java.util.NoSuchElementException("min of an empty table");
+        long m = t[0];
+        for (long x : t) m = Math.min(m, x);
+        return m;
+    }
 
-    static long max(long[] t) { return Arrays.stream(t).max().orElseThrow(); }
+    static long max(long[] t) {
+        if (t.length == 0) throw new java.util.NoSuchElementException("max of an empty table");
+        long m = t[0];
+        for (long x : t) m = Math.max(m, x);
+        return m;
+    }
 
     /** Whether every row's elements follow one another in memory, ungated: A's rows along K, each one dot product's operand. */
     boolean rowsContiguous() { return nGates == 0 && (cols <= 1 || runStride == 1 && runLen >= cols); }

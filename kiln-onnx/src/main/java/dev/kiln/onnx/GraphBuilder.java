@@ -28,7 +28,7 @@ final class GraphBuilder {
      * take seconds and most of the heap over a value of 10^8 elements that small constants describe (OneHot, Expand,
      * ConstantOfShape, ...), and no operator needs a value that large at build time.
      */
-    private static final long FOLD_OUTPUT_LIMIT = 1 << 22;
+    static final long FOLD_OUTPUT_LIMIT = 1 << 22;
 
     private final OnnxGraph model;
     private final Device device;
@@ -39,6 +39,8 @@ final class GraphBuilder {
      * the tensor path then only checks that this map is empty.
      */
     private final Map<String, OnnxValue> hosts = new HashMap<>();
+    /** The Conv weights the batch-norm fold may scale in place ({@link ConvBatchNormFolding#weightsScaledInPlace}). */
+    private Set<String> scaledInPlace = Set.of();
     /** Constants already copied to a device, by name and device. */
     private final Map<String, Tensor> placed = new HashMap<>();
     /**
@@ -114,6 +116,8 @@ final class GraphBuilder {
             constants.remove(name); // a graph input overrides an initializer of the same name
         });
         Map<Integer, Node> folds = ConvBatchNormFolding.pairs(model.nodes(), model.outputs(), model.opsetFor(""));
+        // (an outer constant or a graph input could shadow a ConstantOfShape's name only in an invalid graph: the validator refuses it)
+        scaledInPlace = ConvBatchNormFolding.weightsScaledInPlace(model.nodes(), model.outputs(), folds);
         Set<Integer> folded = new HashSet<>();
         for (Node n : model.nodes()) {
             if (folded.contains(n.index())) continue;
@@ -152,7 +156,7 @@ final class GraphBuilder {
         List<String> in = conv.inputs(), p = bn.inputs();
         Tensor b = in.size() > 2 && !in.get(2).isEmpty() ? values.get(in.get(2)) : null;
         Tensor[] wb = ConvBatchNormFolding.fold(values.get(in.get(1)), b, values.get(p.get(1)), values.get(p.get(2)), values.get(p.get(3)),
-                values.get(p.get(4)), bn.attrs().f("epsilon", 1e-5));
+                values.get(p.get(4)), bn.attrs().f("epsilon", 1e-5), scaledInPlace.contains(in.get(1)));
         if (wb == null) return null;
         // names no ONNX value can have (they are not valid identifiers of a file's graph, and are never looked up by one)
         String weights = "\0kiln:folded_weights:" + bn.outputs().getFirst(), bias = "\0kiln:folded_bias:" + bn.outputs().getFirst();
@@ -187,10 +191,10 @@ final class GraphBuilder {
             }
             if (!constants.contains(i) || values.get(i).numel() > FOLD_LIMIT) fold = false;
         }
-        List<Tensor> outs = apply(n, spec, fold ? DeviceRegistry.get("INTERP") : device);
+        List<Tensor> outs = apply(n, spec, fold ? DeviceRegistry.get("INTERP") : device, fold);
         if (fold && outs.stream().anyMatch(t -> t != null && t.numel() > FOLD_OUTPUT_LIMIT)) {
             fold = false;
-            outs = apply(n, spec, device);
+            outs = apply(n, spec, device, false);
         }
         outputs(n, outs, fold);
     }
@@ -223,7 +227,7 @@ final class GraphBuilder {
         long opset = model.opsetFor(n.domain());
         List<OnnxValue> outs;
         try {
-            outs = Tensor.withOpName(n.opType() + " node '" + n.label() + "'", () -> spec.host().apply(new OpContext(n, opset, device, ins, this)));
+            outs = Tensor.withOpName(n.opType() + " node '" + n.label() + "'", () -> spec.host().apply(new OpContext(n, opset, device, ins, this, false)));
         } catch (UnsupportedOnnxOpException | OnnxFormatException | LoopLimitException e) {
             throw e; // a loop run while the graph is built that would not end names its node already
         } catch (UnsupportedOperationException e) {
@@ -252,15 +256,18 @@ final class GraphBuilder {
         }
     }
 
-    /** The outputs of {@code n} on {@code d} (not realized), within the budget. */
-    private List<Tensor> apply(Node n, OnnxOps.Spec spec, Device d) {
+    /**
+     * The outputs of {@code n} on {@code d} (not realized, unless the operator computes a folded output at once),
+     * within the budget; {@code fold} when they are folded into constants.
+     */
+    private List<Tensor> apply(Node n, OnnxOps.Spec spec, Device d, boolean fold) {
         List<Tensor> ins = new ArrayList<>();
         for (String i : n.inputs()) ins.add(i.isEmpty() ? null : on(i, d));
         long opset = model.opsetFor(n.domain());
         List<Tensor> outs;
         try {
             // the node names the index checks its gathers and scatters carry into the graph (they fail when it runs)
-            outs = Tensor.withOpName(n.opType() + " node '" + n.label() + "'", () -> spec.impl().apply(new OpContext(n, opset, d, ins, this)));
+            outs = Tensor.withOpName(n.opType() + " node '" + n.label() + "'", () -> spec.impl().apply(new OpContext(n, opset, d, ins, this, fold)));
             checkBudget(outs);
         } catch (UnsupportedOnnxOpException | OnnxFormatException e) {
             throw e; // already names what is wrong, and callers tell them apart by type

@@ -19,14 +19,20 @@ final class OpContext {
     final Attrs a;
     private final List<Tensor> inputs;
     private final GraphBuilder builder;
+    /**
+     * Whether the node's outputs are folded: computed now and kept as constants (its inputs are small constants), so
+     * an operator may compute them directly instead of as a lazy graph the INTERP device then evaluates.
+     */
+    final boolean folding;
 
-    OpContext(Node node, long opset, Device device, List<Tensor> inputs, GraphBuilder builder) {
+    OpContext(Node node, long opset, Device device, List<Tensor> inputs, GraphBuilder builder, boolean folding) {
         this.node = node;
         this.opset = opset;
         this.device = device;
         this.a = node.attrs();
         this.inputs = inputs;
         this.builder = builder;
+        this.folding = folding;
     }
 
     /** The number of inputs the node lists (omitted optional ones included). */

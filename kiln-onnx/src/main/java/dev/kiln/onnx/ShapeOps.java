@@ -28,6 +28,11 @@ final class ShapeOps {
             int[] shape = c.has(0) ? c.ints(0) : new int[0];
             // expand would take -1 as "keep this axis" and name itself in the error: a negative size is the model's
             for (int s : shape) if (s < 0) throw c.bad("shape " + Arrays.toString(shape) + " has a negative dimension " + s);
+            long numel = 1;
+            for (int s : shape) numel = Math.multiplyExact(numel, s);
+            // folded (a constant shape, as models that build their weights this way have): filled now, in bulk; the builder
+            // builds a larger one again lazily, on the run device
+            if (c.folding && v.numel() == 1 && numel <= GraphBuilder.FOLD_OUTPUT_LIMIT) return one(ConstantFill.of(v, shape));
             return one(c.here(v.reshape()).expand(shape).contiguous());
         });
         add("Shape", 1, OnnxOps.Kind.SHAPE_ONLY, c -> {

@@ -117,4 +117,54 @@ class ConvBatchNormFoldingTest {
             }
         }
     }
+    /**
+     * Weights a ConstantOfShape makes are scaled in place (ResNet-50 light's 100 MB need no second copy), and only
+     * when nothing else reads them: a second Conv over the same weights, or the model's next run (which builds them
+     * again), sees the weights as the file defines them.
+     */
+    @Test
+    void weightsAConstantOfShapeMakesFoldInPlaceOnlyWhenTheConvAloneReadsThem() {
+        float fill = 0.25f;
+        for (boolean shared : new boolean[] {false, true}) {
+            GraphProto.Builder g = GraphProto.newBuilder().setName("g")
+                    .addInitializer(onnx.Onnx.TensorProto.newBuilder().setName("shape").setDataType(onnx.Onnx.TensorProto.DataType.INT64_VALUE)
+                            .addDims(4).addInt64Data(CO).addInt64Data(CI).addInt64Data(K).addInt64Data(K).build())
+                    .addInput(value("x", 1, CI, H, H)).addOutput(value("y", 1, CO, H, H))
+                    .addNode(node("ConstantOfShape", List.of("shape"), List.of("W"), AttributeProto.newBuilder().setName("value")
+                            .setType(AttributeProto.AttributeType.TENSOR).setT(floats("", new int[] {1}, fill)).build()))
+                    .addNode(node("Conv", List.of("x", "W"), List.of("c"), ints("pads", 1, 1, 1, 1)))
+                    .addNode(node("BatchNormalization", List.of("c", "s", "t", "m", "v"), List.of("y"),
+                            AttributeProto.newBuilder().setName("epsilon").setType(AttributeProto.AttributeType.FLOAT).setF(EPS).build()));
+            float[][] params = {SCALE, SHIFT, MEAN, VAR};
+            String[] names = {"s", "t", "m", "v"};
+            for (int k = 0; k < 4; k++) g.addInitializer(floats(names[k], new int[] {CO}, params[k]));
+            if (shared) g.addNode(node("Conv", List.of("x", "W"), List.of("z"), ints("pads", 1, 1, 1, 1))).addOutput(value("z", 1, CO, H, H));
+            OnnxModel m = OnnxModel.fromProto(OnnxPlanTest.model(g), "test");
+            float[] x = OnnxPlanTest.data(CI * H * H, 4);
+            for (int run = 0; run < 2; run++) {
+                List<Tensor> out = m.run(Map.of("x", Tensor.of(x, 1, CI, H, H)));
+                float[] y = out.getFirst().toFloatArray();
+                float[] z = shared ? out.get(1).toFloatArray() : null;
+                for (int co = 0; co < CO; co++) {
+                    for (int i = 0; i < H; i++) {
+                        for (int j = 0; j < H; j++) {
+                            double acc = 0;
+                            for (int ci = 0; ci < CI; ci++) {
+                                for (int a = 0; a < K; a++) {
+                                    for (int b = 0; b < K; b++) {
+                                        int r = i + a - 1, c = j + b - 1;
+                                        if (r >= 0 && r < H && c >= 0 && c < H) acc += (double) x[(ci * H + r) * H + c] * fill;
+                                    }
+                                }
+                            }
+                            int at = (co * H + i) * H + j;
+                            double want = (acc - MEAN[co]) / Math.sqrt(VAR[co] + (double) EPS) * SCALE[co] + SHIFT[co];
+                            assertThat((double) y[at]).as("shared %s, run %d, y[%d]", shared, run, at).isCloseTo(want, within(1e-5 * (1 + Math.abs(want))));
+                            if (z != null) assertThat((double) z[at]).as("run %d, z[%d]: the unfolded Conv's weights", run, at).isCloseTo(acc, within(1e-5 * (1 + Math.abs(acc))));
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -142,6 +142,11 @@ final class GraphBuilder {
      */
     private Tensor on(String name, Device d) {
         Tensor t = values.get(name);
+        if (t == null) {
+            // the main graph's names are checked when the model loads; a subgraph's reads of outer names only here
+            throw new OnnxFormatException(model.source(), "value '" + name + "' is read but no input, initializer or earlier node defines it"
+                    + (hosts.containsKey(name) ? " as a tensor (it is a sequence or optional)" : ""));
+        }
         if (!constants.contains(name)) return t.to(d);
         return placed.computeIfAbsent(name + "@" + d.spec(), k -> (t.device() == d ? t : t.to(d)).realize().asConstant());
     }

@@ -47,7 +47,11 @@ import java.util.Set;
  *       that computes rather than only reads (a concatenation, a softmax before the product with V; a cast
  *       stays fused); where two contractions meet in one elementwise op (the two branches of a residual block),
  *       every branch but the first is realised with its chain. A lone contraction over views of buffers, with
- *       elementwise ops after it, is what a device runs as a packed GEMM with a fused epilogue.</li>
+ *       elementwise ops after it, is what a device runs as a packed GEMM with a fused epilogue;</li>
+ *   <li><b>bounded recomputation</b>: an elementwise node without a reduction in its kernel, read by several
+ *       kernels, when recomputing it in each would read more memory than realising it once (see
+ *       {@code recomputationCostsMore}): a residual stream's running sum, which fused would make every layer's
+ *       kernels re-read every earlier layer's output.</li>
  * </ol>
  *
  * <p>Then a step may be dropped: a <b>concatenation computed in place</b> ({@code cat} pads each piece to the
@@ -61,7 +65,7 @@ import java.util.Set;
  * <p>So a reduction of a fused reduction fuses (only {@code EXPAND} replicates values; every other
  * movement op reads each element at most once), and a reduction read twice at the same index in one
  * kernel fuses (lowering computes it once). Elementwise and movement nodes read by several consumers
- * are recomputed in each, which is cheaper than a round trip through memory. Padding needs no rule for
+ * are recomputed in each, which is cheaper than a round trip through memory while they read few buffers (rule 8). Padding needs no rule for
  * correctness: lowering masks the whole padded subtree, not only its loads, so {@code PAD} of an op with
  * {@code f(0) != 0} fuses correctly (rules 6 and 7 are for speed).
  */
@@ -140,6 +144,9 @@ public final class Scheduler {
         }
         for (UOp u : order) { // rule 5
             if (u.op() == Op.ASSIGN && !realised.contains(u.src(1)) && readsTargetElsewhere(u, realised)) realised.add(u.src(1));
+        }
+        for (UOp u : order) { // rule 8, producers first: a node realised here is one input to the nodes after it
+            if (u.op().isElementwise() && !realised.contains(u) && recomputationCostsMore(u, consumers, realised)) realised.add(u);
         }
 
         List<ScheduleItem> items = new ArrayList<>();
@@ -323,6 +330,35 @@ public final class Scheduler {
             }
         }
         return true;
+    }
+
+    /**
+     * Rule 8: whether recomputing the elementwise {@code u} in each kernel that reads it reads more than realising it
+     * once would. Recomputed in {@code c} kernels, its {@code k} input buffers are read {@code c·k} times; realised,
+     * {@code k} reads, one write and {@code c} reads. A residual stream is the case: {@code h = x + a₀ + f₀ + a₁ + …},
+     * each term a product's output, each partial sum read by a layer's norm and by the next sum; never realised, every
+     * layer's kernels re-read every term before them (a 30-layer decoder's norms read 60 buffers each).
+     */
+    private static boolean recomputationCostsMore(UOp u, Map<UOp, List<UOp>> consumers, Set<UOp> realised) {
+        if (consumers.getOrDefault(u, List.of()).size() < 2 || fusesReduce(u, realised)) return false;
+        int k = kernelInputs(u, realised).size();
+        if (k < 2) return false; // one input: (c - 1)·k > c + 1 never holds
+        int c = kernelsReading(u, consumers, realised);
+        return (long) (c - 1) * k > c + 1;
+    }
+
+    /** The kernels whose value reads {@code u}: the realised nodes below it, through unrealised nodes. */
+    private static int kernelsReading(UOp u, Map<UOp, List<UOp>> consumers, Set<UOp> realised) {
+        Set<UOp> kernels = identitySet(), seen = identitySet();
+        List<UOp> work = new ArrayList<>(List.of(u));
+        while (!work.isEmpty()) {
+            for (UOp c : consumers.getOrDefault(work.removeLast(), List.of())) {
+                if (!seen.add(c)) continue;
+                if (realised.contains(c)) kernels.add(c);
+                else work.add(c);
+            }
+        }
+        return kernels.size();
     }
 
     /**

@@ -19,7 +19,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The kernel cut is a tested contract: for each graph, the exact number of kernels and the kinds of
  * the schedule's items, in order. Each case says why, in terms of the numbered rules of
  * {@link Scheduler}'s Javadoc (1 outputs, 2 CONTIGUOUS/COPY/ASSIGN/CUSTOM, 3 broadcast point,
- * 4 shared reduction, 5 in-place hazard, 6 padded reduction, 7 contraction alone); anything no rule cuts fuses.
+ * 4 shared reduction, 5 in-place hazard, 6 padded reduction, 7 contraction alone, 8 bounded recomputation); anything no
+ * rule cuts fuses.
  */
 class KernelCountTest {
     /**
@@ -179,6 +180,17 @@ class KernelCountTest {
         }, 11, "Kernel ".repeat(11).strip(), "rms stats, the normalised input (an operand of q, k and v that computes, rule 7), "
                 + "q, k, v (each broadcast into a matmul, rule 3), scores (rule 4), max, sum, the softmax (rule 7), "
                 + "attention output (broadcast into the projection), projection + residual"));
+
+        c.add(of("residual stream of six pre-norm layers", () -> {
+            Tensor h = H;
+            // each product realised on its own (contiguous), as a quantised model's products are custom ops' outputs
+            for (int layer = 0; layer < 6; layer++) h = h.add(h.rmsNorm(new int[] {16}, G16, 1e-6).matmul(layer % 2 == 0 ? WQ : WO).contiguous());
+            return h;
+        }, 23, "Kernel ".repeat(23).strip(), "per layer the rms statistics, the normalised input (an operand that computes, rule 7) "
+                + "and the product (broadcast into its matmul, rule 3); the running sum is realised where recomputing it would "
+                + "re-read more than a round trip through memory (rule 8): without that, every layer's kernels re-read every "
+                + "earlier layer's product (layer 6's read 7 buffers, a 30-layer decoder's 60)",
+                s -> assertThat(s.items()).allSatisfy(i -> assertThat(i.inputs().size()).as(node(i.output())).isLessThanOrEqualTo(4))));
 
         // ---- materialisation, side effects, devices
         c.add(of("contiguous", () -> X.exp().contiguous().add(1), 2, "Kernel Kernel",

@@ -87,12 +87,27 @@ public final class QuantizedMatmul {
         long work = (long) rows * n * k;
         int parts = work < PARALLEL_WORK || WorkerPool.size() <= 1 ? 1 : Math.min(units, 4 * WorkerPool.size());
         float[] ap = rows > DOT_ROWS ? packRows(x, rows, k) : null;
+        float[] xa = fused ? rowsOnHeap(x, rows * k) : null;
         WorkerPool.forRanges(units, parts, (from, to) -> {
-            if (fused) fusedRows(type, w, rowBytes, (int) from, (int) to, k, x, rows, n, out);
+            if (fused) fusedRows(type, w, rowBytes, (int) from, (int) to, k, xa, rows, n, out);
             else if (rows <= DOT_ROWS) dequantizedRows(type, w, rowBytes, (int) from, (int) to, k, x, rows, n, out);
             else tiles(type, w, rowBytes, (int) from, (int) to, k, ap, rows, n, out);
         });
     }
+
+    /**
+     * The first {@code count} floats of {@code x} (a few rows, a few KB at decode) copied into an array the dot products
+     * read: loads from a native segment check the segment's session on every access unless C2 hoists the check, and in
+     * some runs it did not (after a deoptimisation of the dot products, half of decode's product time went to checks).
+     */
+    private static float[] rowsOnHeap(MemorySegment x, int count) {
+        float[] a = HEAP_X.get();
+        if (a.length < count) HEAP_X.set(a = new float[count]);
+        MemorySegment.copy(x, X, 0, a, 0, count);
+        return a;
+    }
+
+    private static final ThreadLocal<float[]> HEAP_X = ThreadLocal.withInitial(() -> new float[0]);
 
     /**
      * Row {@code ids[i]} of {@code w} (n, k), dequantised, into row {@code i} of {@code out}, for {@code count} ids (i32).
@@ -131,7 +146,7 @@ public final class QuantizedMatmul {
 
     // ---------------------------------------------------------------- few rows: dot products
 
-    private static void fusedRows(GgmlType type, MemorySegment w, long rowBytes, int from, int to, int k, MemorySegment x, int rows, int n,
+    private static void fusedRows(GgmlType type, MemorySegment w, long rowBytes, int from, int to, int k, float[] x, int rows, int n,
                                   MemorySegment out) {
         int blocks = k / 32;
         int j = from;
@@ -140,13 +155,13 @@ public final class QuantizedMatmul {
             // from L2 for every row (Llama-3.2-1B's ffn_down ran at half the speed of its other products; 1.6x faster so);
             // where x stays in L1 (rows of 2,048) the four streams measured slower than one
             for (; j + 4 <= to; j += 4) {
-                for (int r = 0; r < rows; r++) dotQ8_0x4(w, j * rowBytes, rowBytes, blocks, x, 4L * r * k, out, (long) r * n + j);
+                for (int r = 0; r < rows; r++) dotQ8_0x4(w, j * rowBytes, rowBytes, blocks, x, r * k, out, (long) r * n + j);
             }
         }
         for (; j < to; j++) {
             long at = j * rowBytes;
             for (int r = 0; r < rows; r++) {
-                long xAt = 4L * r * k;
+                int xAt = r * k;
                 float v = type == GgmlType.Q8_0 ? dotQ8_0(w, at, blocks, x, xAt) : dotQ4_0(w, at, blocks, x, xAt);
                 out.setAtIndex(X, (long) r * n + j, v);
             }
@@ -154,13 +169,13 @@ public final class QuantizedMatmul {
     }
 
     /** One row of Q8_0 blocks (f16 d, 32 signed bytes) with x: per block, the bytes widened to float lanes. */
-    private static float dotQ8_0(MemorySegment w, long at, int blocks, MemorySegment x, long xAt) {
+    private static float dotQ8_0(MemorySegment w, long at, int blocks, float[] x, int xAt) {
         FloatVector acc = FloatVector.zero(F);
-        for (int b = 0; b < blocks; b++, at += 34, xAt += 128) {
+        for (int b = 0; b < blocks; b++, at += 34, xAt += 32) {
             FloatVector part = FloatVector.zero(F);
             for (int p = 0; p < 32; p += L) {
                 FloatVector q = (FloatVector) ByteVector.fromMemorySegment(B, w, at + 2 + p, LE).convertShape(VectorOperators.B2F, F, 0);
-                part = q.fma(FloatVector.fromMemorySegment(F, x, xAt + 4L * p, NATIVE), part);
+                part = q.fma(FloatVector.fromArray(F, x, xAt + p), part);
             }
             acc = part.fma(FloatVector.broadcast(F, Float.float16ToFloat(w.get(Dequantize.I16_LE, at))), acc);
         }
@@ -172,13 +187,13 @@ public final class QuantizedMatmul {
      * {@code out[outIndex..outIndex+4)}: per row the same operations in the same order, so the same values bit for bit.
      * Kept in one method: a vector handed to a call HotSpot does not inline is boxed on the heap.
      */
-    private static void dotQ8_0x4(MemorySegment w, long at, long rowBytes, int blocks, MemorySegment x, long xAt, MemorySegment out, long outIndex) {
+    private static void dotQ8_0x4(MemorySegment w, long at, long rowBytes, int blocks, float[] x, int xAt, MemorySegment out, long outIndex) {
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
         long at1 = at + rowBytes, at2 = at1 + rowBytes, at3 = at2 + rowBytes;
-        for (int b = 0; b < blocks; b++, at += 34, at1 += 34, at2 += 34, at3 += 34, xAt += 128) {
+        for (int b = 0; b < blocks; b++, at += 34, at1 += 34, at2 += 34, at3 += 34, xAt += 32) {
             FloatVector p0 = FloatVector.zero(F), p1 = p0, p2 = p0, p3 = p0;
             for (int p = 0; p < 32; p += L) {
-                FloatVector xv = FloatVector.fromMemorySegment(F, x, xAt + 4L * p, NATIVE);
+                FloatVector xv = FloatVector.fromArray(F, x, xAt + p);
                 p0 = ((FloatVector) ByteVector.fromMemorySegment(B, w, at + 2 + p, LE).convertShape(VectorOperators.B2F, F, 0)).fma(xv, p0);
                 p1 = ((FloatVector) ByteVector.fromMemorySegment(B, w, at1 + 2 + p, LE).convertShape(VectorOperators.B2F, F, 0)).fma(xv, p1);
                 p2 = ((FloatVector) ByteVector.fromMemorySegment(B, w, at2 + 2 + p, LE).convertShape(VectorOperators.B2F, F, 0)).fma(xv, p2);
@@ -196,17 +211,17 @@ public final class QuantizedMatmul {
     }
 
     /** One row of Q4_0 blocks (f16 d, 16 bytes: value i in the low nibble of byte i, value i + 16 in its high nibble). */
-    private static float dotQ4_0(MemorySegment w, long at, int blocks, MemorySegment x, long xAt) {
+    private static float dotQ4_0(MemorySegment w, long at, int blocks, float[] x, int xAt) {
         FloatVector acc = FloatVector.zero(F);
-        for (int b = 0; b < blocks; b++, at += 18, xAt += 128) {
+        for (int b = 0; b < blocks; b++, at += 18, xAt += 32) {
             FloatVector part = FloatVector.zero(F);
             for (int p = 0; p < 16; p += L) {
                 ByteVector raw = ByteVector.fromMemorySegment(B, w, at + 2 + p, LE);
                 FloatVector lo = (FloatVector) raw.and((byte) 0x0F).sub((byte) 8).convertShape(VectorOperators.B2F, F, 0);
                 FloatVector hi = (FloatVector) raw.lanewise(VectorOperators.LSHR, 4).and((byte) 0x0F).sub((byte) 8)
                         .convertShape(VectorOperators.B2F, F, 0);
-                part = lo.fma(FloatVector.fromMemorySegment(F, x, xAt + 4L * p, NATIVE), part);
-                part = hi.fma(FloatVector.fromMemorySegment(F, x, xAt + 4L * (p + 16), NATIVE), part);
+                part = lo.fma(FloatVector.fromArray(F, x, xAt + p), part);
+                part = hi.fma(FloatVector.fromArray(F, x, xAt + p + 16), part);
             }
             acc = part.fma(FloatVector.broadcast(F, Float.float16ToFloat(w.get(Dequantize.I16_LE, at))), acc);
         }

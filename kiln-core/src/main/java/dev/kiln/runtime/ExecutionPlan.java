@@ -672,7 +672,7 @@ public final class ExecutionPlan implements AutoCloseable {
     private void refuseProduced(int index, String api) {
         if (producers[index] < 0) return;
         throw new IllegalArgumentException(api + ": variable '" + variables.get(index).name() + "' is bound by the host step "
-                + ((PreparedCustomFunction) ops.get(producers[index])).function().name() + " while the plan runs; it cannot be given");
+                + producerName(index) + " while the plan runs; it cannot be given");
     }
 
     /**
@@ -689,8 +689,11 @@ public final class ExecutionPlan implements AutoCloseable {
     public VariableSource variableSource(int index) {
         java.util.Objects.checkIndex(index, variables.size());
         int p = producers[index];
-        return p < 0 ? new VariableSource.Caller() : new VariableSource.Step(p, ((PreparedCustomFunction) ops.get(p)).function().name());
+        return p < 0 ? new VariableSource.Caller() : new VariableSource.Step(p, producerName(index));
     }
+
+    /** The name of the host step that produces variable {@code index}. */
+    private String producerName(int index) { return ((PreparedCustomFunction) ops.get(producers[index])).function().name(); }
 
     private int indexOfVariable(String name) {
         for (int i = 0; i < variables.size(); i++) if (variables.get(i).name().equals(name)) return i;

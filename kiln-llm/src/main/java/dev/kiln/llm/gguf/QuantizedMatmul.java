@@ -57,10 +57,16 @@ public final class QuantizedMatmul {
     private static final long PARALLEL_WORK = 1L << 17;
 
     private static final ThreadLocal<float[]> SCRATCH = ThreadLocal.withInitial(() -> new float[0]);
+    /** x packed by the calling thread, read by every worker of the call. */
+    private static final ThreadLocal<float[]> X_COPY = ThreadLocal.withInitial(() -> new float[0]);
+    /** B panels of {@link #tiles}, one array per thread. */
+    private static final ThreadLocal<float[]> PANELS = ThreadLocal.withInitial(() -> new float[0]);
+    private static final ThreadLocal<float[]> TILE = ThreadLocal.withInitial(PanelProduct::newTile);
 
-    private static float[] scratch(int n) {
-        float[] s = SCRATCH.get();
-        if (s.length < n) SCRATCH.set(s = new float[n]);
+    /** The thread's array of {@code holder}, grown to at least {@code n} floats. */
+    private static float[] atLeast(ThreadLocal<float[]> holder, int n) {
+        float[] s = holder.get();
+        if (s.length < n) holder.set(s = new float[n]);
         return s;
     }
 
@@ -101,13 +107,10 @@ public final class QuantizedMatmul {
      * some runs it did not (after a deoptimisation of the dot products, half of decode's product time went to checks).
      */
     private static float[] rowsOnHeap(MemorySegment x, int count) {
-        float[] a = HEAP_X.get();
-        if (a.length < count) HEAP_X.set(a = new float[count]);
+        float[] a = new float[count]; // a fresh array: a worker waiting in this call may run another product meanwhile
         MemorySegment.copy(x, X, 0, a, 0, count);
         return a;
     }
-
-    private static final ThreadLocal<float[]> HEAP_X = ThreadLocal.withInitial(() -> new float[0]);
 
     /**
      * Row {@code ids[i]} of {@code w} (n, k), dequantised, into row {@code i} of {@code out}, for {@code count} ids (i32).
@@ -117,7 +120,7 @@ public final class QuantizedMatmul {
     public static void gatherRows(GgmlType type, MemorySegment w, int n, int k, MemorySegment ids, int count, MemorySegment out) {
         check(type, w, n, k);
         long rowBytes = type.rowBytes(k);
-        float[] row = scratch(k);
+        float[] row = atLeast(SCRATCH, k);
         for (int i = 0; i < count; i++) {
             int id = ids.getAtIndex(I32, i);
             if (id < 0 || id >= n) throw new IndexOutOfBoundsException("embedding: token id " + id + " (position " + i + ") is outside [0, " + n + ")");
@@ -230,7 +233,7 @@ public final class QuantizedMatmul {
 
     private static void dequantizedRows(GgmlType type, MemorySegment w, long rowBytes, int from, int to, int k, MemorySegment x, int rows, int n,
                                         MemorySegment out) {
-        float[] row = scratch(k);
+        float[] row = atLeast(SCRATCH, k);
         for (int j = from; j < to; j++) {
             Dequantize.row(type, w.asSlice(j * rowBytes, rowBytes), row, 0, k);
             for (int r = 0; r < rows; r++) out.setAtIndex(X, (long) r * n + j, dot(row, 0, x, 4L * r * k, k));
@@ -254,8 +257,7 @@ public final class QuantizedMatmul {
      */
     private static float[] packRows(MemorySegment x, int rows, int k) {
         int padded = roundUp(rows, PanelProduct.ROWS);
-        float[] ap = PACKED_X.get();
-        if (ap.length < padded * k) PACKED_X.set(ap = new float[padded * k]);
+        float[] ap = atLeast(X_COPY, padded * k);
         for (int k0 = 0; k0 < k; k0 += KC) {
             int kc = Math.min(KC, k - k0);
             for (int r = 0; r < rows; r++) MemorySegment.copy(x, X, 4L * ((long) r * k + k0), ap, k0 * padded + r * kc, kc);
@@ -264,9 +266,6 @@ public final class QuantizedMatmul {
         return ap;
     }
 
-    /** x packed by the calling thread, read by every worker of the call. */
-    private static final ThreadLocal<float[]> PACKED_X = ThreadLocal.withInitial(() -> new float[0]);
-
     /**
      * Panels {@code [from, to)} of {@link #PANEL} rows of w: per pass over k, the rows dequantised once and dealt into
      * the GEMM's B panels ({@link PanelProduct#COLUMNS} rows of w side by side), then met by every tile of x's rows.
@@ -274,7 +273,7 @@ public final class QuantizedMatmul {
     private static void tiles(GgmlType type, MemorySegment w, long rowBytes, int from, int to, int k, float[] ap, int rows, int n,
                               MemorySegment out) {
         int cols = PanelProduct.COLUMNS, padded = roundUp(rows, PanelProduct.ROWS);
-        float[] row = scratch(Math.min(k, KC)), bp = panels(PANEL * Math.min(k, KC)), tile = TILE.get();
+        float[] row = atLeast(SCRATCH, Math.min(k, KC)), bp = atLeast(PANELS, PANEL * Math.min(k, KC)), tile = TILE.get();
         for (int t = from; t < to; t++) {
             int j0 = t * PANEL, m = Math.min(PANEL, n - j0);
             for (int k0 = 0; k0 < k; k0 += KC) {
@@ -302,15 +301,6 @@ public final class QuantizedMatmul {
 
     private static int roundUp(int v, int to) { return (v + to - 1) / to * to; }
 
-    /** B panels of {@link #tiles}, one array per thread. */
-    private static final ThreadLocal<float[]> PANELS = ThreadLocal.withInitial(() -> new float[0]);
-    private static final ThreadLocal<float[]> TILE = ThreadLocal.withInitial(PanelProduct::newTile);
-
-    private static float[] panels(int n) {
-        float[] s = PANELS.get();
-        if (s.length < n) PANELS.set(s = new float[n]);
-        return s;
-    }
 
     /**
      * Row at byte {@code at} of {@code w} into {@code dst[off..off+k)}: Q8_0 and Q4_0 widened in vector registers (each value

@@ -158,6 +158,34 @@ class QuantizedMatmulTest {
         }
     }
 
+    /**
+     * The dot products of decode take two blocks at a time: rows of one, three and five blocks (a last block alone) and of
+     * two and four, with one to three rows of x, are within the bound of the exact product.
+     */
+    @ParameterizedTest
+    @EnumSource(value = GgmlType.class, names = {"Q8_0", "Q4_0"})
+    void dotProductsOverOddAndEvenBlockCounts(GgmlType type) {
+        for (int k : new int[] {32, 64, 96, 128, 160}) {
+            int n = 5;
+            long rowBytes = type.rowBytes(k);
+            int blockBytes = type.bytesPerBlock();
+            MemorySegment data = arena.allocate(n * rowBytes, 64);
+            Random r = new Random(k);
+            for (long b = 0; b < n * rowBytes / blockBytes; b++) {
+                data.set(ValueLayout.JAVA_SHORT_UNALIGNED, b * blockBytes, Float.floatToFloat16((float) (0.01 + 0.02 * r.nextDouble())));
+                for (int i = 2; i < blockBytes; i++) data.set(ValueLayout.JAVA_BYTE, b * blockBytes + i, (byte) r.nextInt(256));
+            }
+            float[] w = new GgufTensor(file.file(), "blocks", type, new int[] {k, n}, 0, n * rowBytes, data).dequantize();
+            for (int rows = 1; rows <= 3; rows++) {
+                float[] x = random(rows * k, rows * 17L + k);
+                MemorySegment xs = arena.allocate(4L * rows * k, 64), out = arena.allocate(4L * rows * n, 64);
+                MemorySegment.copy(x, 0, xs, ValueLayout.JAVA_FLOAT, 0, x.length);
+                QuantizedMatmul.multiply(type, data, n, k, xs, rows, out);
+                check(out.toArray(ValueLayout.JAVA_FLOAT), x, w, rows, n, k);
+            }
+        }
+    }
+
     /** The rows the many-rows path dequantises into its tiles are ggml's values bit for bit (vector or not). */
     @ParameterizedTest
     @MethodSource("matrices")

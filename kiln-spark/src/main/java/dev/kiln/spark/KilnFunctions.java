@@ -178,6 +178,7 @@ public final class KilnFunctions {
             LOG.log(System.Logger.Level.INFO, "Kiln function " + name + ": no default seed given, drew seed " + drawn + " for calls that sample"
                     + " without one (a row's text is reproducible while this registration stands; give a seed to reproduce it elsewhere)");
         }
+        KilnJvmOptions.warnIfExecutorsLackThem(spark.sparkContext().conf());
         RemoteFile model = RemoteFile.of(modelPath, spark.sparkContext().hadoopConfiguration());
         if (!model.name().endsWith(".gguf")) throw new IllegalArgumentException(name + ": " + modelPath + " is not a .gguf file; kiln_generate opens one GGUF file");
         GenerateUdf body = new GenerateUdf(name, model, options, keep);

@@ -30,6 +30,10 @@ import static org.apache.spark.sql.functions.udf;
  * KilnFunctions.register(spark, "kiln_predict", "hdfs:///models/mlp.onnx");
  * spark.sql("SELECT id, kiln_predict(x, offset).logits FROM t");
  * df.select(callUDF("kiln_predict", col("x"), col("offset")).getField("label"));
+ *
+ * KilnFunctions.registerGenerate(spark, "kiln_generate", "hdfs:///models/model.gguf", 64, "error");
+ * spark.sql("SELECT kiln_generate(prompt) FROM prompts");                                        // greedy
+ * spark.sql("SELECT kiln_generate(prompt, named_struct('temperature', 0.8, 'seed', 42)) FROM prompts"); // sampled
  * }</pre>
  *
  * <p>The function takes one argument per model input, in model order (an array or an ml Vector, as

@@ -73,7 +73,7 @@ record GenerateOptions(int maxTokens, List<String> stop, boolean ignoreEos, doub
         Kind(String expected) { this.expected = expected; }
 
         boolean accepts(DataType t) {
-            if (t instanceof NullType) return true; // a typed-less null literal: the option is not given
+            if (t instanceof NullType) return true; // an untyped null literal: the option is not given
             return switch (this) {
                 case NUMBER -> t instanceof NumericType;
                 case INTEGER -> t instanceof ByteType || t instanceof ShortType || t instanceof IntegerType || t instanceof LongType;

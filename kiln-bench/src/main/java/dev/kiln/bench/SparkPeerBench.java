@@ -9,6 +9,7 @@ import dev.kiln.onnx.OnnxModel;
 import dev.kiln.onnx.OnnxPlan;
 import dev.kiln.onnx.ValueInfo;
 import dev.kiln.runtime.DeviceRegistry;
+import dev.kiln.spark.KilnJvmOptions;
 import dev.kiln.spark.KilnModel;
 import org.apache.spark.api.java.function.MapPartitionsFunction;
 import org.apache.spark.sql.Dataset;
@@ -72,7 +73,7 @@ public final class SparkPeerBench {
         int partitions = Integer.parseInt(o.get("--partitions")), batch = Integer.parseInt(o.get("--batch")), runs = Integer.parseInt(o.get("--runs"));
         SparkSession spark = SparkSession.builder().master(o.get("--master")).appName("SparkPeerBench")
                 .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").config("spark.ui.enabled", "false")
-                .config("spark.executor.extraJavaOptions", "--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED")
+                .config("spark.executor.extraJavaOptions", KilnJvmOptions.JAVA_OPTIONS)
                 .getOrCreate();
         spark.sparkContext().setLogLevel("WARN");
         try {

@@ -27,6 +27,7 @@ final class ExecutorLanguageModels {
     /** The model in {@code file}, opened on first use (from a local copy where the file is remote). */
     static LanguageModel get(RemoteFile file) {
         return MODELS.computeIfAbsent(file.key(), k -> {
+            KilnJvmOptions.requireInThisJvm(); // before copying gigabytes
             RemoteFile.Local local = file.local();
             try {
                 LanguageModel m = LanguageModel.open(local.file());

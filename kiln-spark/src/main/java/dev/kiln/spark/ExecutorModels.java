@@ -42,6 +42,7 @@ final class ExecutorModels {
     static ServingModel get(String modelId, ScoringOptions options, Supplier<ModelFile> bytes) {
         Key key = new Key(modelId, options.device(), options.batchSize());
         return MODELS.computeIfAbsent(key, k -> {
+            KilnJvmOptions.requireInThisJvm(); // a clear error, not a NoClassDefFoundError from a kernel
             ModelFile file = bytes.get();
             if (!file.id().equals(modelId)) throw new IllegalStateException("model bytes " + file + " are not model " + modelId);
             ServingModel m = ServingModel.compile(file, k.device(), k.batchSize());

@@ -1,6 +1,8 @@
 package dev.kiln.spark;
 
+import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.CatalystTypeConverters;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
@@ -44,13 +46,30 @@ final class RegisteredFunctions {
         register(session, name, (n, args) -> checkCall(n, args, sig));
     }
 
-    /** Registers a kiln_generate function: one string argument. */
-    static void registerGenerate(SparkSession session, String name) {
+    /**
+     * Registers a kiln_generate function: a string prompt, then optionally a struct of options whose fields
+     * {@link GenerateOptions#checkType} accepts; a constant struct's values are checked too (over {@code defaults}), so a
+     * literal {@code named_struct('temperature', -1)} fails here rather than in every task.
+     */
+    static void registerGenerate(SparkSession session, String name, GenerateOptions defaults) {
         register(session, name, (n, args) -> {
-            if (args.size() != 1) throw new IllegalArgumentException(n + " takes 1 argument, the prompt; given " + args.size());
+            if (args.size() != 1 && args.size() != 2) {
+                throw new IllegalArgumentException(n + " takes 1 argument (the prompt) or 2 (the prompt and a struct of options); given " + args.size());
+            }
             Expression a = args.getFirst();
             if (a.resolved() && !(a.dataType() instanceof StringType)) {
                 throw new IllegalArgumentException(n + ", argument 1: the prompt must be a string, given " + label(a) + " of type " + a.dataType().simpleString());
+            }
+            if (args.size() == 2) {
+                Expression o = args.get(1);
+                if (!o.resolved()) return; // the analyser reports unresolved columns itself
+                String where = n + ", argument 2 (options)";
+                GenerateOptions.checkType(where, o.dataType());
+                if (o.foldable()) {
+                    // a constant: evaluated once here, as Spark's own constant folding would, and converted as the UDF receives it
+                    Object row = CatalystTypeConverters.convertToScala(o.eval(null), o.dataType());
+                    defaults.with(where, (Row) row);
+                }
             }
         });
     }

@@ -34,6 +34,7 @@ record ShippedModel(String id, Broadcast<ModelFile> bytes) implements Serializab
 
     /** The model at {@code path} broadcast in {@code sc}: read and broadcast now unless it was, unchanged, before. */
     static ShippedModel ship(SparkContext sc, String path) {
+        KilnJvmOptions.warnIfExecutorsLackThem(sc.conf());
         String state = RemoteFile.of(path, sc.hadoopConfiguration()).key();
         Map<String, Shipped> shipped = SHIPPED.computeIfAbsent(sc, k -> new ConcurrentHashMap<>());
         return shipped.compute(path, (p, last) -> {

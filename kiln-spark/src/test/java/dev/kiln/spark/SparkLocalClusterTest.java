@@ -2,6 +2,7 @@ package dev.kiln.spark;
 
 import dev.kiln.llm.LanguageModel;
 import dev.kiln.llm.generate.GenerationOptions;
+import dev.kiln.llm.generate.SamplingOptions;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.SparkExecutorInfo;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -76,7 +77,7 @@ class SparkLocalClusterTest {
     }
 
     @Test
-    void kilnGenerateOpensTheLanguageModelOncePerExecutorJvm() {
+    void kilnGenerateOpensTheLanguageModelOncePerExecutorJvm() throws Exception {
         KilnFunctions.registerGenerate(spark, "kiln_generate", SparkKilnGenerateTest.model().toString(), 4, "error");
         List<String> prompts = IntStream.range(0, 16).mapToObj(i -> "The Licensor grants " + i).toList();
         List<Row> texts = spark.createDataset(prompts, org.apache.spark.sql.Encoders.STRING()).toDF("prompt").repartition(8)
@@ -84,6 +85,15 @@ class SparkLocalClusterTest {
         try (LanguageModel m = LanguageModel.open(SparkKilnGenerateTest.model())) {
             assertThat(texts).hasSize(16).allSatisfy(r -> assertThat(r.getString(1)).as(r.getString(0))
                     .isEqualTo(m.generate(r.getString(0), GenerationOptions.greedy().withMaxTokens(4)).text()));
+        }
+        // sampled with a seed: each row's generator comes from the seed and its prompt, so two executor JVMs give kiln-llm's text
+        List<Row> sampled = spark.createDataset(prompts, org.apache.spark.sql.Encoders.STRING()).toDF("prompt").repartition(8)
+                .selectExpr("prompt", "kiln_generate(prompt, named_struct('temperature', 1.5, 'top_p', 0.9, 'seed', 42, 'max_tokens', 4)) AS text")
+                .collectAsList();
+        try (LanguageModel m = LanguageModel.open(SparkKilnGenerateTest.model())) {
+            assertThat(sampled).hasSize(16).allSatisfy(r -> assertThat(r.getString(1)).as(r.getString(0)).isEqualTo(m.generate(r.getString(0),
+                    GenerationOptions.defaults().withMaxTokens(4).withSampling(SamplingOptions.defaults().withTemperature(1.5).withTopP(0.9)
+                            .withSeed(SparkKilnGenerateTest.rowSeed(42, r.getString(0))))).text()));
         }
         Map<String, Integer> opens = new HashMap<>();
         for (int attempt = 0; attempt < 5 && opens.size() < 2; attempt++) {

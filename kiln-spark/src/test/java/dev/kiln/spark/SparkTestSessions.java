@@ -11,7 +11,7 @@ final class SparkTestSessions {
     private SparkTestSessions() {}
 
     /** The flags Kiln's executors need (the same set a cluster's spark.executor.extraJavaOptions needs). */
-    static final String EXECUTOR_JAVA_OPTIONS = "--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED";
+    static final String EXECUTOR_JAVA_OPTIONS = KilnJvmOptions.JAVA_OPTIONS;
 
     static SparkSession.Builder builder(String master, String app) {
         SparkSession.getActiveSession().foreach(s -> { s.stop(); return null; });

@@ -51,6 +51,7 @@ public final class LlamaGraph {
     private final Tensor start;      // the chunk's first position (i64 scalar)
     private final Tensor rowPosition; // (chunk): each row's position in the sequence
     private final Tensor cos, sin;   // (chunk, 1, headDim / 2)
+    private final Tensor cosTable, sinTable; // (context, headDim / 2): every position's rotation
 
     private LlamaGraph(LlamaSpec spec, LlamaWeights w, int maxChunk, int context, DType cacheType) {
         this.spec = spec;
@@ -65,8 +66,10 @@ public final class LlamaGraph {
         this.rowPosition = Tensor.arange(maxChunk).cast(DType.I64).add(start).minimum(context - 1).withSymbolicDim(0, chunk);
         int half = spec.headDim() / 2;
         float[][] tables = Rope.cosSinTables(spec.inverseFrequencies(), context);
-        this.cos = Tensor.of(tables[0], context, half).indexSelect(0, rowPosition).reshape(maxChunk, 1, half);
-        this.sin = Tensor.of(tables[1], context, half).indexSelect(0, rowPosition).reshape(maxChunk, 1, half);
+        this.cosTable = Tensor.of(tables[0], context, half);
+        this.sinTable = Tensor.of(tables[1], context, half);
+        this.cos = cosTable.indexSelect(0, rowPosition).reshape(maxChunk, 1, half);
+        this.sin = sinTable.indexSelect(0, rowPosition).reshape(maxChunk, 1, half);
     }
 
     /** Name of layer {@code i}'s key cache input. */
@@ -86,25 +89,103 @@ public final class LlamaGraph {
         return new LlamaGraph(spec, weights, maxChunk, context, cacheType).build(allLogits);
     }
 
+    /** The input of a batched graph giving each row's slot (i32, (active)). */
+    public static final String SLOT_OF_ROW = "slot_of_row";
+    /** The input of a batched graph giving each slot's row (i32, (slots)); any row for a slot out of the step. */
+    public static final String ROW_OF_SLOT = "row_of_slot";
+    /** The variable of a batched graph's rows in use: the slots taking part in the step. */
+    public static final String ACTIVE = "active";
+
+    /** Name of slot {@code s}'s length variable in a batched graph ({@link #buildBatched}). */
+    public static String slotLength(int s) { return LENGTH + s; }
+
+    /** Name of layer {@code i}'s key cache of slot {@code s} in a batched graph. */
+    public static String keyCache(int i, int s) { return keyCache(i) + "_" + s; }
+
+    /** Name of layer {@code i}'s value cache of slot {@code s} in a batched graph. */
+    public static String valueCache(int i, int s) { return valueCache(i) + "_" + s; }
+
+    /**
+     * One decode step of up to {@code slots} sequences at once (continuous batching): the next token of each slot
+     * taking part, at that slot's own position and over its own KV caches, with every weight read once for all of them.
+     * <b>Inputs</b>: {@value #TOKENS}, i32 (active), the token of each row; {@value #SLOT_OF_ROW}, i32 (active), the
+     * slot of each row; {@value #ROW_OF_SLOT}, i32 (slots), each slot's row; {@code k<i>_<s>} and {@code v<i>_<s>}, slot
+     * s's caches of layer i (context, kvDim), updated in place. <b>Variables</b>: {@value #ACTIVE} (1 to slots), the
+     * rows in use; {@code length<s>} (1 to context), slot s's length after its token. <b>Output</b>: (active, vocab),
+     * each row's next-token logits. The products take the rows in use together and no others; the attention runs per
+     * slot (its own length and caches), every slot's, a slot out of the step on some row at its own length (what it
+     * writes there its next step overwrites before reading).
+     */
+    public static Graph buildBatched(LlamaSpec spec, LlamaWeights weights, int slots, int context, DType cacheType) {
+        weights.requireF32();
+        if (slots < 1) throw new IllegalArgumentException("a batched decode needs at least one slot, got " + slots);
+        if (cacheType != DType.F32 && cacheType != DType.F16) throw new IllegalArgumentException("KV cache dtype must be f32 or f16, got " + cacheType);
+        return new LlamaGraph(spec, weights, 1, context, cacheType).batched(slots);
+    }
+
+    private Graph batched(int slots) {
+        Variable active = new Variable(ACTIVE, 1, slots);
+        Tensor tokens = g.input(TOKENS, DType.I32, Shape.symbolic(active));
+        Tensor slotOfRow = g.input(SLOT_OF_ROW, DType.I32, Shape.symbolic(active));
+        Tensor rowOfSlot = g.input(ROW_OF_SLOT, DType.I32, slots);
+        int half = spec.headDim() / 2;
+        Tensor firstRow = Tensor.of(new long[] {0}, 1).reshape(); // a slot's one row is row 0 of its own
+        Variable[] lengths = new Variable[slots];
+        Tensor[] position = new Tensor[slots], cosRow = new Tensor[slots], sinRow = new Tensor[slots], row = new Tensor[slots];
+        for (int s = 0; s < slots; s++) {
+            lengths[s] = new Variable(slotLength(s), 1, context);
+            position[s] = Tensor.variable(lengths[s]).sub(1);
+            cosRow[s] = cosTable.indexSelect(0, position[s].reshape(1)).reshape(1, 1, half);
+            sinRow[s] = sinTable.indexSelect(0, position[s].reshape(1)).reshape(1, 1, half);
+            row[s] = rowOfSlot.slice(0, s, s + 1, 1);
+        }
+        Tensor x = embed(tokens, active); // (active, hidden)
+        for (int i = 0; i < spec.layers(); i++) {
+            LlamaWeights.Layer layer = w.layers().get(i);
+            Tensor h = norm(x, layer.attnNorm());
+            Tensor q = linear(h, layer.q(), layer.qBias(), active), k = linear(h, layer.k(), layer.kBias(), active), v = linear(h, layer.v(), layer.vBias(), active);
+            Tensor[] heads = new Tensor[slots];
+            for (int s = 0; s < slots; s++) {
+                Tensor qs = rope(q.indexSelect(0, row[s]).reshape(1, spec.heads(), spec.headDim()), cosRow[s], sinRow[s]);
+                Tensor ks = rope(k.indexSelect(0, row[s]).reshape(1, spec.kvHeads(), spec.headDim()), cosRow[s], sinRow[s]).reshape(1, spec.kvDim());
+                Tensor kc = g.input(keyCache(i, s), cacheType, context, spec.kvDim());
+                Tensor vc = g.input(valueCache(i, s), cacheType, context, spec.kvDim());
+                Tensor keys = append(kc, ks, position[s], firstRow, lengths[s]);
+                Tensor values = append(vc, v.indexSelect(0, row[s]), position[s], firstRow, lengths[s]);
+                heads[s] = attention(qs, keys, values, 1, position[s].reshape(1));
+            }
+            Tensor attended = Tensor.cat(0, heads).indexSelect(0, slotOfRow); // (active, qDim): back in the rows' order
+            x = x.add(linear(attended, layer.attnOutput(), null, active));
+            x = feedForward(x, layer, active);
+        }
+        return g.outputs(linear(norm(x, w.outputNorm()), w.output(), null, active));
+    }
+
     private Graph build(boolean allLogits) {
         Tensor tokens = g.input(TOKENS, DType.I32, Shape.symbolic(chunk));
-        Tensor x = embed(tokens); // (chunk, hidden)
+        Tensor x = embed(tokens, chunk); // (chunk, hidden)
         for (int i = 0; i < spec.layers(); i++) {
             LlamaWeights.Layer layer = w.layers().get(i);
             Tensor kc = g.input(keyCache(i), cacheType, context, spec.kvDim());
             Tensor vc = g.input(valueCache(i), cacheType, context, spec.kvDim());
             Tensor h = norm(x, layer.attnNorm());
-            Tensor q = rope(linear(h, layer.q(), layer.qBias(), chunk).reshape(maxChunk, spec.heads(), spec.headDim()));
-            Tensor k = rope(linear(h, layer.k(), layer.kBias(), chunk).reshape(maxChunk, spec.kvHeads(), spec.headDim()));
+            Tensor q = rope(linear(h, layer.q(), layer.qBias(), chunk).reshape(maxChunk, spec.heads(), spec.headDim()), cos, sin);
+            Tensor k = rope(linear(h, layer.k(), layer.kBias(), chunk).reshape(maxChunk, spec.kvHeads(), spec.headDim()), cos, sin);
             Tensor v = linear(h, layer.v(), layer.vBias(), chunk);
-            Tensor keys = append(kc, k.reshape(maxChunk, spec.kvDim())), values = append(vc, v);
-            x = x.add(linear(attention(q, keys, values), layer.attnOutput(), null, chunk));
-            Tensor m = norm(x, layer.ffnNorm());
-            x = x.add(linear(linear(m, layer.gate(), null, chunk).silu().mul(linear(m, layer.up(), null, chunk)), layer.down(), null, chunk));
+            Tensor last = Tensor.variable(chunk).sub(1);
+            Tensor keys = append(kc, k.reshape(maxChunk, spec.kvDim()), start, last, length), values = append(vc, v, start, last, length);
+            x = x.add(linear(attention(q, keys, values, maxChunk, rowPosition), layer.attnOutput(), null, chunk));
+            x = feedForward(x, layer, chunk);
         }
         Tensor last = allLogits ? x : x.indexSelect(0, Tensor.variable(chunk).sub(1).reshape(1));
         Tensor logits = linear(norm(last, w.outputNorm()), w.output(), null, allLogits ? chunk : null);
         return g.outputs(logits);
+    }
+
+    /** {@code x + down(silu(gate(n(x))) * up(n(x)))} over the first {@code rows} rows of x (all when null). */
+    private Tensor feedForward(Tensor x, LlamaWeights.Layer layer, Variable rows) {
+        Tensor m = norm(x, layer.ffnNorm());
+        return x.add(linear(linear(m, layer.gate(), null, rows).silu().mul(linear(m, layer.up(), null, rows)), layer.down(), null, rows));
     }
 
     private Tensor norm(Tensor x, Tensor weight) { return x.rmsNorm(new int[] {spec.hidden()}, weight, spec.rmsNormEps()); }
@@ -120,42 +201,45 @@ public final class LlamaGraph {
         return bias == null ? y : y.add(bias);
     }
 
-    /** The tokens' embeddings: rows of the embedding table, read in place when it is block-quantised. */
-    private Tensor embed(Tensor tokens) {
+    /** The tokens' embeddings (the first {@code rows}, all when null): rows of the table, read in place when it is block-quantised. */
+    private Tensor embed(Tensor tokens, Variable rows) {
         Optional<BlockTensor> blocks = BlockTensor.of(w.tokenEmbedding());
-        return blocks.isPresent() ? blocks.get().embedding(tokens, chunk) : Tensor.embedding(tokens, w.tokenEmbedding());
+        return blocks.isPresent() ? blocks.get().embedding(tokens, rows) : Tensor.embedding(tokens, w.tokenEmbedding());
     }
 
     private static Tensor f32(Tensor t) { return t.dtype() == DType.F32 ? t : t.cast(DType.F32); }
 
-    /** (chunk, heads, headDim) rotated by each row's position, in the layout the weights' rows are in. */
-    private Tensor rope(Tensor x) { return x.rotaryEmbedding(cos, sin, spec.interleavedRope()); }
+    /** (rows, heads, headDim) rotated by each row's position (cos, sin: (rows, 1, headDim / 2)), in the layout the weights' rows are in. */
+    private Tensor rope(Tensor x, Tensor cos, Tensor sin) { return x.rotaryEmbedding(cos, sin, spec.interleavedRope()); }
 
     /**
-     * The cache {@code cache} (context, kvDim) with rows {@code [start, length)} replaced by the chunk's {@code rows}
-     * (chunk, kvDim), written into the cache's input buffer in place ({@link Tensor#assign}) and symbolic in
-     * {@code length}: rows past it are neither computed nor written, and no output is fed back.
+     * The cache {@code cache} (context, kvDim) with rows {@code [start, length)} replaced by {@code rows} (at least
+     * {@code last + 1} rows of kvDim), written into the cache's input buffer in place ({@link Tensor#assign}) and
+     * symbolic in {@code length}: rows past it are neither computed nor written, and no output is fed back.
      */
-    private Tensor append(Tensor cache, Tensor rows) {
+    private Tensor append(Tensor cache, Tensor rows, Tensor start, Tensor last, Variable length) {
         Tensor r = Tensor.arange(context).cast(DType.I64);
         Tensor fresh = r.ge(start).reshape(context, 1);
-        Tensor source = r.sub(start).clamp(0, Tensor.variable(chunk).sub(1));
+        Tensor source = r.sub(start).clamp(0, last);
         // the chunk's rows are computed once (chunk x kvDim), not once per cache row inside the cache's kernel
         Tensor picked = rows.cast(cacheType).contiguous().indexSelect(0, source);
         return cache.withSymbolicDim(0, length).assign(Tensor.where(fresh, picked, cache).withSymbolicDim(0, length));
     }
 
-    /** Causal grouped-query attention of q (chunk, heads, headDim) over the caches' first {@code length} rows. */
-    private Tensor attention(Tensor q, Tensor keys, Tensor values) {
+    /**
+     * Causal grouped-query attention of q (rows, heads, headDim), at positions {@code rowPosition} (rows), over the
+     * caches' first {@code length} rows.
+     */
+    private Tensor attention(Tensor q, Tensor keys, Tensor values, int rows, Tensor rowPosition) {
         int kv = spec.kvHeads(), group = spec.heads() / kv, hd = spec.headDim();
-        Tensor q4 = q.reshape(maxChunk, kv, group, hd).permute(1, 2, 0, 3);                          // (kv, group, chunk, hd)
+        Tensor q4 = q.reshape(rows, kv, group, hd).permute(1, 2, 0, 3);                             // (kv, group, rows, hd)
         Tensor k4 = f32(keys).reshape(context, kv, hd).permute(1, 0, 2).unsqueeze(1);                 // (kv, 1, length, hd)
         Tensor v4 = f32(values).reshape(context, kv, hd).permute(1, 0, 2).unsqueeze(1);
         Tensor scores = q4.matmul(k4.mT()).mul(1 / Math.sqrt(hd));                                    // (kv, group, chunk, length)
-        Tensor query = rowPosition.reshape(maxChunk, 1), key = Tensor.arange(context).cast(DType.I64).reshape(1, context);
+        Tensor query = rowPosition.reshape(rows, 1), key = Tensor.arange(context).cast(DType.I64).reshape(1, context);
         Tensor visible = key.le(query);
         if (spec.slidingWindow() > 0) visible = visible.logicalAnd(query.sub(key).lt(spec.slidingWindow()));
         Tensor attn = Tensor.where(visible, scores, Float.NEGATIVE_INFINITY).softmax(-1).matmul(v4);  // (kv, group, chunk, hd)
-        return attn.permute(2, 0, 1, 3).reshape(maxChunk, spec.qDim());
+        return attn.permute(2, 0, 1, 3).reshape(rows, spec.qDim());
     }
 }

@@ -78,6 +78,15 @@ public final class LlamaModel implements AutoCloseable {
         return d;
     }
 
+    /**
+     * A batched decode of {@code slots} sequences over a graph compiled for it (see {@link BatchedDecode}); the caller
+     * owns and closes it. Prompts still run on {@link #newDecoder() decoders}, whose sequences then join a slot.
+     */
+    public synchronized BatchedDecode newBatchedDecode(int slots) {
+        checkOpen();
+        return new BatchedDecode(session.compile(LlamaGraph.buildBatched(spec, weights, slots, context, cacheType)), spec, slots, context);
+    }
+
     synchronized void release(LlamaDecoder d) {
         if (!closed && d != allLogits) idle.push(d);
     }

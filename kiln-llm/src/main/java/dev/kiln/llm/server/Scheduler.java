@@ -4,6 +4,7 @@ import dev.kiln.llm.LanguageModel;
 import dev.kiln.llm.generate.Decoder;
 import dev.kiln.llm.generate.GeneratedToken;
 import dev.kiln.llm.generate.TokenStream;
+import dev.kiln.llm.model.BatchedDecode;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -25,28 +26,23 @@ import java.util.function.UnaryOperator;
  * finished; beyond that it refuses with 429 at once (nothing waits unboundedly). Admitted jobs wait in FIFO order.
  *
  * <p><b>The loop.</b> One scheduler thread owns the slots. Each turn it (1) drops cancelled jobs and fills free slots
- * from the queue, each slot starting a {@link TokenStream} on a decoder of its own ({@link LanguageModel#stream}; the
- * model keeps one idle decoder per slot, over its own replica of the compiled graph, so slots never share KV caches
- * or a graph's buffers), (2) runs <em>one step</em> of every active slot through a {@link DecodeStep}, and (3) hands
- * each slot's token to its job and frees the slots whose generation ended, failed or was cancelled. A new request
- * therefore joins between two steps, and a finished or abandoned one leaves between two steps: the shape of
- * continuous batching.
+ * from the queue, each slot starting a {@link TokenStream}, (2) runs <em>one step</em> of every active slot through a
+ * {@link DecodeStep}, and (3) hands each slot's token to its job and frees the slots whose generation ended, failed or
+ * was cancelled. A new request therefore joins between two steps, and a finished or abandoned one leaves between two
+ * steps: continuous batching.
  *
- * <p><b>Per-slot steps, for now.</b> Today's {@link DecodeStep} ({@link PerSlotStep}) advances each active slot's
- * stream on a thread of a fixed pool of {@code parallel} platform threads and waits for all of them: each slot runs
- * its own single-sequence decode (or, on its first step, its prompt's prefill), side by side. Kiln has no batched
- * decode graph yet (one forward pass over the last token of several sequences, each with its own KV cache and
- * position); when it has, a {@code DecodeStep} that gathers the active slots' last tokens into one batched run
- * replaces {@code PerSlotStep} and nothing else here changes. No batching is pretended meanwhile: aggregate throughput
- * comes from running the slots' decodes on several cores at once, not from sharing a step. As in continuous batching
- * without chunked prefill, a new request's prompt is one step, which the other slots wait for; a turn lasts as long
- * as its slowest slot's step.
+ * <p><b>Batched steps.</b> With more than one slot the step is {@link BatchedStep}: one forward pass of a
+ * {@link BatchedDecode} computes the next token of every slot whose sequence has joined it, each at its own position
+ * over its own KV caches, so the weights are read once a step for all slots. A new request's prompt runs on an
+ * ordinary decoder in its first step (one prompt after the other, the others waiting: continuous batching without
+ * chunked prefill) and its sequence then joins its slot. With one slot the step is {@link PerSlotStep}: that slot's own
+ * decode.
  *
  * <p>The scheduler never blocks on a client: tokens go to the job's unbounded event queue (a generation's length
  * bounds it), and its handler thread writes them out.
  */
 final class Scheduler implements AutoCloseable {
-    /** One step of every active slot. A batched decode would implement this with a single forward pass. */
+    /** One step of every active slot. */
     interface DecodeStep extends AutoCloseable {
         /** Advances each slot of {@code active} by one token ({@link Slot#advance()}), returning when all have. */
         void step(List<Slot> active) throws InterruptedException;
@@ -60,6 +56,7 @@ final class Scheduler implements AutoCloseable {
         final int index;
         Job job;
         TokenStream stream;
+        SlotDecoder decoder; // the stream's decoder when slots share a batched decode
         GeneratedToken last;
         RuntimeException failure;
 
@@ -75,7 +72,7 @@ final class Scheduler implements AutoCloseable {
         }
     }
 
-    /** Each active slot's step on a thread of its own (a fixed pool), side by side. */
+    /** Each active slot's step on a thread of its own (a fixed pool), side by side: with one slot, its own decode. */
     static final class PerSlotStep implements DecodeStep {
         private final ExecutorService pool;
 
@@ -108,7 +105,46 @@ final class Scheduler implements AutoCloseable {
         public void close() { pool.shutdownNow(); }
     }
 
+    /**
+     * Every slot's next token in one forward pass ({@link BatchedDecode}): the joined slots' last tokens are gathered and
+     * stepped together, each slot's logits handed to its {@link SlotDecoder}, then the streams advance one after the
+     * other (sampling, text, stop strings), a slot that has not run its prompt yet running it now on an ordinary
+     * decoder and joining the batch. The weights are read once a step for every slot, not once a slot.
+     */
+    static final class BatchedStep implements DecodeStep {
+        private final BatchedDecode batch;
+
+        BatchedStep(BatchedDecode batch) { this.batch = batch; }
+
+        @Override
+        public void step(List<Slot> active) {
+            int n = batch.slots();
+            int[] tokens = new int[n];
+            boolean[] joined = new boolean[n];
+            boolean any = false;
+            for (Slot s : active) {
+                if (s.decoder != null && s.decoder.joined()) {
+                    tokens[s.index] = s.last.id();
+                    joined[s.index] = any = true;
+                }
+            }
+            if (any) {
+                try {
+                    float[][] logits = batch.step(tokens, joined);
+                    for (Slot s : active) if (joined[s.index]) s.decoder.prepare(tokens[s.index], logits[s.index]);
+                } catch (RuntimeException e) { // the step is every joined slot's: each fails with it
+                    for (Slot s : active) if (joined[s.index]) s.failure = e;
+                }
+            }
+            for (Slot s : active) if (s.failure == null) s.advance();
+        }
+
+        @Override
+        public void close() { batch.close(); }
+    }
+
     private final LanguageModel model;
+    private final BatchedDecode batch; // null with one slot: a step is that slot's own decode
     private final Slot[] slots;
     private final int capacity;
     private final LinkedBlockingQueue<Job> waiting = new LinkedBlockingQueue<>();
@@ -129,8 +165,9 @@ final class Scheduler implements AutoCloseable {
         this.slots = new Slot[parallel];
         for (int i = 0; i < parallel; i++) slots[i] = new Slot(i);
         this.capacity = parallel + queue;
-        warm(model, parallel);
-        this.step = wrapStep.apply(new PerSlotStep(parallel));
+        this.batch = parallel > 1 ? model.compiled().newBatchedDecode(parallel) : null;
+        warm(model, batch == null ? parallel : 1); // batched, prompts run one at a time on the scheduler's thread
+        this.step = wrapStep.apply(batch == null ? new PerSlotStep(parallel) : new BatchedStep(batch));
         this.loop = Thread.ofPlatform().name("kiln-serve-scheduler").daemon().start(this::run);
     }
 
@@ -219,7 +256,17 @@ final class Scheduler implements AutoCloseable {
             return;
         }
         try {
-            s.stream = model.stream(j.prompt, j.options);
+            if (batch == null) s.stream = model.stream(j.prompt, j.options);
+            else {
+                SlotDecoder d = new SlotDecoder(model, batch, s.index);
+                try {
+                    s.stream = new TokenStream(d, model.tokenizer(), j.prompt, j.options);
+                } catch (RuntimeException e) {
+                    d.close();
+                    throw e;
+                }
+                s.decoder = d;
+            }
         } catch (RuntimeException e) { // the handler checked the context already: a failure here is the server's
             admitted.decrementAndGet();
             failed.incrementAndGet();
@@ -253,6 +300,7 @@ final class Scheduler implements AutoCloseable {
             counter.incrementAndGet();
             s.job = null;
             s.stream = null;
+            s.decoder = null;
             s.last = null;
             s.failure = null;
             busy.decrementAndGet();

@@ -49,6 +49,8 @@ final class GraphBuilder {
      * shape, ...) would bake in the buffers' zeros.
      */
     private boolean inputValuesKnown = true;
+    /** While a plan is built: the rows it reserves for loops of unknown length, shared with every nested builder; else null. */
+    private PlanCapacities capacities;
 
     /** A builder of {@code model}'s main graph. */
     GraphBuilder(OnnxModel model, Device device) { this(OnnxGraph.of(model), device); }
@@ -66,15 +68,20 @@ final class GraphBuilder {
     GraphBuilder nested(OnnxGraph graph, Device device) {
         GraphBuilder b = new GraphBuilder(graph, device);
         b.inputValuesKnown = inputValuesKnown;
+        b.capacities = capacities;
         return b;
     }
 
     /** A builder of {@code model}'s main graph for a plan: operators may not read its inputs' elements while it is built. */
-    static GraphBuilder forPlan(OnnxModel model, Device device) {
+    static GraphBuilder forPlan(OnnxModel model, Device device, PlanCapacities capacities) {
         GraphBuilder b = new GraphBuilder(model, device);
         b.inputValuesKnown = false;
+        b.capacities = capacities;
         return b;
     }
+
+    /** The rows the plan being built reserves for loops of unknown length; null when no plan is built. */
+    PlanCapacities capacities() { return capacities; }
 
     /** Builds the graph on {@code inputs} (by name); its outputs, in order, on the builder's device. */
     List<Tensor> build(Map<String, Tensor> inputs) { return build(inputs, Map.of()); }

@@ -71,7 +71,7 @@ final class LoopOp {
                 LoopResult r = Tensor.loop(step, m, cond, initial, reads.values(), capacity);
                 return values(r.states(), r.outputs());
             }
-            if (!outer.valuesKnownNow(deciding)) return planned(c, Tensor.loop(step, m, cond, initial, reads.values(), planCapacity(c, k)));
+            if (!outer.valuesKnownNow(deciding)) return planned(c, Tensor.loop(step, m, cond, initial, reads.values(), planCapacity(c)));
             long limit = m == null ? FIRST_CAPACITY : Math.max(0, c.longs(0)[0]);
             int capacity = (int) Math.min(limit, FIRST_CAPACITY);
             LoopResult r = Tensor.loop(step, m, cond, initial, reads.values(), capacity).realize();
@@ -94,39 +94,46 @@ final class LoopOp {
 
     /**
      * The rows a prepared plan lays a loop's scan outputs out at when the iterations are known only when it runs: the trip
-     * count M, which must then be a constant (an M known only when the plan runs leaves the outputs no static size).
+     * count M where it is a constant within the loop limit (no run needs more), else the capacity the plan reserves for this
+     * loop ({@link PlanCapacities}: a first guess, grown by the plan when a run needs more).
      */
-    private static int planCapacity(OpContext c, int scanOutputs) {
-        String why = "its " + scanOutputs + " scan output(s) have a row per iteration, and the iterations are known only when the loop runs; ";
-        if (!c.given(0) || !c.isConstant(0)) {
-            throw c.unsupported(why + "a prepared plan lays them out at the trip count M, and this loop's M is "
-                    + (c.given(0) ? "known only when the plan runs" : "absent") + " (give the Loop a constant M, or run the model with OnnxModel.run)");
+    private static int planCapacity(OpContext c) {
+        if (c.given(0) && c.isConstant(0)) {
+            long m = Math.max(0, c.longs(0)[0]);
+            if (m <= Math.min(LoopLimit.maxIterations(), PlanCapacities.FIRST_ROWS)) return (int) m;
         }
-        long m = Math.max(0, c.longs(0)[0]);
-        if (m > Math.min(LoopLimit.maxIterations(), Integer.MAX_VALUE - 8)) {
-            throw c.unsupported(why + "a prepared plan lays them out at the trip count M = " + m + ", more rows than it reserves (at most "
-                    + Math.min(LoopLimit.maxIterations(), Integer.MAX_VALUE - 8) + ", the loop limit); run the model with OnnxModel.run");
-        }
-        return (int) m;
+        PlanCapacities capacities = c.builder().capacities();
+        if (capacities == null) throw new IllegalStateException(SizedSteps.name(c) + ": built for a plan without the plan's capacities");
+        int rows = capacities.rows(capacityKey(c));
+        // a constant M smaller than the capacity bounds the iterations: no need for more rows than it
+        return c.given(0) && c.isConstant(0) ? (int) Math.min(rows, Math.max(0, c.longs(0)[0])) : rows;
     }
 
+    /** The loop as the plan's capacities name it: its node within its graph. */
+    private static String capacityKey(OpContext c) { return c.builder().source() + ": " + SizedSteps.name(c); }
+
     /**
-     * The scan outputs of a loop that may stop early, in a prepared plan: laid out at M rows, their first axis bound when the
-     * plan runs to the iterations that ran (a sized host step over the first output and {@link LoopResult#iterations()},
-     * the others copied after it, so every reader runs once the count is bound).
+     * The scan outputs of a loop that may stop early, in a prepared plan: laid out at a capacity, their first axis bound when
+     * the plan runs to the iterations that ran (a sized host step over the first output and {@link LoopResult#iterations()},
+     * the others copied after it, so every reader runs once the count is bound). A run of more iterations than the capacity
+     * fails that step with an {@link dev.kiln.runtime.ExtentOutOfRangeException} on a variable registered with the plan's
+     * capacities, which the plan answers by building itself again with more rows ({@link OnnxPlan#execute()}).
      */
     private static List<OnnxValue> planned(OpContext c, LoopResult r) {
         List<Tensor> outputs = r.outputs();
         int capacity = outputs.getFirst().dim(0);
-        if (capacity == 0) return values(r.states(), outputs); // no rows whatever runs
+        boolean bounded = c.given(0) && c.isConstant(0) && capacity >= Math.max(0, c.longs(0)[0]);
+        if (capacity == 0 && bounded) return values(r.states(), outputs); // no rows whatever runs
         String name = SizedSteps.name(c);
         Variable ran = new Variable("iterations of " + name, 0, capacity);
+        if (!bounded) c.builder().capacities().register(capacityKey(c), ran);
         Tensor first = outputs.getFirst();
-        long firstRow = first.dtype().byteSize(first.numel() / capacity);
+        long firstRow = capacity == 0 ? 0 : first.dtype().byteSize(first.numel() / capacity);
         List<Tensor> sized = new ArrayList<>();
         sized.add(Tensor.hostSized(name, first.dtype(), first.dims(), 0, ran, (in, out) -> {
-            long n = Math.min(SizedSteps.longValue(in.get(1), DType.I64), capacity);
-            MemorySegment.copy(in.getFirst(), 0, out, 0, n * firstRow);
+            // the iterations that ran; past the capacity the plan's step refuses the count, and the plan grows
+            long n = SizedSteps.longValue(in.get(1), DType.I64);
+            MemorySegment.copy(in.getFirst(), 0, out, 0, Math.min(n, capacity) * firstRow);
             return n;
         }, first, r.iterations()));
         for (int j = 1; j < outputs.size(); j++) {

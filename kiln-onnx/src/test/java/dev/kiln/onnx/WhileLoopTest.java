@@ -212,9 +212,68 @@ class WhileLoopTest {
         assertThat(out.get(0).toLongArray()).containsExactly(13);
         assertThat(out.get(1).dims()).containsExactly(4, 1);
         assertThat(out.get(1).toLongArray()).containsExactly(7, 8, 10, 13);
-        // a prepared plan has no value of M while it is built: the scan output's length is unknown then
-        assertThatThrownBy(() -> scanned.prepare(d, Map.of())).isInstanceOf(UnsupportedOnnxOpException.class)
-                .hasMessageContaining("Loop").hasMessageContaining("'sum'").hasMessageContaining("scan output");
+    }
+
+    /**
+     * Scan outputs of a loop whose M is a graph input, in one prepared plan: laid out at the plan's first capacity (64 rows)
+     * and bound to each run's iterations; a run of more (100, then 1000) builds the plan again with room for them, and the
+     * plan keeps that room (a later short run does not shrink it). Memory back to the baseline once closed.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void scanOutputsOfARunTimeTripCountInAPreparedPlan(String device) {
+        assumeAvailable(device);
+        var d = DeviceRegistry.get(device);
+        OnnxModel scanned = OnnxModel.fromProto(summing(true), "sum.onnx");
+        long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
+        try (OnnxPlan plan = scanned.prepare(d, Map.of())) {
+            for (long m : new long[] {4, 0, 100, 3, 1000, 64, 65}) {
+                List<Tensor> out = plan.run(Map.of("m", Tensor.scalar(m, DType.I64).to(d).realize(), "x0", Tensor.of(new long[] {7}, 1).to(d).realize()));
+                long[] rows = new long[(int) m];
+                long x = 7;
+                for (int i = 0; i < m; i++) rows[i] = x += i;
+                assertThat(out.get(0).toLongArray()).as("M = %d", m).containsExactly(x);
+                assertThat(out.get(1).dims()).as("M = %d", m).containsExactly((int) m, 1);
+                assertThat(out.get(1).toLongArray()).as("M = %d", m).containsExactly(rows);
+                assertThat(plan.outputDims(1)).containsExactly((int) m, 1);
+            }
+        }
+        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plan's memory is freed").isEqualTo(baseline);
+    }
+
+    /**
+     * No trip count, the condition computed by the body (a TorchScript {@code while}): the scan outputs in one prepared plan,
+     * 1500 iterations in a plan that first reserved 64 rows, then runs of 5 and 1 in the grown plan.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void whileLoopScanOutputsInAPreparedPlan(String device) {
+        assumeAvailable(device);
+        var d = DeviceRegistry.get(device);
+        try (OnnxPlan plan = OnnxModel.fromProto(counting(), "count.onnx").prepare(d, Map.of())) {
+            for (long limit : new long[] {10, 1500, 5, 1}) {
+                List<Tensor> out = plan.run(Map.of("limit", Tensor.scalar(limit, DType.I64).to(d).realize()));
+                long n = Math.max(1, limit);
+                long[] rows = new long[(int) n];
+                for (int i = 0; i < n; i++) rows[i] = i + 1;
+                assertThat(out.get(0).toLongArray()).as("limit %d", limit).containsExactly(n);
+                assertThat(out.get(1).toLongArray()).as("limit %d", limit).containsExactly(rows);
+            }
+        }
+        try (OnnxPlan plan = OnnxModel.fromProto(doubling(false, false), "while.onnx").prepare(d, Map.of())) {
+            for (float limit : new float[] {100, 5, 1e30f}) check(plan.run(inputs(device, limit, null, null)), expected(limit, Long.MAX_VALUE, true));
+        }
+    }
+
+    /** A loop past its limit in a prepared plan fails with the limit's exception naming the node, not by growing forever. */
+    @Test
+    void aPreparedWhileLoopStopsAtTheLimit() {
+        var d = DeviceRegistry.get("INTERP");
+        try (OnnxPlan plan = LoopLimit.with(200, () -> OnnxModel.fromProto(counting(), "count.onnx").prepare(d, Map.of()))) {
+            assertThat(plan.run(Map.of("limit", Tensor.scalar(150, DType.I64).realize())).get(1).dims()).containsExactly(150);
+            assertThatThrownBy(() -> plan.run(Map.of("limit", Tensor.scalar(1000, DType.I64).realize()))).isInstanceOf(LoopLimitException.class)
+                    .hasMessageContaining("Loop node 'count'");
+        }
     }
 
     /** x grows by one element per iteration (Concat) while its sum stays below limit: the shape changes, so M, the condition and x come from the inputs. */

@@ -247,6 +247,8 @@ final class GraphBuilder {
         } catch (ArithmeticException | IllegalArgumentException e) {
             throw new OnnxFormatException(model.source(), n.opType() + " node '" + n.label() + "': " + e.getMessage(), e);
         }
+        // the length of a loop's list in a prepared plan is known only when it runs: a value of the graph, not a constant
+        boolean stacked = n.inputs().stream().anyMatch(i -> hosts.get(i) instanceof OnnxValue.StackedSequence);
         for (int k = 0; k < n.outputs().size(); k++) {
             String name = n.outputs().get(k);
             if (name.isEmpty()) continue;
@@ -254,7 +256,7 @@ final class GraphBuilder {
                 throw new UnsupportedOnnxOpException(n.opType(), n.domainName(), opset, n.label(), "output " + k + " ('" + name + "') is not supported");
             }
             switch (outs.get(k)) {
-                case OnnxValue.TensorValue(Tensor t) when spec.kind() == OnnxOps.Kind.HOST_STRUCTURE -> {
+                case OnnxValue.TensorValue(Tensor t) when spec.kind() == OnnxOps.Kind.HOST_STRUCTURE && !stacked -> {
                     // a few elements known now (a length, a flag): a constant, like a folded node's output
                     values.put(name, t.to(DeviceRegistry.get("INTERP")).realize());
                     constants.add(name);

@@ -182,7 +182,7 @@ public final class OnnxPlan implements AutoCloseable {
                 PlanCapacities.Growth g = capacities.growthFor(e);
                 if (g == null) throw e;
                 if (LOGGED.add(model.source() + "\0" + g.loop())) {
-                    LOG.log(System.Logger.Level.INFO, g.loop() + " of " + model.source() + ": a run needed " + g.needed() + " rows of its outputs, the plan "
+                    LOG.log(System.Logger.Level.INFO, g.loop() + ": a run needed " + g.needed() + " rows of its outputs, the plan "
                             + "had reserved " + g.was() + "; the plan is built again with room for " + g.rows() + " and the run repeated");
                 }
                 capacities.grow(g);

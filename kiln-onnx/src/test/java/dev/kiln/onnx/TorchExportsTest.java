@@ -28,7 +28,7 @@ class TorchExportsTest {
         Path cases = Path.of(TorchExportsTest.class.getResource("/torch/nms_head/model.onnx").toURI()).getParent().getParent();
         ConformanceRunner.Report report = ConformanceRunner.run(List.of(cases), device, line -> {});
         assertThat(report.results()).extracting(ConformanceRunner.CaseResult::name)
-                .containsExactlyInAnyOrder("greedy_decode", "nms_head", "script_if_while", "script_if_while_negative");
+                .containsExactlyInAnyOrder("greedy_decode", "greedy_list", "nms_head", "script_if_while", "script_if_while_negative", "script_while_list");
         assertThat(report.results()).allSatisfy(r -> assertThat(r.status()).as(r.line()).isEqualTo(ConformanceRunner.Status.PASS));
     }
 
@@ -52,6 +52,44 @@ class TorchExportsTest {
                 assertThat(out.get(1).realize().toLongArray()).as(c).containsExactly(n.toLongArray());
             }
         }
+    }
+
+    /**
+     * TorchScript loops that build a Python list ({@code ys.append(y)}: a Loop-carried sequence the body appends to, read by
+     * ConcatFromSequence and SequenceLength after the loop) in one prepared plan per model, run on each data set in turn:
+     * the list is the loop's scan output, its length bound when the plan runs. The scripted {@code while} runs 14, 84 and 1
+     * iterations (84 more than the plan first reserves rows for: it grows once), the greedy decoder 1 (EOS), 100 and 1
+     * tokens from its {@code max_len} input. Memory back to the baseline once the plan is closed.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU", "CLANG"})
+    void scriptedListLoopsRunInAPreparedPlan(String device) throws Exception {
+        var unavailable = DeviceRegistry.providers().get(device).unavailableReason();
+        Assumptions.assumeTrue(unavailable.isEmpty(), () -> device + " unavailable: " + unavailable.orElse(""));
+        var d = DeviceRegistry.get(device);
+        long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
+        Map<String, List<Integer>> lengths = new java.util.LinkedHashMap<>();
+        for (String c : List.of("script_while_list", "greedy_list")) {
+            Path dir = Path.of(TorchExportsTest.class.getResource("/torch/" + c + "/model.onnx").toURI()).getParent();
+            try (OnnxModel model = OnnxModel.load(dir.resolve("model.onnx")); OnnxPlan plan = model.prepare(d, Map.of())) {
+                for (int set = 0; set < 3; set++) {
+                    Path data = dir.resolve("test_data_set_" + set);
+                    Map<String, Tensor> in = new java.util.LinkedHashMap<>();
+                    for (int k = 0; k < model.inputs().size(); k++) {
+                        in.put(model.inputs().get(k).name(), TensorProtos.read(data.resolve("input_" + k + ".pb")).to(d).realize());
+                    }
+                    List<Tensor> out = plan.run(in);
+                    for (int k = 0; k < out.size(); k++) {
+                        Tensor want = TensorProtos.read(data.resolve("output_" + k + ".pb"));
+                        assertThat(out.get(k).dims()).as("%s set %d output %d", c, set, k).containsExactly(want.dims());
+                        assertThat(out.get(k).toDoubleArray()).as("%s set %d output %d", c, set, k).containsExactly(want.toDoubleArray(), within(1e-5));
+                    }
+                    lengths.computeIfAbsent(c, x -> new java.util.ArrayList<>()).add(out.getFirst().dims()[c.equals("greedy_list") ? 0 : 1]);
+                }
+            }
+        }
+        assertThat(lengths).containsEntry("script_while_list", List.of(14, 84, 1)).containsEntry("greedy_list", List.of(1, 100, 1));
+        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plans' memory is freed").isEqualTo(baseline);
     }
 
     /**

@@ -11,7 +11,8 @@ Cases:
                     TorchScript exports the while loop as Loop with M = INT64_MAX and a condition the body computes
   greedy_decode     a scripted greedy decoder: embedding, a tanh recurrent cell, an argmax over the vocabulary, the
                     token appended to the output with torch.cat (a loop-carried value that grows by one each step) and a
-                    `break` when the end-of-sequence token comes (the loop's condition the body computes)
+                    `break` when the end-of-sequence token comes (the loop's condition the body computes). Four data sets
+                    (four starts), for TorchExportsTest's prepared plan
   script_while_list a torch.jit.script'ed `while` loop that appends to a Python list (`ys.append(torch.tanh(y))`), then
                     torch.stack(ys, 1) and len(ys): TorchScript exports the list as a Loop-carried sequence (SequenceEmpty,
                     SequenceInsert in the body, ConcatFromSequence and SequenceLength after), M = INT64_MAX. Three data
@@ -225,7 +226,23 @@ def main():
         if toks.shape[0] < 13:
             start = torch.tensor([s], dtype=torch.long)
             break
-    export("greedy_decode", scripted, (start, h), ["start", "h"], ["tokens", "h_final"])
+    # more starts for one prepared plan: every length the loop may take differs in the plan's sized output
+    lengths = {s: scripted(torch.tensor([s], dtype=torch.long), h)[0].shape[0] for s in range(0, 11)}
+    longest_first = sorted((s for s in lengths if s != int(start[0])), key=lambda s: -lengths[s])
+    others = [(torch.tensor([s], dtype=torch.long), h) for s in longest_first[:3]]
+    export("greedy_decode", scripted, (start, h), ["start", "h"], ["tokens", "h_final"], more_args=others)
+    features = torch.randn(1, 3, 4, 4)
+    head = NmsHead()
+    # more feature maps for one prepared plan: another draw, one whose scores all fall below the score threshold (features
+    # against the score convolution's weights: nothing selected)
+    against = -20.0 * torch.sign(head.score.weight.detach()).reshape(1, 3, 1, 1).expand(1, 3, 4, 4).contiguous()
+    # and one where only three far-apart cells score above it (fewer than the maximum of 5)
+    few = against.clone()
+    for y, x in ((0, 0), (0, 3), (3, 1)):
+        few[0, :, y, x] = -few[0, :, y, x]
+    more = [(torch.randn(1, 3, 4, 4) * 2,), (against,), (few,)]
+    export("nms_head", head, (features,), ["features"], ["selected", "boxes", "scores"], more_args=more)
+    # after nms_head, so that the random draws of the cases before stay those their committed data came from
     x = torch.full((2, 3), 0.1)
     limit = lambda v: torch.tensor(v, dtype=torch.float32)
     export("script_while_list", torch.jit.script(WhileList()), (x, limit(10.0)), ["x", "limit"], ["ys", "y", "length"],
@@ -246,17 +263,6 @@ def main():
     print(f"greedy_list EOS {eos}, lengths by start:", lengths)
     export("greedy_list", listed, (torch.tensor([early]), h, torch.tensor(12)), ["start", "h", "max_len"], ["tokens", "h_final"],
            more_args=[(torch.tensor([never]), h, torch.tensor(100)), (torch.tensor([never]), h, torch.tensor(1))])
-    features = torch.randn(1, 3, 4, 4)
-    head = NmsHead()
-    # more feature maps for one prepared plan: another draw, one whose scores all fall below the score threshold (features
-    # against the score convolution's weights: nothing selected)
-    against = -20.0 * torch.sign(head.score.weight.detach()).reshape(1, 3, 1, 1).expand(1, 3, 4, 4).contiguous()
-    # and one where only three far-apart cells score above it (fewer than the maximum of 5)
-    few = against.clone()
-    for y, x in ((0, 0), (0, 3), (3, 1)):
-        few[0, :, y, x] = -few[0, :, y, x]
-    more = [(torch.randn(1, 3, 4, 4) * 2,), (against,), (few,)]
-    export("nms_head", head, (features,), ["features"], ["selected", "boxes", "scores"], more_args=more)
 
 
 if __name__ == "__main__":

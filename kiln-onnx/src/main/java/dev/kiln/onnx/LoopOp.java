@@ -49,15 +49,14 @@ final class LoopOp {
         for (int i = 2; i < c.inputCount(); i++) hostState |= c.given(i) && outer.hostValue(c.node.inputs().get(i)) != null;
         OnnxGraph body = body(c);
         int n = Math.max(0, c.node.inputs().size() - 2), k = body.outputs().size() - 1 - n;
-        List<ListAccumulators.Accumulator> lists = List.of();
-        if (hostState) {
-            // a list the body only appends to is a scan output by another name: one plan, where the values are known only when
-            // it runs (a prepared plan); under run, and for other sequences and optionals, the body is built per iteration
-            lists = ListAccumulators.of(c, body, n);
-            List<String> deciding = new ArrayList<>(c.node.inputs());
-            deciding.addAll(body.outerReads());
-            if (lists == null || outer.valuesKnownNow(deciding)) return LoopUnrolling.unroll(c);
-        }
+        List<String> decidingNow = new ArrayList<>(c.node.inputs());
+        decidingNow.addAll(body.outerReads());
+        boolean inPlan = !outer.valuesKnownNow(decidingNow);
+        // a list the body only appends to, or a tensor it only extends with Concat, is a scan output by another name: one
+        // plan, where the values are known only when it runs (a prepared plan); under run, and for other sequences and
+        // optionals, the body is built per iteration (LoopUnrolling), as before
+        List<ListAccumulators.Accumulator> lists = inPlan ? ListAccumulators.of(c, body, n) : List.of();
+        if (hostState && (lists == null || !inPlan)) return LoopUnrolling.unroll(c);
         Tensor m = c.given(0) ? c.in(0) : null, cond = c.given(1) ? c.in(1) : null;
         if (m != null && (m.numel() != 1 || m.dtype().isFloat() || m.dtype().isBool())) {
             throw c.bad("trip count M must be one integer, got " + m.dtype() + m.shape());
@@ -79,9 +78,9 @@ final class LoopOp {
                 // no rows to count, or as many as known now: the loop's outputs as they are
                 int capacity = rows == 0 ? 0 : (int) Math.min(known, Integer.MAX_VALUE - 8);
                 LoopResult r = Tensor.loop(step, m, cond, initial, reads.values(), capacity);
-                return shape.values(r.states(), r.outputs(), capacity);
+                return shape.values(c, r.states(), r.outputs(), capacity);
             }
-            if (!outer.valuesKnownNow(deciding)) return shape.values(plannedRun(c, step, m, cond, initial, reads), -1);
+            if (!outer.valuesKnownNow(deciding)) return shape.values(c, plannedRun(c, step, m, cond, initial, reads), -1);
             if (!lists.isEmpty()) throw new IllegalStateException(SizedSteps.name(c) + ": a loop's list is built as a scan output only in a prepared plan");
             long limit = m == null ? FIRST_CAPACITY : Math.max(0, c.longs(0)[0]);
             int capacity = (int) Math.min(limit, FIRST_CAPACITY);
@@ -94,7 +93,7 @@ final class LoopOp {
             }
             List<Tensor> outputs = new ArrayList<>();
             for (Tensor y : r.outputs()) outputs.add(y.slice(0, 0, (int) ran, 1));
-            return shape.values(r.states(), outputs, (int) ran);
+            return shape.values(c, r.states(), outputs, (int) ran);
         } catch (StateChanges e) {
             // a for-loop is built per iteration without reading values (LoopUnrolling reads M where it must, refusing in a plan)
             if (forLoop || outer.valuesKnownNow(deciding)) return LoopUnrolling.unroll(c);
@@ -126,16 +125,17 @@ final class LoopOp {
             return out;
         }
 
-        /** The list of state {@code i}, or null where it is carried as a tensor. */
+        /** The accumulator of state {@code i}, or null where it is carried as a tensor. */
         ListAccumulators.Accumulator list(int i) { return lists.stream().filter(a -> a.state() == i).findFirst().orElse(null); }
 
-        List<OnnxValue> values(List<List<Tensor>> statesAndRows, int ran) { return values(statesAndRows.get(0), statesAndRows.get(1), ran); }
+        List<OnnxValue> values(OpContext c, List<List<Tensor>> statesAndRows, int ran) { return values(c, statesAndRows.get(0), statesAndRows.get(1), ran); }
 
         /**
          * The node's outputs from the construct's final states and stacked rows; {@code ran} the iterations, or -1 where they
-         * are known only when the plan runs (a list is then a {@link OnnxValue.StackedSequence} over its sized rows).
+         * are known only when the plan runs (a list is then a {@link OnnxValue.StackedSequence} over its sized rows, a grown
+         * tensor a sized host step's output).
          */
-        List<OnnxValue> values(List<Tensor> states, List<Tensor> rows, int ran) {
+        List<OnnxValue> values(OpContext c, List<Tensor> states, List<Tensor> rows, int ran) {
             List<OnnxValue> out = new ArrayList<>();
             for (int i = 0, s = 0, q = 0; i < n; i++) {
                 ListAccumulators.Accumulator a = list(i);
@@ -144,13 +144,16 @@ final class LoopOp {
                     continue;
                 }
                 Tensor stacked = rows.get(k + q++);
-                if (ran < 0) {
-                    out.add(new OnnxValue.StackedSequence(stacked, a.dtype()));
-                } else {
-                    List<Tensor> elements = new ArrayList<>();
-                    for (int t = 0; t < ran; t++) elements.add(stacked.slice(0, t, t + 1, 1).squeeze(0));
-                    out.add(new OnnxValue.SequenceValue(elements, a.dtype()));
-                }
+                out.add(switch (a) {
+                    case ListAccumulators.ListOf l when ran < 0 -> new OnnxValue.StackedSequence(stacked, l.dtype());
+                    case ListAccumulators.ListOf l -> {
+                        List<Tensor> elements = new ArrayList<>();
+                        for (int t = 0; t < ran; t++) elements.add(stacked.slice(0, t, t + 1, 1).squeeze(0));
+                        yield new OnnxValue.SequenceValue(elements, l.dtype());
+                    }
+                    case ListAccumulators.Grows g when ran < 0 -> new OnnxValue.TensorValue(GrownTensors.inPlan(c, g, stacked));
+                    case ListAccumulators.Grows g -> new OnnxValue.TensorValue(GrownTensors.joined(g, stacked));
+                });
             }
             for (int j = 0; j < k; j++) out.add(new OnnxValue.TensorValue(rows.get(j)));
             return out;
@@ -250,9 +253,15 @@ final class LoopOp {
             Map<String, Tensor> fixed = new HashMap<>(reads.constants());
             // an iteration runs only while the condition holds: the body's condition input is true whenever it is read
             fixed.put(body.inputs().get(1), yes);
-            // a list starts each iteration empty: the body appends this iteration's element to it, which is the step's output
+            // an accumulator starts each iteration empty: the body appends this iteration's element to it, the step's output
             Map<String, OnnxValue> lists = new HashMap<>();
-            for (ListAccumulators.Accumulator a : layout.lists()) lists.put(body.inputs().get(2 + a.state()), new OnnxValue.SequenceValue(List.of(), a.dtype()));
+            for (ListAccumulators.Accumulator a : layout.lists()) {
+                String name = body.inputs().get(2 + a.state());
+                switch (a) {
+                    case ListAccumulators.ListOf l -> lists.put(name, new OnnxValue.SequenceValue(List.of(), l.dtype()));
+                    case ListAccumulators.Grows g -> fixed.put(name, GrownTensors.empty(g, c.device));
+                }
+            }
             List<OnnxValue> out = c.builder().nested(body, c.device).buildValues(bound, fixed, lists);
             List<Tensor> next = new ArrayList<>(), rows = new ArrayList<>();
             for (int j = 0; j < layout.carried().size(); j++) {
@@ -266,11 +275,17 @@ final class LoopOp {
             }
             for (int j = 0; j < layout.k(); j++) rows.add(tensorOutput(body, out, 1 + layout.n() + j));
             for (ListAccumulators.Accumulator a : layout.lists()) {
-                if (!(out.get(1 + a.state()) instanceof OnnxValue.SequenceValue(List<Tensor> appended, DType dt)) || appended.size() != 1) {
-                    throw new IllegalStateException("the body's list '" + body.outputs().get(1 + a.state()) + "' is " + out.get(1 + a.state()).describe()
-                            + " after an iteration that started it empty; expected the one tensor it appends");
+                OnnxValue v = out.get(1 + a.state());
+                switch (a) {
+                    case ListAccumulators.ListOf l -> {
+                        if (!(v instanceof OnnxValue.SequenceValue(List<Tensor> appended, DType dt)) || appended.size() != 1) {
+                            throw new IllegalStateException("the body's list '" + body.outputs().get(1 + a.state()) + "' is " + v.describe()
+                                    + " after an iteration that started it empty; expected the one tensor it appends");
+                        }
+                        rows.add(appended.getFirst());
+                    }
+                    case ListAccumulators.Grows g -> rows.add(GrownTensors.element(g, tensorOutput(body, out, 1 + a.state()), body.outputs().get(1 + a.state())));
                 }
-                rows.add(appended.getFirst());
             }
             Tensor condition = forLoop ? null : tensorOutput(body, out, 0);
             if (condition != null && condition.numel() != 1) throw new IllegalArgumentException("the body's condition output has shape " + condition.shape()

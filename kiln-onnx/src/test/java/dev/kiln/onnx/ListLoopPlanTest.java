@@ -111,4 +111,64 @@ class ListLoopPlanTest {
                 .hasMessageContaining("Loop").hasMessageContaining("'loop'");
         assertThat(OnnxModel.fromProto(proto, "list.onnx").run(inputs(d, 2)).get(1).dims()).containsExactly(2, 2);
     }
+    /**
+     * x doubles M times and each doubled x is joined to {@code acc} as a column (Concat along axis 1 of [2, 1] pieces): a
+     * tensor the body grows, read nowhere else. M a graph input, or the constant 4 where {@code constantM}.
+     */
+    private static ModelProto growingColumns(boolean constantM) {
+        GraphProto.Builder body = GraphProto.newBuilder().setName("body")
+                .addInput(value("i", INT64)).addInput(value("cond_in", BOOL)).addInput(value("x_in", FLOAT, 2)).addInput(OnnxTestModels.anyShape("acc_in", FLOAT))
+                .addNode(node("Mul", "double", List.of("x_in", "two"), List.of("x_out")))
+                .addNode(node("Reshape", "column", List.of("x_out", "shape21"), List.of("col")))
+                .addNode(node("Concat", "join", List.of("acc_in", "col"), List.of("acc_out"), i("axis", -1)))
+                .addNode(node("Identity", "cond", List.of("cond_in"), List.of("cond_out")))
+                .addOutput(value("cond_out", BOOL)).addOutput(value("x_out", FLOAT, 2)).addOutput(OnnxTestModels.anyShape("acc_out", FLOAT));
+        GraphProto.Builder g = GraphProto.newBuilder().addInput(value("x0", FLOAT, 2)).addInput(value("start", FLOAT, 2, 1))
+                .addInitializer(TensorProto.newBuilder().setName("two").setDataType(FLOAT).addFloatData(2f))
+                .addInitializer(TensorProto.newBuilder().setName("shape21").setDataType(INT64).addDims(2).addInt64Data(2).addInt64Data(1));
+        if (constantM) g.addInitializer(TensorProto.newBuilder().setName("m").setDataType(INT64).addInt64Data(4));
+        else g.addInput(value("m", INT64));
+        g.addNode(node("Loop", "loop", List.of("m", "", "x0", "start"), List.of("x_final", "acc"),
+                        AttributeProto.newBuilder().setName("body").setType(AttributeProto.AttributeType.GRAPH).setG(body).build()))
+                .addOutput(value("x_final", FLOAT, 2)).addOutput(OnnxTestModels.anyShape("acc", FLOAT));
+        return OnnxTestModels.model(17, g);
+    }
+
+    /**
+     * A tensor grown along its last axis in one prepared plan: [2, 1 + M], the start column then x0 * 2^(t+1); M = 3, 0 and
+     * 70 from the input (past the first rows: the plan grows), and a constant M = 4 (the iterations known while it is built).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void tensorGrownByConcatInAPreparedPlan(String device) {
+        var unavailable = DeviceRegistry.providers().get(device).unavailableReason();
+        org.junit.jupiter.api.Assumptions.assumeTrue(unavailable.isEmpty(), () -> device + " unavailable: " + unavailable.orElse(""));
+        var d = DeviceRegistry.get(device);
+        Tensor start = Tensor.of(new float[] {5, 7}, 2, 1).to(d).realize(), x0 = Tensor.of(new float[] {1, -3}, 2).to(d).realize();
+        long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
+        try (OnnxPlan plan = OnnxModel.fromProto(growingColumns(false), "grow.onnx").prepare(d, Map.of());
+             OnnxPlan fixed = OnnxModel.fromProto(growingColumns(true), "grow.onnx").prepare(d, Map.of())) {
+            for (int m : new int[] {3, 0, 70, 2}) {
+                List<Tensor> out = plan.run(Map.of("x0", x0, "start", start, "m", Tensor.scalar(m, DType.I64).to(d).realize()));
+                assertThat(out.get(1).dims()).as("M = %d", m).containsExactly(2, 1 + m);
+                assertThat(out.get(1).toFloatArray()).as("M = %d", m).containsExactly(columns(m));
+            }
+            List<Tensor> out = fixed.run(Map.of("x0", x0, "start", start));
+            assertThat(out.get(1).dims()).containsExactly(2, 5);
+            assertThat(out.get(1).toFloatArray()).containsExactly(columns(4));
+        }
+        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plans' memory is freed").isEqualTo(baseline);
+    }
+
+    /** The grown tensor in Java: rows (5, 2, 4, ...) and (7, -6, -12, ...), M columns after the start. */
+    private static float[] columns(int m) {
+        float[] want = new float[2 * (1 + m)];
+        want[0] = 5;
+        want[1 + m] = 7;
+        for (int t = 0; t < m; t++) {
+            want[1 + t] = (float) Math.pow(2, t + 1);
+            want[1 + m + 1 + t] = -3 * (float) Math.pow(2, t + 1);
+        }
+        return want;
+    }
 }

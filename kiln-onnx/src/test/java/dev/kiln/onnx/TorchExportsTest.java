@@ -66,30 +66,53 @@ class TorchExportsTest {
     void scriptedListLoopsRunInAPreparedPlan(String device) throws Exception {
         var unavailable = DeviceRegistry.providers().get(device).unavailableReason();
         Assumptions.assumeTrue(unavailable.isEmpty(), () -> device + " unavailable: " + unavailable.orElse(""));
-        var d = DeviceRegistry.get(device);
         long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
-        Map<String, List<Integer>> lengths = new java.util.LinkedHashMap<>();
-        for (String c : List.of("script_while_list", "greedy_list")) {
-            Path dir = Path.of(TorchExportsTest.class.getResource("/torch/" + c + "/model.onnx").toURI()).getParent();
-            try (OnnxModel model = OnnxModel.load(dir.resolve("model.onnx")); OnnxPlan plan = model.prepare(d, Map.of())) {
-                for (int set = 0; set < 3; set++) {
-                    Path data = dir.resolve("test_data_set_" + set);
-                    Map<String, Tensor> in = new java.util.LinkedHashMap<>();
-                    for (int k = 0; k < model.inputs().size(); k++) {
-                        in.put(model.inputs().get(k).name(), TensorProtos.read(data.resolve("input_" + k + ".pb")).to(d).realize());
-                    }
-                    List<Tensor> out = plan.run(in);
-                    for (int k = 0; k < out.size(); k++) {
-                        Tensor want = TensorProtos.read(data.resolve("output_" + k + ".pb"));
-                        assertThat(out.get(k).dims()).as("%s set %d output %d", c, set, k).containsExactly(want.dims());
-                        assertThat(out.get(k).toDoubleArray()).as("%s set %d output %d", c, set, k).containsExactly(want.toDoubleArray(), within(1e-5));
-                    }
-                    lengths.computeIfAbsent(c, x -> new java.util.ArrayList<>()).add(out.getFirst().dims()[c.equals("greedy_list") ? 0 : 1]);
+        assertThat(runPrepared(device, "script_while_list", 3, 1)).containsExactly(14, 84, 1);
+        assertThat(runPrepared(device, "greedy_list", 3, 0)).containsExactly(1, 100, 1);
+        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plans' memory is freed").isEqualTo(baseline);
+    }
+
+    /**
+     * The scripted greedy decoder that grows its tokens with {@code torch.cat([tokens, tok])} (a Loop-carried tensor whose
+     * shape changes every iteration, read only by that Concat) in one prepared plan: the body is one plan, the tokens its
+     * scan output joined to the start by a sized step, their length bound when the plan runs (5 and 13 tokens: EOS early, or
+     * all 12 steps).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU", "CLANG"})
+    void greedyDecoderGrowingByConcatRunsInAPreparedPlan(String device) throws Exception {
+        var unavailable = DeviceRegistry.providers().get(device).unavailableReason();
+        Assumptions.assumeTrue(unavailable.isEmpty(), () -> device + " unavailable: " + unavailable.orElse(""));
+        long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
+        assertThat(runPrepared(device, "greedy_decode", 4, 0)).containsExactly(5, 13, 5, 5);
+        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plan's memory is freed").isEqualTo(baseline);
+    }
+
+    /**
+     * Case {@code c} prepared once on {@code device} and run on its first {@code sets} data sets, each output against
+     * PyTorch's (dims and values); the length of axis {@code axis} of output 0 in each run.
+     */
+    private static List<Integer> runPrepared(String device, String c, int sets, int axis) throws Exception {
+        var d = DeviceRegistry.get(device);
+        List<Integer> lengths = new java.util.ArrayList<>();
+        Path dir = Path.of(TorchExportsTest.class.getResource("/torch/" + c + "/model.onnx").toURI()).getParent();
+        try (OnnxModel model = OnnxModel.load(dir.resolve("model.onnx")); OnnxPlan plan = model.prepare(d, Map.of())) {
+            for (int set = 0; set < sets; set++) {
+                Path data = dir.resolve("test_data_set_" + set);
+                Map<String, Tensor> in = new java.util.LinkedHashMap<>();
+                for (int k = 0; k < model.inputs().size(); k++) {
+                    in.put(model.inputs().get(k).name(), TensorProtos.read(data.resolve("input_" + k + ".pb")).to(d).realize());
                 }
+                List<Tensor> out = plan.run(in);
+                for (int k = 0; k < out.size(); k++) {
+                    Tensor want = TensorProtos.read(data.resolve("output_" + k + ".pb"));
+                    assertThat(out.get(k).dims()).as("%s set %d output %d", c, set, k).containsExactly(want.dims());
+                    assertThat(out.get(k).toDoubleArray()).as("%s set %d output %d", c, set, k).containsExactly(want.toDoubleArray(), within(1e-5));
+                }
+                lengths.add(out.getFirst().dims()[axis]);
             }
         }
-        assertThat(lengths).containsEntry("script_while_list", List.of(14, 84, 1)).containsEntry("greedy_list", List.of(1, 100, 1));
-        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plans' memory is freed").isEqualTo(baseline);
+        return lengths;
     }
 
     /**

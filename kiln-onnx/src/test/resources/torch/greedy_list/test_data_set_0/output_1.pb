@@ -1,1 +1,1 @@
-Bh_finalJ Oj¿zsl¿­;+?ú·i?˜?Ma>Ù÷¿³Bu?
+Bh_finalJ çy¿*•_?A\µ>iwo?·Â_?È­q¾,Š¿3îZ¾

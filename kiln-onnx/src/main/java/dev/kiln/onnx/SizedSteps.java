@@ -47,6 +47,26 @@ final class SizedSteps {
      * the node's first output.
      */
     static Tensor step(OpContext c, DType dtype, int[] capacity, int axis, Selection fn, Tensor... inputs) {
+        AtRunDims p = atRunDims(fn, inputs);
+        Variable extent = new Variable("extent of '" + c.node.outputs().getFirst() + "'", 0, capacity[axis]);
+        return Tensor.hostSized(name(c), dtype, capacity, axis, extent, p.body(), p.inputs().toArray(Tensor[]::new));
+    }
+
+    /**
+     * A plain host step of {@code c}'s node ({@code what} names it beside the node) that reads its inputs at their sizes in
+     * the run, as {@link #step} does, and writes an output of static layout {@code dims} (the count {@code fn} returns is
+     * not used): a companion of a sized step whose own size is an input's (Unique's inverse indices).
+     */
+    static Tensor hostStep(OpContext c, String what, DType dtype, int[] dims, Selection fn, Tensor... inputs) {
+        AtRunDims p = atRunDims(fn, inputs);
+        SizedHostFunction body = p.body();
+        return Tensor.host(name(c) + " " + what, dtype, dims, (in, out) -> body.apply(in, out), p.inputs().toArray(Tensor[]::new));
+    }
+
+    /** A host step's inputs ({@code inputs}, then the variables of their symbolic axes) and its body over them. */
+    private record AtRunDims(List<Tensor> inputs, SizedHostFunction body) {}
+
+    private static AtRunDims atRunDims(Selection fn, Tensor... inputs) {
         List<Tensor> all = new ArrayList<>(List.of(inputs));
         int[][] maxDims = new int[inputs.length][], sizeAt = new int[inputs.length][]; // per input axis: the step input holding its size, or -1
         long[] itemBytes = new long[inputs.length];
@@ -71,8 +91,7 @@ final class SizedSteps {
             }
             return fn.select(dense, dims, out);
         };
-        Variable extent = new Variable("extent of '" + c.node.outputs().getFirst() + "'", 0, capacity[axis]);
-        return Tensor.hostSized(name(c), dtype, capacity, axis, extent, body, all.toArray(Tensor[]::new));
+        return new AtRunDims(all, body);
     }
 
     /** The leading {@code dims} corner of a C-order buffer laid out at {@code max}, copied out dense in C order. */

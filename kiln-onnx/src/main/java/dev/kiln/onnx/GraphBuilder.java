@@ -136,7 +136,8 @@ final class GraphBuilder {
         List<OnnxValue> out = new ArrayList<>();
         for (String o : model.outputs()) {
             OnnxValue h = hosts.get(o);
-            out.add(h == null ? new OnnxValue.TensorValue(values.get(o).to(device)) : HostValues.to(h, device));
+            // a constant output (a branch's initializer) placed on the device now, as constants are read, not copied by each run
+            out.add(h == null ? new OnnxValue.TensorValue(constants.contains(o) ? on(o, device) : values.get(o).to(device)) : HostValues.to(h, device));
         }
         return out;
     }

@@ -47,8 +47,13 @@ final class SizedSteps {
      * the node's first output.
      */
     static Tensor step(OpContext c, DType dtype, int[] capacity, int axis, Selection fn, Tensor... inputs) {
+        return step(c, c.node.outputs().getFirst(), dtype, capacity, axis, fn, inputs);
+    }
+
+    /** {@link #step}, its variable named after the node's output {@code output}. */
+    static Tensor step(OpContext c, String output, DType dtype, int[] capacity, int axis, Selection fn, Tensor... inputs) {
         AtRunDims p = atRunDims(fn, inputs);
-        Variable extent = new Variable("extent of '" + c.node.outputs().getFirst() + "'", 0, capacity[axis]);
+        Variable extent = new Variable("extent of '" + output + "'", 0, capacity[axis]);
         return Tensor.hostSized(name(c), dtype, capacity, axis, extent, p.body(), p.inputs().toArray(Tensor[]::new));
     }
 
@@ -77,7 +82,7 @@ final class SizedSteps {
             sizeAt[i] = new int[s.rank()];
             for (int a = 0; a < s.rank(); a++) {
                 sizeAt[i][a] = s.variable(a) == null ? -1 : all.size();
-                if (s.variable(a) != null) all.add(Tensor.variable(s.variable(a)));
+                if (s.variable(a) != null) all.add(Tensor.variable(s.variable(a)).to(inputs[i].device())); // with the step, on its device
             }
         }
         SizedHostFunction body = (in, out) -> {
@@ -108,6 +113,24 @@ final class SizedSteps {
             for (int a = dims.length - 1; a >= 0 && ++idx[a] == dims[a]; a--) idx[a] = 0;
         }
         return out;
+    }
+
+    /** Writes a dense C-order tensor of {@code dims} into the leading corner of {@code to}, laid out at {@code max}. */
+    static void place(MemorySegment from, int[] dims, MemorySegment to, int[] max, long item) {
+        long n = Shape.of(dims).numel();
+        if (n == 0) return;
+        if (java.util.Arrays.equals(dims, max)) {
+            MemorySegment.copy(from, 0, to, 0, n * item);
+            return;
+        }
+        long[] stride = Shape.of(max).strides();
+        int[] idx = new int[dims.length];
+        for (long k = 0; k < n; k++) {
+            long dst = 0;
+            for (int a = 0; a < dims.length; a++) dst += idx[a] * stride[a];
+            MemorySegment.copy(from, k * item, to, dst * item, item);
+            for (int a = dims.length - 1; a >= 0 && ++idx[a] == dims[a]; a--) idx[a] = 0;
+        }
     }
 
     /** The node as errors name it: {@code NonZero node 'nz'}. */

@@ -21,6 +21,9 @@ Cases:
                     loop's length from the input max_len and a `break` at the end-of-sequence token. Three data sets: one
                     ending at EOS, one running all 100 steps, one of max_len 1 (max_len 0 would make torch.cat of an
                     empty list, which PyTorch refuses)
+  script_if_sizes   a torch.jit.script'ed `if` on the input's sum whose branches give different sizes: x[x > 0] (NonZero,
+                    GatherND: a data-dependent count) or x[:2] * 2. Four data sets (3, 2, 4 and 1 elements), for a prepared
+                    plan that selects the branch when it runs
   nms_head          a tiny detector head (1x1 convolutions giving boxes and scores over a 4x4 grid) ending in ONNX
                     NonMaxSuppression and a gather of the kept boxes. torchvision is installed here but does not load
                     against this torch ("operator torchvision::nms does not exist"), so NMS is an autograd.Function whose
@@ -149,6 +152,15 @@ class GreedyList(torch.nn.Module):
         return torch.cat(tokens), h
 
 
+class IfSizes(torch.nn.Module):
+    def forward(self, x: torch.Tensor):
+        if bool(x.sum() > 0):
+            y = x[x > 0]
+        else:
+            y = x[:2] * 2.0
+        return y
+
+
 def nms_reference(boxes, scores, max_out, iou_threshold, score_threshold):
     """ONNX NonMaxSuppression (center_point_box 0) in PyTorch: boxes [B, N, 4] as y1 x1 y2 x2, scores [B, C, N]."""
     selected = []
@@ -263,6 +275,10 @@ def main():
     print(f"greedy_list EOS {eos}, lengths by start:", lengths)
     export("greedy_list", listed, (torch.tensor([early]), h, torch.tensor(12)), ["start", "h", "max_len"], ["tokens", "h_final"],
            more_args=[(torch.tensor([never]), h, torch.tensor(100)), (torch.tensor([never]), h, torch.tensor(1))])
+
+    sizes = [[1.0, -2.0, 3.0, 0.5], [-1.0, -2.0, 3.0, -0.5], [1.0, 2.0, 3.0, 4.0], [-1.0, -2.0, 9.0, -0.5]]
+    export("script_if_sizes", torch.jit.script(IfSizes()), (torch.tensor(sizes[0]),), ["x"], ["y"],
+           more_args=[(torch.tensor(v),) for v in sizes[1:]])
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ class TorchExportsTest {
         Path cases = Path.of(TorchExportsTest.class.getResource("/torch/nms_head/model.onnx").toURI()).getParent().getParent();
         ConformanceRunner.Report report = ConformanceRunner.run(List.of(cases), device, line -> {});
         assertThat(report.results()).extracting(ConformanceRunner.CaseResult::name)
-                .containsExactlyInAnyOrder("greedy_decode", "greedy_list", "nms_head", "script_if_while", "script_if_while_negative", "script_while_list");
+                .containsExactlyInAnyOrder("greedy_decode", "greedy_list", "nms_head", "script_if_sizes", "script_if_while", "script_if_while_negative",
+                        "script_while_list");
         assertThat(report.results()).allSatisfy(r -> assertThat(r.status()).as(r.line()).isEqualTo(ConformanceRunner.Status.PASS));
     }
 
@@ -85,6 +86,20 @@ class TorchExportsTest {
         Assumptions.assumeTrue(unavailable.isEmpty(), () -> device + " unavailable: " + unavailable.orElse(""));
         long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
         assertThat(runPrepared(device, "greedy_decode", 4, 0)).containsExactly(5, 13, 5, 5);
+        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plan's memory is freed").isEqualTo(baseline);
+    }
+
+    /**
+     * A scripted {@code if} whose branches give different sizes ({@code x[x > 0]}, a data-dependent count, or {@code x[:2] * 2})
+     * in one prepared plan: the branch is chosen when the plan runs and the output comes at its size (3, 2, 4, 1 elements).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU", "CLANG"})
+    void scriptedIfOfDifferentSizesRunsInAPreparedPlan(String device) throws Exception {
+        var unavailable = DeviceRegistry.providers().get(device).unavailableReason();
+        Assumptions.assumeTrue(unavailable.isEmpty(), () -> device + " unavailable: " + unavailable.orElse(""));
+        long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
+        assertThat(runPrepared(device, "script_if_sizes", 4, 0)).containsExactly(3, 2, 4, 1);
         assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plan's memory is freed").isEqualTo(baseline);
     }
 

@@ -27,10 +27,12 @@ import java.util.Map;
  * length is known only once the loop has run, a data-dependent size like NonZero's: the loop is run while the graph is
  * built (its inputs are known then under {@link OnnxModel#run}), first with room for M rows (at most
  * {@value #FIRST_CAPACITY}) and again with room for all when more ran, and the outputs are its rows that ran. A prepared
- * plan, whose inputs have no values while it is built, lays them out at M rows (M must then be a constant) and binds
- * their length when it runs to the iterations that ran, as NonZero's count is bound ({@link SizedSteps}). A body whose loop-carried values
- * change shape from one iteration to the next cannot be one plan: it is built once per iteration instead
- * ({@link LoopUnrolling}) where the values are known while the graph is built, and refused otherwise.
+ * plan, whose inputs have no values while it is built, lays them out at a capacity (a small constant M, else the rows the
+ * plan reserves in its {@link PlanCapacities}, which it grows when a run needs more) and binds their length when it runs to
+ * the iterations that ran, as NonZero's count is bound ({@link SizedSteps}). In a prepared plan a list the body only appends
+ * to, or a tensor it only extends with Concat ({@link ListAccumulators}), is built as one more scan output. Other bodies
+ * whose loop-carried values change shape from one iteration to the next cannot be one plan: they are built once per
+ * iteration instead ({@link LoopUnrolling}) where the values are known while the graph is built, and refused otherwise.
  */
 final class LoopOp {
     /** Rows kept for the scan outputs on the first run of a loop of unknown length (M when smaller). */

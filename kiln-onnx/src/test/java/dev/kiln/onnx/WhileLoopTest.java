@@ -265,6 +265,47 @@ class WhileLoopTest {
         }
     }
 
+    /**
+     * A loop of scan outputs whose M is a graph input, inside the body of another loop (run twice): the inner loop's
+     * outputs outgrow the plan's first rows inside the outer loop's body plan, and the plan grows as for a loop at the top
+     * (the inner step's failure reaches the OnnxPlan through the outer loop's step). acc = 2 * sum(x0 + 1 ... x0 + m).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void aLoopInsideALoopBodyGrowsThePlan(String device) {
+        assumeAvailable(device);
+        var d = DeviceRegistry.get(device);
+        GraphProto.Builder inner = GraphProto.newBuilder().setName("inner_body")
+                .addInput(scalar("i", INT64)).addInput(scalar("c_in", BOOL)).addInput(value("y_in", FLOAT, 1))
+                .addNode(node("Add", "inc", List.of("y_in", "one"), List.of("y_out")))
+                .addNode(node("Identity", "c", List.of("c_in"), List.of("c_out")))
+                .addNode(node("Identity", "row", List.of("y_out"), List.of("y_row")))
+                .addOutput(scalar("c_out", BOOL)).addOutput(value("y_out", FLOAT, 1)).addOutput(value("y_row", FLOAT, 1));
+        GraphProto.Builder outer = GraphProto.newBuilder().setName("outer_body")
+                .addInput(scalar("j", INT64)).addInput(scalar("cond_in", BOOL)).addInput(scalar("acc_in", FLOAT))
+                .addNode(node("Loop", "inner", List.of("m", "", "x0"), List.of("y_final", "ys"),
+                        AttributeProto.newBuilder().setName("body").setType(AttributeProto.AttributeType.GRAPH).setG(inner).build()))
+                .addNode(node("ReduceSum", "sum", List.of("ys"), List.of("s"), OnnxTestModels.i("keepdims", 0)))
+                .addNode(node("Add", "accumulate", List.of("acc_in", "s"), List.of("acc_out")))
+                .addNode(node("Identity", "cond", List.of("cond_in"), List.of("cond_out")))
+                .addOutput(scalar("cond_out", BOOL)).addOutput(scalar("acc_out", FLOAT));
+        GraphProto.Builder g = GraphProto.newBuilder().addInput(scalar("m", INT64)).addInput(value("x0", FLOAT, 1))
+                .addInitializer(TensorProto.newBuilder().setName("one").setDataType(FLOAT).addFloatData(1f))
+                .addInitializer(TensorProto.newBuilder().setName("zero").setDataType(FLOAT).addFloatData(0f))
+                .addInitializer(TensorProto.newBuilder().setName("twice").setDataType(INT64).addInt64Data(2))
+                .addNode(node("Loop", "outer", List.of("twice", "", "zero"), List.of("acc"),
+                        AttributeProto.newBuilder().setName("body").setType(AttributeProto.AttributeType.GRAPH).setG(outer).build()))
+                .addOutput(scalar("acc", FLOAT));
+        long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
+        try (OnnxPlan plan = OnnxModel.fromProto(OnnxTestModels.model(13, g), "nested.onnx").prepare(d, Map.of())) {
+            for (long m : new long[] {3, 100, 5, 300}) {
+                List<Tensor> out = plan.run(Map.of("m", Tensor.scalar(m, DType.I64).to(d).realize(), "x0", Tensor.of(new float[] {0.5f}, 1).to(d).realize()));
+                assertThat(out.getFirst().toFloatArray()).as("M = %d", m).containsExactly(2 * (m * 0.5f + m * (m + 1) / 2f));
+            }
+        }
+        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plan's memory is freed").isEqualTo(baseline);
+    }
+
     /** A loop past its limit in a prepared plan fails with the limit's exception naming the node, not by growing forever. */
     @Test
     void aPreparedWhileLoopStopsAtTheLimit() {

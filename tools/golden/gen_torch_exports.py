@@ -11,7 +11,19 @@ Cases:
                     TorchScript exports the while loop as Loop with M = INT64_MAX and a condition the body computes
   greedy_decode     a scripted greedy decoder: embedding, a tanh recurrent cell, an argmax over the vocabulary, the
                     token appended to the output with torch.cat (a loop-carried value that grows by one each step) and a
-                    `break` when the end-of-sequence token comes (the loop's condition the body computes)
+                    `break` when the end-of-sequence token comes (the loop's condition the body computes). Four data sets
+                    (four starts), for TorchExportsTest's prepared plan
+  script_while_list a torch.jit.script'ed `while` loop that appends to a Python list (`ys.append(torch.tanh(y))`), then
+                    torch.stack(ys, 1) and len(ys): TorchScript exports the list as a Loop-carried sequence (SequenceEmpty,
+                    SequenceInsert in the body, ConcatFromSequence and SequenceLength after), M = INT64_MAX. Three data
+                    sets: a few iterations, many (more than a prepared plan first reserves rows for), and one
+  greedy_list       a scripted greedy decoder that collects its tokens in a list and returns torch.cat(tokens): the
+                    loop's length from the input max_len and a `break` at the end-of-sequence token. Three data sets: one
+                    ending at EOS, one running all 100 steps, one of max_len 1 (max_len 0 would make torch.cat of an
+                    empty list, which PyTorch refuses)
+  script_if_sizes   a torch.jit.script'ed `if` on the input's sum whose branches give different sizes: x[x > 0] (NonZero,
+                    GatherND: a data-dependent count) or x[:2] * 2. Four data sets (3, 2, 4 and 1 elements), for a prepared
+                    plan that selects the branch when it runs
   nms_head          a tiny detector head (1x1 convolutions giving boxes and scores over a 4x4 grid) ending in ONNX
                     NonMaxSuppression and a gather of the kept boxes. torchvision is installed here but does not load
                     against this torch ("operator torchvision::nms does not exist"), so NMS is an autograd.Function whose
@@ -23,6 +35,7 @@ Run with the python3 that has torch, onnx and onnxruntime:
 """
 import io
 import os
+from typing import List
 
 import numpy as np
 import onnx
@@ -57,7 +70,7 @@ def export(case, module, args, input_names, output_names, opset=17, more_args=()
         feed = {i.name: inputs[i.name] for i in sess.get_inputs()}
         got = sess.run(None, feed)
         for name, g, e in zip(output_names, got, expected):
-            e = e.numpy()
+            e = e.detach().numpy()
             assert g.shape == e.shape and g.dtype == e.dtype, (case, s, name, g.shape, e.shape, g.dtype, e.dtype)
             np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6, err_msg=f"{case} set {s} {name}: ONNX Runtime and PyTorch differ")
         data = os.path.join(d, f"test_data_set_{s}")
@@ -67,7 +80,7 @@ def export(case, module, args, input_names, output_names, opset=17, more_args=()
                 f.write(numpy_helper.from_array(inputs[i.name], i.name).SerializeToString())
         for k, (o, e) in enumerate(zip(model.graph.output, expected)):
             with open(os.path.join(data, f"output_{k}.pb"), "wb") as f:
-                f.write(numpy_helper.from_array(e.numpy(), o.name).SerializeToString())
+                f.write(numpy_helper.from_array(e.detach().numpy(), o.name).SerializeToString())
         print(f"{case} set {s}: outputs {[tuple(e.shape) for e in expected]}")
     size = os.path.getsize(os.path.join(d, "model.onnx"))
     assert size < 512 * 1024, (case, size)
@@ -107,6 +120,45 @@ class Greedy(torch.nn.Module):
             if bool(tok[0] == self.eos):
                 break
         return tokens, h
+
+
+class WhileList(torch.nn.Module):
+    def forward(self, x: torch.Tensor, limit: torch.Tensor):
+        ys: List[torch.Tensor] = []
+        y = x
+        while bool(y.abs().sum() < limit):
+            y = y * 1.1 + 0.05
+            ys.append(torch.tanh(y))
+        return torch.stack(ys, 1), y, torch.tensor(len(ys))
+
+
+class GreedyList(torch.nn.Module):
+    def __init__(self, vocab: int = 11, hidden: int = 8, eos: int = 0):
+        super().__init__()
+        self.emb = torch.nn.Embedding(vocab, hidden)
+        self.w = torch.nn.Linear(hidden, hidden)
+        self.out = torch.nn.Linear(hidden, vocab)
+        self.eos = eos
+
+    def forward(self, start: torch.Tensor, h: torch.Tensor, max_len: torch.Tensor):
+        tokens: List[torch.Tensor] = []
+        tok = start
+        for _ in range(int(max_len)):
+            h = torch.tanh(self.w(self.emb(tok)) + h)
+            tok = self.out(h).argmax(-1)
+            tokens.append(tok)
+            if bool(tok[0] == self.eos):
+                break
+        return torch.cat(tokens), h
+
+
+class IfSizes(torch.nn.Module):
+    def forward(self, x: torch.Tensor):
+        if bool(x.sum() > 0):
+            y = x[x > 0]
+        else:
+            y = x[:2] * 2.0
+        return y
 
 
 def nms_reference(boxes, scores, max_out, iou_threshold, score_threshold):
@@ -186,7 +238,11 @@ def main():
         if toks.shape[0] < 13:
             start = torch.tensor([s], dtype=torch.long)
             break
-    export("greedy_decode", scripted, (start, h), ["start", "h"], ["tokens", "h_final"])
+    # more starts for one prepared plan: every length the loop may take differs in the plan's sized output
+    lengths = {s: scripted(torch.tensor([s], dtype=torch.long), h)[0].shape[0] for s in range(0, 11)}
+    longest_first = sorted((s for s in lengths if s != int(start[0])), key=lambda s: -lengths[s])
+    others = [(torch.tensor([s], dtype=torch.long), h) for s in longest_first[:3]]
+    export("greedy_decode", scripted, (start, h), ["start", "h"], ["tokens", "h_final"], more_args=others)
     features = torch.randn(1, 3, 4, 4)
     head = NmsHead()
     # more feature maps for one prepared plan: another draw, one whose scores all fall below the score threshold (features
@@ -198,6 +254,31 @@ def main():
         few[0, :, y, x] = -few[0, :, y, x]
     more = [(torch.randn(1, 3, 4, 4) * 2,), (against,), (few,)]
     export("nms_head", head, (features,), ["features"], ["selected", "boxes", "scores"], more_args=more)
+    # after nms_head, so that the random draws of the cases before stay those their committed data came from
+    x = torch.full((2, 3), 0.1)
+    limit = lambda v: torch.tensor(v, dtype=torch.float32)
+    export("script_while_list", torch.jit.script(WhileList()), (x, limit(10.0)), ["x", "limit"], ["ys", "y", "length"],
+           more_args=[(x, limit(1e4)), (x * 40, limit(25.0))])
+    decoder = GreedyList()
+    h = torch.randn(1, 8)
+    # an end-of-sequence token that one start reaches within 12 steps and another never does in 100
+    for eos in range(11):
+        decoder.eos = eos
+        listed = torch.jit.script(decoder)
+        lengths = {s: listed(torch.tensor([s]), h, torch.tensor(100))[0].shape[0] for s in range(0, 11)}
+        if any(n < 12 for n in lengths.values()) and any(n == 100 for n in lengths.values()):
+            break
+    else:
+        raise AssertionError("no end-of-sequence token ends some decodes early and not others")
+    early = next(s for s, n in lengths.items() if n < 12)
+    never = next(s for s, n in lengths.items() if n == 100)
+    print(f"greedy_list EOS {eos}, lengths by start:", lengths)
+    export("greedy_list", listed, (torch.tensor([early]), h, torch.tensor(12)), ["start", "h", "max_len"], ["tokens", "h_final"],
+           more_args=[(torch.tensor([never]), h, torch.tensor(100)), (torch.tensor([never]), h, torch.tensor(1))])
+
+    sizes = [[1.0, -2.0, 3.0, 0.5], [-1.0, -2.0, 3.0, -0.5], [1.0, 2.0, 3.0, 4.0], [-1.0, -2.0, 9.0, -0.5]]
+    export("script_if_sizes", torch.jit.script(IfSizes()), (torch.tensor(sizes[0]),), ["x"], ["y"],
+           more_args=[(torch.tensor(v),) for v in sizes[1:]])
 
 
 if __name__ == "__main__":

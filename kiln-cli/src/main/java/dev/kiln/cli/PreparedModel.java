@@ -89,17 +89,20 @@ final class PreparedModel implements AutoCloseable {
     long compileNanos() { return compileNanos; }
 
     /** Number of compiled kernels in the plan. */
-    int kernelCount() { return plan.kernels().size(); }
+    int kernelCount() { return plan().kernels().size(); }
 
     /** The plan's compiled kernels, with the programs (and their optimisation actions) they came from. */
-    List<PreparedKernel> kernels() { return plan.kernels(); }
+    List<PreparedKernel> kernels() { return plan().kernels(); }
+
+    /** The plan now: a symbolic plan is built again when a run outgrows a loop's rows ({@link OnnxPlan#execute()}). */
+    private ExecutionPlan plan() { return symbolic != null ? symbolic.plan() : plan; }
 
     void execute() {
         if (symbolic != null) symbolic.execute();
         else plan.execute();
     }
 
-    List<KernelProfile> executeProfiled() { return plan.executeProfiled(); }
+    List<KernelProfile> executeProfiled() { return plan().executeProfiled(); }
 
     /** The outputs of the last execution, in the model's order; valid until {@link #close()}. */
     List<Output> outputs() {
@@ -109,7 +112,7 @@ final class PreparedModel implements AutoCloseable {
         for (int i = 0; i < dims.size(); i++) {
             // a compact output's own dims: a data-dependent size (NonZero's count) is known only once the plan has run
             if (compact != null) out.add(new Output(model.outputNames().get(i), compact.get(i).dims(), compact.get(i).buffer().toHost()));
-            else out.add(new Output(model.outputNames().get(i), dims.get(i), plan.outputBuffer(i).toHost()));
+            else out.add(new Output(model.outputNames().get(i), dims.get(i), plan().outputBuffer(i).toHost()));
         }
         return out;
     }
@@ -117,7 +120,8 @@ final class PreparedModel implements AutoCloseable {
     @Override
     public void close() {
         try {
-            plan.close();
+            if (symbolic != null) symbolic.close();
+            else plan.close();
         } finally {
             model.close();
         }

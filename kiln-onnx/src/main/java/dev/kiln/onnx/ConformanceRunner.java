@@ -308,6 +308,10 @@ public final class ConformanceRunner {
                     names.add(what + " element " + i);
                 }
             }
+            case OnnxValue.StackedSequence want -> {
+                // reference data is read as SequenceValues (ValueProtos); a stacked sequence exists only inside a prepared plan
+                return what + ": expected " + want.describe() + ", which no reference holds";
+            }
             case OnnxValue.OptionalValue(OnnxValue want) -> {
                 if (!(actual instanceof OnnxValue.OptionalValue(OnnxValue got))) return what + ": " + actual.describe() + ", expected an optional";
                 if ((got == null) != (want == null)) return what + ": " + actual.describe() + ", expected " + expected.describe();

@@ -1,6 +1,7 @@
 package dev.kiln.onnx;
 
 import dev.kiln.Tensor;
+import dev.kiln.types.DType;
 import onnx.Onnx.GraphProto;
 
 import java.util.ArrayList;
@@ -39,7 +40,9 @@ final class ControlFlowOps {
     /**
      * ONNX If: the outputs of then_branch when the boolean condition holds, else of else_branch. A condition known when
      * the graph is built (a constant) builds only its branch; one known only when it runs builds both and selects each
-     * output element-wise, so the branches' outputs must then agree in dtype and shape.
+     * output element-wise where the branches agree in dtype and shape. Where they give an output in different shapes, a
+     * condition known now (under run) picks the branch's; in a prepared plan a sized step copies the chosen one
+     * ({@link #chosen}).
      */
     private static List<OnnxValue> ifThenElse(OpContext c) {
         Tensor cond = c.in(0);
@@ -59,15 +62,65 @@ final class ControlFlowOps {
         }
         List<OnnxValue> out = new ArrayList<>();
         Tensor holds = cond.reshape().cast(dev.kiln.types.DType.BOOL);
+        Boolean known = null; // the condition's value, read once, where it is known now and some output's shapes differ
         for (int k = 0; k < then.size(); k++) {
             Tensor a = ((OnnxValue.TensorValue) then.get(k)).tensor(), b = ((OnnxValue.TensorValue) otherwise.get(k)).tensor();
-            if (a.dtype() != b.dtype() || !a.shape().equals(b.shape())) {
-                throw c.unsupported("output " + k + " is " + a.dtype() + a.shape() + " in then_branch and " + b.dtype() + b.shape()
-                        + " in else_branch; with a condition known only when the model runs, Kiln needs both branches' outputs in one shape");
+            if (a.dtype() == b.dtype() && a.shape().equals(b.shape())) {
+                out.add(new OnnxValue.TensorValue(Tensor.where(holds, a, b)));
+                continue;
             }
-            out.add(new OnnxValue.TensorValue(Tensor.where(holds, a, b)));
+            if (a.dtype() != b.dtype()) {
+                throw c.bad("output " + k + " is " + a.dtype() + a.shape() + " in then_branch and " + b.dtype() + b.shape()
+                        + " in else_branch; an If's branches give each output in one type");
+            }
+            if (outer.valuesKnownNow(List.of(name))) {
+                // the condition is known now (under run): the output is its branch's, at that branch's shape
+                if (known == null) known = outer.valuesOf(name, cond).toDoubleArray()[0] != 0;
+                out.add(known ? then.get(k) : otherwise.get(k));
+                continue;
+            }
+            if (a.ndim() != b.ndim()) {
+                throw c.unsupported("output " + k + " is " + a.dtype() + a.shape() + " in then_branch and " + b.dtype() + b.shape()
+                        + " in else_branch, with a condition known only when the plan runs; Kiln selects between branches of one rank "
+                        + "(run the model with OnnxModel.run)");
+            }
+            out.add(new OnnxValue.TensorValue(chosen(c, k, cond, a, b)));
         }
         return out;
+    }
+
+    /**
+     * Output {@code k} of an If whose condition is known only when a prepared plan runs and whose branches give it in
+     * different shapes (of one rank and dtype, differing on one axis: a data-dependent count in one branch, say): a sized
+     * host step that copies the chosen branch's value, at its size in the run, into a layout of the larger of the two and
+     * binds that axis to the chosen one's length. Both branches are computed on every run, as where they agree.
+     */
+    private static Tensor chosen(OpContext c, int k, Tensor cond, Tensor a, Tensor b) {
+        dev.kiln.types.Shape sa = a.shape(), sb = b.shape();
+        int axis = -1;
+        int[] capacity = new int[a.ndim()];
+        for (int x = 0; x < a.ndim(); x++) {
+            capacity[x] = Math.max(a.dim(x), b.dim(x));
+            // an axis alike in both (a fixed size, or the same variable, as an input's symbolic batch) stays as it is
+            if (a.dim(x) == b.dim(x) && java.util.Objects.equals(sa.variable(x), sb.variable(x))) continue;
+            if (axis >= 0) {
+                // a second differing axis: the step binds one
+                throw c.unsupported("output " + k + " is " + a.dtype() + sa + " in then_branch and " + sb + " in else_branch, with a condition known "
+                        + "only when the plan runs; Kiln selects between branches that differ on one axis (run the model with OnnxModel.run)");
+            }
+            axis = x;
+        }
+        DType dt = a.dtype(), ct = cond.dtype();
+        long item = dt.byteSize(1);
+        int along = axis;
+        Tensor y = SizedSteps.step(c, c.node.outputs().get(k), dt, capacity, axis, (in, dims, out) -> {
+            boolean holds = SizedSteps.doubles(in.getFirst(), ct, 1)[0] != 0;
+            int pick = holds ? 1 : 2;
+            SizedSteps.place(in.get(pick), dims.get(pick), out, capacity, item);
+            return dims.get(pick)[along];
+        }, cond.reshape(), a, b);
+        for (int x = 0; x < a.ndim(); x++) if (x != axis && sa.variable(x) != null) y = y.withSymbolicDim(x, sa.variable(x));
+        return y;
     }
 
     /** Branch {@code attr} of an If node built inline: it has no inputs, and reads the enclosing graph's values by name. */

@@ -19,8 +19,10 @@ import static dev.kiln.onnx.OnnxOps.one;
  * {@link OnnxModel#run}), it is read then and the selection becomes a constant index tensor for the lazy graph: the
  * cheaper path. In a prepared {@link OnnxPlan} it is known only when the plan runs: Compress, NonZero and
  * NonMaxSuppression then make the selection in a sized host step ({@link SizedSteps}) laid out at the most it can
- * select, whose count binds the output's symbolic extent for the rest of the run; Unique too, its inverse indices (a
- * static size) a plain host step beside it. One implementation of each selection serves both paths.
+ * select, whose count binds the output's symbolic extent for the rest of the run; Unique too, its inverse indices (the
+ * input axis's size, static or symbolic) a plain host step beside it. An input of a symbolic size is read at its size in
+ * the run (Compress along a symbolic axis, Unique of a symbolic input). One implementation of each selection serves both
+ * paths.
  */
 final class DataDependentOps {
     private DataDependentOps() {}
@@ -29,7 +31,7 @@ final class DataDependentOps {
         add("Compress", 9, c -> {
             Tensor x = c.in(0);
             boolean flat = !c.a.has("axis");
-            if (flat) x = x.flatten();
+            if (flat) x = flattened(c, x);
             int axis = flat ? 0 : c.axis(c.a.i("axis", 0), x.ndim(), "axis");
             int n = x.dim(axis);
             Tensor idx;
@@ -39,19 +41,19 @@ final class DataDependentOps {
                 long[] keep = kept(Arrays.stream(c.longs(1)).mapToDouble(v -> v).toArray(), n);
                 idx = c.constant(DType.I64, keep, keep.length);
             } else {
-                // the condition is known when the plan runs: the kept positions as a host step, at most one per element
-                if (x.shape().variable(axis) != null) {
-                    throw c.unsupported("the selected axis " + axis + " of " + x.shape() + " has a symbolic size, and a condition known only when the "
-                            + "plan runs is read against the axis's full length; prepare the model with a fixed size for it");
-                }
+                // the condition is known when the plan runs: the kept positions as a host step, at most one per element; a
+                // symbolic axis is read at its length in the run (an input of the step), so no position past it is kept
                 Tensor cond = c.in(1);
                 int capacity = Math.min(Math.toIntExact(cond.numel()), n);
                 DType dt = cond.dtype();
+                dev.kiln.types.Variable length = x.shape().variable(axis);
+                Tensor[] inputs = length == null ? new Tensor[] {cond} : new Tensor[] {cond, Tensor.variable(length).cast(DType.I64).to(c.device)};
                 idx = SizedSteps.step(c, DType.I64, new int[] {capacity}, 0, (in, dims, out) -> {
-                    long[] keep = kept(SizedSteps.doubles(in.getFirst(), dt, SizedSteps.numel(dims.getFirst())), n);
+                    int now = length == null ? n : (int) SizedSteps.longValue(in.get(1), DType.I64);
+                    long[] keep = kept(SizedSteps.doubles(in.getFirst(), dt, SizedSteps.numel(dims.getFirst())), now);
                     SizedSteps.writeLongs(out, keep, keep.length);
                     return keep.length;
-                }, cond);
+                }, inputs);
             }
             return one(x.indexSelect(axis, idx));
         });
@@ -112,40 +114,52 @@ final class DataDependentOps {
     }
 
     /** Unique elements (or slices along {@code axis}), sorted or in first-occurrence order, with indices, inverse indices and counts. */
+    /**
+     * Compress's and Unique's input without an axis, flattened; one of a symbolic size only where it has one axis (the
+     * flattened size of several, one symbolic, would be a symbolic size times a constant, which Kiln's shapes do not hold).
+     */
+    private static Tensor flattened(OpContext c, Tensor x) {
+        if (x.ndim() > 1 && x.shape().isSymbolic()) {
+            throw c.unsupported("without an axis the input " + x.shape() + " is flattened, and a symbolic size among several axes has no flattened "
+                    + "size in a prepared plan; give the node an axis, or prepare the model with fixed sizes for this input");
+        }
+        return x.flatten();
+    }
+
     private static List<Tensor> unique(OpContext c) {
         Tensor x = c.in(0);
         boolean flat = !c.a.has("axis");
-        if (flat) x = x.flatten();
+        if (flat) x = flattened(c, x);
         int axis = flat ? 0 : c.axis(c.a.i("axis", 0), x.ndim(), "axis");
         boolean sorted = c.a.b("sorted", true);
         int n = x.dim(axis);
-        int[] d = x.dims();
         if (SizedSteps.knownNow(c, 0)) {
+            int[] d = x.dims();
             Uniques u = Uniques.of(c.doubles(0), d, axis, sorted);
             Tensor y = x.indexSelect(axis, c.constant(DType.I64, u.first(), u.first().length));
             return List.of(y, c.constant(DType.I64, u.first(), u.first().length), c.constant(DType.I64, u.inverse(), n),
                     c.constant(DType.I64, u.counts(), u.counts().length));
         }
         // known when the plan runs: first indices (row 0) and counts (row 1) as one sized step of up to n uniques, and the
-        // inverse (n values, a static size) as a step of its own
-        if (x.shape().isSymbolic()) {
-            throw c.unsupported("input " + x.shape() + " has a symbolic size, and its inverse indices, known only when the plan runs, "
-                    + "would need a size of their own; prepare the model with fixed sizes for this input");
-        }
-        int numel = Math.toIntExact(x.numel());
+        // inverse (one per slice along the axis: n, or the axis's symbolic length, which it takes) as a step of its own; both
+        // read the input at its dims in the run
         DType dt = x.dtype();
         Tensor block = SizedSteps.step(c, DType.I64, new int[] {2, n}, 1, (in, dims, out) -> {
-            Uniques u = Uniques.of(SizedSteps.doubles(in.getFirst(), dt, numel), d, axis, sorted);
+            int[] now = dims.getFirst();
+            Uniques u = Uniques.of(SizedSteps.doubles(in.getFirst(), dt, SizedSteps.numel(now)), now, axis, sorted);
             long[] rows = new long[2 * n];
             System.arraycopy(u.first(), 0, rows, 0, u.first().length);
             System.arraycopy(u.counts(), 0, rows, n, u.counts().length);
             SizedSteps.writeLongs(out, rows, rows.length);
             return u.first().length;
         }, x);
-        Tensor inverse = Tensor.host(SizedSteps.name(c) + " inverse", DType.I64, new int[] {n}, (in, out) -> {
-            Uniques u = Uniques.of(SizedSteps.doubles(in.getFirst(), dt, numel), d, axis, sorted);
-            SizedSteps.writeLongs(out, u.inverse(), n);
+        Tensor inverse = SizedSteps.hostStep(c, "inverse", DType.I64, new int[] {n}, (in, dims, out) -> {
+            int[] now = dims.getFirst();
+            Uniques u = Uniques.of(SizedSteps.doubles(in.getFirst(), dt, SizedSteps.numel(now)), now, axis, sorted);
+            SizedSteps.writeLongs(out, u.inverse(), u.inverse().length);
+            return u.inverse().length;
         }, x);
+        if (x.shape().variable(axis) != null) inverse = inverse.withSymbolicDim(0, x.shape().variable(axis));
         Tensor first = block.slice(0, 0, 1, 1).squeeze(0), counts = block.slice(0, 1, 2, 1).squeeze(0);
         return List.of(x.indexSelect(axis, first), first, inverse, counts);
     }

@@ -49,6 +49,8 @@ final class GraphBuilder {
      * shape, ...) would bake in the buffers' zeros.
      */
     private boolean inputValuesKnown = true;
+    /** While a plan is built: the rows it reserves for loops of unknown length, shared with every nested builder; else null. */
+    private PlanCapacities capacities;
 
     /** A builder of {@code model}'s main graph. */
     GraphBuilder(OnnxModel model, Device device) { this(OnnxGraph.of(model), device); }
@@ -66,15 +68,20 @@ final class GraphBuilder {
     GraphBuilder nested(OnnxGraph graph, Device device) {
         GraphBuilder b = new GraphBuilder(graph, device);
         b.inputValuesKnown = inputValuesKnown;
+        b.capacities = capacities;
         return b;
     }
 
     /** A builder of {@code model}'s main graph for a plan: operators may not read its inputs' elements while it is built. */
-    static GraphBuilder forPlan(OnnxModel model, Device device) {
+    static GraphBuilder forPlan(OnnxModel model, Device device, PlanCapacities capacities) {
         GraphBuilder b = new GraphBuilder(model, device);
         b.inputValuesKnown = false;
+        b.capacities = capacities;
         return b;
     }
+
+    /** The rows the plan being built reserves for loops of unknown length; null when no plan is built. */
+    PlanCapacities capacities() { return capacities; }
 
     /** Builds the graph on {@code inputs} (by name); its outputs, in order, on the builder's device. */
     List<Tensor> build(Map<String, Tensor> inputs) { return build(inputs, Map.of()); }
@@ -129,7 +136,8 @@ final class GraphBuilder {
         List<OnnxValue> out = new ArrayList<>();
         for (String o : model.outputs()) {
             OnnxValue h = hosts.get(o);
-            out.add(h == null ? new OnnxValue.TensorValue(values.get(o).to(device)) : HostValues.to(h, device));
+            // a constant output (a branch's initializer) placed on the device now, as constants are read, not copied by each run
+            out.add(h == null ? new OnnxValue.TensorValue(constants.contains(o) ? on(o, device) : values.get(o).to(device)) : HostValues.to(h, device));
         }
         return out;
     }
@@ -240,6 +248,8 @@ final class GraphBuilder {
         } catch (ArithmeticException | IllegalArgumentException e) {
             throw new OnnxFormatException(model.source(), n.opType() + " node '" + n.label() + "': " + e.getMessage(), e);
         }
+        // the length of a loop's list in a prepared plan is known only when it runs: a value of the graph, not a constant
+        boolean stacked = n.inputs().stream().anyMatch(i -> hosts.get(i) instanceof OnnxValue.StackedSequence);
         for (int k = 0; k < n.outputs().size(); k++) {
             String name = n.outputs().get(k);
             if (name.isEmpty()) continue;
@@ -247,7 +257,7 @@ final class GraphBuilder {
                 throw new UnsupportedOnnxOpException(n.opType(), n.domainName(), opset, n.label(), "output " + k + " ('" + name + "') is not supported");
             }
             switch (outs.get(k)) {
-                case OnnxValue.TensorValue(Tensor t) when spec.kind() == OnnxOps.Kind.HOST_STRUCTURE -> {
+                case OnnxValue.TensorValue(Tensor t) when spec.kind() == OnnxOps.Kind.HOST_STRUCTURE && !stacked -> {
                     // a few elements known now (a length, a flag): a constant, like a folded node's output
                     values.put(name, t.to(DeviceRegistry.get("INTERP")).realize());
                     constants.add(name);

@@ -12,6 +12,7 @@ final class HostValues {
         return switch (v) {
             case OnnxValue.TensorValue(Tensor t) -> new OnnxValue.TensorValue(t.to(d));
             case OnnxValue.SequenceValue(var elements, var dtype) -> new OnnxValue.SequenceValue(elements.stream().map(t -> t.to(d)).toList(), dtype);
+            case OnnxValue.StackedSequence(Tensor rows, var dtype) -> new OnnxValue.StackedSequence(rows.to(d), dtype);
             case OnnxValue.OptionalValue(OnnxValue e) -> new OnnxValue.OptionalValue(e == null ? null : to(e, d));
             case OnnxValue.StringValue s -> s; // strings live on the host, on every device
         };
@@ -25,9 +26,10 @@ final class HostValues {
     static void checkKind(String source, String what, ValueInfo declared, OnnxValue v) {
         boolean ok = switch (declared.kind()) {
             case TENSOR -> v instanceof OnnxValue.TensorValue;
-            case SEQUENCE -> v instanceof OnnxValue.SequenceValue;
+            case SEQUENCE -> v instanceof OnnxValue.SequenceValue || v instanceof OnnxValue.StackedSequence;
             case OPTIONAL_TENSOR -> v instanceof OnnxValue.OptionalValue(OnnxValue e) && (e == null || e instanceof OnnxValue.TensorValue);
-            case OPTIONAL_SEQUENCE -> v instanceof OnnxValue.OptionalValue(OnnxValue e) && (e == null || e instanceof OnnxValue.SequenceValue);
+            case OPTIONAL_SEQUENCE -> v instanceof OnnxValue.OptionalValue(OnnxValue e) && (e == null || e instanceof OnnxValue.SequenceValue
+                    || e instanceof OnnxValue.StackedSequence);
             case STRING -> v instanceof OnnxValue.StringValue;
         };
         if (!ok) throw new IllegalArgumentException(what + " of " + source + " must be " + declared + ", got " + v.describe());
@@ -41,6 +43,7 @@ final class HostValues {
         return switch (v) {
             case OnnxValue.TensorValue(Tensor t) -> t.dtype();
             case OnnxValue.SequenceValue s -> s.dtype();
+            case OnnxValue.StackedSequence s -> s.dtype();
             case OnnxValue.OptionalValue(OnnxValue e) -> e == null ? null : dtypeOf(e);
             case OnnxValue.StringValue s -> null;
         };

@@ -27,10 +27,12 @@ import java.util.Map;
  * length is known only once the loop has run, a data-dependent size like NonZero's: the loop is run while the graph is
  * built (its inputs are known then under {@link OnnxModel#run}), first with room for M rows (at most
  * {@value #FIRST_CAPACITY}) and again with room for all when more ran, and the outputs are its rows that ran. A prepared
- * plan, whose inputs have no values while it is built, lays them out at M rows (M must then be a constant) and binds
- * their length when it runs to the iterations that ran, as NonZero's count is bound ({@link SizedSteps}). A body whose loop-carried values
- * change shape from one iteration to the next cannot be one plan: it is built once per iteration instead
- * ({@link LoopUnrolling}) where the values are known while the graph is built, and refused otherwise.
+ * plan, whose inputs have no values while it is built, lays them out at a capacity (a small constant M, else the rows the
+ * plan reserves in its {@link PlanCapacities}, which it grows when a run needs more) and binds their length when it runs to
+ * the iterations that ran, as NonZero's count is bound ({@link SizedSteps}). In a prepared plan a list the body only appends
+ * to, or a tensor it only extends with Concat ({@link ListAccumulators}), is built as one more scan output. Other bodies
+ * whose loop-carried values change shape from one iteration to the next cannot be one plan: they are built once per
+ * iteration instead ({@link LoopUnrolling}) where the values are known while the graph is built, and refused otherwise.
  */
 final class LoopOp {
     /** Rows kept for the scan outputs on the first run of a loop of unknown length (M when smaller). */
@@ -44,12 +46,19 @@ final class LoopOp {
     }
 
     static List<OnnxValue> apply(OpContext c) {
-        for (int i = 2; i < c.inputCount(); i++) {
-            if (c.given(i) && c.builder().hostValue(c.node.inputs().get(i)) != null) return LoopUnrolling.unroll(c);
-        }
         GraphBuilder outer = c.builder();
+        boolean hostState = false;
+        for (int i = 2; i < c.inputCount(); i++) hostState |= c.given(i) && outer.hostValue(c.node.inputs().get(i)) != null;
         OnnxGraph body = body(c);
         int n = Math.max(0, c.node.inputs().size() - 2), k = body.outputs().size() - 1 - n;
+        List<String> decidingNow = new ArrayList<>(c.node.inputs());
+        decidingNow.addAll(body.outerReads());
+        boolean inPlan = !outer.valuesKnownNow(decidingNow);
+        // a list the body only appends to, or a tensor it only extends with Concat, is a scan output by another name: one
+        // plan, where the values are known only when it runs (a prepared plan); under run, and for other sequences and
+        // optionals, the body is built per iteration (LoopUnrolling), as before
+        List<ListAccumulators.Accumulator> lists = inPlan ? ListAccumulators.of(c, body, n) : List.of();
+        if (hostState && (lists == null || !inPlan)) return LoopUnrolling.unroll(c);
         Tensor m = c.given(0) ? c.in(0) : null, cond = c.given(1) ? c.in(1) : null;
         if (m != null && (m.numel() != 1 || m.dtype().isFloat() || m.dtype().isBool())) {
             throw c.bad("trip count M must be one integer, got " + m.dtype() + m.shape());
@@ -57,21 +66,24 @@ final class LoopOp {
         if (cond != null && cond.numel() != 1) throw c.bad("the condition must hold one value, got shape " + cond.shape());
         boolean forLoop = conditionStaysTrue(body);
         long known = knownIterations(c, forLoop);
+        Layout shape = new Layout(n, k, lists);
         List<Tensor> initial = new ArrayList<>();
-        for (int i = 0; i < n; i++) initial.add(c.in(2 + i));
+        for (int i : shape.carried()) initial.add(c.in(2 + i));
         OuterReads reads = OuterReads.of(body, outer, c);
-        LoopStep step = step(c, body, n, forLoop, reads);
+        LoopStep step = step(c, body, shape, forLoop, reads);
         // what decides the number of iterations: the node's inputs and what the body reads of the enclosing graph
         List<String> deciding = new ArrayList<>(c.node.inputs());
         deciding.addAll(reads.names());
+        int rows = k + lists.size();
         try {
-            if (k == 0 || known >= 0) {
+            if (rows == 0 || known >= 0) {
                 // no rows to count, or as many as known now: the loop's outputs as they are
-                int capacity = k == 0 ? 0 : (int) Math.min(known, Integer.MAX_VALUE - 8);
+                int capacity = rows == 0 ? 0 : (int) Math.min(known, Integer.MAX_VALUE - 8);
                 LoopResult r = Tensor.loop(step, m, cond, initial, reads.values(), capacity);
-                return values(r.states(), r.outputs());
+                return shape.values(c, r.states(), r.outputs(), capacity);
             }
-            if (!outer.valuesKnownNow(deciding)) return planned(c, Tensor.loop(step, m, cond, initial, reads.values(), planCapacity(c, k)));
+            if (!outer.valuesKnownNow(deciding)) return shape.values(c, plannedRun(c, step, m, cond, initial, reads), -1);
+            if (!lists.isEmpty()) throw new IllegalStateException(SizedSteps.name(c) + ": a loop's list is built as a scan output only in a prepared plan");
             long limit = m == null ? FIRST_CAPACITY : Math.max(0, c.longs(0)[0]);
             int capacity = (int) Math.min(limit, FIRST_CAPACITY);
             LoopResult r = Tensor.loop(step, m, cond, initial, reads.values(), capacity).realize();
@@ -83,7 +95,7 @@ final class LoopOp {
             }
             List<Tensor> outputs = new ArrayList<>();
             for (Tensor y : r.outputs()) outputs.add(y.slice(0, 0, (int) ran, 1));
-            return values(r.states(), outputs);
+            return shape.values(c, r.states(), outputs, (int) ran);
         } catch (StateChanges e) {
             // a for-loop is built per iteration without reading values (LoopUnrolling reads M where it must, refusing in a plan)
             if (forLoop || outer.valuesKnownNow(deciding)) return LoopUnrolling.unroll(c);
@@ -92,41 +104,106 @@ final class LoopOp {
         }
     }
 
-    /**
-     * The rows a prepared plan lays a loop's scan outputs out at when the iterations are known only when it runs: the trip
-     * count M, which must then be a constant (an M known only when the plan runs leaves the outputs no static size).
-     */
-    private static int planCapacity(OpContext c, int scanOutputs) {
-        String why = "its " + scanOutputs + " scan output(s) have a row per iteration, and the iterations are known only when the loop runs; ";
-        if (!c.given(0) || !c.isConstant(0)) {
-            throw c.unsupported(why + "a prepared plan lays them out at the trip count M, and this loop's M is "
-                    + (c.given(0) ? "known only when the plan runs" : "absent") + " (give the Loop a constant M, or run the model with OnnxModel.run)");
-        }
-        long m = Math.max(0, c.longs(0)[0]);
-        if (m > Math.min(LoopLimit.maxIterations(), Integer.MAX_VALUE - 8)) {
-            throw c.unsupported(why + "a prepared plan lays them out at the trip count M = " + m + ", more rows than it reserves (at most "
-                    + Math.min(LoopLimit.maxIterations(), Integer.MAX_VALUE - 8) + ", the loop limit); run the model with OnnxModel.run");
-        }
-        return (int) m;
+    /** The loop in a prepared plan whose iterations are known only when it runs: its final states, then its sized rows. */
+    private static List<List<Tensor>> plannedRun(OpContext c, LoopStep step, Tensor m, Tensor cond, List<Tensor> initial, OuterReads reads) {
+        LoopResult r = Tensor.loop(step, m, cond, initial, reads.values(), planCapacity(c));
+        return List.of(r.states(), planned(c, r));
     }
 
     /**
-     * The scan outputs of a loop that may stop early, in a prepared plan: laid out at M rows, their first axis bound when the
-     * plan runs to the iterations that ran (a sized host step over the first output and {@link LoopResult#iterations()},
-     * the others copied after it, so every reader runs once the count is bound).
+     * Where the body's values go: of the loop's {@code n} states, those carried as tensors ({@code carried}, the loop
+     * construct's states) and the lists it appends to ({@code lists}, the construct's outputs after the {@code k} scan
+     * outputs); and back to the node's outputs, the N final states then the K scan outputs.
      */
-    private static List<OnnxValue> planned(OpContext c, LoopResult r) {
+    private record Layout(int n, int k, List<ListAccumulators.Accumulator> lists, List<Integer> carried) {
+        Layout(int n, int k, List<ListAccumulators.Accumulator> lists) { this(n, k, lists, carriedOf(n, lists)); }
+
+        private static List<Integer> carriedOf(int n, List<ListAccumulators.Accumulator> lists) {
+            List<Integer> out = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                int state = i;
+                if (lists.stream().noneMatch(a -> a.state() == state)) out.add(i);
+            }
+            return out;
+        }
+
+        /** The accumulator of state {@code i}, or null where it is carried as a tensor. */
+        ListAccumulators.Accumulator list(int i) { return lists.stream().filter(a -> a.state() == i).findFirst().orElse(null); }
+
+        List<OnnxValue> values(OpContext c, List<List<Tensor>> statesAndRows, int ran) { return values(c, statesAndRows.get(0), statesAndRows.get(1), ran); }
+
+        /**
+         * The node's outputs from the construct's final states and stacked rows; {@code ran} the iterations, or -1 where they
+         * are known only when the plan runs (a list is then a {@link OnnxValue.StackedSequence} over its sized rows, a grown
+         * tensor a sized host step's output).
+         */
+        List<OnnxValue> values(OpContext c, List<Tensor> states, List<Tensor> rows, int ran) {
+            List<OnnxValue> out = new ArrayList<>();
+            for (int i = 0, s = 0, q = 0; i < n; i++) {
+                ListAccumulators.Accumulator a = list(i);
+                if (a == null) {
+                    out.add(new OnnxValue.TensorValue(states.get(s++)));
+                    continue;
+                }
+                Tensor stacked = rows.get(k + q++);
+                out.add(switch (a) {
+                    case ListAccumulators.ListOf l when ran < 0 -> new OnnxValue.StackedSequence(stacked, l.dtype());
+                    case ListAccumulators.ListOf l -> {
+                        List<Tensor> elements = new ArrayList<>();
+                        for (int t = 0; t < ran; t++) elements.add(stacked.slice(0, t, t + 1, 1).squeeze(0));
+                        yield new OnnxValue.SequenceValue(elements, l.dtype());
+                    }
+                    case ListAccumulators.Grows g when ran < 0 -> new OnnxValue.TensorValue(GrownTensors.inPlan(c, g, stacked));
+                    case ListAccumulators.Grows g -> new OnnxValue.TensorValue(GrownTensors.joined(g, stacked));
+                });
+            }
+            for (int j = 0; j < k; j++) out.add(new OnnxValue.TensorValue(rows.get(j)));
+            return out;
+        }
+    }
+
+    /**
+     * The rows a prepared plan lays a loop's scan outputs out at when the iterations are known only when it runs: the trip
+     * count M where it is a constant within the loop limit (no run needs more), else the capacity the plan reserves for this
+     * loop ({@link PlanCapacities}: a first guess, grown by the plan when a run needs more).
+     */
+    private static int planCapacity(OpContext c) {
+        if (c.given(0) && c.isConstant(0)) {
+            long m = Math.max(0, c.longs(0)[0]);
+            if (m <= Math.min(LoopLimit.maxIterations(), PlanCapacities.FIRST_ROWS)) return (int) m;
+        }
+        PlanCapacities capacities = c.builder().capacities();
+        if (capacities == null) throw new IllegalStateException(SizedSteps.name(c) + ": built for a plan without the plan's capacities");
+        int rows = capacities.rows(capacityKey(c));
+        // a constant M smaller than the capacity bounds the iterations: no need for more rows than it
+        return c.given(0) && c.isConstant(0) ? (int) Math.min(rows, Math.max(0, c.longs(0)[0])) : rows;
+    }
+
+    /** The loop as the plan's capacities name it: its node within its graph. */
+    private static String capacityKey(OpContext c) { return c.builder().source() + ": " + SizedSteps.name(c); }
+
+    /**
+     * The scan outputs of a loop that may stop early, in a prepared plan: laid out at a capacity, their first axis bound when
+     * the plan runs to the iterations that ran (a sized host step over the first output and {@link LoopResult#iterations()},
+     * the others copied after it, so every reader runs once the count is bound). A run of more iterations than the capacity
+     * fails that step with an {@link dev.kiln.runtime.ExtentOutOfRangeException} on a variable registered with the plan's
+     * capacities, which the plan answers by building itself again with more rows ({@link OnnxPlan#execute()}).
+     */
+    private static List<Tensor> planned(OpContext c, LoopResult r) {
         List<Tensor> outputs = r.outputs();
         int capacity = outputs.getFirst().dim(0);
-        if (capacity == 0) return values(r.states(), outputs); // no rows whatever runs
+        boolean bounded = c.given(0) && c.isConstant(0) && capacity >= Math.max(0, c.longs(0)[0]);
+        if (capacity == 0 && bounded) return outputs; // no rows whatever runs
         String name = SizedSteps.name(c);
         Variable ran = new Variable("iterations of " + name, 0, capacity);
+        if (!bounded) c.builder().capacities().register(capacityKey(c), ran);
         Tensor first = outputs.getFirst();
-        long firstRow = first.dtype().byteSize(first.numel() / capacity);
+        long firstRow = capacity == 0 ? 0 : first.dtype().byteSize(first.numel() / capacity);
         List<Tensor> sized = new ArrayList<>();
         sized.add(Tensor.hostSized(name, first.dtype(), first.dims(), 0, ran, (in, out) -> {
-            long n = Math.min(SizedSteps.longValue(in.get(1), DType.I64), capacity);
-            MemorySegment.copy(in.getFirst(), 0, out, 0, n * firstRow);
+            // the iterations that ran; past the capacity the plan's step refuses the count, and the plan grows
+            long n = SizedSteps.longValue(in.get(1), DType.I64);
+            MemorySegment.copy(in.getFirst(), 0, out, 0, Math.min(n, capacity) * firstRow);
             return n;
         }, first, r.iterations()));
         for (int j = 1; j < outputs.size(); j++) {
@@ -136,7 +213,7 @@ final class LoopOp {
             sized.add(Tensor.host(name + " scan output " + j, y.dtype(), y.dims(), (in, out) -> MemorySegment.copy(in.get(1), 0, out, 0, bytes),
                     sized.getFirst(), y).withSymbolicDim(0, ran));
         }
-        return values(r.states(), sized);
+        return sized;
     }
 
     /** The body, parsed and checked against the node: iteration, condition and N loop-carried inputs; condition and N outputs, then scan outputs. */
@@ -168,36 +245,62 @@ final class LoopOp {
     }
 
     /** The body as a loop step: built by a builder of its own over the step's stand-ins. */
-    private static LoopStep step(OpContext c, OnnxGraph body, int n, boolean forLoop, OuterReads reads) {
+    private static LoopStep step(OpContext c, OnnxGraph body, Layout layout, boolean forLoop, OuterReads reads) {
         Tensor yes = Tensor.of(new boolean[] {true}).reshape().to(c.device).realize();
         return (iteration, state, constants) -> {
             Map<String, Tensor> bound = new LinkedHashMap<>();
             bound.put(body.inputs().get(0), iteration);
-            for (int i = 0; i < n; i++) bound.put(body.inputs().get(2 + i), state.get(i));
+            for (int j = 0; j < layout.carried().size(); j++) bound.put(body.inputs().get(2 + layout.carried().get(j)), state.get(j));
             for (int r = 0; r < reads.names().size(); r++) bound.put(reads.names().get(r), constants.get(r));
             Map<String, Tensor> fixed = new HashMap<>(reads.constants());
             // an iteration runs only while the condition holds: the body's condition input is true whenever it is read
             fixed.put(body.inputs().get(1), yes);
-            List<Tensor> out = c.builder().nested(body, c.device).build(bound, fixed);
-            for (int i = 0; i < n; i++) {
-                Tensor was = state.get(i), next = out.get(1 + i);
-                if (next.dtype() != was.dtype() || !next.shape().equals(was.shape())) {
-                    throw new StateChanges("loop-carried value " + i + " ('" + body.outputs().get(1 + i) + "') is " + was.dtype() + was.shape()
-                            + " on entry and " + next.dtype() + next.shape() + " after an iteration");
+            // an accumulator starts each iteration empty: the body appends this iteration's element to it, the step's output
+            Map<String, OnnxValue> lists = new HashMap<>();
+            for (ListAccumulators.Accumulator a : layout.lists()) {
+                String name = body.inputs().get(2 + a.state());
+                switch (a) {
+                    case ListAccumulators.ListOf l -> lists.put(name, new OnnxValue.SequenceValue(List.of(), l.dtype()));
+                    case ListAccumulators.Grows g -> fixed.put(name, GrownTensors.empty(g, c.device));
                 }
             }
-            Tensor condition = forLoop ? null : out.getFirst();
+            List<OnnxValue> out = c.builder().nested(body, c.device).buildValues(bound, fixed, lists);
+            List<Tensor> next = new ArrayList<>(), rows = new ArrayList<>();
+            for (int j = 0; j < layout.carried().size(); j++) {
+                int i = layout.carried().get(j);
+                Tensor was = state.get(j), now = tensorOutput(body, out, 1 + i);
+                if (now.dtype() != was.dtype() || !now.shape().equals(was.shape())) {
+                    throw new StateChanges("loop-carried value " + i + " ('" + body.outputs().get(1 + i) + "') is " + was.dtype() + was.shape()
+                            + " on entry and " + now.dtype() + now.shape() + " after an iteration");
+                }
+                next.add(now);
+            }
+            for (int j = 0; j < layout.k(); j++) rows.add(tensorOutput(body, out, 1 + layout.n() + j));
+            for (ListAccumulators.Accumulator a : layout.lists()) {
+                OnnxValue v = out.get(1 + a.state());
+                switch (a) {
+                    case ListAccumulators.ListOf l -> {
+                        if (!(v instanceof OnnxValue.SequenceValue(List<Tensor> appended, DType dt)) || appended.size() != 1) {
+                            throw new IllegalStateException("the body's list '" + body.outputs().get(1 + a.state()) + "' is " + v.describe()
+                                    + " after an iteration that started it empty; expected the one tensor it appends");
+                        }
+                        rows.add(appended.getFirst());
+                    }
+                    case ListAccumulators.Grows g -> rows.add(GrownTensors.element(g, tensorOutput(body, out, 1 + a.state()), body.outputs().get(1 + a.state())));
+                }
+            }
+            Tensor condition = forLoop ? null : tensorOutput(body, out, 0);
             if (condition != null && condition.numel() != 1) throw new IllegalArgumentException("the body's condition output has shape " + condition.shape()
                     + ", expected one value");
-            return new LoopStep.Next(condition == null ? null : condition.cast(DType.BOOL), out.subList(1, 1 + n), out.subList(1 + n, out.size()));
+            return new LoopStep.Next(condition == null ? null : condition.cast(DType.BOOL), next, rows);
         };
     }
 
-    private static List<OnnxValue> values(List<Tensor> states, List<Tensor> outputs) {
-        List<OnnxValue> out = new ArrayList<>();
-        for (Tensor t : states) out.add(new OnnxValue.TensorValue(t));
-        for (Tensor t : outputs) out.add(new OnnxValue.TensorValue(t));
-        return out;
+    /** The body's output {@code k}, which must be a tensor (reported by the Loop node as unsupported otherwise). */
+    private static Tensor tensorOutput(OnnxGraph body, List<OnnxValue> out, int k) {
+        if (out.get(k) instanceof OnnxValue.TensorValue(Tensor t)) return t;
+        throw new UnsupportedOperationException("output '" + body.outputs().get(k) + "' of " + body.source() + " is " + out.get(k).describe()
+                + "; this graph's outputs must be tensors");
     }
 
     /**

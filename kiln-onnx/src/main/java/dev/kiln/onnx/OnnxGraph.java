@@ -89,6 +89,18 @@ record OnnxGraph(String source, List<Node> nodes, Map<String, Tensor> initialize
      */
     Set<String> outerReads() { return outerReads(nodes, inputs, initializers.keySet()); }
 
+    /** The names the graphs nested in node {@code n} (its graph attributes) read from around them. */
+    static Set<String> nestedReads(Node n) {
+        Set<String> reads = new LinkedHashSet<>();
+        for (GraphProto g : n.attrs().graphs()) {
+            Set<String> innerDefined = new HashSet<>();
+            for (ValueInfoProto v : g.getInputList()) innerDefined.add(v.getName());
+            for (TensorProto t : g.getInitializerList()) innerDefined.add(t.getName());
+            reads.addAll(outerReads(nodes(g, "", ExternalData.unavailable()), innerDefined, List.of()));
+        }
+        return reads;
+    }
+
     private static Set<String> outerReads(List<Node> nodes, Collection<String> inputs, Collection<String> initializers) {
         Set<String> defined = new HashSet<>(inputs);
         defined.addAll(initializers);

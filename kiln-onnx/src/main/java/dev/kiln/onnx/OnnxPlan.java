@@ -31,19 +31,41 @@ import java.util.Set;
  * {@link OnnxModel}.
  */
 public final class OnnxPlan implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(OnnxPlan.class.getName());
+    private static final Set<String> LOGGED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
     private final OnnxModel model;
+    private final Device device;
     private final Map<String, Variable> variables;
     private final List<Tensor> inputBuffers; // realised at the maximum sizes, in model input order
-    private final List<Tensor> outputs; // the plan's outputs, with symbolic shapes
-    private final ExecutionPlan plan;
+    private final Map<String, Tensor> symbolicInputs; // the same buffers, their symbolic axes bound to the variables
+    /** The rows reserved for loops of unknown length; they grow, and the plan is built again, when a run needs more. */
+    private final PlanCapacities capacities = new PlanCapacities();
+    /** The loop limit in force when the plan was prepared: a build again after growing keeps it. */
+    private final long loopLimit;
+    private List<Tensor> outputs; // the plan's outputs, with symbolic shapes
+    private ExecutionPlan plan;
     private Map<String, Long> bound;
 
-    private OnnxPlan(OnnxModel model, Map<String, Variable> variables, List<Tensor> inputBuffers, List<Tensor> outputs, ExecutionPlan plan) {
+    private OnnxPlan(OnnxModel model, Device device, Map<String, Variable> variables, List<Tensor> inputBuffers, Map<String, Tensor> symbolicInputs) {
         this.model = model;
+        this.device = device;
         this.variables = variables;
         this.inputBuffers = inputBuffers;
-        this.outputs = outputs;
-        this.plan = plan;
+        this.symbolicInputs = symbolicInputs;
+        this.loopLimit = dev.kiln.LoopLimit.maxIterations();
+    }
+
+    /** Builds the graph over the input buffers at the current capacities and prepares its plan. */
+    private void build() {
+        capacities.newBuild();
+        dev.kiln.LoopLimit.with(loopLimit, () -> {
+            List<Tensor> outs = GraphBuilder.forPlan(model, device, capacities).build(symbolicInputs);
+            ExecutionPlan p = Tensor.prepare(outs.toArray(Tensor[]::new));
+            outputs = List.copyOf(outs);
+            plan = p;
+            return p;
+        });
     }
 
     static OnnxPlan prepare(OnnxModel model, Device device, Map<String, Integer> maxDims) {
@@ -89,15 +111,18 @@ public final class OnnxPlan implements AutoCloseable {
             for (int k = 0; k < max.length; k++) if (v.dims().get(k).isSymbolic()) t = t.withSymbolicDim(k, vars.get(v.dims().get(k).symbol()));
             symbolicInputs.put(v.name(), t);
         }
-        List<Tensor> outs = GraphBuilder.forPlan(model, device).build(symbolicInputs);
-        ExecutionPlan plan = Tensor.prepare(outs.toArray(Tensor[]::new));
-        return new OnnxPlan(model, Collections.unmodifiableMap(vars), List.copyOf(buffers), List.copyOf(outs), plan);
+        OnnxPlan prepared = new OnnxPlan(model, device, Collections.unmodifiableMap(vars), List.copyOf(buffers), Collections.unmodifiableMap(symbolicInputs));
+        prepared.build();
+        return prepared;
     }
 
     /** The variable of each symbolic dimension name, with its range {@code [1, max]}. */
     public Map<String, Variable> variables() { return variables; }
 
-    /** The plan (for profiling or inspecting its kernels); it runs with the sizes of the last {@link #bind}. */
+    /**
+     * The plan (for profiling or inspecting its kernels); it runs with the sizes of the last {@link #bind}. A run whose loop
+     * ran more iterations than the plan reserved rows for replaces it with one built with more room (see {@link #execute()}).
+     */
     public ExecutionPlan plan() { return plan; }
 
     /**
@@ -133,20 +158,49 @@ public final class OnnxPlan implements AutoCloseable {
             }
         }
         bound = Map.copyOf(sizes);
-        for (var e : sizes.entrySet()) plan.setVariable(plan.variables().indexOf(variables.get(e.getKey())), e.getValue());
+        setVariables();
         return sizes;
     }
 
-    /** Runs the plan with the inputs and sizes of the last {@link #bind}. */
+    private void setVariables() {
+        for (var e : bound.entrySet()) plan.setVariable(plan.variables().indexOf(variables.get(e.getKey())), e.getValue());
+    }
+
+    /**
+     * Runs the plan with the inputs and sizes of the last {@link #bind}. A loop whose length is known only when it runs (a
+     * TorchScript {@code while}) has its scan outputs laid out at a capacity ({@link PlanCapacities}); a run with more
+     * iterations than that builds the plan again with room for at least twice as many, and runs again on the same inputs
+     * (the input buffers are kept), which is logged once per model and loop.
+     */
     public void execute() {
         if (bound == null) throw new IllegalStateException("execute: no inputs bound yet; call bind or run first");
-        plan.execute();
+        while (true) {
+            try {
+                plan.execute();
+                return;
+            } catch (RuntimeException e) {
+                PlanCapacities.Growth g = capacities.growthFor(e);
+                if (g == null) throw e;
+                if (LOGGED.add(model.source() + "\0" + g.loop())) {
+                    LOG.log(System.Logger.Level.INFO, g.loop() + ": a run needed " + g.needed() + " rows of its outputs, the plan "
+                            + "had reserved " + g.was() + "; the plan is built again with room for " + g.rows() + " and the run repeated");
+                }
+                capacities.grow(g);
+                ExecutionPlan old = plan;
+                try {
+                    build();
+                } finally {
+                    old.close();
+                }
+                setVariables();
+            }
+        }
     }
 
     /** {@link #bind}, one run; the outputs at their sizes, in graph order, as realised tensors on the default device. */
     public List<Tensor> run(Map<String, Tensor> inputs) {
         bind(inputs);
-        plan.execute();
+        execute();
         return outputs();
     }
 

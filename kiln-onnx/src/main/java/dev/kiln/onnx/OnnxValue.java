@@ -10,7 +10,8 @@ import java.util.List;
  * builder holds these beside its tensors as host values known when the graph is built (a sequence's length and its elements'
  * shapes, a string tensor's strings); a sequence's or optional's element is a tensor, lazy or constant, like any other.
  */
-sealed interface OnnxValue permits OnnxValue.TensorValue, OnnxValue.SequenceValue, OnnxValue.OptionalValue, OnnxValue.StringValue {
+sealed interface OnnxValue permits OnnxValue.TensorValue, OnnxValue.SequenceValue, OnnxValue.StackedSequence, OnnxValue.OptionalValue,
+        OnnxValue.StringValue {
 
     /** What the value is, for messages: {@code a tensor f32[2, 3]}, {@code a sequence of 3 f32 tensors}, {@code an empty optional}. */
     String describe();
@@ -35,6 +36,26 @@ sealed interface OnnxValue permits OnnxValue.TensorValue, OnnxValue.SequenceValu
         }
 
         public String describe() { return "a sequence of " + elements.size() + " " + dtype + " tensors"; }
+    }
+
+    /**
+     * A sequence whose length is known only when a prepared plan runs: the list a Loop appended one tensor to per iteration
+     * ({@link ListAccumulators}), its elements the rows of {@code rows} along its first axis, which is symbolic, bound by
+     * the plan to the iterations that ran. Only what reads it whole takes it (ConcatFromSequence, SequenceLength); an
+     * operator that needs its length while the graph is built refuses it, naming the node.
+     *
+     * @param rows  the elements stacked along a new first axis
+     * @param dtype their dtype
+     */
+    record StackedSequence(Tensor rows, DType dtype) implements OnnxValue {
+        public StackedSequence {
+            if (rows.ndim() == 0 || rows.dtype() != dtype) throw new IllegalArgumentException("a stacked sequence of " + dtype + " tensors, got " + rows.dtype() + rows.shape());
+        }
+
+        public String describe() {
+            int[] element = java.util.Arrays.copyOfRange(rows.dims(), 1, rows.ndim());
+            return "a sequence of " + dtype + java.util.Arrays.toString(element) + " tensors whose length is known only when the plan runs";
+        }
     }
 
     /**

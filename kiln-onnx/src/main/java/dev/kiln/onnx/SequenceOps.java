@@ -25,7 +25,7 @@ final class SequenceOps {
         addHost("SequenceAt", 11, SequenceOps::at, null);
         addHost("SequenceInsert", 11, SequenceOps::insert, null);
         addHost("SequenceErase", 11, SequenceOps::erase, null);
-        addHost("SequenceLength", 11, OnnxOps.Kind.HOST_STRUCTURE, c -> List.of(tensor(Tensor.scalar(sequence(c, 0).elements().size(), DType.I64).to(c.device))), null);
+        addHost("SequenceLength", 11, OnnxOps.Kind.HOST_STRUCTURE, SequenceOps::length, null);
         addHost("ConcatFromSequence", 11, SequenceOps::concat, null);
         addHost("SplitToSequence", 11, SequenceOps::split, null);
         // a body's operators are checked at load like any subgraph's
@@ -37,6 +37,11 @@ final class SequenceOps {
     /** Input {@code i}, which must be a sequence. */
     static OnnxValue.SequenceValue sequence(OpContext c, int i) {
         if (c.value(i) instanceof OnnxValue.SequenceValue s) return s;
+        if (c.value(i) instanceof OnnxValue.StackedSequence s) {
+            throw c.unsupported("input " + i + " ('" + c.node.inputs().get(i) + "') is " + s.describe() + " (a loop's list in a prepared plan); "
+                    + c.node.opType() + " needs its length while the graph is built, and only ConcatFromSequence and SequenceLength take such a "
+                    + "sequence (run the model with OnnxModel.run)");
+        }
         throw c.bad("input " + i + " ('" + c.node.inputs().get(i) + "') must be a sequence, got " + c.value(i).describe());
     }
 
@@ -98,10 +103,46 @@ final class SequenceOps {
         return List.of(new OnnxValue.SequenceValue(out, s.dtype()));
     }
 
+    /** SequenceLength: a constant, or for a loop's list in a prepared plan the number of its rows in the run (a value of the graph). */
+    private static List<OnnxValue> length(OpContext c) {
+        if (c.value(0) instanceof OnnxValue.StackedSequence(Tensor rows, DType dt)) {
+            return List.of(tensor(Tensor.variable(rows.shape().variable(0)).cast(DType.I64).reshape().to(c.device)));
+        }
+        return List.of(tensor(Tensor.scalar(sequence(c, 0).elements().size(), DType.I64).to(c.device)));
+    }
+
+    /**
+     * ConcatFromSequence of a loop's list in a prepared plan, whose elements are the rows of one tensor of a symbolic first
+     * axis: stacked along {@code axis}, that tensor with its first axis moved there; joined along an existing axis, where
+     * each element is 1 long on it (a decoder's appended token), the rows with that axis dropped. Joined elements longer
+     * on the axis would make a symbolic size times a constant, which Kiln's shapes do not hold: refused naming the node.
+     */
+    private static List<OnnxValue> concatStacked(OpContext c, Tensor rows) {
+        boolean stack = c.a.i("new_axis", 0) != 0;
+        int rank = rows.ndim() - 1;
+        int axis = c.axis(c.a.i("axis", 0), stack ? rank + 1 : rank, "axis");
+        if (stack) return List.of(tensor(axis == 0 ? rows : rows.permute(firstTo(rows.ndim(), axis))));
+        if (rows.shape().variable(1 + axis) != null || rows.dim(1 + axis) != 1) {
+            throw c.unsupported("joining a loop's list whose length is known only when the plan runs along axis " + axis + ", where each element "
+                    + "is " + rows.shape().toString() + "'s " + rows.dim(1 + axis) + " long, gives a symbolic size times " + rows.dim(1 + axis)
+                    + ", which a prepared plan cannot lay out (run the model with OnnxModel.run)");
+        }
+        Tensor dropped = rows.squeeze(1 + axis);
+        return List.of(tensor(axis == 0 ? dropped : dropped.permute(firstTo(dropped.ndim(), axis))));
+    }
+
+    /** The order of axes that moves axis 0 of a rank-{@code rank} tensor to {@code to}, the others keeping their order. */
+    private static int[] firstTo(int rank, int to) {
+        int[] order = new int[rank];
+        for (int a = 0, k = 1; a < rank; a++) order[a] = a == to ? 0 : k++;
+        return order;
+    }
+
     /** ConcatFromSequence: the elements joined along {@code axis}, or stacked along a new one where {@code new_axis} is 1. */
     private static List<OnnxValue> concat(OpContext c) {
-        OnnxValue.SequenceValue s = sequence(c, 0);
         if (!c.a.has("axis")) throw c.bad("needs the attribute axis");
+        if (c.value(0) instanceof OnnxValue.StackedSequence(Tensor rows, DType dt)) return concatStacked(c, rows);
+        OnnxValue.SequenceValue s = sequence(c, 0);
         if (s.elements().isEmpty()) throw c.bad("cannot concatenate an empty sequence (its result has no shape)");
         boolean stack = c.a.i("new_axis", 0) != 0;
         Tensor first = s.elements().getFirst();
@@ -180,7 +221,7 @@ final class SequenceOps {
             if (v instanceof OnnxValue.SequenceValue s && s.elements().size() != length) {
                 throw c.bad("input " + i + " ('" + c.node.inputs().get(i) + "') has " + s.elements().size() + " elements, input 0 has " + length);
             }
-            if (v instanceof OnnxValue.OptionalValue || v instanceof OnnxValue.StringValue) {
+            if (v instanceof OnnxValue.OptionalValue || v instanceof OnnxValue.StringValue || v instanceof OnnxValue.StackedSequence) {
                 throw c.bad("input " + i + " is " + v.describe() + "; SequenceMap takes sequences and tensors");
             }
             ins.add(v);
@@ -200,6 +241,7 @@ final class SequenceOps {
                     case OnnxValue.SequenceValue s -> s.elements().get(e);
                     case OnnxValue.TensorValue(Tensor whole) -> whole;
                     case OnnxValue.OptionalValue o -> throw new AssertionError(o);
+                    case OnnxValue.StackedSequence s -> throw new AssertionError(s);
                     case OnnxValue.StringValue s -> throw new AssertionError(s);
                 };
                 bound.put(body.inputs().get(i), t);

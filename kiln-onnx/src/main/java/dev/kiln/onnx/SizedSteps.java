@@ -47,6 +47,31 @@ final class SizedSteps {
      * the node's first output.
      */
     static Tensor step(OpContext c, DType dtype, int[] capacity, int axis, Selection fn, Tensor... inputs) {
+        return step(c, c.node.outputs().getFirst(), dtype, capacity, axis, fn, inputs);
+    }
+
+    /** {@link #step}, its variable named after the node's output {@code output}. */
+    static Tensor step(OpContext c, String output, DType dtype, int[] capacity, int axis, Selection fn, Tensor... inputs) {
+        AtRunDims p = atRunDims(fn, inputs);
+        Variable extent = new Variable("extent of '" + output + "'", 0, capacity[axis]);
+        return Tensor.hostSized(name(c), dtype, capacity, axis, extent, p.body(), p.inputs().toArray(Tensor[]::new));
+    }
+
+    /**
+     * A plain host step of {@code c}'s node ({@code what} names it beside the node) that reads its inputs at their sizes in
+     * the run, as {@link #step} does, and writes an output of static layout {@code dims} (the count {@code fn} returns is
+     * not used): a companion of a sized step whose own size is an input's (Unique's inverse indices).
+     */
+    static Tensor hostStep(OpContext c, String what, DType dtype, int[] dims, Selection fn, Tensor... inputs) {
+        AtRunDims p = atRunDims(fn, inputs);
+        SizedHostFunction body = p.body();
+        return Tensor.host(name(c) + " " + what, dtype, dims, (in, out) -> body.apply(in, out), p.inputs().toArray(Tensor[]::new));
+    }
+
+    /** A host step's inputs ({@code inputs}, then the variables of their symbolic axes) and its body over them. */
+    private record AtRunDims(List<Tensor> inputs, SizedHostFunction body) {}
+
+    private static AtRunDims atRunDims(Selection fn, Tensor... inputs) {
         List<Tensor> all = new ArrayList<>(List.of(inputs));
         int[][] maxDims = new int[inputs.length][], sizeAt = new int[inputs.length][]; // per input axis: the step input holding its size, or -1
         long[] itemBytes = new long[inputs.length];
@@ -57,7 +82,7 @@ final class SizedSteps {
             sizeAt[i] = new int[s.rank()];
             for (int a = 0; a < s.rank(); a++) {
                 sizeAt[i][a] = s.variable(a) == null ? -1 : all.size();
-                if (s.variable(a) != null) all.add(Tensor.variable(s.variable(a)));
+                if (s.variable(a) != null) all.add(Tensor.variable(s.variable(a)).to(inputs[i].device())); // with the step, on its device
             }
         }
         SizedHostFunction body = (in, out) -> {
@@ -71,8 +96,7 @@ final class SizedSteps {
             }
             return fn.select(dense, dims, out);
         };
-        Variable extent = new Variable("extent of '" + c.node.outputs().getFirst() + "'", 0, capacity[axis]);
-        return Tensor.hostSized(name(c), dtype, capacity, axis, extent, body, all.toArray(Tensor[]::new));
+        return new AtRunDims(all, body);
     }
 
     /** The leading {@code dims} corner of a C-order buffer laid out at {@code max}, copied out dense in C order. */
@@ -89,6 +113,24 @@ final class SizedSteps {
             for (int a = dims.length - 1; a >= 0 && ++idx[a] == dims[a]; a--) idx[a] = 0;
         }
         return out;
+    }
+
+    /** Writes a dense C-order tensor of {@code dims} into the leading corner of {@code to}, laid out at {@code max}. */
+    static void place(MemorySegment from, int[] dims, MemorySegment to, int[] max, long item) {
+        long n = Shape.of(dims).numel();
+        if (n == 0) return;
+        if (java.util.Arrays.equals(dims, max)) {
+            MemorySegment.copy(from, 0, to, 0, n * item);
+            return;
+        }
+        long[] stride = Shape.of(max).strides();
+        int[] idx = new int[dims.length];
+        for (long k = 0; k < n; k++) {
+            long dst = 0;
+            for (int a = 0; a < dims.length; a++) dst += idx[a] * stride[a];
+            MemorySegment.copy(from, k * item, to, dst * item, item);
+            for (int a = dims.length - 1; a >= 0 && ++idx[a] == dims[a]; a--) idx[a] = 0;
+        }
     }
 
     /** The node as errors name it: {@code NonZero node 'nz'}. */

@@ -272,4 +272,119 @@ class DataDependentPlanTest {
             }
         }
     }
+    /** A value of element type {@code elemType} whose dims are sizes or symbol names. */
+    private static onnx.Onnx.ValueInfoProto symbolic(String name, int elemType, Object... dims) {
+        onnx.Onnx.ValueInfoProto v = OnnxPlanTest.value(name, dims);
+        return v.toBuilder().setType(v.getType().toBuilder().setTensorType(v.getType().getTensorType().toBuilder().setElemType(elemType))).build();
+    }
+
+    /**
+     * Compress along a symbolic axis ({@code x[mask]} over rows up to a maximum): the condition read at its length in the run
+     * and against the axis's length in the run, so a condition over rows past it (left by an earlier, longer run) keeps none.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void compressAlongASymbolicAxis(String deviceName) {
+        Device d = device(deviceName);
+        var g = GraphProto.newBuilder().addInput(OnnxPlanTest.value("x", "rows", 3)).addInput(symbolic("cond", 9, "rows"))
+                .addInput(symbolic("fixed", 9, 5)).addOutput(anyShape("y", 1)).addOutput(anyShape("z", 1))
+                .addNode(named("compress", "Compress", List.of("x", "cond"), List.of("y"), i("axis", 0)))
+                .addNode(named("compress_fixed", "Compress", List.of("x", "fixed"), List.of("z"), i("axis", 0)));
+        try (OnnxModel m = load(dir, model(13, g)); OnnxPlan plan = m.prepare(d, Map.of("rows", 5))) {
+            long[] all = {1, 1, 1, 1, 1};
+            for (long[] cond : new long[][] {{1, 1, 1, 1, 1}, {0, 1}, {1, 0, 1, 1}, {0}}) {
+                int rows = cond.length;
+                float[] x = new float[rows * 3];
+                for (int k = 0; k < x.length; k++) x[k] = 10 * k + rows;
+                List<Tensor> out = plan.run(Map.of("x", on(d, Tensor.of(x, rows, 3)), "cond", on(d, Tensor.of(dev.kiln.types.DType.BOOL, cond, rows)),
+                        "fixed", on(d, Tensor.of(dev.kiln.types.DType.BOOL, all, 5))));
+                List<Float> want = new ArrayList<>();
+                for (int r = 0; r < rows; r++) if (cond[r] != 0) for (int k = 0; k < 3; k++) want.add(x[r * 3 + k]);
+                assertThat(out.get(0).dims()).as(Arrays.toString(cond)).containsExactly(want.size() / 3, 3);
+                assertThat(out.get(0).toFloatArray()).as(Arrays.toString(cond)).containsExactly(toArray(want));
+                // a condition of 5 against the run's rows: the rows past them are never kept
+                assertThat(out.get(1).dims()).as(Arrays.toString(cond)).containsExactly(rows, 3);
+                assertThat(out.get(1).toFloatArray()).as(Arrays.toString(cond)).containsExactly(x);
+            }
+        }
+    }
+
+    private static float[] toArray(List<Float> values) {
+        float[] out = new float[values.size()];
+        for (int k = 0; k < out.length; k++) out[k] = values.get(k);
+        return out;
+    }
+
+    /**
+     * Unique of an input of a symbolic size (up to 6 elements), along its one axis and along the symbolic axis of a matrix:
+     * each run's uniques, first indices and counts within the run's size, and the inverse indices at the input's length.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void uniqueOfASymbolicInput(String deviceName) {
+        Device d = device(deviceName);
+        var g = GraphProto.newBuilder().addInput(OnnxPlanTest.value("x", "n")).addInput(OnnxPlanTest.value("m", "n", 2))
+                .addOutput(anyShape("y", 1)).addOutput(anyShape("first", 7)).addOutput(anyShape("inverse", 7)).addOutput(anyShape("counts", 7))
+                .addOutput(anyShape("rows", 1)).addOutput(anyShape("row_inverse", 7))
+                .addNode(named("unique", "Unique", List.of("x"), List.of("y", "first", "inverse", "counts")))
+                .addNode(named("unique_rows", "Unique", List.of("m"), List.of("rows", "", "row_inverse"), i("axis", 0), i("sorted", 0)));
+        try (OnnxModel m = load(dir, model(11, g)); OnnxPlan plan = m.prepare(d, Map.of("n", 6))) {
+            for (float[] x : new float[][] {{3, 1, 3, 2, 1, 3}, {7, 7, 2}, {4}, {9, 8, 9, 8}}) {
+                int n = x.length;
+                float[] mat = new float[2 * n];
+                for (int k = 0; k < n; k++) {
+                    mat[2 * k] = x[k];
+                    mat[2 * k + 1] = -x[k];
+                }
+                List<Tensor> out = plan.run(Map.of("x", on(d, Tensor.of(x, n)), "m", on(d, Tensor.of(mat, n, 2))));
+                float[] y = distinct(x, true);
+                long[] first = new long[y.length], counts = new long[y.length], inverse = new long[n];
+                for (int j = 0; j < y.length; j++) {
+                    first[j] = -1;
+                    for (int e = 0; e < n; e++) {
+                        if (x[e] != y[j]) continue;
+                        if (first[j] < 0) first[j] = e;
+                        counts[j]++;
+                        inverse[e] = j;
+                    }
+                }
+                String as = Arrays.toString(x);
+                assertThat(out.get(0).toFloatArray()).as(as).containsExactly(y);
+                assertThat(out.get(1).toLongArray()).as(as).containsExactly(first);
+                assertThat(out.get(2).toLongArray()).as(as).containsExactly(inverse);
+                assertThat(out.get(3).toLongArray()).as(as).containsExactly(counts);
+                // rows in first-occurrence order: (v, -v) for each distinct v as it first comes
+                float[] seen = distinct(x, false);
+                float[] rows = new float[2 * seen.length];
+                long[] rowInverse = new long[n];
+                for (int j = 0; j < seen.length; j++) {
+                    rows[2 * j] = seen[j];
+                    rows[2 * j + 1] = -seen[j];
+                    for (int e = 0; e < n; e++) if (x[e] == seen[j]) rowInverse[e] = j;
+                }
+                assertThat(out.get(4).dims()).as(as).containsExactly(seen.length, 2);
+                assertThat(out.get(4).toFloatArray()).as(as).containsExactly(rows);
+                assertThat(out.get(5).toLongArray()).as(as).containsExactly(rowInverse);
+            }
+        }
+        // without an axis, a matrix of a symbolic size has no flattened size: refused naming the node
+        var flat = GraphProto.newBuilder().addInput(OnnxPlanTest.value("m", "n", 2)).addOutput(anyShape("y", 1))
+                .addNode(named("unique_flat", "Unique", List.of("m"), List.of("y")));
+        assertThatThrownBy(() -> load(dir, model(11, flat)).prepare(d, Map.of("n", 6))).isInstanceOf(UnsupportedOnnxOpException.class)
+                .hasMessageContaining("'unique_flat'").hasMessageContaining("flattened");
+    }
+
+    /** The distinct values of {@code x}, sorted or in first-occurrence order. */
+    private static float[] distinct(float[] x, boolean sorted) {
+        float[] out = new float[x.length];
+        int k = 0;
+        for (float v : x) {
+            boolean seen = false;
+            for (int j = 0; j < k; j++) seen |= out[j] == v;
+            if (!seen) out[k++] = v;
+        }
+        out = Arrays.copyOf(out, k);
+        if (sorted) Arrays.sort(out);
+        return out;
+    }
 }

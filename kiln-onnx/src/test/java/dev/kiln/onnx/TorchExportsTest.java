@@ -28,7 +28,8 @@ class TorchExportsTest {
         Path cases = Path.of(TorchExportsTest.class.getResource("/torch/nms_head/model.onnx").toURI()).getParent().getParent();
         ConformanceRunner.Report report = ConformanceRunner.run(List.of(cases), device, line -> {});
         assertThat(report.results()).extracting(ConformanceRunner.CaseResult::name)
-                .containsExactlyInAnyOrder("greedy_decode", "nms_head", "script_if_while", "script_if_while_negative");
+                .containsExactlyInAnyOrder("greedy_decode", "greedy_list", "nms_head", "script_if_sizes", "script_if_while", "script_if_while_negative",
+                        "script_while_list");
         assertThat(report.results()).allSatisfy(r -> assertThat(r.status()).as(r.line()).isEqualTo(ConformanceRunner.Status.PASS));
     }
 
@@ -52,6 +53,81 @@ class TorchExportsTest {
                 assertThat(out.get(1).realize().toLongArray()).as(c).containsExactly(n.toLongArray());
             }
         }
+    }
+
+    /**
+     * TorchScript loops that build a Python list ({@code ys.append(y)}: a Loop-carried sequence the body appends to, read by
+     * ConcatFromSequence and SequenceLength after the loop) in one prepared plan per model, run on each data set in turn:
+     * the list is the loop's scan output, its length bound when the plan runs. The scripted {@code while} runs 14, 84 and 1
+     * iterations (84 more than the plan first reserves rows for: it grows once), the greedy decoder 1 (EOS), 100 and 1
+     * tokens from its {@code max_len} input. Memory back to the baseline once the plan is closed.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU", "CLANG"})
+    void scriptedListLoopsRunInAPreparedPlan(String device) throws Exception {
+        var unavailable = DeviceRegistry.providers().get(device).unavailableReason();
+        Assumptions.assumeTrue(unavailable.isEmpty(), () -> device + " unavailable: " + unavailable.orElse(""));
+        long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
+        assertThat(runPrepared(device, "script_while_list", 3, 1)).containsExactly(14, 84, 1);
+        assertThat(runPrepared(device, "greedy_list", 3, 0)).containsExactly(1, 100, 1);
+        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plans' memory is freed").isEqualTo(baseline);
+    }
+
+    /**
+     * The scripted greedy decoder that grows its tokens with {@code torch.cat([tokens, tok])} (a Loop-carried tensor whose
+     * shape changes every iteration, read only by that Concat) in one prepared plan: the body is one plan, the tokens its
+     * scan output joined to the start by a sized step, their length bound when the plan runs (5 and 13 tokens: EOS early, or
+     * all 12 steps).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU", "CLANG"})
+    void greedyDecoderGrowingByConcatRunsInAPreparedPlan(String device) throws Exception {
+        var unavailable = DeviceRegistry.providers().get(device).unavailableReason();
+        Assumptions.assumeTrue(unavailable.isEmpty(), () -> device + " unavailable: " + unavailable.orElse(""));
+        long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
+        assertThat(runPrepared(device, "greedy_decode", 4, 0)).containsExactly(5, 13, 5, 5);
+        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plan's memory is freed").isEqualTo(baseline);
+    }
+
+    /**
+     * A scripted {@code if} whose branches give different sizes ({@code x[x > 0]}, a data-dependent count, or {@code x[:2] * 2})
+     * in one prepared plan: the branch is chosen when the plan runs and the output comes at its size (3, 2, 4, 1 elements).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU", "CLANG"})
+    void scriptedIfOfDifferentSizesRunsInAPreparedPlan(String device) throws Exception {
+        var unavailable = DeviceRegistry.providers().get(device).unavailableReason();
+        Assumptions.assumeTrue(unavailable.isEmpty(), () -> device + " unavailable: " + unavailable.orElse(""));
+        long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
+        assertThat(runPrepared(device, "script_if_sizes", 4, 0)).containsExactly(3, 2, 4, 1);
+        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plan's memory is freed").isEqualTo(baseline);
+    }
+
+    /**
+     * Case {@code c} prepared once on {@code device} and run on its first {@code sets} data sets, each output against
+     * PyTorch's (dims and values); the length of axis {@code axis} of output 0 in each run.
+     */
+    private static List<Integer> runPrepared(String device, String c, int sets, int axis) throws Exception {
+        var d = DeviceRegistry.get(device);
+        List<Integer> lengths = new java.util.ArrayList<>();
+        Path dir = Path.of(TorchExportsTest.class.getResource("/torch/" + c + "/model.onnx").toURI()).getParent();
+        try (OnnxModel model = OnnxModel.load(dir.resolve("model.onnx")); OnnxPlan plan = model.prepare(d, Map.of())) {
+            for (int set = 0; set < sets; set++) {
+                Path data = dir.resolve("test_data_set_" + set);
+                Map<String, Tensor> in = new java.util.LinkedHashMap<>();
+                for (int k = 0; k < model.inputs().size(); k++) {
+                    in.put(model.inputs().get(k).name(), TensorProtos.read(data.resolve("input_" + k + ".pb")).to(d).realize());
+                }
+                List<Tensor> out = plan.run(in);
+                for (int k = 0; k < out.size(); k++) {
+                    Tensor want = TensorProtos.read(data.resolve("output_" + k + ".pb"));
+                    assertThat(out.get(k).dims()).as("%s set %d output %d", c, set, k).containsExactly(want.dims());
+                    assertThat(out.get(k).toDoubleArray()).as("%s set %d output %d", c, set, k).containsExactly(want.toDoubleArray(), within(1e-5));
+                }
+                lengths.add(out.getFirst().dims()[axis]);
+            }
+        }
+        return lengths;
     }
 
     /**

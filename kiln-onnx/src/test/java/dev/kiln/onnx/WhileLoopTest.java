@@ -212,9 +212,109 @@ class WhileLoopTest {
         assertThat(out.get(0).toLongArray()).containsExactly(13);
         assertThat(out.get(1).dims()).containsExactly(4, 1);
         assertThat(out.get(1).toLongArray()).containsExactly(7, 8, 10, 13);
-        // a prepared plan has no value of M while it is built: the scan output's length is unknown then
-        assertThatThrownBy(() -> scanned.prepare(d, Map.of())).isInstanceOf(UnsupportedOnnxOpException.class)
-                .hasMessageContaining("Loop").hasMessageContaining("'sum'").hasMessageContaining("scan output");
+    }
+
+    /**
+     * Scan outputs of a loop whose M is a graph input, in one prepared plan: laid out at the plan's first capacity (64 rows)
+     * and bound to each run's iterations; a run of more (100, then 1000) builds the plan again with room for them, and the
+     * plan keeps that room (a later short run does not shrink it). Memory back to the baseline once closed.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void scanOutputsOfARunTimeTripCountInAPreparedPlan(String device) {
+        assumeAvailable(device);
+        var d = DeviceRegistry.get(device);
+        OnnxModel scanned = OnnxModel.fromProto(summing(true), "sum.onnx");
+        long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
+        try (OnnxPlan plan = scanned.prepare(d, Map.of())) {
+            for (long m : new long[] {4, 0, 100, 3, 1000, 64, 65}) {
+                List<Tensor> out = plan.run(Map.of("m", Tensor.scalar(m, DType.I64).to(d).realize(), "x0", Tensor.of(new long[] {7}, 1).to(d).realize()));
+                long[] rows = new long[(int) m];
+                long x = 7;
+                for (int i = 0; i < m; i++) rows[i] = x += i;
+                assertThat(out.get(0).toLongArray()).as("M = %d", m).containsExactly(x);
+                assertThat(out.get(1).dims()).as("M = %d", m).containsExactly((int) m, 1);
+                assertThat(out.get(1).toLongArray()).as("M = %d", m).containsExactly(rows);
+                assertThat(plan.outputDims(1)).containsExactly((int) m, 1);
+            }
+        }
+        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plan's memory is freed").isEqualTo(baseline);
+    }
+
+    /**
+     * No trip count, the condition computed by the body (a TorchScript {@code while}): the scan outputs in one prepared plan,
+     * 1500 iterations in a plan that first reserved 64 rows, then runs of 5 and 1 in the grown plan.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void whileLoopScanOutputsInAPreparedPlan(String device) {
+        assumeAvailable(device);
+        var d = DeviceRegistry.get(device);
+        try (OnnxPlan plan = OnnxModel.fromProto(counting(), "count.onnx").prepare(d, Map.of())) {
+            for (long limit : new long[] {10, 1500, 5, 1}) {
+                List<Tensor> out = plan.run(Map.of("limit", Tensor.scalar(limit, DType.I64).to(d).realize()));
+                long n = Math.max(1, limit);
+                long[] rows = new long[(int) n];
+                for (int i = 0; i < n; i++) rows[i] = i + 1;
+                assertThat(out.get(0).toLongArray()).as("limit %d", limit).containsExactly(n);
+                assertThat(out.get(1).toLongArray()).as("limit %d", limit).containsExactly(rows);
+            }
+        }
+        try (OnnxPlan plan = OnnxModel.fromProto(doubling(false, false), "while.onnx").prepare(d, Map.of())) {
+            for (float limit : new float[] {100, 5, 1e30f}) check(plan.run(inputs(device, limit, null, null)), expected(limit, Long.MAX_VALUE, true));
+        }
+    }
+
+    /**
+     * A loop of scan outputs whose M is a graph input, inside the body of another loop (run twice): the inner loop's
+     * outputs outgrow the plan's first rows inside the outer loop's body plan, and the plan grows as for a loop at the top
+     * (the inner step's failure reaches the OnnxPlan through the outer loop's step). acc = 2 * sum(x0 + 1 ... x0 + m).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void aLoopInsideALoopBodyGrowsThePlan(String device) {
+        assumeAvailable(device);
+        var d = DeviceRegistry.get(device);
+        GraphProto.Builder inner = GraphProto.newBuilder().setName("inner_body")
+                .addInput(scalar("i", INT64)).addInput(scalar("c_in", BOOL)).addInput(value("y_in", FLOAT, 1))
+                .addNode(node("Add", "inc", List.of("y_in", "one"), List.of("y_out")))
+                .addNode(node("Identity", "c", List.of("c_in"), List.of("c_out")))
+                .addNode(node("Identity", "row", List.of("y_out"), List.of("y_row")))
+                .addOutput(scalar("c_out", BOOL)).addOutput(value("y_out", FLOAT, 1)).addOutput(value("y_row", FLOAT, 1));
+        GraphProto.Builder outer = GraphProto.newBuilder().setName("outer_body")
+                .addInput(scalar("j", INT64)).addInput(scalar("cond_in", BOOL)).addInput(scalar("acc_in", FLOAT))
+                .addNode(node("Loop", "inner", List.of("m", "", "x0"), List.of("y_final", "ys"),
+                        AttributeProto.newBuilder().setName("body").setType(AttributeProto.AttributeType.GRAPH).setG(inner).build()))
+                .addNode(node("ReduceSum", "sum", List.of("ys"), List.of("s"), OnnxTestModels.i("keepdims", 0)))
+                .addNode(node("Add", "accumulate", List.of("acc_in", "s"), List.of("acc_out")))
+                .addNode(node("Identity", "cond", List.of("cond_in"), List.of("cond_out")))
+                .addOutput(scalar("cond_out", BOOL)).addOutput(scalar("acc_out", FLOAT));
+        GraphProto.Builder g = GraphProto.newBuilder().addInput(scalar("m", INT64)).addInput(value("x0", FLOAT, 1))
+                .addInitializer(TensorProto.newBuilder().setName("one").setDataType(FLOAT).addFloatData(1f))
+                .addInitializer(TensorProto.newBuilder().setName("zero").setDataType(FLOAT).addFloatData(0f))
+                .addInitializer(TensorProto.newBuilder().setName("twice").setDataType(INT64).addInt64Data(2))
+                .addNode(node("Loop", "outer", List.of("twice", "", "zero"), List.of("acc"),
+                        AttributeProto.newBuilder().setName("body").setType(AttributeProto.AttributeType.GRAPH).setG(outer).build()))
+                .addOutput(scalar("acc", FLOAT));
+        long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
+        try (OnnxPlan plan = OnnxModel.fromProto(OnnxTestModels.model(13, g), "nested.onnx").prepare(d, Map.of())) {
+            for (long m : new long[] {3, 100, 5, 300}) {
+                List<Tensor> out = plan.run(Map.of("m", Tensor.scalar(m, DType.I64).to(d).realize(), "x0", Tensor.of(new float[] {0.5f}, 1).to(d).realize()));
+                assertThat(out.getFirst().toFloatArray()).as("M = %d", m).containsExactly(2 * (m * 0.5f + m * (m + 1) / 2f));
+            }
+        }
+        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plan's memory is freed").isEqualTo(baseline);
+    }
+
+    /** A loop past its limit in a prepared plan fails with the limit's exception naming the node, not by growing forever. */
+    @Test
+    void aPreparedWhileLoopStopsAtTheLimit() {
+        var d = DeviceRegistry.get("INTERP");
+        try (OnnxPlan plan = LoopLimit.with(200, () -> OnnxModel.fromProto(counting(), "count.onnx").prepare(d, Map.of()))) {
+            assertThat(plan.run(Map.of("limit", Tensor.scalar(150, DType.I64).realize())).get(1).dims()).containsExactly(150);
+            assertThatThrownBy(() -> plan.run(Map.of("limit", Tensor.scalar(1000, DType.I64).realize()))).isInstanceOf(LoopLimitException.class)
+                    .hasMessageContaining("Loop node 'count'");
+        }
     }
 
     /** x grows by one element per iteration (Concat) while its sum stays below limit: the shape changes, so M, the condition and x come from the inputs. */

@@ -1,0 +1,85 @@
+package dev.kiln.onnx;
+
+import dev.kiln.Tensor;
+import dev.kiln.runtime.Device;
+import dev.kiln.types.DType;
+import dev.kiln.types.Shape;
+import dev.kiln.types.Variable;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A loop-carried tensor the body extends by one element per iteration with Concat ({@link ListAccumulators.Grows}: a greedy
+ * decoder's {@code tokens = torch.cat([tokens, tok])}), built as the loop's scan output of the elements: the body is traced
+ * once with the state empty (0 long on the axis), so Concat gives the element, and the loop is one body plan whatever its
+ * length. The final value is the initial tensor joined with the rows along the axis: built from them when the iterations are
+ * known now, and in a prepared plan by a sized host step whose output is laid out at the initial length plus the rows'
+ * capacity and whose axis is bound, when the plan runs, to the length the iterations made.
+ */
+final class GrownTensors {
+    private GrownTensors() {}
+
+    /** The state's stand-in while the body is traced: the initial tensor's shape, 0 long on the axis. */
+    static Tensor empty(ListAccumulators.Grows g, Device device) {
+        int[] dims = g.initial().dims();
+        dims[g.axis()] = 0;
+        return Tensor.zeros(g.initial().dtype(), dims).to(device);
+    }
+
+    /** The body's extended state, traced from the empty stand-in: the iteration's element, which must fit the initial tensor. */
+    static Tensor element(ListAccumulators.Grows g, Tensor t, String output) {
+        Tensor init = g.initial();
+        boolean fits = t.dtype() == init.dtype() && t.ndim() == init.ndim() && !t.shape().isSymbolic();
+        for (int a = 0; fits && a < t.ndim(); a++) fits = a == g.axis() || t.dim(a) == init.dim(a);
+        if (!fits) {
+            throw new IllegalArgumentException("the body's '" + output + "' appends " + t.dtype() + t.shape() + " along axis " + g.axis() + " to "
+                    + init.dtype() + init.shape() + "; the element must match it on every other axis");
+        }
+        return t;
+    }
+
+    /** The final value from the rows of {@code ran} iterations known now: the initial tensor, then each element along the axis. */
+    static Tensor joined(ListAccumulators.Grows g, Tensor rows) {
+        int ran = rows.dim(0), a = g.axis(), rank = rows.ndim();
+        if (ran == 0) return g.initial();
+        int[] order = new int[rank];
+        for (int x = 0, k = 1; x < rank; x++) order[x] = x == a ? 0 : k++;
+        Tensor moved = rows.permute(order); // [..., ran, element's length on the axis, ...] at a and a + 1
+        int[] dims = g.initial().dims();
+        dims[a] = ran * rows.dim(1 + a);
+        return Tensor.cat(a, g.initial(), moved.reshape(dims));
+    }
+
+    /**
+     * The final value in a prepared plan, from the scan output {@code rows} whose first axis is bound to the iterations when
+     * the plan runs: a sized host step that writes the initial tensor, then each row, along the axis, and gives the length.
+     */
+    static Tensor inPlan(OpContext c, ListAccumulators.Grows g, Tensor rows) {
+        Tensor init = g.initial();
+        int a = g.axis(), capacity = rows.dim(0), n0 = init.dim(a), k = rows.dim(1 + a);
+        Variable ran = rows.shape().variable(0);
+        if (ran == null) throw new IllegalStateException(SizedSteps.name(c) + ": the rows of a grown value in a plan have a symbolic first axis");
+        int[] dims = init.dims();
+        long max = (long) n0 + (long) k * capacity;
+        if (max > Integer.MAX_VALUE - 8) throw c.unsupported("a value grown to " + max + " along axis " + a + " is more than a tensor's axis holds");
+        dims[a] = (int) max;
+        DType dt = init.dtype();
+        long outer = 1, inner = dt.byteSize(1);
+        for (int x = 0; x < a; x++) outer *= dims[x];
+        for (int x = a + 1; x < dims.length; x++) inner *= dims[x];
+        long initChunk = n0 * inner, elementChunk = k * inner, outChunk = max * inner, rowBytes = outer * elementChunk;
+        long outerCount = outer;
+        String name = c.node.outputs().get(g.state());
+        Variable length = new Variable("length of '" + name + "'", n0, (int) max);
+        return Tensor.hostSized(SizedSteps.name(c) + " output '" + name + "'", dt, dims, a, length, (in, out) -> {
+            long iterations = SizedSteps.longValue(in.get(1), DType.I64);
+            for (long o = 0; o < outerCount; o++) {
+                MemorySegment.copy(in.get(2), o * initChunk, out, o * outChunk, initChunk);
+                for (long r = 0; r < iterations; r++) {
+                    MemorySegment.copy(in.getFirst(), r * rowBytes + o * elementChunk, out, o * outChunk + initChunk + r * elementChunk, elementChunk);
+                }
+            }
+            return n0 + k * iterations;
+        }, rows, Tensor.variable(ran), init.contiguous());
+    }
+}

@@ -1,0 +1,90 @@
+package dev.kiln.onnx;
+
+import dev.kiln.Tensor;
+import dev.kiln.types.DType;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The loop-carried sequences of a Loop that are lists the body only appends to: TorchScript exports a Python list built in a
+ * loop ({@code ys.append(y)}, then {@code torch.stack(ys)} or {@code torch.cat(ys)}) as a sequence state that starts as
+ * SequenceEmpty and whose next value is {@code SequenceInsert(state, y)} at the back. Such a state holds exactly the
+ * appended tensor of every iteration, in order: a scan output by another name. So does a tensor a decoder grows with
+ * {@code torch.cat([tokens, tok])} (Concat of the state and the element, the state read nowhere else): its initial value,
+ * then the scan output's rows joined along the axis. {@link LoopOp} builds it as one, so a loop
+ * carrying it is one body plan (not built once per iteration) and runs in a prepared plan, where its length is known only
+ * when the plan runs ({@link OnnxValue.StackedSequence}).
+ */
+final class ListAccumulators {
+    private ListAccumulators() {}
+
+    /**
+     * The accumulators among the loop's {@code n} states, in state order, where every host-valued state (a sequence or an
+     * optional) is one; null when some host-valued state is not (the loop is then built per iteration, as before). A tensor
+     * state the body only extends with Concat ({@code tokens = torch.cat([tokens, tok])}) is one too ({@link Grows}); other
+     * tensor states are carried.
+     */
+    static List<Accumulator> of(OpContext c, OnnxGraph body, int n) {
+        List<Accumulator> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            OnnxValue initial = c.builder().hostValue(c.node.inputs().get(2 + i));
+            if (initial == null) {
+                Node concat = appendsOnly(body, i, "Concat", 2);
+                if (concat == null) continue; // a carried tensor
+                Tensor init = c.in(2 + i);
+                if (init.ndim() == 0 || init.shape().isSymbolic()) continue;
+                long axis = concat.attrs().i("axis", 0);
+                if (axis < -init.ndim() || axis >= init.ndim()) continue; // the Concat node reports its own axis
+                out.add(new Grows(i, (int) (axis < 0 ? axis + init.ndim() : axis), init));
+                continue;
+            }
+            if (!(initial instanceof OnnxValue.SequenceValue s) || !s.elements().isEmpty() || appendsOnly(body, i, "SequenceInsert", 3) == null) return null;
+            out.add(new ListOf(i, s.dtype()));
+        }
+        return out;
+    }
+
+    /**
+     * The node that gives the body's next value of state {@code i} where it is {@code op(input, tensor)} (a SequenceInsert at
+     * the back, a Concat of two) and nothing else reads the state's input (no SequenceLength or Slice of it, no nested graph)
+     * or the extended value: then an empty value in the input's place gives the iteration's element, whatever ran before.
+     * Else null. {@code maxInputs}: the node's inputs, the ones past two left empty.
+     */
+    private static Node appendsOnly(OnnxGraph body, int i, String op, int maxInputs) {
+        String in = body.inputs().get(2 + i), next = body.outputs().get(1 + i);
+        if (body.outputs().indexOf(next) != 1 + i || body.outputs().lastIndexOf(next) != 1 + i || body.inputs().contains(next)) return null;
+        Node append = null;
+        for (Node node : body.nodes()) {
+            boolean readsIn = node.inputs().contains(in) || OnnxGraph.nestedReads(node).contains(in);
+            boolean readsNext = node.inputs().contains(next) || OnnxGraph.nestedReads(node).contains(next);
+            if (node.outputs().contains(next)) {
+                List<String> ins = node.inputs();
+                if (!node.opType().equals(op) || !node.domainName().equals("ai.onnx") || ins.size() < 2 || ins.size() > maxInputs
+                        || ins.subList(2, ins.size()).stream().anyMatch(x -> !x.isEmpty()) || !ins.getFirst().equals(in) || ins.get(1).equals(in)
+                        || OnnxGraph.nestedReads(node).contains(in)) {
+                    return null;
+                }
+                append = node;
+            } else if (readsIn || readsNext) {
+                return null;
+            }
+        }
+        return append;
+    }
+
+    /** A loop state the body appends one element to per iteration. */
+    sealed interface Accumulator permits ListOf, Grows {
+        /** The state's index among the loop's N. */
+        int state();
+    }
+
+    /** State {@code state} of the loop, a list of {@code dtype} tensors the body appends one to per iteration. */
+    record ListOf(int state, DType dtype) implements Accumulator {}
+
+    /**
+     * State {@code state} of the loop, a tensor starting as {@code initial} that the body extends along {@code axis} by one
+     * element per iteration (Concat): its final value is {@code initial} joined with every iteration's element, in order.
+     */
+    record Grows(int state, int axis, Tensor initial) implements Accumulator {}
+}

@@ -1,0 +1,1 @@
+ByJgfé@gfé@gfé@gfé@gfé@gfé@

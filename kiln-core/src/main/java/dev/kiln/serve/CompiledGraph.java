@@ -435,6 +435,47 @@ public final class CompiledGraph implements ExecutableGraph {
         }
     }
 
+    /**
+     * Copies the first {@code elements} elements of handle {@code sourceName} of {@code source} into this graph's handle
+     * {@code name}, in place: a sequence's KV cache moved from one compiled graph to another (a prompt's decoder into a
+     * batched decode's slot) without a round trip through a float array of the whole handle. Both handles must be bound
+     * and of one dtype; the rest of this graph's handle is left as it was.
+     *
+     * @throws IllegalArgumentException if a handle is not bound, the dtypes differ or {@code elements} exceeds either
+     */
+    public void copyHandle(String name, CompiledGraph source, String sourceName, long elements) {
+        boolean acquired = enter();
+        try {
+            shared.capabilities.require(Capability.HANDLES, "copyHandle");
+            prepareAccess();
+            int i = handles.boundHandle("copyHandle", name);
+            TensorSpec to = shared.inputs.get(i);
+            source.copyHandleInto(sourceName, to, io.inputs[i], elements);
+        } finally {
+            guard.exit(acquired);
+        }
+    }
+
+    /** This graph's handle {@code name}'s first {@code elements} elements into {@code target} (a handle {@code spec} of another graph). */
+    private void copyHandleInto(String name, TensorSpec spec, MemorySegment target, long elements) {
+        boolean acquired = enter();
+        try {
+            prepareAccess();
+            int i = handles.boundHandle("copyHandle", name);
+            TensorSpec from = shared.inputs.get(i);
+            if (from.dtype() != spec.dtype()) {
+                throw new IllegalArgumentException("copyHandle: handle '" + name + "' is " + from.dtype() + ", handle '" + spec.name() + "' is " + spec.dtype());
+            }
+            if (elements < 0 || elements > from.numel() || elements > spec.numel()) {
+                throw new IllegalArgumentException("copyHandle: " + elements + " elements, handle '" + name + "' holds " + from.numel() + " and handle '"
+                        + spec.name() + "' " + spec.numel());
+            }
+            MemorySegment.copy(io.inputs[i], 0, target, 0, from.dtype().byteSize(elements));
+        } finally {
+            guard.exit(acquired);
+        }
+    }
+
     @Override
     public boolean hasHandle(String name) {
         checkOpen();

@@ -9,6 +9,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A graph that writes one of its inputs in place ({@link Tensor#assign} on a graph input): a handle the graph updates
@@ -50,6 +51,35 @@ class InPlaceHandleTest {
             float[] total = c.run(Map.of()).getFirst();
             assertThat(total).containsExactly(1 + 1 + 11 + 11);
             assertThat(c.readHandle("rows")).containsExactly(1, 1, 11, 11, 20, 20, 30, 30);
+        }
+    }
+    /**
+     * A handle's first elements copied into another graph's handle in place (a sequence moved between graphs): the rest of
+     * the target keeps what it held; a dtype or size that does not match, or an unbound handle, is refused naming both.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void copyHandleMovesTheFirstElementsBetweenGraphs(String device) {
+        Graph g = new Graph();
+        Tensor acc = g.input("acc", DType.F32, 3, 2);
+        g.outputs(acc.assign(acc.add(1.0)).sum());
+        Graph h = new Graph();
+        Tensor other = h.input("kv", DType.F32, 4, 2), half = h.input("half", DType.F16, 4, 2);
+        h.outputs(other.add(half.cast(DType.F32)).sum());
+        try (CompiledGraph a = Session.on(device).compile(g); CompiledGraph b = Session.on(device).compile(h)) {
+            a.bindHandle("acc", new float[] {0, 1, 2, 3, 4, 5});
+            a.run(Map.of());
+            b.bindHandle("kv", new float[] {-1, -1, -1, -1, -1, -1, -1, -1});
+            b.bindHandle("half", new float[8]);
+            b.copyHandle("kv", a, "acc", 4);
+            assertThat(b.readHandle("kv")).containsExactly(1, 2, 3, 4, -1, -1, -1, -1);
+            assertThat(a.readHandle("acc")).containsExactly(1, 2, 3, 4, 5, 6);
+            assertThatThrownBy(() -> b.copyHandle("half", a, "acc", 2)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("'acc' is f32").hasMessageContaining("'half' is f16");
+            assertThatThrownBy(() -> b.copyHandle("kv", a, "acc", 7)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("7 elements");
+            assertThatThrownBy(() -> a.copyHandle("acc", b, "nope", 1)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("no handle 'nope' is bound");
         }
     }
 }

@@ -55,8 +55,9 @@ public final class BatchedDecode implements AutoCloseable {
     public int position(int s) { return position[check(s)]; }
 
     /**
-     * Moves the sequence of {@code decoder} (a decoder of the same model, after its prompt) into slot {@code s}: its KV
-     * caches are copied, and the slot continues from the decoder's position. The decoder is left as it was.
+     * Moves the sequence of {@code decoder} (a decoder of the same model, after its prompt) into slot {@code s}: the rows
+     * of its KV caches that hold the sequence are copied, and the slot continues from the decoder's position. The
+     * decoder is left as it was.
      *
      * @throws IllegalArgumentException if the decoder is not one of this model's, or holds no tokens
      */
@@ -67,9 +68,10 @@ public final class BatchedDecode implements AutoCloseable {
             throw new IllegalArgumentException("admit: the decoder must be one of this model's (context " + context + "), got " + decoder);
         }
         if (d.position() == 0) throw new IllegalArgumentException("admit: the decoder holds no tokens; run its prompt first");
+        long elements = (long) d.position() * spec.kvDim(); // the rows the sequence holds; rows past them are never read
         for (int i = 0; i < spec.layers(); i++) {
-            graph.bindHandle(LlamaGraph.keyCache(i, s), d.graph().readHandle(LlamaGraph.keyCache(i)));
-            graph.bindHandle(LlamaGraph.valueCache(i, s), d.graph().readHandle(LlamaGraph.valueCache(i)));
+            graph.copyHandle(LlamaGraph.keyCache(i, s), d.graph(), LlamaGraph.keyCache(i), elements);
+            graph.copyHandle(LlamaGraph.valueCache(i, s), d.graph(), LlamaGraph.valueCache(i), elements);
         }
         position[s] = d.position();
     }

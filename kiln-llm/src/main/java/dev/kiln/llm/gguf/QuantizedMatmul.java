@@ -220,7 +220,10 @@ public final class QuantizedMatmul {
             a2 = p2.fma(d, a2);
             a3 = p3.fma(d, a3);
         }
-        storeSums(out, outIndex, n, a0, a1, a2, a3);
+        out.setAtIndex(X, outIndex, a0.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, outIndex + n, a1.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, outIndex + 2 * n, a2.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, outIndex + 3 * n, a3.reduceLanes(VectorOperators.ADD));
     }
 
     /**
@@ -255,10 +258,26 @@ public final class QuantizedMatmul {
                 c30 = q0.fma(v, c30); c31 = q1.fma(v, c31); c32 = q2.fma(v, c32); c33 = q3.fma(v, c33);
             }
         }
-        storeSums(out, outIndex, 1, c00, c01, c02, c03);
-        storeSums(out, outIndex + n, 1, c10, c11, c12, c13);
-        storeSums(out, outIndex + 2 * n, 1, c20, c21, c22, c23);
-        storeSums(out, outIndex + 3 * n, 1, c30, c31, c32, c33);
+        long o = outIndex;
+        out.setAtIndex(X, o, c00.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, o + 1, c01.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, o + 2, c02.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, o + 3, c03.reduceLanes(VectorOperators.ADD));
+        o += n;
+        out.setAtIndex(X, o, c10.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, o + 1, c11.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, o + 2, c12.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, o + 3, c13.reduceLanes(VectorOperators.ADD));
+        o += n;
+        out.setAtIndex(X, o, c20.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, o + 1, c21.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, o + 2, c22.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, o + 3, c23.reduceLanes(VectorOperators.ADD));
+        o += n;
+        out.setAtIndex(X, o, c30.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, o + 1, c31.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, o + 2, c32.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, o + 3, c33.reduceLanes(VectorOperators.ADD));
     }
 
     /** {@link #dotQ4_0} of one row of w with four rows of x, as {@link #dotQ8_0Rows4}. */
@@ -281,7 +300,10 @@ public final class QuantizedMatmul {
             a2 = p2.fma(d, a2);
             a3 = p3.fma(d, a3);
         }
-        storeSums(out, outIndex, n, a0, a1, a2, a3);
+        out.setAtIndex(X, outIndex, a0.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, outIndex + n, a1.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, outIndex + 2 * n, a2.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, outIndex + 3 * n, a3.reduceLanes(VectorOperators.ADD));
     }
 
     /**
@@ -338,15 +360,10 @@ public final class QuantizedMatmul {
             a2 = p2.fma(FloatVector.broadcast(F, Float.float16ToFloat(w.get(Dequantize.I16_LE, at2))), a2);
             a3 = p3.fma(FloatVector.broadcast(F, Float.float16ToFloat(w.get(Dequantize.I16_LE, at3))), a3);
         }
-        storeSums(out, outIndex, 1, a0, a1, a2, a3);
-    }
-
-    /** The lane sums of four vectors into {@code out[at]}, {@code out[at + stride]}, ... (once a row: not in a hot loop). */
-    private static void storeSums(MemorySegment out, long at, long stride, FloatVector a0, FloatVector a1, FloatVector a2, FloatVector a3) {
-        out.setAtIndex(X, at, a0.reduceLanes(VectorOperators.ADD));
-        out.setAtIndex(X, at + stride, a1.reduceLanes(VectorOperators.ADD));
-        out.setAtIndex(X, at + 2 * stride, a2.reduceLanes(VectorOperators.ADD));
-        out.setAtIndex(X, at + 3 * stride, a3.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, outIndex, a0.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, outIndex + 1, a1.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, outIndex + 2, a2.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, outIndex + 3, a3.reduceLanes(VectorOperators.ADD));
     }
 
     /**

@@ -101,35 +101,37 @@ final class SizedSteps {
 
     /** The leading {@code dims} corner of a C-order buffer laid out at {@code max}, copied out dense in C order. */
     static MemorySegment corner(MemorySegment from, int[] max, int[] dims, long item) {
-        long n = Shape.of(dims).numel();
-        MemorySegment out = MemorySegment.ofArray(new byte[Math.toIntExact(n * item)]);
-        if (n == 0) return out;
-        long[] stride = Shape.of(max).strides();
-        int[] idx = new int[dims.length];
-        for (long k = 0; k < n; k++) {
-            long src = 0;
-            for (int a = 0; a < dims.length; a++) src += idx[a] * stride[a];
-            MemorySegment.copy(from, src * item, out, k * item, item);
-            for (int a = dims.length - 1; a >= 0 && ++idx[a] == dims[a]; a--) idx[a] = 0;
-        }
+        MemorySegment out = MemorySegment.ofArray(new byte[Math.toIntExact(Shape.of(dims).numel() * item)]);
+        copyBox(from, max, out, dims, dims, item);
         return out;
     }
 
     /** Writes a dense C-order tensor of {@code dims} into the leading corner of {@code to}, laid out at {@code max}. */
-    static void place(MemorySegment from, int[] dims, MemorySegment to, int[] max, long item) {
+    static void place(MemorySegment from, int[] dims, MemorySegment to, int[] max, long item) { copyBox(from, dims, to, max, dims, item); }
+
+    /**
+     * The leading {@code dims} box of {@code from} (C order, laid out at {@code fromLayout}) into the leading box of
+     * {@code to} (laid out at {@code toLayout}), a run of the last axis at a time: the runs are contiguous on both sides.
+     */
+    private static void copyBox(MemorySegment from, int[] fromLayout, MemorySegment to, int[] toLayout, int[] dims, long item) {
         long n = Shape.of(dims).numel();
         if (n == 0) return;
-        if (java.util.Arrays.equals(dims, max)) {
+        if (java.util.Arrays.equals(fromLayout, dims) && java.util.Arrays.equals(toLayout, dims)) {
             MemorySegment.copy(from, 0, to, 0, n * item);
             return;
         }
-        long[] stride = Shape.of(max).strides();
-        int[] idx = new int[dims.length];
-        for (long k = 0; k < n; k++) {
-            long dst = 0;
-            for (int a = 0; a < dims.length; a++) dst += idx[a] * stride[a];
-            MemorySegment.copy(from, k * item, to, dst * item, item);
-            for (int a = dims.length - 1; a >= 0 && ++idx[a] == dims[a]; a--) idx[a] = 0;
+        int r = dims.length; // at least 1: a scalar's layouts equal its dims
+        long run = dims[r - 1];
+        long[] fromStride = Shape.of(fromLayout).strides(), toStride = Shape.of(toLayout).strides();
+        int[] idx = new int[r - 1];
+        for (long k = 0; k < n / run; k++) {
+            long src = 0, dst = 0;
+            for (int a = 0; a < r - 1; a++) {
+                src += idx[a] * fromStride[a];
+                dst += idx[a] * toStride[a];
+            }
+            MemorySegment.copy(from, src * item, to, dst * item, run * item);
+            for (int a = r - 2; a >= 0 && ++idx[a] == dims[a]; a--) idx[a] = 0;
         }
     }
 

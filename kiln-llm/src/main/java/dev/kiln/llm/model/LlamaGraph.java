@@ -164,6 +164,7 @@ public final class LlamaGraph {
     private Graph build(boolean allLogits) {
         Tensor tokens = g.input(TOKENS, DType.I32, Shape.symbolic(chunk));
         Tensor x = embed(tokens, chunk); // (chunk, hidden)
+        Tensor lastRow = Tensor.variable(chunk).sub(1); // the chunk's last row, where the caches' new rows end
         for (int i = 0; i < spec.layers(); i++) {
             LlamaWeights.Layer layer = w.layers().get(i);
             Tensor kc = g.input(keyCache(i), cacheType, context, spec.kvDim());
@@ -172,12 +173,11 @@ public final class LlamaGraph {
             Tensor q = rope(linear(h, layer.q(), layer.qBias(), chunk).reshape(maxChunk, spec.heads(), spec.headDim()), cos, sin);
             Tensor k = rope(linear(h, layer.k(), layer.kBias(), chunk).reshape(maxChunk, spec.kvHeads(), spec.headDim()), cos, sin);
             Tensor v = linear(h, layer.v(), layer.vBias(), chunk);
-            Tensor last = Tensor.variable(chunk).sub(1);
-            Tensor keys = append(kc, k.reshape(maxChunk, spec.kvDim()), start, last, length), values = append(vc, v, start, last, length);
+            Tensor keys = append(kc, k.reshape(maxChunk, spec.kvDim()), start, lastRow, length), values = append(vc, v, start, lastRow, length);
             x = x.add(linear(attention(q, keys, values, maxChunk, rowPosition), layer.attnOutput(), null, chunk));
             x = feedForward(x, layer, chunk);
         }
-        Tensor last = allLogits ? x : x.indexSelect(0, Tensor.variable(chunk).sub(1).reshape(1));
+        Tensor last = allLogits ? x : x.indexSelect(0, lastRow.reshape(1));
         Tensor logits = linear(norm(last, w.outputNorm()), w.output(), null, allLogits ? chunk : null);
         return g.outputs(logits);
     }

@@ -49,7 +49,7 @@ final class GemmKernel {
     /** Per-thread packed panels, grown on demand and reused. */
     private static final class Scratch {
         float[] a = new float[0], b = new float[0];
-        final float[] tmp = new float[MR * NR], row = new float[Math.max(KC, NC)];
+        final float[] tmp = new float[GemmMicroKernel.TILE_FLOATS], row = new float[Math.max(KC, NC)];
 
         void ensure(int aSize, int bSize) {
             if (a.length < aSize) a = new float[aSize];

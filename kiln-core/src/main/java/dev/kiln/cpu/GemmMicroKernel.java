@@ -24,6 +24,11 @@ final class GemmMicroKernel {
      */
     static final int MR = 8;
     static final int NR = 2 * L;
+    /**
+     * Floats of a tile's scratch: MR x NR sums and one vector of slack, so the masked load of a row's last columns
+     * stays within the array (a masked load reaching past its array's end takes the Vector API's slow path).
+     */
+    static final int TILE_FLOATS = MR * NR + L;
     private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
@@ -202,10 +207,13 @@ final class GemmMicroKernel {
             if (!first) v = FloatVector.fromMemorySegment(S, c, off + 4L * x, LE).add(v);
             v.intoMemorySegment(c, off + 4L * x, LE);
         }
-        // the rest one by one: a masked store allocated its mask on every call (C2 did not intrinsify it here)
-        for (; x < len; x++) {
-            long at = off + 4L * x;
-            c.set(F, at, first ? tmp[t + x] : c.get(F, at) + tmp[t + x]);
+        if (x < len) {
+            // the rest in one masked vector: element by element, each access checked its segment's session and
+            // bounds, and an image tile's runs (7 to 55 columns) are mostly rest (ResNet-50: 15 % of its samples)
+            VectorMask<Float> m = S.indexInRange(x, len);
+            FloatVector v = FloatVector.fromArray(S, tmp, t + x, m);
+            if (!first) v = FloatVector.fromMemorySegment(S, c, off + 4L * x, LE, m).add(v);
+            v.intoMemorySegment(c, off + 4L * x, LE, m);
         }
     }
 

@@ -20,7 +20,7 @@ public final class PanelProduct {
     private PanelProduct() {}
 
     /** Scratch for {@link #multiply}'s sums; one per thread. */
-    public static float[] newTile() { return new float[ROWS * COLUMNS]; }
+    public static float[] newTile() { return new float[GemmMicroKernel.TILE_FLOATS]; }
 
     /**
      * {@code C[i][j] = Σ_k A[i][k] B[k][j]} over {@code kc} steps for the first {@code rows} rows and {@code cols}

@@ -3,6 +3,7 @@ package dev.kiln.cpu;
 import dev.kiln.codegen.Contraction;
 import dev.kiln.codegen.StoreEpilogue;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorSpecies;
 
 import java.lang.foreign.MemorySegment;
@@ -121,6 +122,19 @@ final class TileEpilogue {
                     if (hasLower) v = v.max(lower);
                     if (hasUpper) v = v.min(upper);
                     v.intoMemorySegment(c, off + 4L * x, LE);
+                }
+                if (x < len) {
+                    // the rest in one masked vector (an image tile's runs of 7 to 55 columns are mostly rest), the same
+                    // operations lane by lane as the loop below
+                    VectorMask<Float> tail = S.indexInRange(x, len);
+                    FloatVector v = FloatVector.fromArray(S, tmp, t + x, tail);
+                    if (!first) v = FloatVector.fromMemorySegment(S, c, off + 4L * x, LE, tail).add(v);
+                    if (terms > 0) v = perRow0 ? v.add(k0) : v.add(FloatVector.fromMemorySegment(S, s0, o0 + 4L * x, LE, tail));
+                    if (terms > 1) v = perRow1 ? v.add(k1) : v.add(FloatVector.fromMemorySegment(S, s1, o1 + 4L * x, LE, tail));
+                    if (hasLower) v = v.max(lower);
+                    if (hasUpper) v = v.min(upper);
+                    v.intoMemorySegment(c, off + 4L * x, LE, tail);
+                    x = len;
                 }
             }
             for (; x < len; x++) {

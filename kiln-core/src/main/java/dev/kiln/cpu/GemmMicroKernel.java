@@ -25,10 +25,12 @@ final class GemmMicroKernel {
     static final int MR = 8;
     static final int NR = 2 * L;
     /**
-     * Floats of a tile's scratch: MR x NR sums and one vector of slack, so the masked load of a row's last columns
-     * stays within the array (a masked load reaching past its array's end takes the Vector API's slow path).
+     * Where a tile's scratch keeps one vector of staging for a run's last columns ({@link #storeRow}), past the MR x NR
+     * sums and one vector of slack (a row's last full-vector load from the sums stays within the array).
      */
-    static final int TILE_FLOATS = MR * NR + L;
+    static final int STAGE = MR * NR + L;
+    /** Floats of a tile's scratch: the sums, the slack and the staging vector. */
+    static final int TILE_FLOATS = STAGE + L;
     private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
@@ -208,12 +210,18 @@ final class GemmMicroKernel {
             v.intoMemorySegment(c, off + 4L * x, LE);
         }
         if (x < len) {
-            // the rest in one masked vector: element by element, each access checked its segment's session and
-            // bounds, and an image tile's runs (7 to 55 columns) are mostly rest (ResNet-50: 15 % of its samples)
-            VectorMask<Float> m = S.indexInRange(x, len);
-            FloatVector v = FloatVector.fromArray(S, tmp, t + x, m);
-            if (!first) v = FloatVector.fromMemorySegment(S, c, off + 4L * x, LE, m).add(v);
-            v.intoMemorySegment(c, off + 4L * x, LE, m);
+            // The rest as one vector through the staging floats: element by element, each access checked its
+            // segment's session and bounds (an image tile's runs of 7 to 55 columns are mostly rest: ResNet-50 spent
+            // 15 % of its samples there). No masked load or store: C2 did not always intrinsify them here, and
+            // then every vector of the tiles was an allocation (ZeroAllocationTest).
+            int n = len - x;
+            FloatVector v = FloatVector.fromArray(S, tmp, t + x);
+            if (!first) {
+                MemorySegment.copy(c, F, off + 4L * x, tmp, STAGE, n);
+                v = FloatVector.fromArray(S, tmp, STAGE).add(v);
+            }
+            v.intoArray(tmp, STAGE);
+            MemorySegment.copy(tmp, STAGE, c, F, off + 4L * x, n);
         }
     }
 

@@ -3,7 +3,6 @@ package dev.kiln.cpu;
 import dev.kiln.codegen.Contraction;
 import dev.kiln.codegen.StoreEpilogue;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorSpecies;
 
 import java.lang.foreign.MemorySegment;
@@ -105,47 +104,67 @@ final class TileEpilogue {
                boolean first, int batch, MemorySegment[] buffers) {
         MemorySegment s0 = terms > 0 ? buffers[param0] : null, s1 = terms > 1 ? buffers[param1] : null;
         boolean vectors = cContiguous && (terms < 1 || perRow0 || contiguous0[n] >= len) && (terms < 2 || perRow1 || contiguous1[n] >= len);
+        // the row loops are methods of their own: with them inline, C1 once ran out of registers on this method, C2
+        // did not compile it in time, and every vector of the tiles was boxed (ZeroAllocationTest: 80 KB a run)
         for (int i = 0; i < mr; i++) {
             int r = m + i, t = i * NR + j;
             long row = cBase + cRow[r];
             long base0 = terms > 0 ? batch0[batch] + row0[r] : 0, base1 = terms > 1 ? batch1[batch] + row1[r] : 0;
-            int x = 0;
             if (vectors) {
-                long off = 4 * (row + cCol[n]);
-                long o0 = terms > 0 ? 4 * (base0 + col0[n]) : 0, o1 = terms > 1 ? 4 * (base1 + col1[n]) : 0;
-                float k0 = terms > 0 && perRow0 ? s0.get(F, o0) : 0, k1 = terms > 1 && perRow1 ? s1.get(F, o1) : 0;
-                for (; x <= len - L; x += L) {
-                    FloatVector v = FloatVector.fromArray(S, tmp, t + x);
-                    if (!first) v = FloatVector.fromMemorySegment(S, c, off + 4L * x, LE).add(v);
-                    if (terms > 0) v = perRow0 ? v.add(k0) : v.add(FloatVector.fromMemorySegment(S, s0, o0 + 4L * x, LE));
-                    if (terms > 1) v = perRow1 ? v.add(k1) : v.add(FloatVector.fromMemorySegment(S, s1, o1 + 4L * x, LE));
-                    if (hasLower) v = v.max(lower);
-                    if (hasUpper) v = v.min(upper);
-                    v.intoMemorySegment(c, off + 4L * x, LE);
-                }
-                if (x < len) {
-                    // the rest in one masked vector (an image tile's runs of 7 to 55 columns are mostly rest), the same
-                    // operations lane by lane as the loop below
-                    VectorMask<Float> tail = S.indexInRange(x, len);
-                    FloatVector v = FloatVector.fromArray(S, tmp, t + x, tail);
-                    if (!first) v = FloatVector.fromMemorySegment(S, c, off + 4L * x, LE, tail).add(v);
-                    if (terms > 0) v = perRow0 ? v.add(k0) : v.add(FloatVector.fromMemorySegment(S, s0, o0 + 4L * x, LE, tail));
-                    if (terms > 1) v = perRow1 ? v.add(k1) : v.add(FloatVector.fromMemorySegment(S, s1, o1 + 4L * x, LE, tail));
-                    if (hasLower) v = v.max(lower);
-                    if (hasUpper) v = v.min(upper);
-                    v.intoMemorySegment(c, off + 4L * x, LE, tail);
-                    x = len;
-                }
+                storeVectors(tmp, t, c, 4 * (row + cCol[n]), len, first, s0, terms > 0 ? 4 * (base0 + col0[n]) : 0, s1,
+                        terms > 1 ? 4 * (base1 + col1[n]) : 0);
+            } else {
+                storeElements(tmp, t, c, row, cCol, n, len, first, s0, base0, s1, base1);
             }
-            for (; x < len; x++) {
-                long at = 4 * (row + cCol[n + x]);
-                float v = first ? tmp[t + x] : c.get(F, at) + tmp[t + x];
-                if (terms > 0) v += s0.get(F, 4 * (base0 + col0[n + x]));
-                if (terms > 1) v += s1.get(F, 4 * (base1 + col1[n + x]));
-                if (hasLower) v = Math.max(v, lower);
-                if (hasUpper) v = Math.min(v, upper);
-                c.set(F, at, v);
-            }
+        }
+    }
+
+    /** One row's {@code len} adjacent columns from {@code tmp[t..]} into C at byte {@code off}, addends at bytes {@code o0}, {@code o1}. */
+    private void storeVectors(float[] tmp, int t, MemorySegment c, long off, int len, boolean first, MemorySegment s0, long o0,
+                              MemorySegment s1, long o1) {
+        float k0 = terms > 0 && perRow0 ? s0.get(F, o0) : 0, k1 = terms > 1 && perRow1 ? s1.get(F, o1) : 0;
+        int x = 0;
+        for (; x <= len - L; x += L) {
+            FloatVector v = FloatVector.fromArray(S, tmp, t + x);
+            if (!first) v = FloatVector.fromMemorySegment(S, c, off + 4L * x, LE).add(v);
+            if (terms > 0) v = perRow0 ? v.add(k0) : v.add(FloatVector.fromMemorySegment(S, s0, o0 + 4L * x, LE));
+            if (terms > 1) v = perRow1 ? v.add(k1) : v.add(FloatVector.fromMemorySegment(S, s1, o1 + 4L * x, LE));
+            if (hasLower) v = v.max(lower);
+            if (hasUpper) v = v.min(upper);
+            v.intoMemorySegment(c, off + 4L * x, LE);
+        }
+        if (x < len) {
+            // the rest as one vector through the tile's staging floats (see GemmMicroKernel.storeRow), the same
+            // operations lane by lane as storeElements
+            int n = len - x, st = GemmMicroKernel.STAGE;
+            FloatVector v = FloatVector.fromArray(S, tmp, t + x);
+            if (!first) v = staged(c, off + 4L * x, n, tmp).add(v);
+            if (terms > 0) v = perRow0 ? v.add(k0) : v.add(staged(s0, o0 + 4L * x, n, tmp));
+            if (terms > 1) v = perRow1 ? v.add(k1) : v.add(staged(s1, o1 + 4L * x, n, tmp));
+            if (hasLower) v = v.max(lower);
+            if (hasUpper) v = v.min(upper);
+            v.intoArray(tmp, st);
+            MemorySegment.copy(tmp, st, c, F, off + 4L * x, n);
+        }
+    }
+
+    /** {@code n} adjacent floats from byte {@code off} of {@code seg} as the first lanes of a vector (the rest stale). */
+    private static FloatVector staged(MemorySegment seg, long off, int n, float[] tmp) {
+        MemorySegment.copy(seg, F, off, tmp, GemmMicroKernel.STAGE, n);
+        return FloatVector.fromArray(S, tmp, GemmMicroKernel.STAGE);
+    }
+
+    /** One row's columns {@code cCol[n..n+len)} element by element (C or an addend not adjacent along them). */
+    private void storeElements(float[] tmp, int t, MemorySegment c, long row, long[] cCol, int n, int len, boolean first, MemorySegment s0,
+                               long base0, MemorySegment s1, long base1) {
+        for (int x = 0; x < len; x++) {
+            long at = 4 * (row + cCol[n + x]);
+            float v = first ? tmp[t + x] : c.get(F, at) + tmp[t + x];
+            if (terms > 0) v += s0.get(F, 4 * (base0 + col0[n + x]));
+            if (terms > 1) v += s1.get(F, 4 * (base1 + col1[n + x]));
+            if (hasLower) v = Math.max(v, lower);
+            if (hasUpper) v = Math.min(v, upper);
+            c.set(F, at, v);
         }
     }
 }

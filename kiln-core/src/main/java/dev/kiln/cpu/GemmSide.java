@@ -370,7 +370,8 @@ final class GemmSide {
         } else if (stride == 1) {
             int i = 0;
             for (; i <= n - L; i += L) FloatVector.fromMemorySegment(S, seg, off + 4L * i, ByteOrder.LITTLE_ENDIAN).intoArray(dst, d + i);
-            for (; i < n; i++) dst[d + i] = seg.get(F, off + 4L * i);
+            // the rest in bulk: one check of the segment, not one per element (a 7 x 7 or 14 x 14 image's rows are all rest)
+            if (i < n) MemorySegment.copy(seg, F, off + 4L * i, dst, d + i, n - i);
         } else if (stride == 2) { // a stride-2 convolution's columns: two overlapping vectors, the even lanes picked
             int i = 0;
             for (; i <= n - L; i += L) {

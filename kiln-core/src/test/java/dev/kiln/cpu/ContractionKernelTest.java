@@ -50,6 +50,12 @@ class ContractionKernelTest {
                 // permute each) and single elements after them, whatever the vector width
                 Arguments.of("conv 3x3 stride 2 unpadded, 34 columns", new Case(new int[]{1, 16, 21, 69}, new int[]{32, 16, 3, 3}, 144,
                         (x, w) -> x.conv2d(w, null, new int[]{2, 2}, null, null, 1))),
+                // N = 49 fits two panels, so the rows are split between the workers and B is packed once for both
+                // (packSharedB), K blocks shared out: three blocks of 384 here, and a batch of 3 with two blocks each
+                Arguments.of("conv 3x3 pad 1 at 7x7, 128 rows, K 1152", new Case(new int[]{1, 128, 7, 7}, new int[]{128, 128, 3, 3}, 1152,
+                        (x, w) -> x.conv2d(w, null, null, new int[]{1, 1}, null, 1))),
+                Arguments.of("conv 3x3 pad 1 at 7x7, batch 3, K 576", new Case(new int[]{3, 64, 7, 7}, new int[]{64, 64, 3, 3}, 576,
+                        (x, w) -> x.conv2d(w, null, null, new int[]{1, 1}, null, 1).relu())),
                 Arguments.of("conv 1x1", new Case(new int[]{1, 32, 9, 9}, new int[]{48, 32, 1, 1}, 32, (x, w) -> x.conv2d(w, null))),
                 Arguments.of("grouped conv, 2 groups", new Case(new int[]{1, 16, 10, 10}, new int[]{32, 8, 3, 3}, 72,
                         (x, w) -> x.conv2d(w, null, null, new int[]{1, 1}, null, 2))),

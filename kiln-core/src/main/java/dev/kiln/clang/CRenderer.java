@@ -135,7 +135,7 @@ public class CRenderer extends CFamilyRenderer<Void> {
 
     /** Where the output loop {@code split} stops: {@code end}, or a symbolic axis's size if smaller. */
     protected final String stop(Stmt.Loop split) {
-        return split.limit() == null ? "end" : "(end < " + name(split.limit()) + " ? end : " + name(split.limit()) + ")";
+        return split.limit() == null ? "end" : "(end < " + limit(split) + " ? end : " + limit(split) + ")";
     }
 
     /** The output loop {@code split}, its iterations {@code [start, stop)} (see {@link #stop}). */

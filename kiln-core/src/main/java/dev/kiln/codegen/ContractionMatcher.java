@@ -267,7 +267,8 @@ public final class ContractionMatcher {
             return true;
         }
 
-        private Variable loop(Stmt.Loop l) {
+        private Variable loop(Stmt.Loop l) throws NotAffine {
+            if (l.limitStep() != 1) throw new NotAffine(); // a split loop (not a lowered kernel's): its limit is in groups
             if (l.limit() != null) limits.put(l.index(), l.limit());
             return l.index();
         }

@@ -38,8 +38,9 @@ import java.util.Set;
  *       for every other element), operation and store.</li>
  *   <li>Each innermost reduce loop: <b>GROUP</b> it by the lane count of its accumulator when the kernel
  *       was not upcast (upcast lanes already give independent accumulators), the extent is at least 4
- *       lanes and divisible by them, and its loads are contiguous or invariant in it; otherwise
- *       <b>UNROLL</b> it fully when its extent is at most {@link #UNROLL_MAX} (e.g. a 3x3 window).</li>
+ *       lanes and divisible by them, and its loads are contiguous or invariant in it (a loop over a symbolic
+ *       size too, its last group's lanes past the size masked: attention's softmax over the sequence); otherwise
+ *       <b>UNROLL</b> it fully when its extent is at most {@link #UNROLL_MAX} (e.g. a 3x3 window) and fixed.</li>
  *   <li><b>THREAD</b> the outermost loop when it is a GLOBAL loop (the kernel's only top-level
  *       statement) and the kernel does at least {@link #THREAD_MIN_WORK} statement executions (about
  *       one multiply-add each), with {@code min(cores, extent)} workers.</li>
@@ -427,14 +428,15 @@ public final class Heuristics {
         List<Opt> todo = new ArrayList<>();
         for (int k = 0; k < axes.size(); k++) {
             Stmt.Loop r = axes.get(k);
-            if (r.kind() != Stmt.LoopKind.REDUCE || r.limit() != null || containsReduce(r.body())) continue;
+            // a loop over a symbolic size is grouped with its last group's lanes past the size masked off (Optimizer)
+            if (r.kind() != Stmt.LoopKind.REDUCE || r.limitStep() != 1 || containsReduce(r.body()) || r.limit() != null && containsStore(r.body())) continue;
             Slot acc = accumulated(r.body());
             if (acc == null) continue;
             int lanes = cpu.lanes(acc.dtype().itemSize());
             boolean mayGroup = ReductionOrder.current().mayReorder() || !acc.dtype().isFloat(); // GROUP reorders float sums
             if (mayGroup && !upcast && lanes >= 2 && r.extent() >= 4L * lanes && r.extent() % lanes == 0 && contiguous(r)) {
                 todo.add(new Opt.Group(k, lanes));
-            } else if (r.extent() <= UNROLL_MAX) {
+            } else if (r.limit() == null && r.extent() <= UNROLL_MAX) {
                 todo.add(new Opt.Unroll(k, (int) r.extent()));
             }
         }
@@ -444,6 +446,12 @@ public final class Heuristics {
     private static boolean containsReduce(Stmt.Block body) {
         boolean[] found = {false};
         Optimizer.walk(body, s -> found[0] |= s instanceof Stmt.Loop l && l.kind() == Stmt.LoopKind.REDUCE);
+        return found[0];
+    }
+
+    private static boolean containsStore(Stmt.Block body) {
+        boolean[] found = {false};
+        Optimizer.walk(body, s -> found[0] |= s instanceof Stmt.Store);
         return found[0];
     }
 

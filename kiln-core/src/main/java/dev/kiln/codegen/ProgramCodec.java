@@ -39,7 +39,7 @@ import java.util.Map;
  */
 public final class ProgramCodec {
     /** Bump when the layout changes. */
-    static final int VERSION = 3; // 2: symbolic dimensions of shapes, loop limits; 3: index checks
+    static final int VERSION = 4; // 2: symbolic dimensions of shapes, loop limits; 3: index checks; 4: loop limit steps
 
     private static final int ARG_NULL = 0, ARG_LONG = 1, ARG_DOUBLE = 2, ARG_SHAPE = 3, ARG_INTS = 4, ARG_REDUCE = 5,
             ARG_VARIABLE = 6, ARG_SLOT = 7, ARG_INDEX_CHECK = 8;
@@ -264,6 +264,7 @@ public final class ProgramCodec {
                     variable(l.index());
                     out.writeByte(l.kind().ordinal());
                     optionalVariable(l.limit());
+                    out.writeInt(l.limitStep());
                     stmt(l.body());
                 }
                 case Stmt.Define d -> {
@@ -445,8 +446,11 @@ public final class ProgramCodec {
                     Variable index = variable();
                     Stmt.LoopKind kind = pick(LOOP_KINDS, in.get(), "loop kind");
                     Variable limit = optionalVariable();
+                    int step = in.getInt();
+                    if (step < 1 || limit == null && step != 1) throw bad("loop limit step " + step);
+                    if (limit != null && Math.ceilDiv(limit.max(), step) > index.max() + 1) throw bad("loop limit past the loop's extent");
                     if (!(stmt() instanceof Stmt.Block body)) throw bad("a loop body is not a block");
-                    yield new Stmt.Loop(index, kind, body, limit);
+                    yield new Stmt.Loop(index, kind, body, limit, step);
                 }
                 case STMT_DEFINE -> new Stmt.Define(slot(), ref());
                 case STMT_ACCUMULATE -> new Stmt.Accumulate(slot(), pick(REDUCE_KINDS, in.get(), "reduction"), ref());

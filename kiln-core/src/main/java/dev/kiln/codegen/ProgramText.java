@@ -23,7 +23,7 @@ public final class ProgramText {
             switch (s) {
                 case Stmt.Block inner -> block(inner, depth, sb);
                 case Stmt.Loop l -> {
-                    sb.append(pad).append("for ").append(l.index().name()).append(" in 0..").append(l.limit() == null ? String.valueOf(l.extent()) : "min(" + l.limit().name() + ", " + l.extent() + ")")
+                    sb.append(pad).append("for ").append(l.index().name()).append(" in 0..").append(l.limit() == null ? String.valueOf(l.extent()) : "min(" + (l.limitStep() == 1 ? l.limit().name() : "ceil(" + l.limit().name() + " / " + l.limitStep() + ")") + ", " + l.extent() + ")")
                             .append(" (").append(l.kind().name().toLowerCase()).append(")\n");
                     block(l.body(), depth + 1, sb);
                 }

@@ -182,7 +182,7 @@ public final class JavaRenderer extends JavaScalarRenderer {
     protected List<String> outputLoopHead(Stmt.Loop split) {
         String i = name(split.index());
         String t = varType(split.index()).name;
-        String stop = split.limit() == null ? "end" : "Math.min(end, " + name(split.limit()) + ")"; // a symbolic axis stops at its size
+        String stop = split.limit() == null ? "end" : "Math.min(end, " + limit(split) + ")"; // a symbolic axis stops at its size
         return List.of(forLoop(t, i, "(" + t + ") start", "(" + t + ") " + stop));
     }
 

@@ -82,6 +82,12 @@ abstract class JavaScalarRenderer extends CFamilyRenderer<JType> {
     @Override
     protected final String extentLiteral(long extent, Variable index) { return extent + (varType(index) == JType.LONG ? "L" : ""); }
 
+    /** {@code Math.ceilDiv}: {@code limit + step - 1} could overflow an int limit near its type's maximum. */
+    @Override
+    protected final String limit(Stmt.Loop l) {
+        return l.limitStep() == 1 ? name(l.limit()) : "Math.ceilDiv(" + name(l.limit()) + ", " + l.limitStep() + ")";
+    }
+
     // ---------------------------------------------------------------- names and types
 
     @Override

@@ -1,0 +1,124 @@
+package dev.kiln;
+
+import dev.kiln.codegen.Optimizer;
+import dev.kiln.codegen.Stmt;
+import dev.kiln.runtime.ExecutionPlan;
+import dev.kiln.runtime.PreparedKernel;
+import dev.kiln.types.DType;
+import dev.kiln.types.Variable;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+/**
+ * Reductions over a symbolic size run in vector lanes (GROUP of a loop with a limit: the groups that hold an
+ * iteration below the size, the lanes past it masked off), checked against INTERP at every size around the
+ * vector widths (8 lanes of AVX2, 16 of AVX-512) from 0 to the maximum. The rows past the size hold NaN, or for
+ * integers a value that would change any sum it reached, so a lane past the size that read or added its row fails.
+ */
+class SymbolicLanesTest {
+    private static final int ROWS = 3, MAX = 64;
+    private static final long[] SIZES = {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 63, 64};
+
+    private static float value(int row, int i) { return (float) Math.sin(row * 17 + i * 0.61) * 4; }
+
+    /** (ROWS, MAX) with rows' first {@code n} values set and NaN past them. */
+    private static float[] padded(long n) {
+        float[] out = new float[ROWS * MAX];
+        Arrays.fill(out, Float.NaN);
+        for (int r = 0; r < ROWS; r++) for (int i = 0; i < n; i++) out[r * MAX + i] = value(r, i);
+        return out;
+    }
+
+    private static float[] exact(long n) {
+        float[] out = new float[ROWS * (int) n];
+        for (int r = 0; r < ROWS; r++) for (int i = 0; i < n; i++) out[r * (int) n + i] = value(r, i);
+        return out;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"CPU", "CLANG"})
+    void floatMaxSumAndSoftmaxOverASymbolicSizeMatchInterpAtEverySize(String device) {
+        dev.kiln.testing.DeviceAssumptions.assumeAvailable(device, "symbolic lane tests");
+        Variable n = new Variable("n", 0, MAX);
+        Tensor input = Tensor.zeros(ROWS, MAX).to(device).contiguous().realize();
+        Tensor x = input.withSymbolicDim(1, n);
+        check(device, input, x.max(1), t -> t.max(1), Float.NEGATIVE_INFINITY);
+        check(device, input, x.exp().sum(1), t -> t.exp().sum(1), 0f);
+        check(device, input, x.softmax(-1), t -> t.softmax(-1), null);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"CPU", "CLANG"})
+    void integerSumOverASymbolicSizeIsExact(String device) {
+        dev.kiln.testing.DeviceAssumptions.assumeAvailable(device, "symbolic lane tests");
+        Variable n = new Variable("n", 0, MAX);
+        Tensor input = Tensor.zeros(DType.I32, ROWS, MAX).to(device).contiguous().realize();
+        Tensor y = input.withSymbolicDim(1, n).sum(1);
+        try (ExecutionPlan plan = y.prepare()) {
+            assertThat(grouped(plan)).as("a kernel's reduction over n is grouped in lanes").isTrue();
+            for (long s : SIZES) {
+                int[] data = new int[ROWS * MAX];
+                Arrays.fill(data, 1 << 20); // past the size: any lane that added one would be off by a million
+                for (int r = 0; r < ROWS; r++) for (int i = 0; i < s; i++) data[r * MAX + i] = r * 1000 + i * 7 - 50;
+                MemorySegment.copy(data, 0, input.buffer().segment(), ValueLayout.JAVA_INT, 0, data.length);
+                plan.executeWithVars(Map.of("n", s));
+                for (int r = 0; r < ROWS; r++) {
+                    long want = 0;
+                    for (int i = 0; i < s; i++) want += r * 1000 + i * 7 - 50;
+                    assertThat(plan.outputBuffer().getDouble(r)).as("%s n %d row %d", device, s, r).isEqualTo((double) want);
+                }
+            }
+        }
+    }
+
+    /**
+     * {@code y} over {@code input} (ROWS, MAX) at every size in {@link #SIZES} against {@code reference} of the
+     * exact rows on INTERP (at size 0, {@code empty} in each row of a reduction), and that the plan grouped a loop
+     * over the size.
+     */
+    private static void check(String device, Tensor input, Tensor y, UnaryOperator<Tensor> reference, Float empty) {
+        try (ExecutionPlan plan = y.prepare()) {
+            assertThat(grouped(plan)).as("%s: a kernel's reduction over n is grouped in lanes", device).isTrue();
+            for (long s : SIZES) {
+                float[] in = padded(s);
+                MemorySegment.copy(in, 0, input.buffer().segment(), ValueLayout.JAVA_FLOAT, 0, in.length);
+                plan.executeWithVars(Map.of("n", s));
+                int cols = y.ndim() == 1 ? 1 : (int) s;
+                float[] want = s == 0 ? emptyRows(y, empty) : reference.apply(Tensor.of(exact(s), ROWS, (int) s).to("INTERP")).toFloatArray();
+                for (int i = 0; i < ROWS * cols; i++) {
+                    int r = i / cols, c = i % cols;
+                    float got = (float) plan.outputBuffer().getDouble(y.ndim() == 1 ? r : (long) r * MAX + c);
+                    String what = String.format("%s %s n %d element (%d, %d)", device, plan.kernels().getLast().name(), s, r, c);
+                    if (Float.isNaN(want[i]) || Float.isInfinite(want[i])) assertThat(got).as(what).isEqualTo(want[i]);
+                    else assertThat(got).as(what).isCloseTo(want[i], within(1e-5f + 1e-5f * Math.abs(want[i])));
+                }
+            }
+        }
+    }
+
+    /** A reduction's rows of no elements: its identity in each (a softmax has no elements to compare). */
+    private static float[] emptyRows(Tensor y, Float empty) {
+        if (y.ndim() != 1) return new float[0];
+        float[] out = new float[ROWS];
+        Arrays.fill(out, empty);
+        return out;
+    }
+
+    /** Whether a kernel of the plan runs a loop over a symbolic size in groups of lanes. */
+    private static boolean grouped(ExecutionPlan plan) {
+        boolean[] found = {false};
+        for (PreparedKernel k : plan.kernels()) {
+            Optimizer.walk(k.program().body(), s -> found[0] |= s instanceof Stmt.Loop l && l.limit() != null && l.limitStep() > 1);
+        }
+        return found[0];
+    }
+}

@@ -19,10 +19,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 /**
- * Reductions over a symbolic size run in vector lanes (GROUP of a loop with a limit: the groups that hold an
- * iteration below the size, the lanes past it masked off), checked against INTERP at every size around the
- * vector widths (8 lanes of AVX2, 16 of AVX-512) from 0 to the maximum. The rows past the size hold NaN, or for
- * integers a value that would change any sum it reached, so a lane past the size that read or added its row fails.
+ * Loops over a symbolic size run in vector lanes (GROUP of a reduce loop, UPCAST of an output loop, each with a
+ * limit: the groups that hold an iteration below the size, the lanes past it masked off), checked against INTERP
+ * at every size around the vector widths (8 lanes of AVX2, 16 of AVX-512) from 0 to the maximum. The rows past the
+ * size hold NaN, or for integers a value that would change any sum it reached (and divisors of 0), so a lane past
+ * the size that read or added its row fails; outputs past the size must keep what they held.
  */
 class SymbolicLanesTest {
     private static final int ROWS = 3, MAX = 64;
@@ -58,6 +59,41 @@ class SymbolicLanesTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"CPU", "CLANG"})
+    void integerDivisionInLanesPastTheSizeNeitherTrapsNorStores(String device) {
+        dev.kiln.testing.DeviceAssumptions.assumeAvailable(device, "symbolic lane tests");
+        Variable n = new Variable("n", 0, MAX);
+        Tensor a = Tensor.zeros(DType.I32, ROWS, MAX).to(device).contiguous().realize();
+        Tensor b = Tensor.zeros(DType.I32, ROWS, MAX).to(device).contiguous().realize();
+        Tensor y = a.withSymbolicDim(1, n).floorDiv(b.withSymbolicDim(1, n));
+        try (ExecutionPlan plan = y.prepare()) {
+            assertThat(split(plan, Stmt.LoopKind.GLOBAL)).as("%s: the output loop over n is upcast", device).isTrue();
+            MemorySegment out = plan.outputBuffer().segment();
+            for (long s : SIZES) {
+                int[] num = new int[ROWS * MAX], den = new int[ROWS * MAX];
+                for (int i = 0; i < num.length; i++) {
+                    boolean live = i % MAX < s;
+                    num[i] = live ? i * 37 - 500 : 1 << 20;
+                    den[i] = live ? i % 7 - 3 : 0; // past the size a divisor of 0: a lane that divided by it in Java would throw
+                }
+                MemorySegment.copy(num, 0, a.buffer().segment(), ValueLayout.JAVA_INT, 0, num.length);
+                MemorySegment.copy(den, 0, b.buffer().segment(), ValueLayout.JAVA_INT, 0, den.length);
+                out.fill((byte) 0x5A);
+                plan.executeWithVars(Map.of("n", s));
+                for (int r = 0; r < ROWS; r++) {
+                    for (int i = 0; i < MAX; i++) {
+                        int k = r * MAX + i;
+                        int got = out.getAtIndex(ValueLayout.JAVA_INT, k);
+                        // floor division, and 0 for a divisor of 0 (Alu's)
+                        int want = i >= s ? 0x5A5A5A5A : den[k] == 0 ? 0 : Math.floorDiv(num[k], den[k]);
+                        assertThat(got).as("%s n %d element (%d, %d)", device, s, r, i).isEqualTo(want);
+                    }
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"CPU", "CLANG"})
     void integerSumOverASymbolicSizeIsExact(String device) {
         dev.kiln.testing.DeviceAssumptions.assumeAvailable(device, "symbolic lane tests");
         Variable n = new Variable("n", 0, MAX);
@@ -88,10 +124,19 @@ class SymbolicLanesTest {
     private static void check(String device, Tensor input, Tensor y, UnaryOperator<Tensor> reference, Float empty) {
         try (ExecutionPlan plan = y.prepare()) {
             assertThat(grouped(plan)).as("%s: a kernel's reduction over n is grouped in lanes", device).isTrue();
+            if (y.ndim() == 2) assertThat(split(plan, Stmt.LoopKind.GLOBAL)).as("%s: an output loop over n is upcast", device).isTrue();
             for (long s : SIZES) {
                 float[] in = padded(s);
                 MemorySegment.copy(in, 0, input.buffer().segment(), ValueLayout.JAVA_FLOAT, 0, in.length);
+                plan.outputBuffer().segment().fill((byte) 0x5A);
                 plan.executeWithVars(Map.of("n", s));
+                if (y.ndim() == 2) {
+                    for (int i = 0; i < ROWS * MAX; i++) {
+                        if (i % MAX < s) continue;
+                        assertThat(Float.floatToRawIntBits((float) plan.outputBuffer().getDouble(i))).as("%s n %d: element %d past the size is written", device, s, i)
+                                .isEqualTo(0x5A5A5A5A);
+                    }
+                }
                 int cols = y.ndim() == 1 ? 1 : (int) s;
                 float[] want = s == 0 ? emptyRows(y, empty) : reference.apply(Tensor.of(exact(s), ROWS, (int) s).to("INTERP")).toFloatArray();
                 for (int i = 0; i < ROWS * cols; i++) {
@@ -113,11 +158,15 @@ class SymbolicLanesTest {
         return out;
     }
 
-    /** Whether a kernel of the plan runs a loop over a symbolic size in groups of lanes. */
-    private static boolean grouped(ExecutionPlan plan) {
+    /** Whether a kernel of the plan runs a reduce loop over a symbolic size in groups of lanes. */
+    private static boolean grouped(ExecutionPlan plan) { return split(plan, Stmt.LoopKind.REDUCE); }
+
+    /** Whether a kernel of the plan runs a loop of {@code kind} (GLOBAL: or THREAD) over a symbolic size in groups of lanes. */
+    private static boolean split(ExecutionPlan plan, Stmt.LoopKind kind) {
         boolean[] found = {false};
         for (PreparedKernel k : plan.kernels()) {
-            Optimizer.walk(k.program().body(), s -> found[0] |= s instanceof Stmt.Loop l && l.limit() != null && l.limitStep() > 1);
+            Optimizer.walk(k.program().body(), s -> found[0] |= s instanceof Stmt.Loop l && l.limit() != null && l.limitStep() > 1
+                    && (l.kind() == kind || kind == Stmt.LoopKind.GLOBAL && l.kind() == Stmt.LoopKind.THREAD));
         }
         return found[0];
     }

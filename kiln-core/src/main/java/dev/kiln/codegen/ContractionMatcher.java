@@ -145,7 +145,7 @@ public final class ContractionMatcher {
                 outer.add(loop(l));
                 body = l.body().body();
             }
-            if (body.size() != 3 || !(body.get(0) instanceof Stmt.Define define) || !(body.get(2) instanceof Stmt.Store store)
+            if (body.size() != 3 || !(body.get(0) instanceof Stmt.Define define) || !(body.get(2) instanceof Stmt.Store store) || store.gate() != null
                     || !(body.get(1) instanceof Stmt.Loop first) || first.kind() != Stmt.LoopKind.REDUCE) return null;
             Slot acc = define.register();
             if (acc.dtype() != DType.F32 || !define.init().isConst() || define.init().constDouble() != 0.0) return null;

@@ -32,7 +32,7 @@ import java.util.Set;
  *       kernel will be threaded and {@code i} is the outermost loop, {@code i}'s tile is the largest that
  *       leaves a tile per core, else the smallest.</li>
  *   <li><b>UPCAST</b> the innermost GLOBAL loop by the lane count of the output dtype (f32, f64, i32
- *       or i64) when that divides the extent, every store is contiguous in the
+ *       or i64) when that divides the extent (also over a symbolic size: the lanes past it store nothing), every store is contiguous in the
  *       loop (stride 1) and every load is contiguous or the same for all lanes (stride 1 or 0), or reads every
  *       other element under a gate the same for all lanes: then the lanes are one vector load (two and a permute
  *       for every other element), operation and store.</li>
@@ -200,7 +200,12 @@ public final class Heuristics {
         if (globals.isEmpty() || !VECTOR_DTYPES.contains(plan.program.outputDType())) return false;
         Stmt.Loop v = globals.getLast();
         int lanes = cpu.lanes(plan.program.outputDType().itemSize());
-        if (lanes < 2 || v.limit() != null || globals.size() < 2 && v.extent() % lanes != 0) return false;
+        if (lanes < 2 || v.limitStep() != 1 || globals.size() < 2 && v.extent() % lanes != 0) return false;
+        if (v.limit() != null) { // a symbolic size: whole vectors, the last one's lanes past the size masked off (Optimizer)
+            if (v.extent() % lanes != 0 || laneGates(v) || !vectorLanes(v, cpu)) return false;
+            plan.add(new Opt.Upcast(plan.axis(v.index()), lanes));
+            return true;
+        }
         // gates that differ between lanes (padding) are split off first where a stretch of the row is free of them
         if (globals.size() >= 2 && (laneGates(v) || !vectorLanes(v, cpu))) {
             Stmt.Loop middle = hoistGates(plan, v, cpu, MIN_WIDTH);

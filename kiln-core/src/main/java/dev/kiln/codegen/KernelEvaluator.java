@@ -70,6 +70,7 @@ public final class KernelEvaluator {
             }
             case Stmt.Accumulate a -> accumulate(a);
             case Stmt.Store st -> {
+                if (st.gate() != null && evalLong(st.gate()) == 0) return;
                 DType dt = st.param().dtype();
                 long i = checkedIndex(st.param(), evalLong(st.index()));
                 MemorySegment seg = buffers.get(st.param().index());

@@ -50,15 +50,16 @@ import static dev.kiln.ir.PatternMatcher.rule;
  * (its variable, extent and kind) and why: an unknown axis, an amount below 2 or not dividing the
  * extent, UPCAST, UNROLL or GROUP above {@link #MAX_EXPANSION}, UPCAST or TILE of a reduce loop,
  * UNROLL or GROUP of an output loop, THREAD twice or on a loop that is not the kernel's outermost
- * statement, or any action but THREAD and GROUP on a loop with a symbolic limit.
+ * statement, or any action but THREAD, UPCAST and GROUP on a loop with a symbolic limit (or a second split
+ * of a loop already split in groups).
  *
  * <h2>Symbolic sizes</h2>
- * GROUP of a reduce loop with a limit (a symbolic size) keeps it as the outer loop's limit in groups
- * ({@link Stmt.Loop#limitStep}): the loop runs every group that holds an iteration below the size, and in
- * the last group the lanes at or past it are masked in the loop IR itself, so every backend and the
- * evaluator run them alike: their loads and index checks are gated off and they add their reduction's
- * identity (see {@code LiveLanes}). Output loops with a limit are not split (a lane past the size must not
- * store, and a store has no gate), nor are loops with stores under a grouped one.
+ * UPCAST of an output loop and GROUP of a reduce loop with a limit (a symbolic size) keep it as the outer
+ * loop's limit in groups ({@link Stmt.Loop#limitStep}): the loop runs every group that holds an iteration
+ * below the size, and in the last group the lanes at or past it are masked in the loop IR itself, so every
+ * backend and the evaluator run them alike: their loads and index checks are gated off, their stores gated
+ * ({@link Stmt.Store#gate}), and a GROUP's lanes add their reduction's identity (see {@code LiveLanes}). A
+ * reduce loop that stores is not grouped over a symbolic size.
  * THREAD's worker count is a hint: a later split may leave the threaded loop fewer
  * iterations than workers, and the runtime then uses one worker per iteration.
  */
@@ -145,7 +146,7 @@ public final class Optimizer {
         return switch (s) {
             case Stmt.Define d -> List.of(d.init());
             case Stmt.Accumulate a -> List.of(a.value());
-            case Stmt.Store st -> List.of(st.index(), st.value());
+            case Stmt.Store st -> st.gate() == null ? List.of(st.index(), st.value()) : List.of(st.index(), st.value(), st.gate());
             case Stmt.Block b -> List.of();
             case Stmt.Loop l -> List.of();
         };
@@ -165,9 +166,9 @@ public final class Optimizer {
         Stmt.LoopKind kind = loop.kind();
         boolean output = kind == Stmt.LoopKind.GLOBAL || kind == Stmt.LoopKind.THREAD;
         if (opt.amount() < (opt instanceof Opt.Split ? 1 : 2)) throw fail(loop, "the amount must be at least 2, got " + opt.amount());
-        if (loop.limit() != null && !(opt instanceof Opt.Thread) && !(opt instanceof Opt.Group && loop.limitStep() == 1)) {
+        if (loop.limit() != null && !(opt instanceof Opt.Thread) && !((opt instanceof Opt.Group || opt instanceof Opt.Upcast) && loop.limitStep() == 1)) {
             throw fail(loop, "the loop runs to the symbolic size " + loop.limit().name() + (loop.limitStep() == 1 ? "" : " in groups of " + loop.limitStep())
-                    + ", so it cannot be split; only THREAD and GROUP apply");
+                    + ", so it cannot be split; only THREAD, UPCAST and GROUP apply");
         }
         Stmt.Block body = switch (opt) {
             case Opt.Upcast u -> {
@@ -299,14 +300,14 @@ public final class Optimizer {
         int at = position(headers, loop);
         Variable outer = fresh(loop.index().name() + "_o", loop.extent() / amount);
         Variable inner = fresh(loop.index().name() + suffix, amount);
-        headers.set(at, new Header(outer, loop.kind(), null, 1));
+        headers.set(at, new Header(outer, loop.kind(), loop.limit(), loop.limit() == null ? 1 : amount));
         int insert = headers.size();
         if (innerKind != Stmt.LoopKind.UPCAST) {
             while (insert > 0 && headers.get(insert - 1).kind() == Stmt.LoopKind.UPCAST) insert--;
         }
         headers.add(insert, new Header(inner, innerKind, null, 1));
         UOp replacement = UOp.variable(outer).mul(amount).add(UOp.variable(inner));
-        return build(headers, substitute(nest.inner(), Map.of(loop.index(), replacement)));
+        return build(headers, liveLanes(loop, substitute(nest.inner(), Map.of(loop.index(), replacement)), replacement, inner, Map.of()));
     }
 
     private boolean inNest(Stmt.Loop loop) {
@@ -322,8 +323,26 @@ public final class Optimizer {
     private Stmt.Loop wholeVectors(Stmt.Loop loop, int amount) {
         Variable outer = fresh(loop.index().name() + "_o", loop.extent() / amount);
         Variable lane = fresh(loop.index().name() + "_up", amount);
-        Stmt.Block lanes = substitute(loop.body(), Map.of(loop.index(), UOp.variable(outer).mul(amount).add(UOp.variable(lane))));
-        return new Stmt.Loop(outer, loop.kind(), new Stmt.Block(List.of(new Stmt.Loop(lane, Stmt.LoopKind.UPCAST, lanes))));
+        UOp i = UOp.variable(outer).mul(amount).add(UOp.variable(lane));
+        Stmt.Block lanes = liveLanes(loop, substitute(loop.body(), Map.of(loop.index(), i)), i, lane, Map.of());
+        return new Stmt.Loop(outer, loop.kind(), new Stmt.Block(List.of(new Stmt.Loop(lane, Stmt.LoopKind.UPCAST, lanes))), loop.limit(),
+                loop.limit() == null ? 1 : amount);
+    }
+
+    /**
+     * {@code body}, the body of {@code loop} at iteration {@code i} of a split into groups with lane variable
+     * {@code lane}: as it is for a loop without a limit, else with the lanes at or past the limit masked off
+     * ({@link LiveLanes}); {@code partials} are the registers GROUP accumulates per lane, by reduction.
+     */
+    private Stmt.Block liveLanes(Stmt.Loop loop, Stmt.Block body, UOp i, Variable lane, Map<Slot, ReduceArg.Kind> partials) {
+        if (loop.limit() == null) return body;
+        Set<Object> perLane = new HashSet<>();
+        perLane.add(lane);
+        walk(body, s -> {
+            if (s instanceof Stmt.Define d) perLane.add(d.register());
+        });
+        UOp live = Symbolic.simplify(i.lt(UOp.variable(loop.limit())));
+        return new LiveLanes(loop, live, partials, perLane).block(body);
     }
 
     /** UPCAST_REMAINDER: the loop becomes the vector part and, after it, the single iterations left. */
@@ -472,18 +491,11 @@ public final class Optimizer {
             map.put(c.getKey(), p.uop());
             inLane.add(new Stmt.Define(p, Lowerer.identity(c.getValue(), p.dtype())));
         }
-        Stmt.Block body = substitute(loop.body(), map);
-        if (loop.limit() == null) {
-            inLane.add(new Stmt.Loop(outer, Stmt.LoopKind.REDUCE, body));
-        } else {
-            // a symbolic size: the groups that hold an iteration below it, the lanes past it masked off (see liveLanes)
-            Map<Slot, ReduceArg.Kind> kinds = new HashMap<>();
-            partials.forEach((c, p) -> kinds.put(p, carried.get(c)));
-            UOp live = Symbolic.simplify(r.lt(UOp.variable(loop.limit())));
-            Set<Object> perLane = new HashSet<>(local);
-            perLane.add(lane);
-            inLane.add(new Stmt.Loop(outer, Stmt.LoopKind.REDUCE, new LiveLanes(loop, live, kinds, perLane).block(body), loop.limit(), lanes));
-        }
+        // a symbolic size: the groups that hold an iteration below it, the lanes past it masked off (see LiveLanes)
+        Map<Slot, ReduceArg.Kind> kinds = new HashMap<>();
+        partials.forEach((c, p) -> kinds.put(p, carried.get(c)));
+        Stmt.Block body = liveLanes(loop, substitute(loop.body(), map), r, lane, kinds);
+        inLane.add(new Stmt.Loop(outer, Stmt.LoopKind.REDUCE, body, loop.limit(), loop.limit() == null ? 1 : lanes));
         for (var p : partials.entrySet()) inLane.add(new Stmt.Accumulate(p.getKey(), carried.get(p.getKey()), p.getValue().uop()));
         return replace(program.body(), loop, List.of(new Stmt.Loop(lane, Stmt.LoopKind.UPCAST, new Stmt.Block(inLane))));
     }
@@ -496,8 +508,8 @@ public final class Optimizer {
      * {@code partials}, so they hold what the loop without those iterations would. A load or check the same for
      * every lane of a group (it reads neither the lane nor a register of the body) stays as it is: lane 0 of every
      * group that runs is live and makes the same one. What else a dead iteration computes from its zeros goes
-     * nowhere, and no op traps on it (integer division by zero is 0, as {@link dev.kiln.ir.Alu} defines it). A
-     * store would need a gate of its own, which statements do not have: such a loop is refused.
+     * nowhere, and no op traps on it (integer division by zero is 0, as {@link dev.kiln.ir.Alu} defines it). A store
+     * (an output loop's lanes, UPCAST) is gated by {@code live}: a dead lane writes nothing.
      *
      * @param perLane the lane variable and the registers the body defines (a value read through one may differ between lanes)
      */
@@ -518,7 +530,9 @@ public final class Optimizer {
                         ReduceArg.Kind kind = partials.get(a.register());
                         yield new Stmt.Accumulate(a.register(), a.kind(), kind == null ? v : live.where(v, Lowerer.identity(kind, v.dtype())));
                     }
-                    case Stmt.Store st -> throw new IllegalStateException("a store in " + describe(loop) + " (refused by group)");
+                    // an output loop's lanes (UPCAST); GROUP refuses a reduce loop that stores
+                    case Stmt.Store st -> new Stmt.Store(st.param(), gate(st.index()), gate(st.value()),
+                            st.gate() == null ? live : UOp.of(Op.AND, DType.BOOL, null, gate(st.gate()), live));
                 });
             }
             return new Stmt.Block(out);
@@ -607,7 +621,8 @@ public final class Optimizer {
                         block(l.body()), l.limit(), l.limitStep());
                 case Stmt.Define d -> new Stmt.Define(slot(d.register()), expr.apply(d.init()));
                 case Stmt.Accumulate a -> new Stmt.Accumulate(slot(a.register()), a.kind(), expr.apply(a.value()));
-                case Stmt.Store st -> new Stmt.Store(st.param(), expr.apply(st.index()), expr.apply(st.value()));
+                case Stmt.Store st -> new Stmt.Store(st.param(), expr.apply(st.index()), expr.apply(st.value()),
+                        st.gate() == null ? null : expr.apply(st.gate()));
             };
         }
 

@@ -31,7 +31,7 @@ public final class ProgramText {
                         .append(" = ").append(d.init()).append('\n');
                 case Stmt.Accumulate a -> sb.append(pad).append(a.register().name()).append(" = ").append(a.kind().name().toLowerCase())
                         .append('(').append(a.register().name()).append(", ").append(a.value()).append(")\n");
-                case Stmt.Store st -> sb.append(pad).append(st.param().name()).append('[').append(st.index()).append("] = ")
+                case Stmt.Store st -> sb.append(pad).append(st.gate() == null ? "" : "if " + st.gate() + ": ").append(st.param().name()).append('[').append(st.index()).append("] = ")
                         .append(st.value()).append('\n');
             }
         }

@@ -65,8 +65,19 @@ public sealed interface Stmt {
     /** {@code register = combine(register, value)} for a reduction. */
     record Accumulate(Slot register, ReduceArg.Kind kind, UOp value) implements Stmt {}
 
-    /** {@code param[index] = value}. */
-    record Store(Slot param, UOp index, UOp value) implements Stmt {}
+    /**
+     * {@code if (gate) param[index] = value}: the gate (a bool expression, null for none) is false only in the lanes
+     * of a split loop past its symbolic size ({@link Loop#limitStep}), which must not write; what such a lane
+     * computes is never stored.
+     */
+    record Store(Slot param, UOp index, UOp value, UOp gate) implements Stmt {
+        public Store {
+            if (gate != null && !gate.dtype().isBool()) throw new IllegalArgumentException("store into " + param.name() + " gated by a " + gate.dtype());
+        }
+
+        /** {@code param[index] = value}. */
+        public Store(Slot param, UOp index, UOp value) { this(param, index, value, null); }
+    }
 
     /** How a loop's iterations may run (see {@link Optimizer} for the actions that make each kind). */
     enum LoopKind {

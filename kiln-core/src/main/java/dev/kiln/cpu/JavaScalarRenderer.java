@@ -67,7 +67,8 @@ abstract class JavaScalarRenderer extends CFamilyRenderer<JType> {
         Slot p = st.param();
         Expr<JType> index = index(st.index());
         Expr<JType> value = ref(st.value());
-        line(p.name() + ".set(" + layout(p.dtype()) + ", " + offset(index, p.dtype()) + ", " + storeValue(value, p.dtype()) + ");");
+        String store = p.name() + ".set(" + layout(p.dtype()) + ", " + offset(index, p.dtype()) + ", " + storeValue(value, p.dtype()) + ");";
+        line(st.gate() == null ? store : "if (" + ref(st.gate()).text() + ") " + store);
     }
 
     @Override

@@ -104,7 +104,7 @@ class LimitedGroupTest {
     }
 
     @Test
-    void aLoopOverASymbolicSizeIsGroupedOnlyWithoutStoresAndSplitNoFurther() {
+    void loopsOverASymbolicSizeAreSplitOnlyInWholeGroupsAndOnce() {
         Variable n = new Variable("n", 1, MAX);
         Tensor x = Tensor.zeros(4, MAX).contiguous().realize().withSymbolicDim(1, n);
         KernelProgram sum = onlyKernel(x.sum(1), new ArrayList<>());
@@ -114,9 +114,14 @@ class LimitedGroupTest {
                 .hasMessageContaining("in groups of " + LANES);
         assertThatThrownBy(() -> Optimizer.apply(sum, List.of(new Opt.Unroll(1, 2)))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("symbolic size n");
-        // an output loop over n would need gated stores: not split
+        // an output loop over n: whole vectors (its stores gated), no remainder loop, no tile
         KernelProgram scale = onlyKernel(x.mul(2), new ArrayList<>());
-        assertThatThrownBy(() -> Optimizer.apply(scale, List.of(new Opt.Upcast(1, LANES)))).isInstanceOf(IllegalArgumentException.class)
+        KernelProgram upcast = Optimizer.apply(scale, List.of(new Opt.Upcast(1, LANES)));
+        assertThat(upcast.toString()).contains("gate=CMPLT", "limitStep=" + LANES);
+        assertThat(ProgramCodec.decode(ProgramCodec.encode(upcast))).as("the codec keeps the store's gate").isEqualTo(upcast);
+        assertThatThrownBy(() -> Optimizer.apply(scale, List.of(new Opt.UpcastOverlap(1, 3)))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("symbolic size n");
+        assertThatThrownBy(() -> Optimizer.apply(scale, List.of(new Opt.Tile(1, LANES)))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("symbolic size n");
     }
 }

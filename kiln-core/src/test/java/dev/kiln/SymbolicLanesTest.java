@@ -57,6 +57,40 @@ class SymbolicLanesTest {
         check(device, input, x.softmax(-1), t -> t.softmax(-1), null);
     }
 
+    /**
+     * The outermost loop over the size is the range the runtime splits across workers: split in groups, it runs
+     * {@code ceil(n / lanes)} iterations, the active extent the workers share (a larger one would only hand them
+     * empty ranges, since the generated loop stops at the groups too).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"CPU", "CLANG"})
+    void aThreadedLoopOverASymbolicSizeSplitInGroupsRunsOnlyItsGroups(String device) {
+        dev.kiln.testing.DeviceAssumptions.assumeAvailable(device, "symbolic lane tests");
+        int max = 1 << 17;
+        Variable n = new Variable("n", 0, max);
+        Tensor input = Tensor.zeros(max).to(device).contiguous().realize();
+        Tensor y = input.withSymbolicDim(0, n).mul(3).add(1);
+        try (ExecutionPlan plan = y.prepare()) {
+            Stmt.Loop outer = (Stmt.Loop) plan.kernels().getLast().program().body().body().getFirst();
+            assertThat(outer.kind()).as("%s: %s", device, plan.kernels().getLast().program()).isEqualTo(Stmt.LoopKind.THREAD);
+            assertThat(outer.limitStep()).as("%s: the threaded loop is split in groups", device).isGreaterThan(1);
+            float[] in = new float[max];
+            for (int i = 0; i < max; i++) in[i] = i % 1000 - 500;
+            MemorySegment.copy(in, 0, input.buffer().segment(), ValueLayout.JAVA_FLOAT, 0, max);
+            MemorySegment out = plan.outputBuffer().segment();
+            for (long s : new long[] {0, 1, 7, 8, 9, 15, 16, 17, 1000, max - 17, max - 1, max}) {
+                assertThat(plan.kernels().getLast().program().activeExtent(new long[] {s})).isEqualTo(Math.ceilDiv(s, outer.limitStep()));
+                out.fill((byte) 0x5A);
+                plan.executeWithVars(Map.of("n", s));
+                for (int i = 0; i < max; i++) {
+                    int got = out.getAtIndex(ValueLayout.JAVA_INT, i);
+                    int want = i < s ? Float.floatToRawIntBits(in[i] * 3 + 1) : 0x5A5A5A5A;
+                    if (got != want) assertThat(got).as("%s n %d element %d", device, s, i).isEqualTo(want);
+                }
+            }
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"CPU", "CLANG"})
     void integerDivisionInLanesPastTheSizeNeitherTrapsNorStores(String device) {

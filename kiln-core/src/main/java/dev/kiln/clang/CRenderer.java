@@ -135,7 +135,7 @@ public class CRenderer extends CFamilyRenderer<Void> {
 
     /** Where the output loop {@code split} stops: {@code end}, or a symbolic axis's size if smaller. */
     protected final String stop(Stmt.Loop split) {
-        return split.limit() == null ? "end" : "(end < " + name(split.limit()) + " ? end : " + name(split.limit()) + ")";
+        return split.limit() == null ? "end" : "(end < " + limit(split) + " ? end : " + limit(split) + ")";
     }
 
     /** The output loop {@code split}, its iterations {@code [start, stop)} (see {@link #stop}). */
@@ -288,12 +288,13 @@ public class CRenderer extends CFamilyRenderer<Void> {
 
     @Override
     protected final void store(Stmt.Store st) {
-        perLane(List.of(st.index(), st.value()), () -> {
+        perLane(st.gate() == null ? List.of(st.index(), st.value()) : List.of(st.index(), st.value(), st.gate()), () -> {
             Slot p = st.param();
             Expr<Void> index = ref(st.index());
             Expr<Void> value = ref(st.value());
             String store = p.name() + "[" + index.text() + "] = " + storeValue(value, p.dtype()) + ";";
-            line(inRange(st.index(), p) ? store : "if (" + rangeCheck(index, p).text() + ") " + store);
+            if (!inRange(st.index(), p)) store = "if (" + rangeCheck(index, p).text() + ") " + store;
+            line(st.gate() == null ? store : "if (" + ref(st.gate()).text() + ") { " + store + " }");
         });
     }
 

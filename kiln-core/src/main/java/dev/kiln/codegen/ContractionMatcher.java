@@ -145,7 +145,7 @@ public final class ContractionMatcher {
                 outer.add(loop(l));
                 body = l.body().body();
             }
-            if (body.size() != 3 || !(body.get(0) instanceof Stmt.Define define) || !(body.get(2) instanceof Stmt.Store store)
+            if (body.size() != 3 || !(body.get(0) instanceof Stmt.Define define) || !(body.get(2) instanceof Stmt.Store store) || store.gate() != null
                     || !(body.get(1) instanceof Stmt.Loop first) || first.kind() != Stmt.LoopKind.REDUCE) return null;
             Slot acc = define.register();
             if (acc.dtype() != DType.F32 || !define.init().isConst() || define.init().constDouble() != 0.0) return null;
@@ -267,7 +267,8 @@ public final class ContractionMatcher {
             return true;
         }
 
-        private Variable loop(Stmt.Loop l) {
+        private Variable loop(Stmt.Loop l) throws NotAffine {
+            if (l.limitStep() != 1) throw new NotAffine(); // a split loop (not a lowered kernel's): its limit is in groups
             if (l.limit() != null) limits.put(l.index(), l.limit());
             return l.index();
         }

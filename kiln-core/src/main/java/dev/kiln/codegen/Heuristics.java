@@ -32,14 +32,15 @@ import java.util.Set;
  *       kernel will be threaded and {@code i} is the outermost loop, {@code i}'s tile is the largest that
  *       leaves a tile per core, else the smallest.</li>
  *   <li><b>UPCAST</b> the innermost GLOBAL loop by the lane count of the output dtype (f32, f64, i32
- *       or i64) when that divides the extent, every store is contiguous in the
+ *       or i64) when that divides the extent (also over a symbolic size: the lanes past it store nothing), every store is contiguous in the
  *       loop (stride 1) and every load is contiguous or the same for all lanes (stride 1 or 0), or reads every
  *       other element under a gate the same for all lanes: then the lanes are one vector load (two and a permute
  *       for every other element), operation and store.</li>
  *   <li>Each innermost reduce loop: <b>GROUP</b> it by the lane count of its accumulator when the kernel
  *       was not upcast (upcast lanes already give independent accumulators), the extent is at least 4
- *       lanes and divisible by them, and its loads are contiguous or invariant in it; otherwise
- *       <b>UNROLL</b> it fully when its extent is at most {@link #UNROLL_MAX} (e.g. a 3x3 window).</li>
+ *       lanes and divisible by them, and its loads are contiguous or invariant in it (a loop over a symbolic
+ *       size too, its last group's lanes past the size masked: attention's softmax over the sequence); otherwise
+ *       <b>UNROLL</b> it fully when its extent is at most {@link #UNROLL_MAX} (e.g. a 3x3 window) and fixed.</li>
  *   <li><b>THREAD</b> the outermost loop when it is a GLOBAL loop (the kernel's only top-level
  *       statement) and the kernel does at least {@link #THREAD_MIN_WORK} statement executions (about
  *       one multiply-add each), with {@code min(cores, extent)} workers.</li>
@@ -199,7 +200,12 @@ public final class Heuristics {
         if (globals.isEmpty() || !VECTOR_DTYPES.contains(plan.program.outputDType())) return false;
         Stmt.Loop v = globals.getLast();
         int lanes = cpu.lanes(plan.program.outputDType().itemSize());
-        if (lanes < 2 || v.limit() != null || globals.size() < 2 && v.extent() % lanes != 0) return false;
+        if (lanes < 2 || v.limitStep() != 1 || globals.size() < 2 && v.extent() % lanes != 0) return false;
+        if (v.limit() != null) { // a symbolic size: whole vectors, the last one's lanes past the size masked off (Optimizer)
+            if (v.extent() % lanes != 0 || laneGates(v) || !vectorLanes(v, cpu)) return false;
+            plan.add(new Opt.Upcast(plan.axis(v.index()), lanes));
+            return true;
+        }
         // gates that differ between lanes (padding) are split off first where a stretch of the row is free of them
         if (globals.size() >= 2 && (laneGates(v) || !vectorLanes(v, cpu))) {
             Stmt.Loop middle = hoistGates(plan, v, cpu, MIN_WIDTH);
@@ -427,14 +433,15 @@ public final class Heuristics {
         List<Opt> todo = new ArrayList<>();
         for (int k = 0; k < axes.size(); k++) {
             Stmt.Loop r = axes.get(k);
-            if (r.kind() != Stmt.LoopKind.REDUCE || r.limit() != null || containsReduce(r.body())) continue;
+            // a loop over a symbolic size is grouped with its last group's lanes past the size masked off (Optimizer)
+            if (r.kind() != Stmt.LoopKind.REDUCE || r.limitStep() != 1 || containsReduce(r.body()) || r.limit() != null && containsStore(r.body())) continue;
             Slot acc = accumulated(r.body());
             if (acc == null) continue;
             int lanes = cpu.lanes(acc.dtype().itemSize());
             boolean mayGroup = ReductionOrder.current().mayReorder() || !acc.dtype().isFloat(); // GROUP reorders float sums
             if (mayGroup && !upcast && lanes >= 2 && r.extent() >= 4L * lanes && r.extent() % lanes == 0 && contiguous(r)) {
                 todo.add(new Opt.Group(k, lanes));
-            } else if (r.extent() <= UNROLL_MAX) {
+            } else if (r.limit() == null && r.extent() <= UNROLL_MAX) {
                 todo.add(new Opt.Unroll(k, (int) r.extent()));
             }
         }
@@ -444,6 +451,12 @@ public final class Heuristics {
     private static boolean containsReduce(Stmt.Block body) {
         boolean[] found = {false};
         Optimizer.walk(body, s -> found[0] |= s instanceof Stmt.Loop l && l.kind() == Stmt.LoopKind.REDUCE);
+        return found[0];
+    }
+
+    private static boolean containsStore(Stmt.Block body) {
+        boolean[] found = {false};
+        Optimizer.walk(body, s -> found[0] |= s instanceof Stmt.Store);
         return found[0];
     }
 

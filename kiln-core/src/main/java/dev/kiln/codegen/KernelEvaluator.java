@@ -57,7 +57,7 @@ public final class KernelEvaluator {
             case Stmt.Block b -> b.body().forEach(this::exec);
             case Stmt.Loop l -> {
                 // every kind runs in order here: THREAD, UPCAST and UNROLL only tell renderers how they may run
-                long stop = l.limit() == null ? l.extent() : Math.min(l.extent(), vars.get(l.limit()));
+                long stop = l.limit() == null ? l.extent() : l.stop(vars.get(l.limit()));
                 for (long i = 0; i < stop; i++) {
                     vars.put(l.index(), i);
                     exec(l.body());
@@ -70,6 +70,7 @@ public final class KernelEvaluator {
             }
             case Stmt.Accumulate a -> accumulate(a);
             case Stmt.Store st -> {
+                if (st.gate() != null && evalLong(st.gate()) == 0) return;
                 DType dt = st.param().dtype();
                 long i = checkedIndex(st.param(), evalLong(st.index()));
                 MemorySegment seg = buffers.get(st.param().index());

@@ -91,7 +91,7 @@ public record KernelProgram(String name, List<Slot> params, List<Long> sizes, Li
     public long activeExtent(long[] values) {
         Stmt.Loop l = outputLoop();
         if (l == null) return 1;
-        return l.limit() == null ? l.extent() : Math.min(l.extent(), values[variables.indexOf(l.limit())]);
+        return l.limit() == null ? l.extent() : l.stop(values[variables.indexOf(l.limit())]);
     }
 
     /** Whether the runtime splits the {@link #outputLoop()} across worker threads (it is {@link Stmt.LoopKind#THREAD}). */

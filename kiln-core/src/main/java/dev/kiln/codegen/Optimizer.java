@@ -1,5 +1,6 @@
 package dev.kiln.codegen;
 
+import dev.kiln.types.DType;
 import dev.kiln.types.Variable;
 import dev.kiln.ir.GraphRewriter;
 import dev.kiln.ir.Op;
@@ -49,7 +50,16 @@ import static dev.kiln.ir.PatternMatcher.rule;
  * (its variable, extent and kind) and why: an unknown axis, an amount below 2 or not dividing the
  * extent, UPCAST, UNROLL or GROUP above {@link #MAX_EXPANSION}, UPCAST or TILE of a reduce loop,
  * UNROLL or GROUP of an output loop, THREAD twice or on a loop that is not the kernel's outermost
- * statement, or any action but THREAD on a loop with a symbolic limit (remainders are not guarded).
+ * statement, or any action but THREAD, UPCAST and GROUP on a loop with a symbolic limit (or a second split
+ * of a loop already split in groups).
+ *
+ * <h2>Symbolic sizes</h2>
+ * UPCAST of an output loop and GROUP of a reduce loop with a limit (a symbolic size) keep it as the outer
+ * loop's limit in groups ({@link Stmt.Loop#limitStep}): the loop runs every group that holds an iteration
+ * below the size, and in the last group the lanes at or past it are masked in the loop IR itself, so every
+ * backend and the evaluator run them alike: their loads and index checks are gated off, their stores gated
+ * ({@link Stmt.Store#gate}), and a GROUP's lanes add their reduction's identity (see {@code LiveLanes}). A
+ * reduce loop that stores is not grouped over a symbolic size.
  * THREAD's worker count is a hint: a later split may leave the threaded loop fewer
  * iterations than workers, and the runtime then uses one worker per iteration.
  */
@@ -136,7 +146,7 @@ public final class Optimizer {
         return switch (s) {
             case Stmt.Define d -> List.of(d.init());
             case Stmt.Accumulate a -> List.of(a.value());
-            case Stmt.Store st -> List.of(st.index(), st.value());
+            case Stmt.Store st -> st.gate() == null ? List.of(st.index(), st.value()) : List.of(st.index(), st.value(), st.gate());
             case Stmt.Block b -> List.of();
             case Stmt.Loop l -> List.of();
         };
@@ -156,8 +166,9 @@ public final class Optimizer {
         Stmt.LoopKind kind = loop.kind();
         boolean output = kind == Stmt.LoopKind.GLOBAL || kind == Stmt.LoopKind.THREAD;
         if (opt.amount() < (opt instanceof Opt.Split ? 1 : 2)) throw fail(loop, "the amount must be at least 2, got " + opt.amount());
-        if (loop.limit() != null && !(opt instanceof Opt.Thread)) {
-            throw fail(loop, "the loop runs to the symbolic size " + loop.limit().name() + ", so it cannot be split; only THREAD applies");
+        if (loop.limit() != null && !(opt instanceof Opt.Thread) && !((opt instanceof Opt.Group || opt instanceof Opt.Upcast) && loop.limitStep() == 1)) {
+            throw fail(loop, "the loop runs to the symbolic size " + loop.limit().name() + (loop.limitStep() == 1 ? "" : " in groups of " + loop.limitStep())
+                    + ", so it cannot be split; only THREAD, UPCAST and GROUP apply");
         }
         Stmt.Block body = switch (opt) {
             case Opt.Upcast u -> {
@@ -249,7 +260,7 @@ public final class Optimizer {
     /** The loop headers of the output nest: the chain of single GLOBAL, THREAD or UPCAST loops from the top. */
     private record Nest(List<Header> headers, Stmt.Block inner) {}
 
-    private record Header(Variable index, Stmt.LoopKind kind, Variable limit) {}
+    private record Header(Variable index, Stmt.LoopKind kind, Variable limit, int limitStep) {}
 
     private static boolean isNestLoop(Stmt.Block b) {
         return b.body().size() == 1 && b.body().getFirst() instanceof Stmt.Loop l
@@ -261,7 +272,7 @@ public final class Optimizer {
         Stmt.Block b = program.body();
         while (isNestLoop(b)) {
             Stmt.Loop l = (Stmt.Loop) b.body().getFirst();
-            headers.add(new Header(l.index(), l.kind(), l.limit()));
+            headers.add(new Header(l.index(), l.kind(), l.limit(), l.limitStep()));
             b = l.body();
         }
         return new Nest(headers, b);
@@ -269,7 +280,7 @@ public final class Optimizer {
 
     private static Stmt.Block build(List<Header> headers, Stmt.Block inner) {
         Stmt.Block b = inner;
-        for (Header h : headers.reversed()) b = new Stmt.Block(List.of(new Stmt.Loop(h.index(), h.kind(), b, h.limit())));
+        for (Header h : headers.reversed()) b = new Stmt.Block(List.of(new Stmt.Loop(h.index(), h.kind(), b, h.limit(), h.limitStep())));
         return b;
     }
 
@@ -289,14 +300,14 @@ public final class Optimizer {
         int at = position(headers, loop);
         Variable outer = fresh(loop.index().name() + "_o", loop.extent() / amount);
         Variable inner = fresh(loop.index().name() + suffix, amount);
-        headers.set(at, new Header(outer, loop.kind(), null));
+        headers.set(at, new Header(outer, loop.kind(), loop.limit(), loop.limit() == null ? 1 : amount));
         int insert = headers.size();
         if (innerKind != Stmt.LoopKind.UPCAST) {
             while (insert > 0 && headers.get(insert - 1).kind() == Stmt.LoopKind.UPCAST) insert--;
         }
-        headers.add(insert, new Header(inner, innerKind, null));
+        headers.add(insert, new Header(inner, innerKind, null, 1));
         UOp replacement = UOp.variable(outer).mul(amount).add(UOp.variable(inner));
-        return build(headers, substitute(nest.inner(), Map.of(loop.index(), replacement)));
+        return build(headers, liveLanes(loop, substitute(nest.inner(), Map.of(loop.index(), replacement)), replacement, inner, Map.of()));
     }
 
     private boolean inNest(Stmt.Loop loop) {
@@ -312,8 +323,26 @@ public final class Optimizer {
     private Stmt.Loop wholeVectors(Stmt.Loop loop, int amount) {
         Variable outer = fresh(loop.index().name() + "_o", loop.extent() / amount);
         Variable lane = fresh(loop.index().name() + "_up", amount);
-        Stmt.Block lanes = substitute(loop.body(), Map.of(loop.index(), UOp.variable(outer).mul(amount).add(UOp.variable(lane))));
-        return new Stmt.Loop(outer, loop.kind(), new Stmt.Block(List.of(new Stmt.Loop(lane, Stmt.LoopKind.UPCAST, lanes))));
+        UOp i = UOp.variable(outer).mul(amount).add(UOp.variable(lane));
+        Stmt.Block lanes = liveLanes(loop, substitute(loop.body(), Map.of(loop.index(), i)), i, lane, Map.of());
+        return new Stmt.Loop(outer, loop.kind(), new Stmt.Block(List.of(new Stmt.Loop(lane, Stmt.LoopKind.UPCAST, lanes))), loop.limit(),
+                loop.limit() == null ? 1 : amount);
+    }
+
+    /**
+     * {@code body}, the body of {@code loop} at iteration {@code i} of a split into groups with lane variable
+     * {@code lane}: as it is for a loop without a limit, else with the lanes at or past the limit masked off
+     * ({@link LiveLanes}); {@code partials} are the registers GROUP accumulates per lane, by reduction.
+     */
+    private Stmt.Block liveLanes(Stmt.Loop loop, Stmt.Block body, UOp i, Variable lane, Map<Slot, ReduceArg.Kind> partials) {
+        if (loop.limit() == null) return body;
+        Set<Object> perLane = new HashSet<>();
+        perLane.add(lane);
+        walk(body, s -> {
+            if (s instanceof Stmt.Define d) perLane.add(d.register());
+        });
+        UOp live = Symbolic.simplify(i.lt(UOp.variable(loop.limit())));
+        return new LiveLanes(loop, live, partials, perLane).block(body);
     }
 
     /** UPCAST_REMAINDER: the loop becomes the vector part and, after it, the single iterations left. */
@@ -436,6 +465,14 @@ public final class Optimizer {
             }
         });
         if (carried.isEmpty()) throw fail(loop, "the loop accumulates no register defined outside it");
+        if (loop.limit() != null) {
+            walk(loop.body(), s -> {
+                if (s instanceof Stmt.Store st) {
+                    throw fail(loop, "the loop stores into " + st.param().name() + ", which a lane past its symbolic size " + loop.limit().name()
+                            + " must not do, and a store has no gate");
+                }
+            });
+        }
         for (Slot r : registersRead(loop.body())) {
             if (carried.containsKey(r)) {
                 throw fail(loop, "the loop reads register " + r.name() + ", which it accumulates, so partial lanes would change what it reads");
@@ -444,7 +481,8 @@ public final class Optimizer {
         Variable outer = fresh(loop.index().name() + "_o", loop.extent() / lanes);
         Variable lane = fresh(loop.index().name() + "_g", lanes);
         Map<Object, UOp> map = new HashMap<>();
-        map.put(loop.index(), UOp.variable(outer).mul(lanes).add(UOp.variable(lane)));
+        UOp r = UOp.variable(outer).mul(lanes).add(UOp.variable(lane));
+        map.put(loop.index(), r);
         List<Stmt> inLane = new ArrayList<>();
         Map<Slot, Slot> partials = new LinkedHashMap<>();
         for (var c : carried.entrySet()) {
@@ -453,9 +491,75 @@ public final class Optimizer {
             map.put(c.getKey(), p.uop());
             inLane.add(new Stmt.Define(p, Lowerer.identity(c.getValue(), p.dtype())));
         }
-        inLane.add(new Stmt.Loop(outer, Stmt.LoopKind.REDUCE, substitute(loop.body(), map)));
+        // a symbolic size: the groups that hold an iteration below it, the lanes past it masked off (see LiveLanes)
+        Map<Slot, ReduceArg.Kind> kinds = new HashMap<>();
+        partials.forEach((c, p) -> kinds.put(p, carried.get(c)));
+        Stmt.Block body = liveLanes(loop, substitute(loop.body(), map), r, lane, kinds);
+        inLane.add(new Stmt.Loop(outer, Stmt.LoopKind.REDUCE, body, loop.limit(), loop.limit() == null ? 1 : lanes));
         for (var p : partials.entrySet()) inLane.add(new Stmt.Accumulate(p.getKey(), carried.get(p.getKey()), p.getValue().uop()));
         return replace(program.body(), loop, List.of(new Stmt.Loop(lane, Stmt.LoopKind.UPCAST, new Stmt.Block(inLane))));
+    }
+
+    /**
+     * The body of a loop split in groups whose last group runs past the loop's limit: where {@code live} is false
+     * (an iteration at or past the limit) the body reads no memory (every load that differs between the lanes is
+     * gated by {@code live}, so a vector lane's load is masked and a gathered index from a row past the limit is
+     * never read), checks no index ({@code CHECK}'s gate), and adds the identity of its reduction to each of
+     * {@code partials}, so they hold what the loop without those iterations would. A load or check the same for
+     * every lane of a group (it reads neither the lane nor a register of the body) stays as it is: lane 0 of every
+     * group that runs is live and makes the same one. What else a dead iteration computes from its zeros goes
+     * nowhere, and no op traps on it (integer division by zero is 0, as {@link dev.kiln.ir.Alu} defines it). A store
+     * (an output loop's lanes, UPCAST) is gated by {@code live}: a dead lane writes nothing.
+     *
+     * @param perLane the lane variable and the registers the body defines (a value read through one may differ between lanes)
+     */
+    private record LiveLanes(Stmt.Loop loop, UOp live, Map<Slot, ReduceArg.Kind> partials, Set<Object> perLane, Map<UOp, UOp> memo) {
+        LiveLanes(Stmt.Loop loop, UOp live, Map<Slot, ReduceArg.Kind> partials, Set<Object> perLane) {
+            this(loop, live, partials, perLane, new HashMap<>());
+        }
+
+        Stmt.Block block(Stmt.Block body) {
+            List<Stmt> out = new ArrayList<>();
+            for (Stmt s : body.body()) {
+                out.add(switch (s) {
+                    case Stmt.Block b -> block(b);
+                    case Stmt.Loop l -> l.with(l.kind(), block(l.body()));
+                    case Stmt.Define d -> new Stmt.Define(d.register(), gate(d.init()));
+                    case Stmt.Accumulate a -> {
+                        UOp v = gate(a.value());
+                        ReduceArg.Kind kind = partials.get(a.register());
+                        yield new Stmt.Accumulate(a.register(), a.kind(), kind == null ? v : live.where(v, Lowerer.identity(kind, v.dtype())));
+                    }
+                    // an output loop's lanes (UPCAST); GROUP refuses a reduce loop that stores
+                    case Stmt.Store st -> new Stmt.Store(st.param(), gate(st.index()), gate(st.value()),
+                            st.gate() == null ? live : UOp.of(Op.AND, DType.BOOL, null, gate(st.gate()), live));
+                });
+            }
+            return new Stmt.Block(out);
+        }
+
+        /** {@code e} with every load and index check that may differ between lanes gated by {@link #live} as well. */
+        private UOp gate(UOp e) {
+            UOp known = memo.get(e);
+            if (known != null) return known;
+            List<UOp> src = new ArrayList<>(e.src().size());
+            boolean changed = false;
+            for (UOp s : e.src()) {
+                UOp g = gate(s);
+                src.add(g);
+                changed |= g != s;
+            }
+            // LOAD(buffer, index[, gate]) and CHECK(index, size[, gate])
+            if ((e.op() == Op.LOAD || e.op() == Op.CHECK) && e.toposort().stream().anyMatch(u -> u.op() == Op.DEFINE_VAR && perLane.contains(u.arg()))) {
+                UOp gate = src.size() > 2 ? UOp.of(Op.AND, DType.BOOL, null, src.get(2), live) : live;
+                if (src.size() > 2) src.set(2, gate);
+                else src.add(gate);
+                changed = true;
+            }
+            UOp out = changed ? e.withSrc(src) : e;
+            memo.put(e, out);
+            return out;
+        }
     }
 
     private Slot newRegister(Slot like) { return new Slot(Slot.Kind.REGISTER, registers++, like.dtype()); }
@@ -514,10 +618,11 @@ public final class Optimizer {
             return switch (s) {
                 case Stmt.Block b -> block(b);
                 case Stmt.Loop l -> new Stmt.Loop(map.containsKey(l.index()) ? map.get(l.index()).variableArg() : l.index(), l.kind(),
-                        block(l.body()), l.limit());
+                        block(l.body()), l.limit(), l.limitStep());
                 case Stmt.Define d -> new Stmt.Define(slot(d.register()), expr.apply(d.init()));
                 case Stmt.Accumulate a -> new Stmt.Accumulate(slot(a.register()), a.kind(), expr.apply(a.value()));
-                case Stmt.Store st -> new Stmt.Store(st.param(), expr.apply(st.index()), expr.apply(st.value()));
+                case Stmt.Store st -> new Stmt.Store(st.param(), expr.apply(st.index()), expr.apply(st.value()),
+                        st.gate() == null ? null : expr.apply(st.gate()));
             };
         }
 

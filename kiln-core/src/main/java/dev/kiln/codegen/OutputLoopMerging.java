@@ -41,10 +41,12 @@ public final class OutputLoopMerging {
         List<Variable> indices = new ArrayList<>();
         List<Stmt.LoopKind> kinds = new ArrayList<>();
         List<Variable> limits = new ArrayList<>();
+        List<Integer> steps = new ArrayList<>();
         for (Stmt.Loop l : nest) {
             indices.add(l.index());
             kinds.add(l.kind());
             limits.add(l.limit());
+            steps.add(l.limitStep());
         }
         boolean changed = false;
         for (int k = indices.size() - 1; k >= 1; k--) {
@@ -65,12 +67,13 @@ public final class OutputLoopMerging {
             indices.remove(k);
             kinds.remove(k);
             limits.remove(k);
+            steps.remove(k);
             indices.set(k - 1, j);
             changed = true;
         }
         if (!changed) return program;
         for (int k = indices.size() - 1; k >= 0; k--) {
-            inner = new Stmt.Block(List.of(new Stmt.Loop(indices.get(k), kinds.get(k), inner, limits.get(k))));
+            inner = new Stmt.Block(List.of(new Stmt.Loop(indices.get(k), kinds.get(k), inner, limits.get(k), steps.get(k))));
         }
         return new KernelProgram(program.name(), program.params(), program.sizes(), program.variables(), inner, program.opts());
     }

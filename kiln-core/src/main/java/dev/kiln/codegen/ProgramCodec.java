@@ -39,7 +39,7 @@ import java.util.Map;
  */
 public final class ProgramCodec {
     /** Bump when the layout changes. */
-    static final int VERSION = 3; // 2: symbolic dimensions of shapes, loop limits; 3: index checks
+    static final int VERSION = 4; // 2: symbolic dimensions of shapes, loop limits; 3: index checks; 4: loop limit steps, store gates
 
     private static final int ARG_NULL = 0, ARG_LONG = 1, ARG_DOUBLE = 2, ARG_SHAPE = 3, ARG_INTS = 4, ARG_REDUCE = 5,
             ARG_VARIABLE = 6, ARG_SLOT = 7, ARG_INDEX_CHECK = 8;
@@ -264,6 +264,7 @@ public final class ProgramCodec {
                     variable(l.index());
                     out.writeByte(l.kind().ordinal());
                     optionalVariable(l.limit());
+                    out.writeInt(l.limitStep());
                     stmt(l.body());
                 }
                 case Stmt.Define d -> {
@@ -282,6 +283,7 @@ public final class ProgramCodec {
                     slot(st.param());
                     out.writeInt(ref(st.index()));
                     out.writeInt(ref(st.value()));
+                    out.writeInt(st.gate() == null ? -1 : ref(st.gate()));
                 }
             }
         }
@@ -406,8 +408,9 @@ public final class ProgramCodec {
             }
         }
 
-        UOp ref() {
-            int i = in.getInt();
+        UOp ref() { return refAt(in.getInt()); }
+
+        UOp refAt(int i) {
             if (i < 0 || i >= nodes.size()) throw bad("node reference " + i + " of " + nodes.size());
             return nodes.get(i);
         }
@@ -445,12 +448,22 @@ public final class ProgramCodec {
                     Variable index = variable();
                     Stmt.LoopKind kind = pick(LOOP_KINDS, in.get(), "loop kind");
                     Variable limit = optionalVariable();
+                    int step = in.getInt();
+                    if (step < 1 || limit == null && step != 1) throw bad("loop limit step " + step);
+                    if (limit != null && Math.ceilDiv(limit.max(), step) > index.max() + 1) throw bad("loop limit past the loop's extent");
                     if (!(stmt() instanceof Stmt.Block body)) throw bad("a loop body is not a block");
-                    yield new Stmt.Loop(index, kind, body, limit);
+                    yield new Stmt.Loop(index, kind, body, limit, step);
                 }
                 case STMT_DEFINE -> new Stmt.Define(slot(), ref());
                 case STMT_ACCUMULATE -> new Stmt.Accumulate(slot(), pick(REDUCE_KINDS, in.get(), "reduction"), ref());
-                case STMT_STORE -> new Stmt.Store(slot(), ref(), ref());
+                case STMT_STORE -> {
+                    Slot param = slot();
+                    UOp index = ref(), value = ref();
+                    int gate = in.getInt();
+                    UOp g = gate == -1 ? null : refAt(gate);
+                    if (g != null && !g.dtype().isBool()) throw bad("a store's gate is " + g.dtype());
+                    yield new Stmt.Store(param, index, value, g);
+                }
                 default -> throw bad("unknown statement tag " + tag);
             };
         }

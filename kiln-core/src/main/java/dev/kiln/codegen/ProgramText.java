@@ -23,7 +23,7 @@ public final class ProgramText {
             switch (s) {
                 case Stmt.Block inner -> block(inner, depth, sb);
                 case Stmt.Loop l -> {
-                    sb.append(pad).append("for ").append(l.index().name()).append(" in 0..").append(l.limit() == null ? String.valueOf(l.extent()) : "min(" + l.limit().name() + ", " + l.extent() + ")")
+                    sb.append(pad).append("for ").append(l.index().name()).append(" in 0..").append(l.limit() == null ? String.valueOf(l.extent()) : "min(" + (l.limitStep() == 1 ? l.limit().name() : "ceil(" + l.limit().name() + " / " + l.limitStep() + ")") + ", " + l.extent() + ")")
                             .append(" (").append(l.kind().name().toLowerCase()).append(")\n");
                     block(l.body(), depth + 1, sb);
                 }
@@ -31,7 +31,7 @@ public final class ProgramText {
                         .append(" = ").append(d.init()).append('\n');
                 case Stmt.Accumulate a -> sb.append(pad).append(a.register().name()).append(" = ").append(a.kind().name().toLowerCase())
                         .append('(').append(a.register().name()).append(", ").append(a.value()).append(")\n");
-                case Stmt.Store st -> sb.append(pad).append(st.param().name()).append('[').append(st.index()).append("] = ")
+                case Stmt.Store st -> sb.append(pad).append(st.gate() == null ? "" : "if " + st.gate() + ": ").append(st.param().name()).append('[').append(st.index()).append("] = ")
                         .append(st.value()).append('\n');
             }
         }

@@ -22,26 +22,41 @@ public sealed interface Stmt {
      * {@code for (index = 0; index <= index.max(); index++) body}. {@code kind} says how a backend may run
      * the iterations (they are independent unless the kind is {@link LoopKind#REDUCE}).
      *
-     * <p>A loop over a symbolic axis has a {@code limit}: a variable of the kernel (at most the extent) at
-     * whose value the loop stops, {@code for (index = 0; index < min(limit, extent); index++)}. Null for
-     * a loop that always runs its whole extent.
+     * <p>A loop over a symbolic axis has a {@code limit}: a variable of the kernel at whose value the loop
+     * stops, {@code for (index = 0; index < min(ceil(limit / limitStep), extent); index++)}. Null for a loop
+     * that always runs its whole extent. {@code limitStep} is 1 for a loop over the axis itself; a loop
+     * split into groups of {@code a} iterations (the outer loop of UPCAST or GROUP) has step {@code a} and
+     * runs every group that holds an iteration below the limit: the iterations of its last group at or past
+     * the limit are gated off in the body by the split ({@link Optimizer}), never by this header, so a
+     * backend that ran the loop further would still compute the same values, only more slowly.
      */
-    record Loop(Variable index, LoopKind kind, Block body, Variable limit) implements Stmt {
+    record Loop(Variable index, LoopKind kind, Block body, Variable limit, int limitStep) implements Stmt {
         public Loop {
-            if (limit != null && limit.max() > index.max() + 1) {
+            if (limitStep < 1 || limit == null && limitStep != 1) {
+                throw new IllegalArgumentException("loop " + index.name() + ": limit step " + limitStep + (limit == null ? " without a limit" : ""));
+            }
+            if (limit != null && Math.ceilDiv(limit.max(), limitStep) > index.max() + 1) {
                 throw new IllegalArgumentException("loop " + index.name() + " of extent " + (index.max() + 1) + " has limit "
-                        + limit.name() + " up to " + limit.max());
+                        + limit.name() + (limitStep == 1 ? "" : " / " + limitStep) + " up to " + Math.ceilDiv(limit.max(), limitStep));
             }
         }
 
         /** A loop over its whole extent. */
-        public Loop(Variable index, LoopKind kind, Block body) { this(index, kind, body, null); }
+        public Loop(Variable index, LoopKind kind, Block body) { this(index, kind, body, null, 1); }
+
+        /** A loop that stops at {@code limit} (if not null). */
+        public Loop(Variable index, LoopKind kind, Block body, Variable limit) { this(index, kind, body, limit, 1); }
 
         /** Iteration count (the most iterations, for a loop with a limit). */
         public long extent() { return index.max() + 1; }
 
+        /** The iterations it runs when its limit's variable is {@code limitValue} (its extent without a limit). */
+        public long stop(long limitValue) {
+            return limit == null ? extent() : Math.max(0, Math.min(extent(), Math.ceilDiv(limitValue, limitStep)));
+        }
+
         /** This loop with another kind and body, keeping its index and limit. */
-        public Loop with(LoopKind kind, Block body) { return new Loop(index, kind, body, limit); }
+        public Loop with(LoopKind kind, Block body) { return new Loop(index, kind, body, limit, limitStep); }
     }
 
     /** Declares {@code register} with an initial value. */
@@ -50,8 +65,19 @@ public sealed interface Stmt {
     /** {@code register = combine(register, value)} for a reduction. */
     record Accumulate(Slot register, ReduceArg.Kind kind, UOp value) implements Stmt {}
 
-    /** {@code param[index] = value}. */
-    record Store(Slot param, UOp index, UOp value) implements Stmt {}
+    /**
+     * {@code if (gate) param[index] = value}: the gate (a bool expression, null for none) is false only in the lanes
+     * of a split loop past its symbolic size ({@link Loop#limitStep}), which must not write; what such a lane
+     * computes is never stored.
+     */
+    record Store(Slot param, UOp index, UOp value, UOp gate) implements Stmt {
+        public Store {
+            if (gate != null && !gate.dtype().isBool()) throw new IllegalArgumentException("store into " + param.name() + " gated by a " + gate.dtype());
+        }
+
+        /** {@code param[index] = value}. */
+        public Store(Slot param, UOp index, UOp value) { this(param, index, value, null); }
+    }
 
     /** How a loop's iterations may run (see {@link Optimizer} for the actions that make each kind). */
     enum LoopKind {

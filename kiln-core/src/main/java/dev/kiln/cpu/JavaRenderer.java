@@ -182,7 +182,7 @@ public final class JavaRenderer extends JavaScalarRenderer {
     protected List<String> outputLoopHead(Stmt.Loop split) {
         String i = name(split.index());
         String t = varType(split.index()).name;
-        String stop = split.limit() == null ? "end" : "Math.min(end, " + name(split.limit()) + ")"; // a symbolic axis stops at its size
+        String stop = split.limit() == null ? "end" : "Math.min(end, " + limit(split) + ")"; // a symbolic axis stops at its size
         return List.of(forLoop(t, i, "(" + t + ") start", "(" + t + ") " + stop));
     }
 
@@ -219,7 +219,7 @@ public final class JavaRenderer extends JavaScalarRenderer {
 
     @Override
     protected void store(Stmt.Store st) {
-        if (lanes != null && (dependent(st.index()) || dependent(st.value()))) vectorStore(st);
+        if (lanes != null && (dependent(st.index()) || dependent(st.value()) || st.gate() != null && dependent(st.gate()))) vectorStore(st);
         else super.store(st);
     }
 
@@ -279,7 +279,9 @@ public final class JavaRenderer extends JavaScalarRenderer {
                         if (readsLaneRegister(st.index())) yield -1;
                         JType memory = memoryVector(st.param().dtype());
                         boolean vector = memory != null && fits(memory.element()) && contiguous(st.index());
-                        yield plus(access(vector, st.index(), null), cost(st.value(), seen));
+                        if (st.gate() != null && readsLaneRegister(st.gate())) yield -1;
+                        yield plus(access(vector, st.index(), st.gate()), st.gate() == null ? cost(st.value(), seen)
+                                : plus(cost(st.value(), seen), cost(st.gate(), seen)));
                     }
                     case Stmt.Block b -> 0;
                 };
@@ -613,21 +615,28 @@ public final class JavaRenderer extends JavaScalarRenderer {
         return new Expr<>(fromArray(t, array), t, ATOM);
     }
 
-    /** A store of lane-dependent values: one vector store where the index is contiguous in the lanes, else lane by lane in order. */
+    /**
+     * A store of lane-dependent values: one vector store where the index is contiguous in the lanes (masked where
+     * its gate differs between lanes), else lane by lane in order, each lane under its gate.
+     */
     private void vectorStore(Stmt.Store st) {
         Slot p = st.param();
         DType dt = p.dtype();
         JType memory = memoryVector(dt);
+        UOp gate = st.gate();
+        String guard = gate == null || dependent(gate) ? "" : "if (" + ref(gate).text() + ") ";
         if (memory != null && fits(memory.element()) && contiguous(st.index())) {
             Expr<JType> first = index(atLane(st.index(), 0));
-            line(paren(vec(st.value(), memory), ATOM) + ".intoMemorySegment(" + p.name() + ", " + offset(first, dt) + ", ORDER);");
+            String mask = gate != null && dependent(gate) ? ", " + vec(gate, memory.mask()).text() : "";
+            line(guard + paren(vec(st.value(), memory), ATOM) + ".intoMemorySegment(" + p.name() + ", " + offset(first, dt) + ", ORDER" + mask + ");");
             return;
         }
         Expr<JType> same = dependent(st.value()) ? null : ref(st.value());
         for (int l = 0; l < lanes.count(); l++) {
             Expr<JType> value = same != null ? same : laneOf(st.value(), Integer.toString(l));
             Expr<JType> index = index(atLane(st.index(), l));
-            line(p.name() + ".set(" + layout(dt) + ", " + offset(index, dt) + ", " + storeValue(value, dt) + ");");
+            String laneGuard = gate == null || !dependent(gate) ? guard : "if (" + ref(atLane(gate, l)).text() + ") ";
+            line(laneGuard + p.name() + ".set(" + layout(dt) + ", " + offset(index, dt) + ", " + storeValue(value, dt) + ");");
         }
     }
 

@@ -67,7 +67,8 @@ abstract class JavaScalarRenderer extends CFamilyRenderer<JType> {
         Slot p = st.param();
         Expr<JType> index = index(st.index());
         Expr<JType> value = ref(st.value());
-        line(p.name() + ".set(" + layout(p.dtype()) + ", " + offset(index, p.dtype()) + ", " + storeValue(value, p.dtype()) + ");");
+        String store = p.name() + ".set(" + layout(p.dtype()) + ", " + offset(index, p.dtype()) + ", " + storeValue(value, p.dtype()) + ");";
+        line(st.gate() == null ? store : "if (" + ref(st.gate()).text() + ") " + store);
     }
 
     @Override
@@ -81,6 +82,12 @@ abstract class JavaScalarRenderer extends CFamilyRenderer<JType> {
 
     @Override
     protected final String extentLiteral(long extent, Variable index) { return extent + (varType(index) == JType.LONG ? "L" : ""); }
+
+    /** {@code Math.ceilDiv}: {@code limit + step - 1} could overflow an int limit near its type's maximum. */
+    @Override
+    protected final String limit(Stmt.Loop l) {
+        return l.limitStep() == 1 ? name(l.limit()) : "Math.ceilDiv(" + name(l.limit()) + ", " + l.limitStep() + ")";
+    }
 
     // ---------------------------------------------------------------- names and types
 

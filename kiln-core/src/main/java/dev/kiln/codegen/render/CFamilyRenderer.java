@@ -253,7 +253,7 @@ public abstract class CFamilyRenderer<T> {
                 String i = name(l.index());
                 String hint = loopHint(l.kind(), l.extent());
                 if (hint != null) line(hint);
-                line(forLoop(indexType(l.index()), i, "0", l.limit() != null ? name(l.limit()) : extentLiteral(l.extent(), l.index())));
+                line(forLoop(indexType(l.index()), i, "0", l.limit() != null ? limit(l) : extentLiteral(l.extent(), l.index())));
                 block(l.body());
                 line("}");
             }
@@ -267,6 +267,15 @@ public abstract class CFamilyRenderer<T> {
                 store(st);
             }
         }
+    }
+
+    /**
+     * Where a loop with a limit stops: the limit's variable, or for a loop split in groups of {@code limitStep}
+     * iterations the groups that hold an iteration below it, {@code ceil(limit / limitStep)} (see {@link Stmt.Loop}).
+     */
+    protected String limit(Stmt.Loop l) {
+        String v = name(l.limit());
+        return l.limitStep() == 1 ? v : "((" + v + " + " + (l.limitStep() - 1) + ") / " + l.limitStep() + ")";
     }
 
     /** The head of a counting loop, {@code for (type i = from; i < stop; i++)} and its opening brace. */

@@ -29,10 +29,12 @@ import java.util.Map;
  * {@value #FIRST_CAPACITY}) and again with room for all when more ran, and the outputs are its rows that ran. A prepared
  * plan, whose inputs have no values while it is built, lays them out at a capacity (a small constant M, else the rows the
  * plan reserves in its {@link PlanCapacities}, which it grows when a run needs more) and binds their length when it runs to
- * the iterations that ran, as NonZero's count is bound ({@link SizedSteps}). In a prepared plan a list the body only appends
- * to, or a tensor it only extends with Concat ({@link ListAccumulators}), is built as one more scan output. Other bodies
- * whose loop-carried values change shape from one iteration to the next cannot be one plan: they are built once per
- * iteration instead ({@link LoopUnrolling}) where the values are known while the graph is built, and refused otherwise.
+ * the iterations that ran, as NonZero's count is bound ({@link SizedSteps}). A list the body only appends to, or a tensor it
+ * only extends with Concat ({@link ListAccumulators}), is built as one more scan output, under {@link OnnxModel#run} and in a
+ * prepared plan alike. Only a body that cannot be one plan over stand-ins (other sequences and optionals, a loop-carried
+ * tensor whose shape changes and that the body reads, an operator that needs an iteration's values while it is built) is
+ * built once per iteration instead ({@link LoopUnrolling}, which logs why), where the values are known while the graph is
+ * built or the loop is a for-loop, and refused otherwise.
  */
 final class LoopOp {
     /** Rows kept for the scan outputs on the first run of a loop of unknown length (M when smaller). */
@@ -40,25 +42,31 @@ final class LoopOp {
 
     private LoopOp() {}
 
-    /** A loop-carried value whose shape or dtype the body changes: the loop cannot be one plan. */
-    private static final class StateChanges extends RuntimeException {
-        StateChanges(String message) { super(message, null, false, false); }
+    /**
+     * Why the body cannot be one plan over stand-ins: a loop-carried value whose shape or dtype the body changes, or a body
+     * that needs an iteration's values while it is built (a shape computed from the iteration number or a state).
+     */
+    private static final class PerIteration extends RuntimeException {
+        PerIteration(String message, Throwable cause) { super(message, cause, false, false); }
     }
 
     static List<OnnxValue> apply(OpContext c) {
         GraphBuilder outer = c.builder();
-        boolean hostState = false;
-        for (int i = 2; i < c.inputCount(); i++) hostState |= c.given(i) && outer.hostValue(c.node.inputs().get(i)) != null;
         OnnxGraph body = body(c);
         int n = Math.max(0, c.node.inputs().size() - 2), k = body.outputs().size() - 1 - n;
-        List<String> decidingNow = new ArrayList<>(c.node.inputs());
-        decidingNow.addAll(body.outerReads());
-        boolean inPlan = !outer.valuesKnownNow(decidingNow);
         // a list the body only appends to, or a tensor it only extends with Concat, is a scan output by another name: one
-        // plan, where the values are known only when it runs (a prepared plan); under run, and for other sequences and
-        // optionals, the body is built per iteration (LoopUnrolling), as before
-        List<ListAccumulators.Accumulator> lists = inPlan ? ListAccumulators.of(c, body, n) : List.of();
-        if (hostState && (lists == null || !inPlan)) return LoopUnrolling.unroll(c);
+        // plan, whether the values are known now (under run) or only when a prepared plan runs
+        List<ListAccumulators.Accumulator> lists = ListAccumulators.of(c, body, n);
+        if (lists == null) {
+            return LoopUnrolling.unroll(c, "it carries a sequence or optional that the body does more with than append to (its length and "
+                    + "elements are values of the build, known one iteration at a time)");
+        }
+        for (String r : body.outerReads()) {
+            if (outer.hostValue(r) != null) {
+                return LoopUnrolling.unroll(c, "the body reads '" + r + "', " + outer.hostValue(r).describe() + " of the enclosing graph, a value of "
+                        + "the build that a body plan cannot take as an input");
+            }
+        }
         Tensor m = c.given(0) ? c.in(0) : null, cond = c.given(1) ? c.in(1) : null;
         if (m != null && (m.numel() != 1 || m.dtype().isFloat() || m.dtype().isBool())) {
             throw c.bad("trip count M must be one integer, got " + m.dtype() + m.shape());
@@ -83,7 +91,6 @@ final class LoopOp {
                 return shape.values(c, r.states(), r.outputs(), capacity);
             }
             if (!outer.valuesKnownNow(deciding)) return shape.values(c, plannedRun(c, step, m, cond, initial, reads), -1);
-            if (!lists.isEmpty()) throw new IllegalStateException(SizedSteps.name(c) + ": a loop's list is built as a scan output only in a prepared plan");
             long limit = m == null ? FIRST_CAPACITY : Math.max(0, c.longs(0)[0]);
             int capacity = (int) Math.min(limit, FIRST_CAPACITY);
             LoopResult r = Tensor.loop(step, m, cond, initial, reads.values(), capacity).realize();
@@ -96,9 +103,9 @@ final class LoopOp {
             List<Tensor> outputs = new ArrayList<>();
             for (Tensor y : r.outputs()) outputs.add(y.slice(0, 0, (int) ran, 1));
             return shape.values(c, r.states(), outputs, (int) ran);
-        } catch (StateChanges e) {
+        } catch (PerIteration e) {
             // a for-loop is built per iteration without reading values (LoopUnrolling reads M where it must, refusing in a plan)
-            if (forLoop || outer.valuesKnownNow(deciding)) return LoopUnrolling.unroll(c);
+            if (forLoop || outer.valuesKnownNow(deciding)) return LoopUnrolling.unroll(c, e.getMessage());
             throw c.unsupported(e.getMessage() + "; such a loop is built once per iteration, which needs its inputs' values while the graph is "
                     + "built, and a prepared plan has none (run the model with OnnxModel.run)");
         }
@@ -148,11 +155,7 @@ final class LoopOp {
                 Tensor stacked = rows.get(k + q++);
                 out.add(switch (a) {
                     case ListAccumulators.ListOf l when ran < 0 -> new OnnxValue.StackedSequence(stacked, l.dtype());
-                    case ListAccumulators.ListOf l -> {
-                        List<Tensor> elements = new ArrayList<>();
-                        for (int t = 0; t < ran; t++) elements.add(stacked.slice(0, t, t + 1, 1).squeeze(0));
-                        yield new OnnxValue.SequenceValue(elements, l.dtype());
-                    }
+                    case ListAccumulators.ListOf l -> OnnxValue.SequenceValue.ofRows(stacked);
                     case ListAccumulators.Grows g when ran < 0 -> new OnnxValue.TensorValue(GrownTensors.inPlan(c, g, stacked));
                     case ListAccumulators.Grows g -> new OnnxValue.TensorValue(GrownTensors.joined(g, stacked));
                 });
@@ -264,14 +267,21 @@ final class LoopOp {
                     case ListAccumulators.Grows g -> fixed.put(name, GrownTensors.empty(g, c.device));
                 }
             }
-            List<OnnxValue> out = c.builder().nested(body, c.device).buildValues(bound, fixed, lists);
+            List<OnnxValue> out;
+            try {
+                out = c.builder().nested(body, c.device).buildValues(bound, fixed, lists);
+            } catch (UnsupportedOnnxOpException e) {
+                // an operator of the body needs values it has only when the loop runs (a Slice to the iteration number, a
+                // SequenceAt of it): the body is not one plan over stand-ins, but may be built with each iteration's values
+                throw new PerIteration("the body cannot be built once for every iteration: " + e.getMessage(), e);
+            }
             List<Tensor> next = new ArrayList<>(), rows = new ArrayList<>();
             for (int j = 0; j < layout.carried().size(); j++) {
                 int i = layout.carried().get(j);
                 Tensor was = state.get(j), now = tensorOutput(body, out, 1 + i);
                 if (now.dtype() != was.dtype() || !now.shape().equals(was.shape())) {
-                    throw new StateChanges("loop-carried value " + i + " ('" + body.outputs().get(1 + i) + "') is " + was.dtype() + was.shape()
-                            + " on entry and " + now.dtype() + now.shape() + " after an iteration");
+                    throw new PerIteration("loop-carried value " + i + " ('" + body.outputs().get(1 + i) + "') is " + was.dtype() + was.shape()
+                            + " on entry and " + now.dtype() + now.shape() + " after an iteration", null);
                 }
                 next.add(now);
             }
@@ -280,11 +290,11 @@ final class LoopOp {
                 OnnxValue v = out.get(1 + a.state());
                 switch (a) {
                     case ListAccumulators.ListOf l -> {
-                        if (!(v instanceof OnnxValue.SequenceValue(List<Tensor> appended, DType dt)) || appended.size() != 1) {
+                        if (!(v instanceof OnnxValue.SequenceValue appended) || appended.elements().size() != 1) {
                             throw new IllegalStateException("the body's list '" + body.outputs().get(1 + a.state()) + "' is " + v.describe()
                                     + " after an iteration that started it empty; expected the one tensor it appends");
                         }
-                        rows.add(appended.getFirst());
+                        rows.add(appended.elements().getFirst());
                     }
                     case ListAccumulators.Grows g -> rows.add(GrownTensors.element(g, tensorOutput(body, out, 1 + a.state()), body.outputs().get(1 + a.state())));
                 }

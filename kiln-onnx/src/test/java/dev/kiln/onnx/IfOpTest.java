@@ -147,4 +147,47 @@ class IfOpTest {
         List<Tensor> out = model.run(Map.of("c", Tensor.of(new boolean[] {true}).reshape(), "x", Tensor.of(new float[] {0, 3, 0, 4}, 4)));
         assertThat(out.getFirst().toLongArray()).containsExactly(1, 3);
     }
+
+    /**
+     * Branches whose output differs on two axes ({@code NonZero(x)}, [1, count], or a constant [2, 3]) in a prepared plan:
+     * each run gives the chosen branch's value with both axes at its size, and a reduction over it (ReduceSum to a scalar)
+     * reads exactly those elements. Against Java, on each branch and count.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void branchesDifferingOnTwoAxesInAPreparedPlan(String device) {
+        var unavailable = DeviceRegistry.providers().get(device).unavailableReason();
+        Assumptions.assumeTrue(unavailable.isEmpty(), () -> device + " unavailable: " + unavailable.orElse(""));
+        var d = DeviceRegistry.get(device);
+        int f = onnx.Onnx.TensorProto.DataType.FLOAT_VALUE, b = onnx.Onnx.TensorProto.DataType.BOOL_VALUE, i64 = onnx.Onnx.TensorProto.DataType.INT64_VALUE;
+        GraphProto.Builder then = GraphProto.newBuilder().setName("then")
+                .addNode(NodeProto.newBuilder().setOpType("NonZero").setName("nz").addInput("x").addOutput("t"))
+                .addOutput(OnnxTestModels.anyShape("t", i64));
+        onnx.Onnx.TensorProto.Builder e = onnx.Onnx.TensorProto.newBuilder().setName("e").setDataType(i64).addDims(2).addDims(3);
+        for (long v = 1; v <= 6; v++) e.addInt64Data(v);
+        GraphProto.Builder otherwise = GraphProto.newBuilder().setName("else").addInitializer(e).addOutput(OnnxTestModels.anyShape("e", i64));
+        GraphProto.Builder g = GraphProto.newBuilder().addInput(OnnxTestModels.value("c", b)).addInput(OnnxTestModels.value("x", f, 4))
+                .addNode(NodeProto.newBuilder().setOpType("If").setName("branch").addInput("c").addOutput("y")
+                        .addAttribute(AttributeProto.newBuilder().setName("then_branch").setType(AttributeProto.AttributeType.GRAPH).setG(then))
+                        .addAttribute(AttributeProto.newBuilder().setName("else_branch").setType(AttributeProto.AttributeType.GRAPH).setG(otherwise)))
+                .addNode(NodeProto.newBuilder().setOpType("ReduceSum").setName("sum").addInput("y").addOutput("s")
+                        .addAttribute(AttributeProto.newBuilder().setName("keepdims").setType(AttributeProto.AttributeType.INT).setI(0)))
+                .addOutput(OnnxTestModels.anyShape("y", i64)).addOutput(OnnxTestModels.value("s", i64));
+        OnnxModel model = OnnxModel.fromProto(OnnxTestModels.model(13, g), "if2.onnx");
+        long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
+        try (OnnxPlan plan = model.prepare(d, Map.of())) {
+            float[][] xs = {{0, 3, 0, 4}, {0, 3, 0, 4}, {1, 1, 1, 1}, {0, 0, 0, 0}, {2, -1, 0, 5}, {0, 0, 7, 0}};
+            boolean[] cs = {true, false, true, true, false, true};
+            for (int r = 0; r < xs.length; r++) {
+                float[] x = xs[r];
+                List<Tensor> out = plan.run(Map.of("c", Tensor.of(new boolean[] {cs[r]}).reshape().to(d).realize(), "x", Tensor.of(x, 4).to(d).realize()));
+                long[] want = cs[r] ? java.util.stream.IntStream.range(0, 4).filter(k -> x[k] != 0).asLongStream().toArray() : new long[] {1, 2, 3, 4, 5, 6};
+                if (cs[r]) assertThat(out.get(0).dims()).as("run %d", r).containsExactly(1, want.length);
+                else assertThat(out.get(0).dims()).as("run %d", r).containsExactly(2, 3);
+                assertThat(out.get(0).toLongArray()).as("run %d", r).containsExactly(want);
+                assertThat(out.get(1).toLongArray()).as("run %d", r).containsExactly(java.util.Arrays.stream(want).sum());
+            }
+        }
+        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plan's memory is freed").isEqualTo(baseline);
+    }
 }

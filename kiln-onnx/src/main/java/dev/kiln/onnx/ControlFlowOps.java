@@ -79,6 +79,7 @@ final class ControlFlowOps {
                 out.add(known ? then.get(k) : otherwise.get(k));
                 continue;
             }
+            if (a.ndim() != b.ndim() && outer.capacities() != null) return assumedBranch(c, cond);
             if (a.ndim() != b.ndim()) {
                 throw c.unsupported("output " + k + " is " + a.dtype() + a.shape() + " in then_branch and " + b.dtype() + b.shape()
                         + " in else_branch, with a condition known only when the plan runs; Kiln selects between branches of one rank "
@@ -157,8 +158,42 @@ final class ControlFlowOps {
         }, inputs.toArray(Tensor[]::new));
     }
 
+    /**
+     * An If whose condition is known only when a prepared plan runs and whose branches give an output of different ranks:
+     * no one plan holds both (a tensor's rank, and everything built on it, is fixed when the graph is built), so the plan is
+     * built with one branch, the one its {@link PlanCapacities#branch} says (then_branch at first), inline as for a constant
+     * condition. Every value the branch reads of the enclosing graph (but constants) and every output it gives passes
+     * through a check of the condition, so the check runs before any of the branch's steps and before anything reads its
+     * outputs: a run whose condition chose the other branch fails there with a {@link PlanCapacities.WrongBranch}, and the
+     * {@link OnnxPlan} runs again with the other build ({@link OnnxPlan#execute()}). The checks copy what they pass on.
+     */
+    private static List<OnnxValue> assumedBranch(OpContext c, Tensor cond) {
+        GraphBuilder outer = c.builder();
+        String key = outer.source() + ": " + SizedSteps.name(c);
+        boolean holds = outer.capacities().branch(key);
+        Tensor flag = cond.reshape();
+        DType ct = cond.dtype();
+        java.util.function.UnaryOperator<Tensor> checked = t -> {
+            long bytes = t.dtype().byteSize(t.numel());
+            Tensor y = Tensor.host(SizedSteps.name(c) + " check of its condition", t.dtype(), t.dims(), (in, out) -> {
+                if ((SizedSteps.doubles(in.getFirst(), ct, 1)[0] != 0) != holds) throw new PlanCapacities.WrongBranch(key, !holds);
+                java.lang.foreign.MemorySegment.copy(in.get(1), 0, out, 0, bytes);
+            }, flag, t);
+            for (int x = 0; x < t.ndim(); x++) if (t.shape().variable(x) != null) y = y.withSymbolicDim(x, t.shape().variable(x));
+            return y;
+        };
+        List<OnnxValue> out = new ArrayList<>();
+        for (OnnxValue v : branch(c, holds ? "then_branch" : "else_branch", checked)) {
+            out.add(v instanceof OnnxValue.TensorValue(Tensor t) ? new OnnxValue.TensorValue(checked.apply(t)) : v);
+        }
+        return out;
+    }
+
     /** Branch {@code attr} of an If node built inline: it has no inputs, and reads the enclosing graph's values by name. */
-    private static List<OnnxValue> branch(OpContext c, String attr) {
+    private static List<OnnxValue> branch(OpContext c, String attr) { return branch(c, attr, t -> t); }
+
+    /** {@link #branch(OpContext, String)}, each value it reads of the enclosing graph but constants passed through {@code reads}. */
+    private static List<OnnxValue> branch(OpContext c, String attr, java.util.function.UnaryOperator<Tensor> reads) {
         GraphProto proto = c.a.graph(attr);
         GraphBuilder outer = c.builder();
         OnnxGraph g = OnnxGraph.subgraph(proto, outer.source() + " If node '" + c.node.label() + "' " + attr, c.a.external(), outer.graph().opsets(),
@@ -171,7 +206,8 @@ final class ControlFlowOps {
         Map<String, OnnxValue> hosts = new HashMap<>();
         for (String r : g.outerReads()) {
             if (outer.hostValue(r) != null) hosts.put(r, outer.hostValue(r));
-            else (outer.isConstant(r) ? constants : values).put(r, outer.outerValue(r, c.device));
+            else if (outer.isConstant(r)) constants.put(r, outer.outerValue(r, c.device));
+            else values.put(r, reads.apply(outer.outerValue(r, c.device)));
         }
         return outer.nested(g, c.device).buildValues(values, constants, hosts);
     }

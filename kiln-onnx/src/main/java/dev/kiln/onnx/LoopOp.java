@@ -77,6 +77,7 @@ final class LoopOp {
         Layout shape = new Layout(n, k, lists);
         List<Tensor> initial = new ArrayList<>();
         for (int i : shape.carried()) initial.add(c.in(2 + i));
+        for (ListAccumulators.Grows g : shape.tails()) initial.add(GrownTensors.last(g.initial(), g.axis()));
         OuterReads reads = OuterReads.of(body, outer, c);
         LoopStep step = step(c, body, shape, forLoop, reads);
         // what decides the number of iterations: the node's inputs and what the body reads of the enclosing graph
@@ -119,11 +120,19 @@ final class LoopOp {
 
     /**
      * Where the body's values go: of the loop's {@code n} states, those carried as tensors ({@code carried}, the loop
-     * construct's states) and the lists it appends to ({@code lists}, the construct's outputs after the {@code k} scan
-     * outputs); and back to the node's outputs, the N final states then the K scan outputs.
+     * construct's first states) and the lists it appends to ({@code lists}, the construct's outputs after the {@code k} scan
+     * outputs), the last element of each grown tensor the body reads ({@code tails}, the construct's states after the carried
+     * ones); and back to the node's outputs, the N final states then the K scan outputs.
      */
     private record Layout(int n, int k, List<ListAccumulators.Accumulator> lists, List<Integer> carried) {
         Layout(int n, int k, List<ListAccumulators.Accumulator> lists) { this(n, k, lists, carriedOf(n, lists)); }
+
+        /** The grown tensors whose last element the body reads, each carried as a one-long tail after the carried states. */
+        List<ListAccumulators.Grows> tails() {
+            List<ListAccumulators.Grows> out = new ArrayList<>();
+            for (ListAccumulators.Accumulator a : lists) if (a instanceof ListAccumulators.Grows g && !g.lastReads().isEmpty()) out.add(g);
+            return out;
+        }
 
         private static List<Integer> carriedOf(int n, List<ListAccumulators.Accumulator> lists) {
             List<Integer> out = new ArrayList<>();
@@ -250,6 +259,12 @@ final class LoopOp {
     /** The body as a loop step: built by a builder of its own over the step's stand-ins. */
     private static LoopStep step(OpContext c, OnnxGraph body, Layout layout, boolean forLoop, OuterReads reads) {
         Tensor yes = Tensor.of(new boolean[] {true}).reshape().to(c.device).realize();
+        List<ListAccumulators.Grows> tails = layout.tails();
+        // a grown tensor the body also reads (its last element): its Concat reads it under another name, bound to the empty
+        // stand-in, and its own name is bound to the carried tail, which is all the body's reads of it see
+        OnnxGraph built = body;
+        for (ListAccumulators.Grows g : tails) built = GrownTensors.renamed(built, g);
+        OnnxGraph traced = built;
         return (iteration, state, constants) -> {
             Map<String, Tensor> bound = new LinkedHashMap<>();
             bound.put(body.inputs().get(0), iteration);
@@ -264,17 +279,32 @@ final class LoopOp {
                 String name = body.inputs().get(2 + a.state());
                 switch (a) {
                     case ListAccumulators.ListOf l -> lists.put(name, new OnnxValue.SequenceValue(List.of(), l.dtype()));
+                    case ListAccumulators.Grows g when tails.contains(g) -> {
+                        fixed.put(GrownTensors.emptyName(body, g), GrownTensors.empty(g, c.device));
+                        bound.put(name, state.get(layout.carried().size() + tails.indexOf(g)));
+                    }
                     case ListAccumulators.Grows g -> fixed.put(name, GrownTensors.empty(g, c.device));
                 }
             }
             List<OnnxValue> out;
+            GraphBuilder builder = c.builder().nested(traced, c.device);
             try {
-                out = c.builder().nested(body, c.device).buildValues(bound, fixed, lists);
+                out = builder.buildValues(bound, fixed, lists);
             } catch (UnsupportedOnnxOpException e) {
                 // an operator of the body needs values it has only when the loop runs (a Slice to the iteration number, a
                 // SequenceAt of it): the body is not one plan over stand-ins, but may be built with each iteration's values
                 throw new PerIteration("the body cannot be built once for every iteration: " + e.getMessage(), e);
             }
+            for (ListAccumulators.Grows g : tails) {
+                for (Node r : g.lastReads()) {
+                    String problem = GrownTensors.lastReadProblem(builder, r, g);
+                    if (problem != null) {
+                        throw new PerIteration("loop-carried value " + g.state() + " ('" + body.inputs().get(2 + g.state()) + "') grows by Concat, and "
+                                + problem + ": a body reading more of a tensor it grows needs the tensor's length inside the body", null);
+                    }
+                }
+            }
+            List<Tensor> nextTails = new ArrayList<>();
             List<Tensor> next = new ArrayList<>(), rows = new ArrayList<>();
             for (int j = 0; j < layout.carried().size(); j++) {
                 int i = layout.carried().get(j);
@@ -296,9 +326,18 @@ final class LoopOp {
                         }
                         rows.add(appended.elements().getFirst());
                     }
-                    case ListAccumulators.Grows g -> rows.add(GrownTensors.element(g, tensorOutput(body, out, 1 + a.state()), body.outputs().get(1 + a.state())));
+                    case ListAccumulators.Grows g -> {
+                        Tensor element = GrownTensors.element(g, tensorOutput(body, out, 1 + a.state()), body.outputs().get(1 + a.state()));
+                        rows.add(element);
+                        if (tails.contains(g)) {
+                            // the next tail: the element's last, or the tail as it was where the element is empty
+                            Tensor last = GrownTensors.last(element, g.axis());
+                            nextTails.add(last != null ? last : state.get(layout.carried().size() + tails.indexOf(g)));
+                        }
+                    }
                 }
             }
+            next.addAll(nextTails);
             Tensor condition = forLoop ? null : tensorOutput(body, out, 0);
             if (condition != null && condition.numel() != 1) throw new IllegalArgumentException("the body's condition output has shape " + condition.shape()
                     + ", expected one value");

@@ -105,8 +105,10 @@ final class LoopOp {
             for (Tensor y : r.outputs()) outputs.add(y.slice(0, 0, (int) ran, 1));
             return shape.values(c, r.states(), outputs, (int) ran);
         } catch (PerIteration e) {
-            // a for-loop is built per iteration without reading values (LoopUnrolling reads M where it must, refusing in a plan)
-            if (forLoop || outer.valuesKnownNow(deciding)) return LoopUnrolling.unroll(c, e.getMessage());
+            // built per iteration where M and the condition are known now: all of them under run, and in a prepared plan a
+            // for-loop whose M (and initial condition) are constants
+            boolean constants = c.given(0) && c.isConstant(0) && (!c.given(1) || c.isConstant(1));
+            if (forLoop && constants || outer.valuesKnownNow(deciding)) return LoopUnrolling.unroll(c, e.getMessage());
             throw c.unsupported(e.getMessage() + "; such a loop is built once per iteration, which needs its inputs' values while the graph is "
                     + "built, and a prepared plan has none (run the model with OnnxModel.run)");
         }

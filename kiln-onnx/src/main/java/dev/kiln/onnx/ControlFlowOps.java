@@ -245,6 +245,9 @@ final class ControlFlowOps {
             sequences.add(direction(c, inDirs, j, "scan_input_directions") ? x.flip(0) : x);
         }
         OuterReads reads = OuterReads.of(body, outer, c);
+        if (!reads.sequences().isEmpty()) {
+            throw c.unsupported("the body reads " + reads.sequences() + ", sequences of the enclosing graph; a Scan's body reads tensors");
+        }
         Map<String, Tensor> outerConstants = reads.constants();
         List<String> outerNames = reads.names();
         List<Tensor> outerValues = reads.values();

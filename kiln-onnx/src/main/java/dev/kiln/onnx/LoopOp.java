@@ -62,9 +62,10 @@ final class LoopOp {
                     + "elements are values of the build, known one iteration at a time)");
         }
         for (String r : body.outerReads()) {
-            if (outer.hostValue(r) != null) {
-                return LoopUnrolling.unroll(c, "the body reads '" + r + "', " + outer.hostValue(r).describe() + " of the enclosing graph, a value of "
-                        + "the build that a body plan cannot take as an input");
+            // a sequence of tensors of one shape is read as one tensor of its rows (OuterReads); others are values of the build
+            if (outer.hostValue(r) != null && OuterReads.stackable(outer.hostValue(r)) == null) {
+                return LoopUnrolling.unroll(c, "the body reads '" + r + "', " + outer.hostValue(r).describe() + " of the enclosing graph, which is "
+                        + "no one tensor a body plan could take as an input (an optional, an empty sequence, or tensors of different shapes)");
             }
         }
         Tensor m = c.given(0) ? c.in(0) : null, cond = c.given(1) ? c.in(1) : null;
@@ -271,12 +272,16 @@ final class LoopOp {
             Map<String, Tensor> bound = new LinkedHashMap<>();
             bound.put(body.inputs().get(0), iteration);
             for (int j = 0; j < layout.carried().size(); j++) bound.put(body.inputs().get(2 + layout.carried().get(j)), state.get(j));
-            for (int r = 0; r < reads.names().size(); r++) bound.put(reads.names().get(r), constants.get(r));
+            Map<String, OnnxValue> lists = new HashMap<>();
+            for (int r = 0; r < reads.names().size(); r++) {
+                String name = reads.names().get(r);
+                if (reads.sequences().contains(name)) lists.put(name, OnnxValue.SequenceValue.ofRows(constants.get(r)));
+                else bound.put(name, constants.get(r));
+            }
             Map<String, Tensor> fixed = new HashMap<>(reads.constants());
             // an iteration runs only while the condition holds: the body's condition input is true whenever it is read
             fixed.put(body.inputs().get(1), yes);
             // an accumulator starts each iteration empty: the body appends this iteration's element to it, the step's output
-            Map<String, OnnxValue> lists = new HashMap<>();
             for (ListAccumulators.Accumulator a : layout.lists()) {
                 String name = body.inputs().get(2 + a.state());
                 switch (a) {

@@ -83,6 +83,15 @@ final class SequenceOps {
     private static List<OnnxValue> at(OpContext c) {
         OnnxValue.SequenceValue s = sequence(c, 0);
         if (!c.given(1)) throw c.bad("needs input 1 (position)");
+        if (s.rows() != null && !c.isConstant(1)) {
+            // the rows of one tensor (a loop's list, or a sequence a loop body reads) at a position known only when the plan
+            // runs (a loop's iteration number): a gather, whose index check names the node where the position is out of range
+            Tensor p = tensorIn(c, 1);
+            if (p.dtype() != DType.I32 && p.dtype() != DType.I64) throw c.bad("position must be I32 or I64, got " + p.dtype());
+            if (p.numel() != 1) throw c.bad("position must hold one value, got shape " + p.shape());
+            Tensor rows = s.rows();
+            return List.of(tensor(rows.indexSelect(0, p.reshape(1).cast(DType.I64)).reshape(java.util.Arrays.copyOfRange(rows.dims(), 1, rows.ndim()))));
+        }
         return List.of(tensor(s.elements().get(position(c, 1, s.elements().size(), false))));
     }
 
@@ -187,6 +196,14 @@ final class SequenceOps {
                 Tensor p = x.slice(axis, k, k + 1, 1);
                 pieces.add(keep ? p : p.squeeze(axis));
             }
+            if (size == 0 || x.shape().isSymbolic()) return List.of(new OnnxValue.SequenceValue(pieces, x.dtype()));
+            // the pieces are x's rows along the axis: kept as one tensor, so what reads the sequence whole (ConcatFromSequence, a
+            // loop body's SequenceAt) reads x, not a join of one piece per element
+            int[] order = new int[x.ndim()];
+            order[0] = axis;
+            for (int a = 0, o = 1; a < x.ndim(); a++) if (a != axis) order[o++] = a;
+            Tensor rows = axis == 0 ? x : x.permute(order);
+            return List.of(new OnnxValue.SequenceValue(pieces, x.dtype(), keep ? rows.unsqueeze(1 + axis) : rows));
         } else {
             if (!c.isConstant(1)) {
                 throw c.unsupported("split ('" + c.node.inputs().get(1) + "') is not a constant: it decides the sequence's length, which Kiln needs when the graph is built");

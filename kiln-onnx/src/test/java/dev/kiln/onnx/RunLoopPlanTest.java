@@ -158,4 +158,39 @@ class RunLoopPlanTest {
             assertThat(plan.run(Map.of("x", Tensor.of(x, 6).realize())).getFirst().toFloatArray()).containsExactly(want);
         }
     }
+
+    /**
+     * SequenceMap in its expanded form (a for-loop over a sequence of the enclosing graph: SequenceAt of the iteration number,
+     * the result appended to a list): the sequence, of tensors of one shape (SplitToSequence's rows of x), is read by the body
+     * as one tensor of its rows and SequenceAt gathers from it, so {@value #LONG_RUN} elements are one body plan under run.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void aLoopOverASequenceOfOneShapeIsOneBodyPlan(String device) {
+        assumeAvailable(device);
+        var d = DeviceRegistry.get(device);
+        GraphProto.Builder body = GraphProto.newBuilder().setName("body")
+                .addInput(value("i", INT64)).addInput(value("cond_in", BOOL)).addInput(SequenceValuesTest.seq("out_in", FLOAT))
+                .addNode(node("SequenceAt", "at", List.of("pieces", "i"), List.of("e")))
+                .addNode(node("Add", "plus", List.of("e", "y"), List.of("r")))
+                .addNode(node("SequenceInsert", "append", List.of("out_in", "r"), List.of("out_out")))
+                .addNode(node("Identity", "cond", List.of("cond_in"), List.of("cond_out")))
+                .addOutput(value("cond_out", BOOL)).addOutput(SequenceValuesTest.seq("out_out", FLOAT));
+        GraphProto.Builder g = GraphProto.newBuilder().addInput(value("x", FLOAT, LONG_RUN, 2)).addInput(value("y", FLOAT, 2))
+                .addNode(node("SplitToSequence", "split", List.of("x"), List.of("pieces"), i("axis", 0), i("keepdims", 0)))
+                .addNode(node("SequenceLength", "count", List.of("pieces"), List.of("n")))
+                .addNode(node("SequenceEmpty", "empty", List.of(), List.of("out0"), i("dtype", FLOAT)))
+                .addNode(node("Loop", "map", List.of("n", "", "out0"), List.of("out"), body(body)))
+                .addNode(node("ConcatFromSequence", "stack", List.of("out"), List.of("stacked"), i("axis", 0), i("new_axis", 1)))
+                .addOutput(OnnxTestModels.anyShape("stacked", FLOAT));
+        float[] x = new float[2 * LONG_RUN];
+        for (int k = 0; k < x.length; k++) x[k] = k * 0.5f;
+        float[] want = new float[x.length];
+        for (int k = 0; k < x.length; k++) want[k] = x[k] + (k % 2 == 0 ? 10 : -1);
+        List<Tensor> out = OnnxModel.fromProto(OnnxTestModels.model(17, g), "run_map.onnx").run(Map.of("x", Tensor.of(x, LONG_RUN, 2).to(d).realize(),
+                "y", Tensor.of(new float[] {10, -1}, 2).to(d).realize()));
+        assertThat(out.getFirst().dims()).containsExactly(LONG_RUN, 2);
+        assertThat(out.getFirst().toFloatArray()).containsExactly(want);
+        assertThat(LoopUnrolling.said()).noneMatch(m -> m.startsWith("run_map.onnx"));
+    }
 }

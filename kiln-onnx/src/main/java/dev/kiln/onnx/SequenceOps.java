@@ -83,16 +83,18 @@ final class SequenceOps {
     private static List<OnnxValue> at(OpContext c) {
         OnnxValue.SequenceValue s = sequence(c, 0);
         if (!c.given(1)) throw c.bad("needs input 1 (position)");
-        if (s.rows() != null && !c.isConstant(1)) {
-            // the rows of one tensor (a loop's list, or a sequence a loop body reads) at a position known only when the plan
-            // runs (a loop's iteration number): a gather, whose index check names the node where the position is out of range
-            Tensor p = tensorIn(c, 1);
-            if (p.dtype() != DType.I32 && p.dtype() != DType.I64) throw c.bad("position must be I32 or I64, got " + p.dtype());
-            if (p.numel() != 1) throw c.bad("position must hold one value, got shape " + p.shape());
-            Tensor rows = s.rows();
+        int at;
+        try {
+            at = position(c, 1, s.elements().size(), false);
+        } catch (UnsupportedOperationException e) {
+            // a position known only when the plan runs (a loop body's iteration number): where the elements are the rows of
+            // one tensor (a loop's list, a sequence a loop body reads), a gather, whose index check names the node when it
+            // is out of range; else the position's values are needed now, and the refusal stands
+            if (s.rows() == null) throw e;
+            Tensor p = tensorIn(c, 1), rows = s.rows();
             return List.of(tensor(rows.indexSelect(0, p.reshape(1).cast(DType.I64)).reshape(java.util.Arrays.copyOfRange(rows.dims(), 1, rows.ndim()))));
         }
-        return List.of(tensor(s.elements().get(position(c, 1, s.elements().size(), false))));
+        return List.of(tensor(s.elements().get(at)));
     }
 
     private static List<OnnxValue> insert(OpContext c) {

@@ -12,9 +12,10 @@ import java.util.List;
  * SequenceEmpty and whose next value is {@code SequenceInsert(state, y)} at the back. Such a state holds exactly the
  * appended tensor of every iteration, in order: a scan output by another name. So does a tensor a decoder grows with
  * {@code torch.cat([tokens, tok])} (Concat of the state and the element, the state read nowhere else): its initial value,
- * then the scan output's rows joined along the axis. {@link LoopOp} builds it as one, so a loop
- * carrying it is one body plan (not built once per iteration) and runs in a prepared plan, where its length is known only
- * when the plan runs ({@link OnnxValue.StackedSequence}).
+ * then the scan output's rows joined along the axis; the body may also read the tensor's last element ({@code tokens[-1]}),
+ * which it is then given from a one-long tail carried beside the loop's states. {@link LoopOp} builds it as one, so a loop
+ * carrying it is one body plan (not built once per iteration), under {@link OnnxModel#run} and in a prepared plan, where its
+ * length is known only when the plan runs ({@link OnnxValue.StackedSequence}).
  */
 final class ListAccumulators {
     private ListAccumulators() {}
@@ -59,6 +60,8 @@ final class ListAccumulators {
     private static Node appendsOnly(OnnxGraph body, int i, String op, int maxInputs, List<Node> lastReads) {
         String in = body.inputs().get(2 + i), next = body.outputs().get(1 + i);
         if (body.outputs().indexOf(next) != 1 + i || body.outputs().lastIndexOf(next) != 1 + i || body.inputs().contains(next)) return null;
+        // the state's input given out as it is (a scan output of the list so far) is a read of it too
+        if (body.outputs().contains(in)) return null;
         Node append = null;
         for (Node node : body.nodes()) {
             boolean readsIn = node.inputs().contains(in) || OnnxGraph.nestedReads(node).contains(in);

@@ -24,6 +24,9 @@ Cases:
   script_if_sizes   a torch.jit.script'ed `if` on the input's sum whose branches give different sizes: x[x > 0] (NonZero,
                     GatherND: a data-dependent count) or x[:2] * 2. Four data sets (3, 2, 4 and 1 elements), for a prepared
                     plan that selects the branch when it runs
+  greedy_last       a scripted greedy decoder that reads its last token from the tokens it grows (`tok = tokens[-1:]`,
+                    exported as a Slice of the loop-carried tensor from -1 to INT64_MAX) instead of carrying it beside them,
+                    with a `break` at the end-of-sequence token. Four data sets (four starts, of different lengths)
   nms_head          a tiny detector head (1x1 convolutions giving boxes and scores over a 4x4 grid) ending in ONNX
                     NonMaxSuppression and a gather of the kept boxes. torchvision is installed here but does not load
                     against this torch ("operator torchvision::nms does not exist"), so NMS is an autograd.Function whose
@@ -118,6 +121,19 @@ class Greedy(torch.nn.Module):
             tok = self.out(h).argmax(-1)
             tokens = torch.cat([tokens, tok])
             if bool(tok[0] == self.eos):
+                break
+        return tokens, h
+
+
+class GreedyLast(Greedy):
+    def forward(self, start: torch.Tensor, h: torch.Tensor):
+        tokens = start
+        for _ in range(self.max_len):
+            tok = tokens[-1:]
+            h = torch.tanh(self.w(self.emb(tok)) + self.u(h))
+            nxt = self.out(h).argmax(-1)
+            tokens = torch.cat([tokens, nxt])
+            if bool(nxt[0] == self.eos):
                 break
         return tokens, h
 
@@ -279,6 +295,26 @@ def main():
     sizes = [[1.0, -2.0, 3.0, 0.5], [-1.0, -2.0, 3.0, -0.5], [1.0, 2.0, 3.0, 4.0], [-1.0, -2.0, 9.0, -0.5]]
     export("script_if_sizes", torch.jit.script(IfSizes()), (torch.tensor(sizes[0]),), ["x"], ["y"],
            more_args=[(torch.tensor(v),) for v in sizes[1:]])
+
+    # after script_if_sizes, so that the random draws of the cases before stay those their committed data came from
+    decoder = GreedyLast()
+    h = torch.randn(1, 8)
+    # an end-of-sequence token that ends some decodes early and not others: the starts of as many different lengths
+    for eos in range(11):
+        decoder.eos = eos
+        last = torch.jit.script(decoder)
+        lengths = {s: last(torch.tensor([s]), h)[0].shape[0] for s in range(0, 11)}
+        by_length = {}
+        for s, n in sorted(lengths.items(), key=lambda e: -e[1]):
+            by_length.setdefault(n, s)
+        starts = list(by_length.values())[:4]
+        if len(starts) >= 3:
+            break
+    else:
+        raise AssertionError("no end-of-sequence token gives decodes of three lengths")
+    print(f"greedy_last EOS {eos}, lengths by start:", lengths)
+    export("greedy_last", last, (torch.tensor([starts[0]]), h), ["start", "h"], ["tokens", "h_final"],
+           more_args=[(torch.tensor([s]), h) for s in starts[1:]])
 
 
 if __name__ == "__main__":

@@ -79,6 +79,7 @@ final class ControlFlowOps {
                 out.add(known ? then.get(k) : otherwise.get(k));
                 continue;
             }
+            if (a.ndim() != b.ndim() && outer.capacities() != null) return assumedBranch(c, cond);
             if (a.ndim() != b.ndim()) {
                 throw c.unsupported("output " + k + " is " + a.dtype() + a.shape() + " in then_branch and " + b.dtype() + b.shape()
                         + " in else_branch, with a condition known only when the plan runs; Kiln selects between branches of one rank "
@@ -91,40 +92,108 @@ final class ControlFlowOps {
 
     /**
      * Output {@code k} of an If whose condition is known only when a prepared plan runs and whose branches give it in
-     * different shapes (of one rank and dtype, differing on one axis: a data-dependent count in one branch, say): a sized
-     * host step that copies the chosen branch's value, at its size in the run, into a layout of the larger of the two and
-     * binds that axis to the chosen one's length. Both branches are computed on every run, as where they agree.
+     * different shapes (of one rank and dtype: a data-dependent count in one branch, say): a sized host step that copies the
+     * chosen branch's value, at its size in the run, into a layout of the larger of the two on every axis, and binds the first
+     * differing axis to the chosen one's length. Each further differing axis is bound by a small sized step of its own (a
+     * step binds one variable) that the copy reads, so every reader of the output runs once all its sizes are bound. Both
+     * branches are computed on every run, as where they agree.
      */
     private static Tensor chosen(OpContext c, int k, Tensor cond, Tensor a, Tensor b) {
         dev.kiln.types.Shape sa = a.shape(), sb = b.shape();
-        int axis = -1;
+        List<Integer> differing = new ArrayList<>();
         int[] capacity = new int[a.ndim()];
         for (int x = 0; x < a.ndim(); x++) {
             capacity[x] = Math.max(a.dim(x), b.dim(x));
             // an axis alike in both (a fixed size, or the same variable, as an input's symbolic batch) stays as it is
-            if (a.dim(x) == b.dim(x) && java.util.Objects.equals(sa.variable(x), sb.variable(x))) continue;
-            if (axis >= 0) {
-                // a second differing axis: the step binds one
-                throw c.unsupported("output " + k + " is " + a.dtype() + sa + " in then_branch and " + sb + " in else_branch, with a condition known "
-                        + "only when the plan runs; Kiln selects between branches that differ on one axis (run the model with OnnxModel.run)");
-            }
-            axis = x;
+            if (a.dim(x) != b.dim(x) || !java.util.Objects.equals(sa.variable(x), sb.variable(x))) differing.add(x);
+        }
+        String output = c.node.outputs().get(k);
+        Tensor flag = cond.reshape();
+        List<Tensor> inputs = new ArrayList<>(List.of(flag, a, b));
+        List<dev.kiln.types.Variable> bound = new ArrayList<>();
+        for (int x : differing.subList(1, differing.size())) {
+            dev.kiln.types.Variable v = new dev.kiln.types.Variable("extent of '" + output + "' axis " + x, 0, capacity[x]);
+            inputs.add(axisStep(c, flag, a, b, x, v));
+            bound.add(v);
         }
         DType dt = a.dtype(), ct = cond.dtype();
         long item = dt.byteSize(1);
-        int along = axis;
-        Tensor y = SizedSteps.step(c, c.node.outputs().get(k), dt, capacity, axis, (in, dims, out) -> {
+        int along = differing.getFirst();
+        Tensor y = SizedSteps.step(c, output, dt, capacity, along, (in, dims, out) -> {
             boolean holds = SizedSteps.doubles(in.getFirst(), ct, 1)[0] != 0;
             int pick = holds ? 1 : 2;
             SizedSteps.place(in.get(pick), dims.get(pick), out, capacity, item);
             return dims.get(pick)[along];
-        }, cond.reshape(), a, b);
-        for (int x = 0; x < a.ndim(); x++) if (x != axis && sa.variable(x) != null) y = y.withSymbolicDim(x, sa.variable(x));
+        }, inputs.toArray(Tensor[]::new));
+        for (int j = 1; j < differing.size(); j++) y = y.withSymbolicDim(differing.get(j), bound.get(j - 1));
+        for (int x = 0; x < a.ndim(); x++) if (!differing.contains(x) && sa.variable(x) != null) y = y.withSymbolicDim(x, sa.variable(x));
         return y;
     }
 
+    /**
+     * A sized host step that binds {@code v} to the length of axis {@code x} of the branch the condition {@code flag} chooses
+     * when the plan runs (a static size, or the value of that branch's variable there). Its output, {@code v}'s capacity of
+     * bytes laid out and never written, serves only to order the copy of the chosen value after it.
+     */
+    private static Tensor axisStep(OpContext c, Tensor flag, Tensor a, Tensor b, int x, dev.kiln.types.Variable v) {
+        dev.kiln.types.Variable va = a.shape().variable(x), vb = b.shape().variable(x);
+        int fa = a.dim(x), fb = b.dim(x);
+        DType ct = flag.dtype();
+        List<Tensor> inputs = new ArrayList<>(List.of(flag));
+        // a branch's symbolic length is its variable's value in the run, an input of the step
+        int ia = -1, ib = -1;
+        if (va != null) {
+            ia = inputs.size();
+            inputs.add(Tensor.variable(va).to(flag.device()));
+        }
+        if (vb != null) {
+            ib = inputs.size();
+            inputs.add(Tensor.variable(vb).to(flag.device()));
+        }
+        int atA = ia, atB = ib;
+        return Tensor.hostSized(SizedSteps.name(c) + " axis " + x + " of '" + v.name() + "'", DType.U8, new int[] {(int) v.max()}, 0, v, (in, out) -> {
+            boolean holds = SizedSteps.doubles(in.getFirst(), ct, 1)[0] != 0;
+            if (holds) return atA < 0 ? fa : SizedSteps.longValue(in.get(atA), DType.I64);
+            return atB < 0 ? fb : SizedSteps.longValue(in.get(atB), DType.I64);
+        }, inputs.toArray(Tensor[]::new));
+    }
+
+    /**
+     * An If whose condition is known only when a prepared plan runs and whose branches give an output of different ranks:
+     * no one plan holds both (a tensor's rank, and everything built on it, is fixed when the graph is built), so the plan is
+     * built with one branch, the one its {@link PlanCapacities#branch} says (then_branch at first), inline as for a constant
+     * condition. Every value the branch reads of the enclosing graph (but constants) and every output it gives passes
+     * through a check of the condition, so the check runs before any of the branch's steps and before anything reads its
+     * outputs: a run whose condition chose the other branch fails there with a {@link PlanCapacities.WrongBranch}, and the
+     * {@link OnnxPlan} runs again with the other build ({@link OnnxPlan#execute()}). The checks copy what they pass on.
+     */
+    private static List<OnnxValue> assumedBranch(OpContext c, Tensor cond) {
+        GraphBuilder outer = c.builder();
+        String key = outer.source() + ": " + SizedSteps.name(c);
+        boolean holds = outer.capacities().branch(key);
+        Tensor flag = cond.reshape();
+        DType ct = cond.dtype();
+        java.util.function.UnaryOperator<Tensor> checked = t -> {
+            long bytes = t.dtype().byteSize(t.numel());
+            Tensor y = Tensor.host(SizedSteps.name(c) + " check of its condition", t.dtype(), t.dims(), (in, out) -> {
+                if ((SizedSteps.doubles(in.getFirst(), ct, 1)[0] != 0) != holds) throw new PlanCapacities.WrongBranch(key, !holds);
+                java.lang.foreign.MemorySegment.copy(in.get(1), 0, out, 0, bytes);
+            }, flag, t);
+            for (int x = 0; x < t.ndim(); x++) if (t.shape().variable(x) != null) y = y.withSymbolicDim(x, t.shape().variable(x));
+            return y;
+        };
+        List<OnnxValue> out = new ArrayList<>();
+        for (OnnxValue v : branch(c, holds ? "then_branch" : "else_branch", checked)) {
+            out.add(v instanceof OnnxValue.TensorValue(Tensor t) ? new OnnxValue.TensorValue(checked.apply(t)) : v);
+        }
+        return out;
+    }
+
     /** Branch {@code attr} of an If node built inline: it has no inputs, and reads the enclosing graph's values by name. */
-    private static List<OnnxValue> branch(OpContext c, String attr) {
+    private static List<OnnxValue> branch(OpContext c, String attr) { return branch(c, attr, t -> t); }
+
+    /** {@link #branch(OpContext, String)}, each value it reads of the enclosing graph but constants passed through {@code reads}. */
+    private static List<OnnxValue> branch(OpContext c, String attr, java.util.function.UnaryOperator<Tensor> reads) {
         GraphProto proto = c.a.graph(attr);
         GraphBuilder outer = c.builder();
         OnnxGraph g = OnnxGraph.subgraph(proto, outer.source() + " If node '" + c.node.label() + "' " + attr, c.a.external(), outer.graph().opsets(),
@@ -137,7 +206,8 @@ final class ControlFlowOps {
         Map<String, OnnxValue> hosts = new HashMap<>();
         for (String r : g.outerReads()) {
             if (outer.hostValue(r) != null) hosts.put(r, outer.hostValue(r));
-            else (outer.isConstant(r) ? constants : values).put(r, outer.outerValue(r, c.device));
+            else if (outer.isConstant(r)) constants.put(r, outer.outerValue(r, c.device));
+            else values.put(r, reads.apply(outer.outerValue(r, c.device)));
         }
         return outer.nested(g, c.device).buildValues(values, constants, hosts);
     }
@@ -175,6 +245,9 @@ final class ControlFlowOps {
             sequences.add(direction(c, inDirs, j, "scan_input_directions") ? x.flip(0) : x);
         }
         OuterReads reads = OuterReads.of(body, outer, c);
+        if (!reads.sequences().isEmpty()) {
+            throw c.unsupported("the body reads " + reads.sequences() + ", sequences of the enclosing graph; a Scan's body reads tensors");
+        }
         Map<String, Tensor> outerConstants = reads.constants();
         List<String> outerNames = reads.names();
         List<Tensor> outerValues = reads.values();

@@ -7,6 +7,9 @@ import dev.kiln.types.Shape;
 import dev.kiln.types.Variable;
 
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 
 /**
  * A loop-carried tensor the body extends by one element per iteration with Concat ({@link ListAccumulators.Grows}: a greedy
@@ -81,5 +84,71 @@ final class GrownTensors {
             }
             return n0 + k * iterations;
         }, rows, Tensor.variable(ran), init.contiguous());
+    }
+    /** The name the Concat of {@code g} reads the state under in {@link #renamed}: no ONNX value has it. */
+    static String emptyName(OnnxGraph body, ListAccumulators.Grows g) { return "\0kiln:grown:" + body.inputs().get(2 + g.state()); }
+
+    /**
+     * The body with the Concat of {@code g} reading the state under {@link #emptyName}, bound to the empty stand-in (so it gives
+     * the iteration's element) while the state's own name is bound to its one-long tail, which its last reads read.
+     */
+    static OnnxGraph renamed(OnnxGraph body, ListAccumulators.Grows g) {
+        String empty = emptyName(body, g);
+        List<Node> nodes = new ArrayList<>();
+        for (Node n : body.nodes()) {
+            nodes.add(n.index() != g.concat().index() ? n
+                    : new Node(n.index(), n.opType(), n.domain(), n.name(), List.of(empty, n.inputs().get(1)), n.outputs(), n.attrs()));
+        }
+        return new OnnxGraph(body.source(), List.copyOf(nodes), body.initializers(), body.inputs(), body.outputs(), body.opsets());
+    }
+
+    /** The last element of {@code t} along {@code axis} (one long there), or null where the axis is empty. */
+    static Tensor last(Tensor t, int axis) {
+        int n = t.dim(axis);
+        return n == 0 ? null : t.slice(axis, n - 1, n, 1);
+    }
+
+    /**
+     * Why last read {@code r} of {@code g}'s state, built by {@code b}, may not read the state's one-long tail in its place;
+     * null where it reads exactly the last element along the axis: a Gather of index -1 along the axis, or a Slice from -1 to
+     * the end (step 1) of the axis alone, its operands constants.
+     */
+    static String lastReadProblem(GraphBuilder b, Node r, ListAccumulators.Grows g) {
+        int rank = g.initial().ndim();
+        String what = r.opType() + " node '" + r.label() + "'";
+        if (r.opType().equals("Gather")) {
+            long axis = r.attrs().i("axis", 0);
+            long[] index = constant(b, r.inputs().get(1));
+            if (normalised(axis, rank) != g.axis() || index == null || index.length == 0 || Arrays.stream(index).anyMatch(v -> v != -1)) {
+                return what + " reads other than its last element along axis " + g.axis();
+            }
+            return null;
+        }
+        long[] starts, ends, axes, steps = null;
+        if (b.graph().opsetFor(r.domain()) < 10) {
+            starts = r.attrs().longs("starts");
+            ends = r.attrs().longs("ends");
+            axes = r.attrs().longs("axes");
+        } else {
+            List<String> in = r.inputs();
+            starts = constant(b, in.get(1));
+            ends = constant(b, in.get(2));
+            axes = in.size() > 3 && !in.get(3).isEmpty() ? constant(b, in.get(3)) : null;
+            if (in.size() > 3 && !in.get(3).isEmpty() && axes == null) return what + " slices along axes known only when the loop runs";
+            steps = in.size() > 4 && !in.get(4).isEmpty() ? constant(b, in.get(4)) : new long[] {1};
+        }
+        boolean last = starts != null && ends != null && steps != null && starts.length == 1 && ends.length == 1 && steps.length == 1
+                && (axes == null ? 0 : axes.length == 1 ? normalised(axes[0], rank) : -1) == g.axis() && starts[0] == -1
+                && ends[0] >= Integer.MAX_VALUE && steps[0] == 1;
+        return last ? null : what + " reads other than its last element along axis " + g.axis();
+    }
+
+    private static long normalised(long axis, int rank) { return axis < 0 ? axis + rank : axis; }
+
+    /** The values of {@code name} where the builder holds it as a constant (an integer list), else null. */
+    private static long[] constant(GraphBuilder b, String name) {
+        if (name.isEmpty() || !b.isConstant(name)) return null;
+        Tensor t = b.outerValue(name, dev.kiln.runtime.DeviceRegistry.get("INTERP"));
+        return t.dtype().isFloat() ? null : t.toLongArray();
     }
 }

@@ -11,7 +11,8 @@ final class HostValues {
     static OnnxValue to(OnnxValue v, Device d) {
         return switch (v) {
             case OnnxValue.TensorValue(Tensor t) -> new OnnxValue.TensorValue(t.to(d));
-            case OnnxValue.SequenceValue(var elements, var dtype) -> new OnnxValue.SequenceValue(elements.stream().map(t -> t.to(d)).toList(), dtype);
+            case OnnxValue.SequenceValue(var elements, var dtype, Tensor rows) ->
+                    rows != null ? OnnxValue.SequenceValue.ofRows(rows.to(d)) : new OnnxValue.SequenceValue(elements.stream().map(t -> t.to(d)).toList(), dtype);
             case OnnxValue.StackedSequence(Tensor rows, var dtype) -> new OnnxValue.StackedSequence(rows.to(d), dtype);
             case OnnxValue.OptionalValue(OnnxValue e) -> new OnnxValue.OptionalValue(e == null ? null : to(e, d));
             case OnnxValue.StringValue s -> s; // strings live on the host, on every device

@@ -12,9 +12,10 @@ import java.util.List;
  * SequenceEmpty and whose next value is {@code SequenceInsert(state, y)} at the back. Such a state holds exactly the
  * appended tensor of every iteration, in order: a scan output by another name. So does a tensor a decoder grows with
  * {@code torch.cat([tokens, tok])} (Concat of the state and the element, the state read nowhere else): its initial value,
- * then the scan output's rows joined along the axis. {@link LoopOp} builds it as one, so a loop
- * carrying it is one body plan (not built once per iteration) and runs in a prepared plan, where its length is known only
- * when the plan runs ({@link OnnxValue.StackedSequence}).
+ * then the scan output's rows joined along the axis; the body may also read the tensor's last element ({@code tokens[-1]}),
+ * which it is then given from a one-long tail carried beside the loop's states. {@link LoopOp} builds it as one, so a loop
+ * carrying it is one body plan (not built once per iteration), under {@link OnnxModel#run} and in a prepared plan, where its
+ * length is known only when the plan runs ({@link OnnxValue.StackedSequence}).
  */
 final class ListAccumulators {
     private ListAccumulators() {}
@@ -30,16 +31,19 @@ final class ListAccumulators {
         for (int i = 0; i < n; i++) {
             OnnxValue initial = c.builder().hostValue(c.node.inputs().get(2 + i));
             if (initial == null) {
-                Node concat = appendsOnly(body, i, "Concat", 2);
+                List<Node> lastReads = new ArrayList<>();
+                Node concat = appendsOnly(body, i, "Concat", 2, lastReads);
                 if (concat == null) continue; // a carried tensor
                 Tensor init = c.in(2 + i);
                 if (init.ndim() == 0 || init.shape().isSymbolic()) continue;
                 long axis = concat.attrs().i("axis", 0);
                 if (axis < -init.ndim() || axis >= init.ndim()) continue; // the Concat node reports its own axis
-                out.add(new Grows(i, (int) (axis < 0 ? axis + init.ndim() : axis), init));
+                int a = (int) (axis < 0 ? axis + init.ndim() : axis);
+                if (!lastReads.isEmpty() && init.dim(a) == 0) continue; // no last element to read at first: carried (and built per iteration)
+                out.add(new Grows(i, a, init, concat, List.copyOf(lastReads)));
                 continue;
             }
-            if (!(initial instanceof OnnxValue.SequenceValue s) || !s.elements().isEmpty() || appendsOnly(body, i, "SequenceInsert", 3) == null) return null;
+            if (!(initial instanceof OnnxValue.SequenceValue s) || !s.elements().isEmpty() || appendsOnly(body, i, "SequenceInsert", 3, null) == null) return null;
             out.add(new ListOf(i, s.dtype()));
         }
         return out;
@@ -49,11 +53,15 @@ final class ListAccumulators {
      * The node that gives the body's next value of state {@code i} where it is {@code op(input, tensor)} (a SequenceInsert at
      * the back, a Concat of two) and nothing else reads the state's input (no SequenceLength or Slice of it, no nested graph)
      * or the extended value: then an empty value in the input's place gives the iteration's element, whatever ran before.
-     * Else null. {@code maxInputs}: the node's inputs, the ones past two left empty.
+     * Else null. {@code maxInputs}: the node's inputs, the ones past two left empty. Where {@code lastReads} is given, a Slice
+     * or Gather whose data is the state's input may read it too (added there): a decoder's {@code tokens[-1]}, which
+     * {@link GrownTensors#lastReadProblem} checks reads only the last element once the body is built.
      */
-    private static Node appendsOnly(OnnxGraph body, int i, String op, int maxInputs) {
+    private static Node appendsOnly(OnnxGraph body, int i, String op, int maxInputs, List<Node> lastReads) {
         String in = body.inputs().get(2 + i), next = body.outputs().get(1 + i);
         if (body.outputs().indexOf(next) != 1 + i || body.outputs().lastIndexOf(next) != 1 + i || body.inputs().contains(next)) return null;
+        // the state's input given out as it is (a scan output of the list so far) is a read of it too
+        if (body.outputs().contains(in)) return null;
         Node append = null;
         for (Node node : body.nodes()) {
             boolean readsIn = node.inputs().contains(in) || OnnxGraph.nestedReads(node).contains(in);
@@ -66,6 +74,10 @@ final class ListAccumulators {
                     return null;
                 }
                 append = node;
+            } else if (readsIn && !readsNext && lastReads != null && (node.opType().equals("Slice") || node.opType().equals("Gather"))
+                    && node.domainName().equals("ai.onnx") && node.inputs().getFirst().equals(in) && node.inputs().lastIndexOf(in) == 0
+                    && !OnnxGraph.nestedReads(node).contains(in)) {
+                lastReads.add(node);
             } else if (readsIn || readsNext) {
                 return null;
             }
@@ -84,7 +96,9 @@ final class ListAccumulators {
 
     /**
      * State {@code state} of the loop, a tensor starting as {@code initial} that the body extends along {@code axis} by one
-     * element per iteration (Concat): its final value is {@code initial} joined with every iteration's element, in order.
+     * element per iteration ({@code concat}): its final value is {@code initial} joined with every iteration's element, in
+     * order. {@code lastReads}: the body's Slice and Gather nodes that read the state's last element ({@code tokens[-1]}),
+     * which read a one-long tail carried beside the loop's states instead (empty where the body reads it nowhere else).
      */
-    record Grows(int state, int axis, Tensor initial) implements Accumulator {}
+    record Grows(int state, int axis, Tensor initial, Node concat, List<Node> lastReads) implements Accumulator {}
 }

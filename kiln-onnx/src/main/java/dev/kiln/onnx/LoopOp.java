@@ -29,10 +29,12 @@ import java.util.Map;
  * {@value #FIRST_CAPACITY}) and again with room for all when more ran, and the outputs are its rows that ran. A prepared
  * plan, whose inputs have no values while it is built, lays them out at a capacity (a small constant M, else the rows the
  * plan reserves in its {@link PlanCapacities}, which it grows when a run needs more) and binds their length when it runs to
- * the iterations that ran, as NonZero's count is bound ({@link SizedSteps}). In a prepared plan a list the body only appends
- * to, or a tensor it only extends with Concat ({@link ListAccumulators}), is built as one more scan output. Other bodies
- * whose loop-carried values change shape from one iteration to the next cannot be one plan: they are built once per
- * iteration instead ({@link LoopUnrolling}) where the values are known while the graph is built, and refused otherwise.
+ * the iterations that ran, as NonZero's count is bound ({@link SizedSteps}). A list the body only appends to, or a tensor it
+ * only extends with Concat ({@link ListAccumulators}), is built as one more scan output, under {@link OnnxModel#run} and in a
+ * prepared plan alike. Only a body that cannot be one plan over stand-ins (other sequences and optionals, a loop-carried
+ * tensor whose shape changes and that the body reads, an operator that needs an iteration's values while it is built) is
+ * built once per iteration instead ({@link LoopUnrolling}, which logs why), where the values are known while the graph is
+ * built or the loop is a for-loop, and refused otherwise.
  */
 final class LoopOp {
     /** Rows kept for the scan outputs on the first run of a loop of unknown length (M when smaller). */
@@ -40,25 +42,32 @@ final class LoopOp {
 
     private LoopOp() {}
 
-    /** A loop-carried value whose shape or dtype the body changes: the loop cannot be one plan. */
-    private static final class StateChanges extends RuntimeException {
-        StateChanges(String message) { super(message, null, false, false); }
+    /**
+     * Why the body cannot be one plan over stand-ins: a loop-carried value whose shape or dtype the body changes, or a body
+     * that needs an iteration's values while it is built (a shape computed from the iteration number or a state).
+     */
+    private static final class PerIteration extends RuntimeException {
+        PerIteration(String message, Throwable cause) { super(message, cause, false, false); }
     }
 
     static List<OnnxValue> apply(OpContext c) {
         GraphBuilder outer = c.builder();
-        boolean hostState = false;
-        for (int i = 2; i < c.inputCount(); i++) hostState |= c.given(i) && outer.hostValue(c.node.inputs().get(i)) != null;
         OnnxGraph body = body(c);
         int n = Math.max(0, c.node.inputs().size() - 2), k = body.outputs().size() - 1 - n;
-        List<String> decidingNow = new ArrayList<>(c.node.inputs());
-        decidingNow.addAll(body.outerReads());
-        boolean inPlan = !outer.valuesKnownNow(decidingNow);
         // a list the body only appends to, or a tensor it only extends with Concat, is a scan output by another name: one
-        // plan, where the values are known only when it runs (a prepared plan); under run, and for other sequences and
-        // optionals, the body is built per iteration (LoopUnrolling), as before
-        List<ListAccumulators.Accumulator> lists = inPlan ? ListAccumulators.of(c, body, n) : List.of();
-        if (hostState && (lists == null || !inPlan)) return LoopUnrolling.unroll(c);
+        // plan, whether the values are known now (under run) or only when a prepared plan runs
+        List<ListAccumulators.Accumulator> lists = ListAccumulators.of(c, body, n);
+        if (lists == null) {
+            return LoopUnrolling.unroll(c, "it carries a sequence or optional that the body does more with than append to (its length and "
+                    + "elements are values of the build, known one iteration at a time)");
+        }
+        for (String r : body.outerReads()) {
+            // a sequence of tensors of one shape is read as one tensor of its rows (OuterReads); others are values of the build
+            if (outer.hostValue(r) != null && OuterReads.stackable(outer.hostValue(r)) == null) {
+                return LoopUnrolling.unroll(c, "the body reads '" + r + "', " + outer.hostValue(r).describe() + " of the enclosing graph, which is "
+                        + "no one tensor a body plan could take as an input (an optional, an empty sequence, or tensors of different shapes)");
+            }
+        }
         Tensor m = c.given(0) ? c.in(0) : null, cond = c.given(1) ? c.in(1) : null;
         if (m != null && (m.numel() != 1 || m.dtype().isFloat() || m.dtype().isBool())) {
             throw c.bad("trip count M must be one integer, got " + m.dtype() + m.shape());
@@ -69,6 +78,7 @@ final class LoopOp {
         Layout shape = new Layout(n, k, lists);
         List<Tensor> initial = new ArrayList<>();
         for (int i : shape.carried()) initial.add(c.in(2 + i));
+        for (ListAccumulators.Grows g : shape.tails()) initial.add(GrownTensors.last(g.initial(), g.axis()));
         OuterReads reads = OuterReads.of(body, outer, c);
         LoopStep step = step(c, body, shape, forLoop, reads);
         // what decides the number of iterations: the node's inputs and what the body reads of the enclosing graph
@@ -83,7 +93,6 @@ final class LoopOp {
                 return shape.values(c, r.states(), r.outputs(), capacity);
             }
             if (!outer.valuesKnownNow(deciding)) return shape.values(c, plannedRun(c, step, m, cond, initial, reads), -1);
-            if (!lists.isEmpty()) throw new IllegalStateException(SizedSteps.name(c) + ": a loop's list is built as a scan output only in a prepared plan");
             long limit = m == null ? FIRST_CAPACITY : Math.max(0, c.longs(0)[0]);
             int capacity = (int) Math.min(limit, FIRST_CAPACITY);
             LoopResult r = Tensor.loop(step, m, cond, initial, reads.values(), capacity).realize();
@@ -96,9 +105,11 @@ final class LoopOp {
             List<Tensor> outputs = new ArrayList<>();
             for (Tensor y : r.outputs()) outputs.add(y.slice(0, 0, (int) ran, 1));
             return shape.values(c, r.states(), outputs, (int) ran);
-        } catch (StateChanges e) {
-            // a for-loop is built per iteration without reading values (LoopUnrolling reads M where it must, refusing in a plan)
-            if (forLoop || outer.valuesKnownNow(deciding)) return LoopUnrolling.unroll(c);
+        } catch (PerIteration e) {
+            // built per iteration where M and the condition are known now: all of them under run, and in a prepared plan a
+            // for-loop whose M (and initial condition) are constants
+            boolean constants = c.given(0) && c.isConstant(0) && (!c.given(1) || c.isConstant(1));
+            if (forLoop && constants || outer.valuesKnownNow(deciding)) return LoopUnrolling.unroll(c, e.getMessage());
             throw c.unsupported(e.getMessage() + "; such a loop is built once per iteration, which needs its inputs' values while the graph is "
                     + "built, and a prepared plan has none (run the model with OnnxModel.run)");
         }
@@ -112,11 +123,19 @@ final class LoopOp {
 
     /**
      * Where the body's values go: of the loop's {@code n} states, those carried as tensors ({@code carried}, the loop
-     * construct's states) and the lists it appends to ({@code lists}, the construct's outputs after the {@code k} scan
-     * outputs); and back to the node's outputs, the N final states then the K scan outputs.
+     * construct's first states) and the lists it appends to ({@code lists}, the construct's outputs after the {@code k} scan
+     * outputs), the last element of each grown tensor the body reads ({@code tails}, the construct's states after the carried
+     * ones); and back to the node's outputs, the N final states then the K scan outputs.
      */
     private record Layout(int n, int k, List<ListAccumulators.Accumulator> lists, List<Integer> carried) {
         Layout(int n, int k, List<ListAccumulators.Accumulator> lists) { this(n, k, lists, carriedOf(n, lists)); }
+
+        /** The grown tensors whose last element the body reads, each carried as a one-long tail after the carried states. */
+        List<ListAccumulators.Grows> tails() {
+            List<ListAccumulators.Grows> out = new ArrayList<>();
+            for (ListAccumulators.Accumulator a : lists) if (a instanceof ListAccumulators.Grows g && !g.lastReads().isEmpty()) out.add(g);
+            return out;
+        }
 
         private static List<Integer> carriedOf(int n, List<ListAccumulators.Accumulator> lists) {
             List<Integer> out = new ArrayList<>();
@@ -148,11 +167,7 @@ final class LoopOp {
                 Tensor stacked = rows.get(k + q++);
                 out.add(switch (a) {
                     case ListAccumulators.ListOf l when ran < 0 -> new OnnxValue.StackedSequence(stacked, l.dtype());
-                    case ListAccumulators.ListOf l -> {
-                        List<Tensor> elements = new ArrayList<>();
-                        for (int t = 0; t < ran; t++) elements.add(stacked.slice(0, t, t + 1, 1).squeeze(0));
-                        yield new OnnxValue.SequenceValue(elements, l.dtype());
-                    }
+                    case ListAccumulators.ListOf l -> OnnxValue.SequenceValue.ofRows(stacked);
                     case ListAccumulators.Grows g when ran < 0 -> new OnnxValue.TensorValue(GrownTensors.inPlan(c, g, stacked));
                     case ListAccumulators.Grows g -> new OnnxValue.TensorValue(GrownTensors.joined(g, stacked));
                 });
@@ -247,31 +262,63 @@ final class LoopOp {
     /** The body as a loop step: built by a builder of its own over the step's stand-ins. */
     private static LoopStep step(OpContext c, OnnxGraph body, Layout layout, boolean forLoop, OuterReads reads) {
         Tensor yes = Tensor.of(new boolean[] {true}).reshape().to(c.device).realize();
+        List<ListAccumulators.Grows> tails = layout.tails();
+        // a grown tensor the body also reads (its last element): its Concat reads it under another name, bound to the empty
+        // stand-in, and its own name is bound to the carried tail, which is all the body's reads of it see
+        OnnxGraph built = body;
+        for (ListAccumulators.Grows g : tails) built = GrownTensors.renamed(built, g);
+        OnnxGraph traced = built;
         return (iteration, state, constants) -> {
             Map<String, Tensor> bound = new LinkedHashMap<>();
             bound.put(body.inputs().get(0), iteration);
             for (int j = 0; j < layout.carried().size(); j++) bound.put(body.inputs().get(2 + layout.carried().get(j)), state.get(j));
-            for (int r = 0; r < reads.names().size(); r++) bound.put(reads.names().get(r), constants.get(r));
+            Map<String, OnnxValue> lists = new HashMap<>();
+            for (int r = 0; r < reads.names().size(); r++) {
+                String name = reads.names().get(r);
+                if (reads.sequences().contains(name)) lists.put(name, OnnxValue.SequenceValue.ofRows(constants.get(r)));
+                else bound.put(name, constants.get(r));
+            }
             Map<String, Tensor> fixed = new HashMap<>(reads.constants());
             // an iteration runs only while the condition holds: the body's condition input is true whenever it is read
             fixed.put(body.inputs().get(1), yes);
             // an accumulator starts each iteration empty: the body appends this iteration's element to it, the step's output
-            Map<String, OnnxValue> lists = new HashMap<>();
             for (ListAccumulators.Accumulator a : layout.lists()) {
                 String name = body.inputs().get(2 + a.state());
                 switch (a) {
                     case ListAccumulators.ListOf l -> lists.put(name, new OnnxValue.SequenceValue(List.of(), l.dtype()));
+                    case ListAccumulators.Grows g when tails.contains(g) -> {
+                        fixed.put(GrownTensors.emptyName(body, g), GrownTensors.empty(g, c.device));
+                        bound.put(name, state.get(layout.carried().size() + tails.indexOf(g)));
+                    }
                     case ListAccumulators.Grows g -> fixed.put(name, GrownTensors.empty(g, c.device));
                 }
             }
-            List<OnnxValue> out = c.builder().nested(body, c.device).buildValues(bound, fixed, lists);
+            List<OnnxValue> out;
+            GraphBuilder builder = c.builder().nested(traced, c.device);
+            try {
+                out = builder.buildValues(bound, fixed, lists);
+            } catch (UnsupportedOnnxOpException e) {
+                // an operator of the body needs values it has only when the loop runs (a Slice to the iteration number, a
+                // SequenceAt of it): the body is not one plan over stand-ins, but may be built with each iteration's values
+                throw new PerIteration("the body cannot be built once for every iteration: " + e.getMessage(), e);
+            }
+            for (ListAccumulators.Grows g : tails) {
+                for (Node r : g.lastReads()) {
+                    String problem = GrownTensors.lastReadProblem(builder, r, g);
+                    if (problem != null) {
+                        throw new PerIteration("loop-carried value " + g.state() + " ('" + body.inputs().get(2 + g.state()) + "') grows by Concat, and "
+                                + problem + ": a body reading more of a tensor it grows needs the tensor's length inside the body", null);
+                    }
+                }
+            }
+            List<Tensor> nextTails = new ArrayList<>();
             List<Tensor> next = new ArrayList<>(), rows = new ArrayList<>();
             for (int j = 0; j < layout.carried().size(); j++) {
                 int i = layout.carried().get(j);
                 Tensor was = state.get(j), now = tensorOutput(body, out, 1 + i);
                 if (now.dtype() != was.dtype() || !now.shape().equals(was.shape())) {
-                    throw new StateChanges("loop-carried value " + i + " ('" + body.outputs().get(1 + i) + "') is " + was.dtype() + was.shape()
-                            + " on entry and " + now.dtype() + now.shape() + " after an iteration");
+                    throw new PerIteration("loop-carried value " + i + " ('" + body.outputs().get(1 + i) + "') is " + was.dtype() + was.shape()
+                            + " on entry and " + now.dtype() + now.shape() + " after an iteration", null);
                 }
                 next.add(now);
             }
@@ -280,15 +327,24 @@ final class LoopOp {
                 OnnxValue v = out.get(1 + a.state());
                 switch (a) {
                     case ListAccumulators.ListOf l -> {
-                        if (!(v instanceof OnnxValue.SequenceValue(List<Tensor> appended, DType dt)) || appended.size() != 1) {
+                        if (!(v instanceof OnnxValue.SequenceValue appended) || appended.elements().size() != 1) {
                             throw new IllegalStateException("the body's list '" + body.outputs().get(1 + a.state()) + "' is " + v.describe()
                                     + " after an iteration that started it empty; expected the one tensor it appends");
                         }
-                        rows.add(appended.getFirst());
+                        rows.add(appended.elements().getFirst());
                     }
-                    case ListAccumulators.Grows g -> rows.add(GrownTensors.element(g, tensorOutput(body, out, 1 + a.state()), body.outputs().get(1 + a.state())));
+                    case ListAccumulators.Grows g -> {
+                        Tensor element = GrownTensors.element(g, tensorOutput(body, out, 1 + a.state()), body.outputs().get(1 + a.state()));
+                        rows.add(element);
+                        if (tails.contains(g)) {
+                            // the next tail: the element's last, or the tail as it was where the element is empty
+                            Tensor last = GrownTensors.last(element, g.axis());
+                            nextTails.add(last != null ? last : state.get(layout.carried().size() + tails.indexOf(g)));
+                        }
+                    }
                 }
             }
+            next.addAll(nextTails);
             Tensor condition = forLoop ? null : tensorOutput(body, out, 0);
             if (condition != null && condition.numel() != 1) throw new IllegalArgumentException("the body's condition output has shape " + condition.shape()
                     + ", expected one value");

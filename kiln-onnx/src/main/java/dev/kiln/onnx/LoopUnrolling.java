@@ -13,21 +13,40 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * ONNX Loop that cannot be one plan: one carrying sequences or optionals (a sequence's length and elements change from
- * step to step), or tensors whose shape the body changes (a decoder appending a token with Concat). The body is built once
+ * ONNX Loop that cannot be one plan, the slower path {@link LoopOp} takes only where it must: one carrying a sequence or an
+ * optional the body does more with than append to (a sequence's length and elements are values of the build, and change from
+ * step to step), a tensor whose shape the body changes and also reads (a decoder attending over its growing tokens), or a
+ * body that needs an iteration's values while it is built (a Slice to the iteration number): Kiln's loop bodies have static
+ * shapes. The body is built once
  * per iteration, inline, with the iteration number a constant (a SequenceAt or Slice of it is then known while the graph is
  * built). The trip count and the initial condition are read when the graph is built; a condition the body computes is
  * read after each iteration, which computes that iteration's tensors then (so each next iteration starts from computed
  * values and the work stays linear in the iterations). Reading values while the graph is built needs them known then:
  * under {@link OnnxModel#run}, or constants; a prepared plan refuses the loop otherwise ({@link GraphBuilder#valuesOf}).
+ * Each loop built this way says so, and why, once per process (INFO, this class's logger).
  */
 final class LoopUnrolling {
     /** More iterations than this would build a graph of that many copies of the body: refused. */
     static final int MAX_ITERATIONS = 4096;
 
+    private static final System.Logger LOG = System.getLogger(LoopUnrolling.class.getName());
+    /** What has been logged: the loops (model and node) built per iteration, with why. */
+    private static final java.util.Set<String> SAID = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
     private LoopUnrolling() {}
 
-    static List<OnnxValue> unroll(OpContext c) {
+    /** The messages logged so far, each naming a loop built per iteration and why (for tests). */
+    static java.util.Set<String> said() { return java.util.Collections.unmodifiableSet(SAID); }
+
+    /** The loop of {@code c}'s node built once per iteration, because of {@code why} (logged once per model and node). */
+    static List<OnnxValue> unroll(OpContext c, String why) {
+        List<OnnxValue> out = unrolled(c, why);
+        String message = c.builder().source() + ": " + SizedSteps.name(c) + " is built once per iteration, not as one body plan: " + why;
+        if (SAID.add(message)) LOG.log(System.Logger.Level.INFO, message);
+        return out;
+    }
+
+    private static List<OnnxValue> unrolled(OpContext c, String why) {
         GraphBuilder outer = c.builder();
         long m = c.given(0) ? c.scalarLong(0) : Long.MAX_VALUE;
         boolean run = !c.given(1) || c.longs(1).length == 1 && c.longs(1)[0] != 0;
@@ -39,16 +58,14 @@ final class LoopUnrolling {
         boolean forLoop = LoopOp.conditionStaysTrue(body);
         long bound = Math.min(m, LoopLimit.maxIterations());
         if (forLoop && run && bound > MAX_ITERATIONS) {
-            throw c.unsupported("this Loop is built once per iteration (it carries sequences or optionals, or values whose shape changes); " + m
-                    + " iterations is over Kiln's " + MAX_ITERATIONS);
+            throw c.unsupported("this Loop is built once per iteration (" + why + "); " + m + " iterations is over Kiln's " + MAX_ITERATIONS);
         }
         if (!forLoop) {
             List<String> deciding = new ArrayList<>(c.node.inputs());
             deciding.addAll(body.outerReads());
             if (!outer.valuesKnownNow(deciding)) {
-                throw c.unsupported("this Loop is built once per iteration (it carries sequences or optionals, or values whose shape changes) and its "
-                        + "body computes its condition, which is read after each iteration while the graph is built; a prepared plan has no input "
-                        + "values then (run the model with OnnxModel.run)");
+                throw c.unsupported("this Loop is built once per iteration (" + why + ") and its body computes its condition, which is "
+                        + "read after each iteration while the graph is built; a prepared plan has no input values then (run the model with OnnxModel.run)");
             }
         }
         Map<String, Tensor> reads = new HashMap<>(), constants = new HashMap<>();
@@ -66,8 +83,7 @@ final class LoopUnrolling {
         for (long it = 0; run && it < m; it++) {
             if (it >= LoopLimit.maxIterations()) throw new LoopLimitException(c.node.opType() + " node '" + c.node.label() + "'", LoopLimit.maxIterations());
             if (it >= MAX_ITERATIONS) {
-                throw c.unsupported("this Loop is built once per iteration (it carries sequences or optionals, or values whose shape changes); it was "
-                        + "still running after Kiln's " + MAX_ITERATIONS);
+                throw c.unsupported("this Loop is built once per iteration (" + why + "); it was still running after Kiln's " + MAX_ITERATIONS);
             }
             Map<String, Tensor> tensors = new HashMap<>(reads), fixed = new HashMap<>(constants);
             Map<String, OnnxValue> hosts = new HashMap<>(hostReads);

@@ -43,6 +43,11 @@ public final class OnnxPlan implements AutoCloseable {
     private final PlanCapacities capacities = new PlanCapacities();
     /** The loop limit in force when the plan was prepared: a build again after growing keeps it. */
     private final long loopLimit;
+    /**
+     * The builds kept, by the branches they take where an If's branches give outputs of different ranks (empty for most
+     * models: one build): a run whose condition chose another branch switches to its build, made at most once.
+     */
+    private final Map<Map<String, Boolean>, Built> builds = new java.util.HashMap<>();
     private List<Tensor> outputs; // the plan's outputs, with symbolic shapes
     private ExecutionPlan plan;
     private Map<String, Long> bound;
@@ -64,9 +69,13 @@ public final class OnnxPlan implements AutoCloseable {
             ExecutionPlan p = Tensor.prepare(outs.toArray(Tensor[]::new));
             outputs = List.copyOf(outs);
             plan = p;
+            builds.put(capacities.branches(), new Built(p, outputs));
             return p;
         });
     }
+
+    /** One build of the graph: its plan and outputs. */
+    private record Built(ExecutionPlan plan, List<Tensor> outputs) {}
 
     static OnnxPlan prepare(OnnxModel model, Device device, Map<String, Integer> maxDims) {
         String src = model.source();
@@ -121,7 +130,8 @@ public final class OnnxPlan implements AutoCloseable {
 
     /**
      * The plan (for profiling or inspecting its kernels); it runs with the sizes of the last {@link #bind}. A run whose loop
-     * ran more iterations than the plan reserved rows for replaces it with one built with more room (see {@link #execute()}).
+     * ran more iterations than the plan reserved rows for replaces it with one built with more room, and one whose If took
+     * the branch it was not built with by the build for that branch (see {@link #execute()}).
      */
     public ExecutionPlan plan() { return plan; }
 
@@ -170,15 +180,40 @@ public final class OnnxPlan implements AutoCloseable {
      * Runs the plan with the inputs and sizes of the last {@link #bind}. A loop whose length is known only when it runs (a
      * TorchScript {@code while}) has its scan outputs laid out at a capacity ({@link PlanCapacities}); a run with more
      * iterations than that builds the plan again with room for at least twice as many, and runs again on the same inputs
-     * (the input buffers are kept), which is logged once per model and loop.
+     * (the input buffers are kept), which is logged once per model and loop. An If whose branches give outputs of different
+     * ranks is built with one branch; a run whose condition chose the other repeats on a build with that one (made once, then
+     * kept beside the first: a plan alternating between them switches without building), logged once per If and branch.
      */
     public void execute() {
         if (bound == null) throw new IllegalStateException("execute: no inputs bound yet; call bind or run first");
+        Set<String> switched = new java.util.HashSet<>();
         while (true) {
             try {
                 plan.execute();
                 return;
             } catch (RuntimeException e) {
+                PlanCapacities.WrongBranch w = PlanCapacities.wrongBranchIn(e);
+                if (w != null) {
+                    if (!switched.add(w.node())) {
+                        // an If inside a loop body whose condition changes between iterations: neither build serves the run
+                        throw new UnsupportedOnnxOpException(w.node(), "its branches give outputs of different ranks, and its condition chose both "
+                                + "in one run (an If inside a loop body); a prepared plan holds one rank per value (run the model with OnnxModel.run)");
+                    }
+                    if (LOGGED.add(model.source() + "\0" + w.node() + "\0" + w.holds())) {
+                        LOG.log(System.Logger.Level.INFO, w.node() + ": its branches give outputs of different ranks and a run chose "
+                                + (w.holds() ? "then_branch" : "else_branch") + "; the plan is built for it once, kept beside the other, and the run repeated");
+                    }
+                    capacities.choose(w);
+                    Built b = builds.get(capacities.branches());
+                    if (b != null) {
+                        plan = b.plan();
+                        outputs = b.outputs();
+                    } else {
+                        build();
+                    }
+                    setVariables();
+                    continue;
+                }
                 PlanCapacities.Growth g = capacities.growthFor(e);
                 if (g == null) throw e;
                 if (LOGGED.add(model.source() + "\0" + g.loop())) {
@@ -186,11 +221,13 @@ public final class OnnxPlan implements AutoCloseable {
                             + "had reserved " + g.was() + "; the plan is built again with room for " + g.rows() + " and the run repeated");
                 }
                 capacities.grow(g);
-                ExecutionPlan old = plan;
+                // every build was laid out at the old rows: this one is built again, the others when a run needs them
+                List<Built> old = List.copyOf(builds.values());
+                builds.clear();
                 try {
                     build();
                 } finally {
-                    old.close();
+                    for (Built b : old) b.plan().close();
                 }
                 setVariables();
             }
@@ -272,7 +309,10 @@ public final class OnnxPlan implements AutoCloseable {
     }
 
     @Override
-    public void close() { plan.close(); }
+    public void close() {
+        for (Built b : builds.values()) b.plan().close();
+        plan.close(); // (closing twice is harmless)
+    }
 
     @Override
     public String toString() {

@@ -26,13 +26,29 @@ sealed interface OnnxValue permits OnnxValue.TensorValue, OnnxValue.SequenceValu
      *
      * @param elements the tensors, in order
      * @param dtype    their dtype (an empty sequence keeps the one it was declared with)
+     * @param rows     where the elements are the rows of one tensor along its first axis (the list a Loop appended one tensor to
+     *                 per iteration, {@link ListAccumulators}), that tensor, so that what reads the list whole (ConcatFromSequence)
+     *                 reads it as one, not as a join of as many pieces as iterations; else null
      */
-    record SequenceValue(List<Tensor> elements, DType dtype) implements OnnxValue {
+    record SequenceValue(List<Tensor> elements, DType dtype, Tensor rows) implements OnnxValue {
         public SequenceValue {
             elements = List.copyOf(elements);
             for (Tensor t : elements) {
                 if (t.dtype() != dtype) throw new IllegalArgumentException("a sequence of " + dtype + " tensors cannot hold a " + t.dtype() + " tensor");
             }
+            if (rows != null && (rows.ndim() == 0 || rows.dtype() != dtype || rows.shape().isSymbolic() || rows.dim(0) != elements.size())) {
+                throw new IllegalArgumentException("a sequence of " + elements.size() + " " + dtype + " tensors cannot be the rows of " + rows.dtype() + rows.shape());
+            }
+        }
+
+        /** A sequence of {@code elements}, not known as the rows of one tensor. */
+        public SequenceValue(List<Tensor> elements, DType dtype) { this(elements, dtype, null); }
+
+        /** The sequence of the rows of {@code rows} along its first axis, a static size. */
+        static SequenceValue ofRows(Tensor rows) {
+            List<Tensor> elements = new java.util.ArrayList<>();
+            for (int t = 0; t < rows.dim(0); t++) elements.add(rows.slice(0, t, t + 1, 1).squeeze(0));
+            return new SequenceValue(elements, rows.dtype(), rows);
         }
 
         public String describe() { return "a sequence of " + elements.size() + " " + dtype + " tensors"; }

@@ -16,6 +16,12 @@ import java.util.Map;
  * an {@link ExtentOutOfRangeException} on one of the variables registered here, and the plan is then built again with room
  * for them ({@link #grow}) and the run repeated. The capacities outlive each build, so a plan grows at most about
  * log2(iterations) times and keeps its size afterwards.
+ *
+ * <p>It also holds the branch each If takes in a build where its branches give an output of different ranks, which no one
+ * plan can hold (a tensor's rank, and with it everything built on the output, is fixed when the graph is built): the build
+ * assumes one branch ({@link #branch}, then_branch at first) and checks the condition when the plan runs; a run that finds
+ * the other fails with a {@link WrongBranch}, and the plan is built (or taken from the builds it keeps) with that branch
+ * ({@link #choose}) and the run repeated.
  */
 final class PlanCapacities {
     /** Rows reserved for a loop of unknown length before any run has told more. */
@@ -54,6 +60,47 @@ final class PlanCapacities {
 
     /** Applies {@code g}: the next build lays its loop out at the new rows. */
     synchronized void grow(Growth g) { rows.put(g.loop(), g.rows()); }
+
+    /** The branch each If of outputs of different ranks takes, by the If's name (true: then_branch); absent: then_branch. */
+    private final Map<String, Boolean> branches = new HashMap<>();
+
+    /** Whether this build takes {@code node}'s then_branch (an If whose branches give outputs of different ranks). */
+    synchronized boolean branch(String node) { return branches.getOrDefault(node, true); }
+
+    /** The branches the next build takes, where any differs from then_branch: a build's key among the plan's builds. */
+    synchronized Map<String, Boolean> branches() { return Map.copyOf(branches); }
+
+    /** The If whose condition, in a run, chose the branch the build did not take, where {@code failure} is (or is caused by) one; else null. */
+    static WrongBranch wrongBranchIn(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) if (t instanceof WrongBranch w) return w;
+        return null;
+    }
+
+    /** Applies {@code w}: the next build takes the branch the run chose. */
+    synchronized void choose(WrongBranch w) {
+        // then_branch is every If's first choice, kept out of the map, so a build's key is the same however it was reached
+        if (w.holds()) branches.remove(w.node());
+        else branches.put(w.node(), false);
+    }
+
+    /**
+     * A run's condition of If {@code node} chose the branch the plan was not built with ({@code holds}: then_branch): thrown
+     * by the If's check, before any step reads the built branch's inputs, and answered by {@link OnnxPlan#execute()}.
+     */
+    static final class WrongBranch extends RuntimeException {
+        private final String node;
+        private final boolean holds;
+
+        WrongBranch(String node, boolean holds) {
+            super(node + ": the condition chose " + (holds ? "then_branch" : "else_branch") + ", and the plan was built with the other", null, false, false);
+            this.node = node;
+            this.holds = holds;
+        }
+
+        String node() { return node; }
+
+        boolean holds() { return holds; }
+    }
 
     /** A loop's outputs outgrew their capacity: from {@code was} rows to {@code rows}, after a run needed {@code needed}. */
     record Growth(String loop, long was, long needed, int rows) {}

@@ -83,7 +83,18 @@ final class SequenceOps {
     private static List<OnnxValue> at(OpContext c) {
         OnnxValue.SequenceValue s = sequence(c, 0);
         if (!c.given(1)) throw c.bad("needs input 1 (position)");
-        return List.of(tensor(s.elements().get(position(c, 1, s.elements().size(), false))));
+        int at;
+        try {
+            at = position(c, 1, s.elements().size(), false);
+        } catch (UnsupportedOperationException e) {
+            // a position known only when the plan runs (a loop body's iteration number): where the elements are the rows of
+            // one tensor (a loop's list, a sequence a loop body reads), a gather, whose index check names the node when it
+            // is out of range; else the position's values are needed now, and the refusal stands
+            if (s.rows() == null) throw e;
+            Tensor p = tensorIn(c, 1), rows = s.rows();
+            return List.of(tensor(rows.indexSelect(0, p.reshape(1).cast(DType.I64)).reshape(java.util.Arrays.copyOfRange(rows.dims(), 1, rows.ndim()))));
+        }
+        return List.of(tensor(s.elements().get(at)));
     }
 
     private static List<OnnxValue> insert(OpContext c) {
@@ -112,16 +123,29 @@ final class SequenceOps {
     }
 
     /**
-     * ConcatFromSequence of a loop's list in a prepared plan, whose elements are the rows of one tensor of a symbolic first
-     * axis: stacked along {@code axis}, that tensor with its first axis moved there; joined along an existing axis, where
-     * each element is 1 long on it (a decoder's appended token), the rows with that axis dropped. Joined elements longer
-     * on the axis would make a symbolic size times a constant, which Kiln's shapes do not hold: refused naming the node.
+     * ConcatFromSequence of a loop's list, whose elements are the rows of one tensor (its first axis symbolic in a prepared
+     * plan, static where the loop ran while the graph was built): stacked along {@code axis}, that tensor with its first
+     * axis moved there; joined along an existing axis, where each element is 1 long on it (a decoder's appended token), the
+     * rows with that axis dropped, and longer elements with a static count, the rows' first axis merged into that axis.
+     * Longer elements and a symbolic count would make a symbolic size times a constant, which Kiln's shapes do not hold:
+     * refused naming the node.
      */
     private static List<OnnxValue> concatStacked(OpContext c, Tensor rows) {
         boolean stack = c.a.i("new_axis", 0) != 0;
         int rank = rows.ndim() - 1;
         int axis = c.axis(c.a.i("axis", 0), stack ? rank + 1 : rank, "axis");
         if (stack) return List.of(tensor(axis == 0 ? rows : rows.permute(firstTo(rows.ndim(), axis))));
+        if (rows.shape().variable(0) == null && rows.shape().variable(1 + axis) == null && rows.dim(1 + axis) != 1) {
+            // as many elements as known now (a loop run while the graph is built): the rows' first axis moved next to the
+            // joined one and merged with it, element t's run at t times its length
+            Tensor moved = rows.permute(firstTo(rows.ndim(), axis));
+            int[] dims = new int[rank];
+            for (int a = 0, k = 0; a < rows.ndim(); a++) {
+                if (a == axis + 1) continue;
+                dims[k++] = a == axis ? moved.dim(a) * moved.dim(a + 1) : moved.dim(a);
+            }
+            return List.of(tensor(moved.reshape(dims)));
+        }
         if (rows.shape().variable(1 + axis) != null || rows.dim(1 + axis) != 1) {
             throw c.unsupported("joining a loop's list whose length is known only when the plan runs along axis " + axis + ", where each element "
                     + "is " + rows.shape().toString() + "'s " + rows.dim(1 + axis) + " long, gives a symbolic size times " + rows.dim(1 + axis)
@@ -144,6 +168,8 @@ final class SequenceOps {
         if (c.value(0) instanceof OnnxValue.StackedSequence(Tensor rows, DType dt)) return concatStacked(c, rows);
         OnnxValue.SequenceValue s = sequence(c, 0);
         if (s.elements().isEmpty()) throw c.bad("cannot concatenate an empty sequence (its result has no shape)");
+        // a loop's list read whole: its one tensor of rows, not a join of one piece per iteration
+        if (s.rows() != null) return concatStacked(c, s.rows());
         boolean stack = c.a.i("new_axis", 0) != 0;
         Tensor first = s.elements().getFirst();
         int rank = first.ndim();
@@ -172,6 +198,14 @@ final class SequenceOps {
                 Tensor p = x.slice(axis, k, k + 1, 1);
                 pieces.add(keep ? p : p.squeeze(axis));
             }
+            if (size == 0 || x.shape().isSymbolic()) return List.of(new OnnxValue.SequenceValue(pieces, x.dtype()));
+            // the pieces are x's rows along the axis: kept as one tensor, so what reads the sequence whole (ConcatFromSequence, a
+            // loop body's SequenceAt) reads x, not a join of one piece per element
+            int[] order = new int[x.ndim()];
+            order[0] = axis;
+            for (int a = 0, o = 1; a < x.ndim(); a++) if (a != axis) order[o++] = a;
+            Tensor rows = axis == 0 ? x : x.permute(order);
+            return List.of(new OnnxValue.SequenceValue(pieces, x.dtype(), keep ? rows.unsqueeze(1 + axis) : rows));
         } else {
             if (!c.isConstant(1)) {
                 throw c.unsupported("split ('" + c.node.inputs().get(1) + "') is not a constant: it decides the sequence's length, which Kiln needs when the graph is built");

@@ -28,7 +28,7 @@ class TorchExportsTest {
         Path cases = Path.of(TorchExportsTest.class.getResource("/torch/nms_head/model.onnx").toURI()).getParent().getParent();
         ConformanceRunner.Report report = ConformanceRunner.run(List.of(cases), device, line -> {});
         assertThat(report.results()).extracting(ConformanceRunner.CaseResult::name)
-                .containsExactlyInAnyOrder("greedy_decode", "greedy_list", "nms_head", "script_if_sizes", "script_if_while", "script_if_while_negative",
+                .containsExactlyInAnyOrder("greedy_decode", "greedy_last", "greedy_list", "nms_head", "script_if_sizes", "script_if_while", "script_if_while_negative",
                         "script_while_list");
         assertThat(report.results()).allSatisfy(r -> assertThat(r.status()).as(r.line()).isEqualTo(ConformanceRunner.Status.PASS));
     }
@@ -87,6 +87,31 @@ class TorchExportsTest {
         long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
         assertThat(runPrepared(device, "greedy_decode", 4, 0)).containsExactly(5, 13, 5, 5);
         assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plan's memory is freed").isEqualTo(baseline);
+    }
+
+    /**
+     * The scripted greedy decoder that reads its last token from the tokens it grows ({@code tok = tokens[-1:]}, a Slice of the
+     * loop-carried tensor, beside {@code torch.cat([tokens, nxt])}) in one prepared plan: the body is one plan, the last token
+     * carried beside the loop's states, the tokens' length bound when the plan runs (13, 5, 3 and 2 tokens). Under run the same
+     * body is one plan too: nothing is logged as built per iteration.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU", "CLANG"})
+    void greedyDecoderReadingItsLastTokenRunsInAPreparedPlan(String device) throws Exception {
+        var unavailable = DeviceRegistry.providers().get(device).unavailableReason();
+        Assumptions.assumeTrue(unavailable.isEmpty(), () -> device + " unavailable: " + unavailable.orElse(""));
+        long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
+        assertThat(runPrepared(device, "greedy_last", 4, 0)).containsExactly(13, 5, 3, 2);
+        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plan's memory is freed").isEqualTo(baseline);
+        Path dir = Path.of(TorchExportsTest.class.getResource("/torch/greedy_last/model.onnx").toURI()).getParent();
+        var d = DeviceRegistry.get(device);
+        try (OnnxModel model = OnnxModel.load(dir.resolve("model.onnx"))) {
+            Path data = dir.resolve("test_data_set_1");
+            List<Tensor> out = model.run(Map.of("start", TensorProtos.read(data.resolve("input_0.pb")).to(d).realize(),
+                    "h", TensorProtos.read(data.resolve("input_1.pb")).to(d).realize()));
+            assertThat(out.getFirst().toLongArray()).containsExactly(TensorProtos.read(data.resolve("output_0.pb")).toLongArray());
+        }
+        assertThat(LoopUnrolling.said()).noneMatch(s -> s.contains("greedy_last"));
     }
 
     /**

@@ -340,6 +340,9 @@ class WhileLoopTest {
         OnnxModel model = OnnxModel.fromProto(growing(), "grow.onnx");
         List<Tensor> out = model.run(Map.of("x0", Tensor.of(new long[] {5}, 1).realize(), "limit", Tensor.scalar(12, DType.I64).realize()));
         assertThat(out.getFirst().toLongArray()).containsExactly(5, 0, 1, 2, 3, 4); // sums 5 6 8 11 15: stops after 15
+        // the slower path says so, and why, once
+        assertThat(LoopUnrolling.said()).filteredOn(s -> s.startsWith("grow.onnx: Loop node 'grow'")).singleElement().asString()
+                .contains("is i64[1] on entry and i64[2] after an iteration");
         assertThatThrownBy(() -> model.prepare(DeviceRegistry.get("INTERP"), Map.of())).isInstanceOf(UnsupportedOnnxOpException.class)
                 .hasMessageContaining("'grow'").hasMessageContaining("is i64[1] on entry and i64[2] after an iteration");
     }

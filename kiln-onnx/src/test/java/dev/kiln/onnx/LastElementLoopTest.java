@@ -1,0 +1,155 @@
+package dev.kiln.onnx;
+
+import dev.kiln.Tensor;
+import dev.kiln.runtime.Device;
+import dev.kiln.runtime.DeviceRegistry;
+import dev.kiln.types.DType;
+import onnx.Onnx.AttributeProto;
+import onnx.Onnx.GraphProto;
+import onnx.Onnx.ModelProto;
+import onnx.Onnx.NodeProto;
+import onnx.Onnx.TensorProto;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static dev.kiln.onnx.OnnxTestModels.value;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * A Loop whose body reads the last element of the tensor it grows by Concat (a greedy decoder's {@code tokens[-1]}, as
+ * TorchScript exports it: a Slice from -1 to INT64_MAX, or a Gather of -1) is one body plan, in a prepared plan and under
+ * run: the last element is carried as a one-long tail beside the loop's states ({@link GrownTensors#lastReadProblem}). A
+ * body that reads more of it ({@code tokens[-2]}) is not: built per iteration under run, saying why, and refused in a
+ * prepared plan. Models built in Java, checked against Java.
+ */
+class LastElementLoopTest {
+    private static final int INT64 = TensorProto.DataType.INT64_VALUE, BOOL = TensorProto.DataType.BOOL_VALUE;
+
+    private static NodeProto node(String op, String name, List<String> in, List<String> out, AttributeProto... attrs) {
+        return NodeProto.newBuilder().setOpType(op).setName(name).addAllInput(in).addAllOutput(out).addAllAttribute(List.of(attrs)).build();
+    }
+
+    private static TensorProto longs(String name, long[] dims, long... v) {
+        TensorProto.Builder t = TensorProto.newBuilder().setName(name).setDataType(INT64);
+        for (long d : dims) t.addDims(d);
+        for (long x : v) t.addInt64Data(x);
+        return t.build();
+    }
+
+    /** How the body reads the last token. */
+    enum Read { SLICE, GATHER, SECOND_TO_LAST }
+
+    /**
+     * tokens starts as the input {@code start} and grows by next = (3 * last + 1) mod 11 per iteration while next is not 0
+     * and fewer than M (an input) ran: a TorchScript {@code while} with a break, reading {@code tokens[-1]} as {@code read} says.
+     */
+    private static ModelProto decoder(Read read) {
+        GraphProto.Builder body = GraphProto.newBuilder().setName("body")
+                .addInput(value("i", INT64)).addInput(value("cond_in", BOOL)).addInput(OnnxTestModels.anyShape("tokens_in", INT64))
+                .addInitializer(longs("three", new long[0], 3)).addInitializer(longs("one", new long[0], 1))
+                .addInitializer(longs("eleven", new long[0], 11)).addInitializer(longs("zero", new long[0], 0))
+                .addInitializer(longs("minus1", new long[] {1}, -1)).addInitializer(longs("minus2", new long[] {1}, -2))
+                .addInitializer(longs("end", new long[] {1}, Long.MAX_VALUE)).addInitializer(longs("axis0", new long[] {1}, 0))
+                .addInitializer(longs("gather_at", new long[0], -1));
+        switch (read) {
+            case SLICE -> body.addNode(node("Slice", "last", List.of("tokens_in", "minus1", "end", "axis0"), List.of("last")));
+            case GATHER -> body.addNode(node("Gather", "last_at", List.of("tokens_in", "gather_at"), List.of("last0")))
+                    .addNode(node("Unsqueeze", "last", List.of("last0", "axis0"), List.of("last")));
+            case SECOND_TO_LAST -> body.addNode(node("Slice", "last", List.of("tokens_in", "minus2", "end", "axis0"), List.of("last_two")))
+                    .addNode(node("ReduceMax", "latest", List.of("last_two"), List.of("last"),
+                            AttributeProto.newBuilder().setName("keepdims").setType(AttributeProto.AttributeType.INT).setI(1).build()));
+        }
+        body.addNode(node("Mul", "times3", List.of("last", "three"), List.of("m3")))
+                .addNode(node("Add", "plus1", List.of("m3", "one"), List.of("p1")))
+                .addNode(node("Mod", "mod11", List.of("p1", "eleven"), List.of("next")))
+                .addNode(node("Concat", "append", List.of("tokens_in", "next"), List.of("tokens_out"),
+                        AttributeProto.newBuilder().setName("axis").setType(AttributeProto.AttributeType.INT).setI(0).build()))
+                .addNode(node("ReduceMax", "next0", List.of("next"), List.of("n0"),
+                        AttributeProto.newBuilder().setName("keepdims").setType(AttributeProto.AttributeType.INT).setI(0).build()))
+                .addNode(node("Equal", "eos", List.of("n0", "zero"), List.of("stop")))
+                .addNode(node("Not", "go_on", List.of("stop"), List.of("cond_out")))
+                .addOutput(value("cond_out", BOOL)).addOutput(OnnxTestModels.anyShape("tokens_out", INT64));
+        GraphProto.Builder g = GraphProto.newBuilder().addInput(value("start", INT64, 1)).addInput(value("m", INT64))
+                .addNode(node("Loop", "decode", List.of("m", "", "start"), List.of("tokens"),
+                        AttributeProto.newBuilder().setName("body").setType(AttributeProto.AttributeType.GRAPH).setG(body).build()))
+                .addOutput(OnnxTestModels.anyShape("tokens", INT64));
+        return OnnxTestModels.model(17, g);
+    }
+
+    /** The decode in Java: the start, then each next token until 0 (kept) or M tokens were added. */
+    private static long[] decoded(long start, long m) {
+        List<Long> out = new ArrayList<>(List.of(start));
+        for (long t = 0; t < m; t++) {
+            long next = (3 * out.getLast() + 1) % 11;
+            out.add(next);
+            if (next == 0) break;
+        }
+        return out.stream().mapToLong(Long::longValue).toArray();
+    }
+
+    private static Map<String, Tensor> inputs(Device d, long start, long m) {
+        return Map.of("start", Tensor.of(new long[] {start}, 1).to(d).realize(), "m", Tensor.scalar(m, DType.I64).to(d).realize());
+    }
+
+    /**
+     * Read by Slice and by Gather, in one prepared plan per model, on several starts and M (0 to past the plan's first rows,
+     * where the plan grows): each run equals the decode in Java. Start 1 reaches 0 after four tokens (1, 4, 2, 7, 0); 5, 3 and 10
+     * never do.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void theLastElementIsReadInAPreparedPlan(String device) {
+        var unavailable = DeviceRegistry.providers().get(device).unavailableReason();
+        org.junit.jupiter.api.Assumptions.assumeTrue(unavailable.isEmpty(), () -> device + " unavailable: " + unavailable.orElse(""));
+        var d = DeviceRegistry.get(device);
+        long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
+        for (Read read : new Read[] {Read.SLICE, Read.GATHER}) {
+            try (OnnxPlan plan = OnnxModel.fromProto(decoder(read), "last.onnx").prepare(d, Map.of())) {
+                long[][] runs = {{1, 3}, {5, 200}, {1, 0}, {3, 20}, {10, 1}};
+                for (long[] r : runs) {
+                    List<Tensor> out = plan.run(inputs(d, r[0], r[1]));
+                    assertThat(out.getFirst().toLongArray()).as("%s start %d M %d", read, r[0], r[1]).containsExactly(decoded(r[0], r[1]));
+                }
+            }
+        }
+        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plans' memory is freed").isEqualTo(baseline);
+    }
+
+    /** Under run, the same loop is one body plan too: {@value LoopUnrolling#MAX_ITERATIONS} + 1,000 tokens, nothing unrolled. */
+    @Test
+    void theLastElementIsReadUnderRun() {
+        var d = DeviceRegistry.get("CPU");
+        long m = LoopUnrolling.MAX_ITERATIONS + 1000;
+        assertThat(decoded(5, m)).hasSize((int) m + 1); // 5 never reaches 0
+        List<Tensor> out = OnnxModel.fromProto(decoder(Read.SLICE), "last_run.onnx").run(inputs(d, 5, m));
+        assertThat(out.getFirst().toLongArray()).containsExactly(decoded(5, m));
+        assertThat(LoopUnrolling.said()).noneMatch(s -> s.startsWith("last_run.onnx"));
+    }
+
+    /** {@code tokens[-2:]} is more than the last element: built per iteration under run (saying why), refused in a prepared plan. */
+    @Test
+    void readingMoreThanTheLastElementIsNotOneBodyPlan() {
+        var d = DeviceRegistry.get("INTERP");
+        ModelProto proto = decoder(Read.SECOND_TO_LAST);
+        // max(tokens[-2:]) in Java
+        List<Long> want = new ArrayList<>(List.of(4L));
+        for (int t = 0; t < 6; t++) {
+            long last = want.size() == 1 ? want.getLast() : Math.max(want.getLast(), want.get(want.size() - 2));
+            long next = (3 * last + 1) % 11;
+            want.add(next);
+            if (next == 0) break;
+        }
+        assertThat(OnnxModel.fromProto(proto, "second.onnx").run(inputs(d, 4, 6)).getFirst().toLongArray())
+                .containsExactly(want.stream().mapToLong(Long::longValue).toArray());
+        assertThat(LoopUnrolling.said()).filteredOn(s -> s.startsWith("second.onnx: Loop node 'decode'")).singleElement().asString()
+                .contains("Slice node 'last' reads other than its last element");
+        assertThatThrownBy(() -> OnnxModel.fromProto(proto, "second.onnx").prepare(d, Map.of())).isInstanceOf(UnsupportedOnnxOpException.class)
+                .hasMessageContaining("'decode'").hasMessageContaining("reads other than its last element");
+    }
+}

@@ -15,7 +15,7 @@ import static dev.kiln.cpu.GemmMicroKernel.NR;
 /**
  * Runs a {@link Contraction} as a packed, cache-blocked GEMM (the BLIS loop nest): for each block of at most
  * {@link #NC} columns and {@link #KC} reduction steps, B is packed into NR-wide panels; for each block of at most
- * {@link #MC} rows, A is packed row by row (the micro-kernel streams MR rows side by side); the
+ * {@link #MC} rows, A is packed in panels of MR rows side by side ({@link GemmMicroKernel#packedA}); the
  * {@link GemmMicroKernel} then sweeps the register tiles, storing into C after the first K block and adding after
  * the others. Work is split between the {@link WorkerPool} workers by batch, or else by the longer of M and N
  * (single GEMMs, or batches that do not share out evenly); each worker packs into its own scratch, so no packed
@@ -295,7 +295,7 @@ final class GemmKernel {
 
     /**
      * Constant operands packed once, for the full extents, in the layouts the loop nest packs per block: A as
-     * {@code [batch][K block][row][k]} (rows padded to MR), B as {@code [batch][K block][column panel][k][NR]}
+     * {@code [batch][K block][panel of MR rows][k][row]} (rows padded to MR), B as {@code [batch][K block][column panel][k][NR]}
      * (columns padded to NR), each K block {@code kcStep} deep (the last shorter). Null sides are packed per run.
      */
     record Prepacked(float[] a, float[] b) {}

@@ -395,16 +395,16 @@ final class GemmSide {
     }
 
     /**
-     * Packs rows {@code [r0, r0+nr)} x columns {@code [c0, c0+nc)} of batch {@code b} row by row:
-     * {@code dst[at + r * nc + c]} (local r, c), rows up to the next multiple of MR zero. This is A's layout (rows M,
-     * columns K): the micro-kernel streams the MR rows of a panel side by side, so a row is one strided
-     * (usually contiguous) copy per run instead of a transpose.
+     * Packs rows {@code [r0, r0+nr)} x columns {@code [c0, c0+nc)} of batch {@code b} as A's panels:
+     * {@code dst[at + GemmMicroKernel.packedA(r, c, nc)]} (local r, c), rows up to the next multiple of MR zero. Each
+     * row is gathered (one strided, usually contiguous, copy per run) and then dealt to its panel MR floats apart.
      *
-     * @param col scratch of at least {@code nr} floats
+     * @param col scratch of at least {@code max(nr, nc)} floats
      */
     void packRows(MemorySegment seg, int b, int r0, int nr, int c0, int nc, float[] dst, int at, float[] col) {
         int padded = (nr + MR - 1) / MR * MR;
-        Arrays.fill(dst, at + nr * nc, at + padded * nc, 0f);
+        // the last panel's rows past nr are interleaved with its valid ones: the whole panel zeroed first
+        if (padded > nr) Arrays.fill(dst, at + (nr / MR) * MR * nc, at + padded * nc, 0f);
         if (byColumns()) {
             // a transposed A (contiguous down its columns): each column in bulk along its row runs, then across
             int firstLen = rowRunLen - r0 % rowRunLen, end = r0 + nr;
@@ -413,12 +413,16 @@ final class GemmSide {
                 for (int r = r0, len = Math.min(firstLen, nr); r < end; r += len, len = Math.min(rowRunLen, end - r)) {
                     copy(seg, base + rowAddr[r], 1, len, col, r - r0);
                 }
-                for (int r = 0; r < nr; r++) dst[at + r * nc + c] = col[r];
+                for (int r = 0; r < nr; r++) dst[at + GemmMicroKernel.packedA(r, c, nc)] = col[r];
             }
             return;
         }
         long[] gateBase = gateScratch();
         int firstLen = runLen - c0 % runLen;
-        for (int r = 0; r < nr; r++) gatherRow(seg, b, r0 + r, c0, nc, firstLen, dst, at + r * nc, gateBase);
+        for (int r = 0; r < nr; r++) {
+            gatherRow(seg, b, r0 + r, c0, nc, firstLen, col, 0, gateBase);
+            int d = at + GemmMicroKernel.packedA(r, 0, nc);
+            for (int c = 0; c < nc; c++, d += MR) dst[d] = col[c];
+        }
     }
 }

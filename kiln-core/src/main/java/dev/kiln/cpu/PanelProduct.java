@@ -7,9 +7,9 @@ import java.lang.foreign.MemorySegment;
  * block-quantised products dequantise a panel of weights straight into B's layout and meet it with the activations,
  * at the tile's speed rather than through a second, smaller tile of their own.
  *
- * <p>Layouts are the packed GEMM's: A as {@link #ROWS} rows {@code kc} apart ({@code a[aAt + i * kc + k]}; rows past
- * the valid ones are read, so pad them, with zeros), B as one panel of {@link #COLUMNS} columns
- * ({@code b[bAt + k * COLUMNS + j]}). Exported to {@code dev.kiln.llm} only.
+ * <p>Layouts are the packed GEMM's: A as {@link #ROWS} rows side by side, step by step ({@code a[aAt + k * ROWS + i]},
+ * {@link #packRow}; rows past the valid ones are read, so pad them, with zeros), B as one panel of {@link #COLUMNS}
+ * columns ({@code b[bAt + k * COLUMNS + j]}). Exported to {@code dev.kiln.llm} only.
  */
 public final class PanelProduct {
     /** The rows of A one tile multiplies. */
@@ -18,6 +18,16 @@ public final class PanelProduct {
     public static final int COLUMNS = GemmMicroKernel.NR;
 
     private PanelProduct() {}
+
+    /**
+     * Row {@code i} of a tile's A ({@code kc} floats from {@code src[from..]}) into its panel at {@code aAt}:
+     * {@code a[aAt + k * ROWS + i]}.
+     */
+    public static void packRow(float[] src, int from, int kc, float[] a, int aAt, int i) {
+        java.util.Objects.checkIndex(i, ROWS);
+        java.util.Objects.checkFromIndexSize(aAt, ROWS * kc, a.length);
+        for (int k = 0, d = aAt + i; k < kc; k++, d += ROWS) a[d] = src[from + k];
+    }
 
     /** Scratch for {@link #multiply}'s sums; one per thread. */
     public static float[] newTile() { return new float[GemmMicroKernel.TILE_FLOATS]; }

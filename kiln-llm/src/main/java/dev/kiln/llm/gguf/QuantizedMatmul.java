@@ -71,6 +71,8 @@ public final class QuantizedMatmul {
     private static final ThreadLocal<float[]> SCRATCH = ThreadLocal.withInitial(() -> new float[0]);
     /** x packed by the calling thread, read by every worker of the call. */
     private static final ThreadLocal<float[]> X_COPY = ThreadLocal.withInitial(() -> new float[0]);
+    /** One row of x on its way into {@link #X_COPY}'s tile layout. */
+    private static final ThreadLocal<float[]> X_ROW = ThreadLocal.withInitial(() -> new float[0]);
     /** B panels of {@link #tiles}, one array per thread. */
     private static final ThreadLocal<float[]> PANELS = ThreadLocal.withInitial(() -> new float[0]);
     private static final ThreadLocal<float[]> TILE = ThreadLocal.withInitial(PanelProduct::newTile);
@@ -432,15 +434,19 @@ public final class QuantizedMatmul {
 
     /**
      * x's rows packed for {@link PanelProduct}: for each pass of {@link #KC} values from {@code k0}, the rows padded to a
-     * whole tile, one after another, {@code kc} apart ({@code ap[k0 * paddedRows + r * kc + i]}); zeros below the last row.
+     * whole tile, a tile's rows side by side ({@link PanelProduct#packRow}; tile t from {@code k0 * paddedRows + t *
+     * ROWS * kc}); zeros below the last row.
      */
     private static float[] packRows(MemorySegment x, int rows, int k) {
-        int padded = roundUp(rows, PanelProduct.ROWS);
-        float[] ap = atLeast(X_COPY, padded * k);
+        int padded = roundUp(rows, PanelProduct.ROWS), tile = PanelProduct.ROWS;
+        float[] ap = atLeast(X_COPY, padded * k), row = atLeast(X_ROW, KC);
         for (int k0 = 0; k0 < k; k0 += KC) {
             int kc = Math.min(KC, k - k0);
-            for (int r = 0; r < rows; r++) MemorySegment.copy(x, X, 4L * ((long) r * k + k0), ap, k0 * padded + r * kc, kc);
-            java.util.Arrays.fill(ap, k0 * padded + rows * kc, k0 * padded + padded * kc, 0f);
+            java.util.Arrays.fill(ap, k0 * padded + rows / tile * tile * kc, k0 * padded + padded * kc, 0f);
+            for (int r = 0; r < rows; r++) {
+                MemorySegment.copy(x, X, 4L * ((long) r * k + k0), row, 0, kc);
+                PanelProduct.packRow(row, 0, kc, ap, k0 * padded + r / tile * tile * kc, r % tile);
+            }
         }
         return ap;
     }

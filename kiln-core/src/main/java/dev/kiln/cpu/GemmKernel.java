@@ -164,8 +164,13 @@ final class GemmKernel {
         return fuses;
     }
 
-    /** Most floats of B packed once per run for all workers ({@link #packSharedB}); larger B is packed by each worker. */
-    static final int SHARED_B_MAX = 1 << 22;
+    /**
+     * Most floats of B packed once per run for all workers ({@link #packSharedB}); larger B is packed by each worker,
+     * a block at a time, as before. Where B is large its packing is a small share of the products (and a whole packed
+     * B would stay allocated per calling thread: 16 MB for a 2048^3 matmul, with no gain measurable on this host);
+     * a convolution's B at 7 x 7, where packing twice cost most, is 0.3 M floats.
+     */
+    static final int SHARED_B_MAX = 1 << 19;
     /** The B the workers of the calling thread's run share ({@link #packSharedB}), grown on demand and reused. */
     private static final ThreadLocal<float[][]> SHARED_B = ThreadLocal.withInitial(() -> new float[][] {new float[0]});
 

@@ -36,8 +36,6 @@ final class GemmKernel {
      * more often and measured slower.
      */
     static final int NC = 64 * NR;
-    /** Shares per worker of a split where no share repacks another's operand (see {@link #run}). */
-    static final int SHARES_PER_WORKER = 4;
     /** Below this many multiply-adds the work stays on the calling thread. */
     private static final long PARALLEL_MIN = 1L << 20;
 
@@ -153,12 +151,10 @@ final class GemmKernel {
             int nPanels = (nUnits + nAlign - 1) / nAlign;
             boolean byM = p.m >= workers * MR && (nPanels <= workers || p.m >= p.n && nPanels >= 4 * workers);
             if (byM && img == null && (pre == null || pre.b() == null)) pre = packSharedB(p, pre, bs, workers);
-            // More shares than workers where no share packs what another packs too (by M with B packed once, by N with
-            // A prepacked): the workers steal shares as they free up, so a core slowed down for a while (another
-            // tenant on it: this host's cores ran at 88 or 150 GFLOP/s from one second to the next) takes fewer
-            // instead of holding back the run.
+            // balanced shares (WorkerPool.balancedShares) where no share packs what another packs too: by M with B
+            // packed once, by N with A prepacked; else one share a worker
             boolean nothingRepacked = byM ? pre != null && pre.b() != null : pre != null && pre.a() != null;
-            int parts = nothingRepacked ? SHARES_PER_WORKER * workers : workers;
+            int parts = nothingRepacked ? WorkerPool.SHARES_PER_WORKER * workers : workers;
             int[] cuts = byM ? cuts(p.m, parts, MR) : cuts(nUnits, parts, nAlign);
             for (int b = 0; b < p.batches; b++) {
                 for (int t = 0; t < parts; t++) {

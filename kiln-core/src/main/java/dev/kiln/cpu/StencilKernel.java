@@ -312,7 +312,7 @@ final class StencilKernel {
             float[] bounds = p.bounds(buffers);
             long units = p.units();
             if (workers < 2 || t.work() < PLANE_PARALLEL_MIN || units < 2) p.run(b, c, buffers, w, bounds, 0, units);
-            else WorkerPool.forRanges(units, (int) Math.min(units, workers), (start, end) -> p.run(b, c, buffers, w, bounds, start, end));
+            else WorkerPool.forRanges(units, WorkerPool.balancedShares(units), (start, end) -> p.run(b, c, buffers, w, bounds, start, end));
             return bounds != null;
         }
         long jobs = (long) t.outer * t.rows;
@@ -320,7 +320,7 @@ final class StencilKernel {
             rows(t, a, b, c, 0, jobs);
             return false;
         }
-        WorkerPool.forRanges(jobs, (int) Math.min(jobs, workers), (start, end) -> rows(t, a, b, c, start, end));
+        WorkerPool.forRanges(jobs, WorkerPool.balancedShares(jobs), (start, end) -> rows(t, a, b, c, start, end));
         return false;
     }
 

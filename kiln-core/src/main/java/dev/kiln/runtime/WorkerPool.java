@@ -36,6 +36,17 @@ public final class WorkerPool {
         void run(long start, long end);
     }
 
+    /** Shares per worker of work whose shares cost the same wherever they run (see {@link #balancedShares}). */
+    public static final int SHARES_PER_WORKER = 4;
+
+    /**
+     * How many shares to cut {@code units} of independent work into: {@link #SHARES_PER_WORKER} a worker (at most one a
+     * unit), stolen as workers free up, so a core slowed down for a while (another tenant on a shared host: one measured
+     * at 88 or 150 GFLOP/s from one second to the next) takes fewer shares instead of holding back the run. Only for work
+     * where a share does not repeat another's set-up (packing an operand, say) in proportion to the shares.
+     */
+    public static int balancedShares(long units) { return (int) Math.max(1, Math.min(units, (long) SHARES_PER_WORKER * size())); }
+
     /**
      * Runs {@code task} over {@code [0, extent)} split into {@code parts} contiguous shares of equal size (the
      * last one shorter), side by side on the pool, and returns when all are done.

@@ -106,7 +106,7 @@ public final class QuantizedMatmul {
         boolean dots = fused || rows <= DOT_ROWS;
         int units = dots ? n : (n + PANEL - 1) / PANEL;
         long work = (long) rows * n * k;
-        int parts = work < PARALLEL_WORK || WorkerPool.size() <= 1 ? 1 : Math.min(units, 4 * WorkerPool.size());
+        int parts = work < PARALLEL_WORK || WorkerPool.size() <= 1 ? 1 : WorkerPool.balancedShares(units);
         float[] ap = dots ? null : packRows(x, rows, k);
         float[] xa = fused ? rowsOnHeap(x, rows * k) : null;
         WorkerPool.forRanges(units, parts, (from, to) -> {

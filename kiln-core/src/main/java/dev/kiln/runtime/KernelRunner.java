@@ -44,13 +44,14 @@ public interface KernelRunner {
 
     /**
      * Runs {@code runner}, the compiled {@code program}, over the iterations of its output loop at the values
-     * {@code vars}, split across the {@link WorkerPool}'s workers when that loop is THREAD. A single share runs on
+     * {@code vars}, split across the {@link WorkerPool}'s workers when that loop is THREAD (in its balanced shares,
+     * {@link WorkerPool#balancedShares}). A single share runs on
      * the caller and creates no task, so it allocates nothing.
      */
     static void runAll(KernelRunner runner, KernelProgram program, MemorySegment[] buffers, long[] vars) {
         long extent = program.activeExtent(vars);
-        int workers = program.threaded() ? (int) Math.min(extent, WorkerPool.size()) : 1;
-        if (workers <= 1) runner.run(buffers, vars, 0, extent);
-        else WorkerPool.forRanges(extent, workers, (start, end) -> runner.run(buffers, vars, start, end));
+        int shares = program.threaded() && WorkerPool.size() >= 2 ? WorkerPool.balancedShares(extent) : 1;
+        if (shares <= 1) runner.run(buffers, vars, 0, extent);
+        else WorkerPool.forRanges(extent, shares, (start, end) -> runner.run(buffers, vars, start, end));
     }
 }

@@ -77,10 +77,7 @@ public final class KernelTiming implements KernelTimer<CompiledKernel> {
         try {
             KernelRunner r = k.runner().bind(buffers);
             long[] vars = new long[0];
-            long extent = k.program().activeExtent(vars);
-            int workers = k.program().threaded() ? (int) Math.min(extent, WorkerPool.size()) : 1;
-            return workers <= 1 ? () -> r.run(buffers, vars, 0, extent)
-                    : () -> WorkerPool.forRanges(extent, workers, (s, e) -> r.run(buffers, vars, s, e));
+            return () -> KernelRunner.runAll(r, k.program(), buffers, vars);
         } catch (RuntimeException e) {
             return null;
         }

@@ -154,7 +154,7 @@ final class GemmKernel {
             // balanced shares (WorkerPool.balancedShares) where no share packs what another packs too: by M with B
             // packed once, by N with A prepacked; else one share a worker
             boolean nothingRepacked = byM ? pre != null && pre.b() != null : pre != null && pre.a() != null;
-            int parts = nothingRepacked ? WorkerPool.SHARES_PER_WORKER * workers : workers;
+            int parts = nothingRepacked ? WorkerPool.balancedShares(byM ? (p.m + MR - 1) / MR : nPanels) : workers;
             int[] cuts = byM ? cuts(p.m, parts, MR) : cuts(nUnits, parts, nAlign);
             for (int b = 0; b < p.batches; b++) {
                 for (int t = 0; t < parts; t++) {

@@ -221,13 +221,26 @@ final class GemmMicroKernel {
             // then every vector of the tiles was an allocation (ZeroAllocationTest).
             int n = len - x;
             FloatVector v = FloatVector.fromArray(S, tmp, t + x);
-            if (!first) {
-                MemorySegment.copy(c, F, off + 4L * x, tmp, STAGE, n);
-                v = FloatVector.fromArray(S, tmp, STAGE).add(v);
-            }
-            v.intoArray(tmp, STAGE);
-            MemorySegment.copy(tmp, STAGE, c, F, off + 4L * x, n);
+            if (!first) v = loadStaged(c, off + 4L * x, n, tmp).add(v);
+            storeStaged(v, c, off + 4L * x, n, tmp);
         }
+    }
+
+    /** {@code n} adjacent floats from byte {@code off} of {@code seg} as the first lanes of a vector (the rest stale). */
+    static FloatVector loadStaged(MemorySegment seg, long off, int n, float[] tmp) {
+        MemorySegment.copy(seg, F, off, tmp, STAGE, n);
+        return FloatVector.fromArray(S, tmp, STAGE);
+    }
+
+    /** The first {@code n} lanes of {@code v} into the adjacent floats of {@code seg} from byte {@code off}. */
+    static void storeStaged(FloatVector v, MemorySegment seg, long off, int n, float[] tmp) {
+        v.intoArray(tmp, STAGE);
+        MemorySegment.copy(tmp, STAGE, seg, F, off, n);
+    }
+
+    /** Row {@code src[from..from+kc)} of A into its place in a panel from {@code at} ({@link #packedA}: MR floats apart). */
+    static void dealRow(float[] src, int from, int kc, float[] a, int at) {
+        for (int k = 0, d = at; k < kc; k++, d += MR) a[d] = src[from + k];
     }
 
     /** The MR x L tile of the panel's first vector of columns into {@code tmp} (row i at {@code i * NR}). */

@@ -421,8 +421,7 @@ final class GemmSide {
         int firstLen = runLen - c0 % runLen;
         for (int r = 0; r < nr; r++) {
             gatherRow(seg, b, r0 + r, c0, nc, firstLen, col, 0, gateBase);
-            int d = at + GemmMicroKernel.packedA(r, 0, nc);
-            for (int c = 0; c < nc; c++, d += MR) dst[d] = col[c];
+            GemmMicroKernel.dealRow(col, 0, nc, dst, at + GemmMicroKernel.packedA(r, 0, nc));
         }
     }
 }

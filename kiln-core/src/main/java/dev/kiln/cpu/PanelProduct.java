@@ -26,7 +26,7 @@ public final class PanelProduct {
     public static void packRow(float[] src, int from, int kc, float[] a, int aAt, int i) {
         java.util.Objects.checkIndex(i, ROWS);
         java.util.Objects.checkFromIndexSize(aAt, ROWS * kc, a.length);
-        for (int k = 0, d = aAt + i; k < kc; k++, d += ROWS) a[d] = src[from + k];
+        GemmMicroKernel.dealRow(src, from, kc, a, aAt + i);
     }
 
     /** Scratch for {@link #multiply}'s sums; one per thread. */

@@ -136,22 +136,15 @@ final class TileEpilogue {
         if (x < len) {
             // the rest as one vector through the tile's staging floats (see GemmMicroKernel.storeRow), the same
             // operations lane by lane as storeElements
-            int n = len - x, st = GemmMicroKernel.STAGE;
+            int n = len - x;
             FloatVector v = FloatVector.fromArray(S, tmp, t + x);
-            if (!first) v = staged(c, off + 4L * x, n, tmp).add(v);
-            if (terms > 0) v = perRow0 ? v.add(k0) : v.add(staged(s0, o0 + 4L * x, n, tmp));
-            if (terms > 1) v = perRow1 ? v.add(k1) : v.add(staged(s1, o1 + 4L * x, n, tmp));
+            if (!first) v = GemmMicroKernel.loadStaged(c, off + 4L * x, n, tmp).add(v);
+            if (terms > 0) v = perRow0 ? v.add(k0) : v.add(GemmMicroKernel.loadStaged(s0, o0 + 4L * x, n, tmp));
+            if (terms > 1) v = perRow1 ? v.add(k1) : v.add(GemmMicroKernel.loadStaged(s1, o1 + 4L * x, n, tmp));
             if (hasLower) v = v.max(lower);
             if (hasUpper) v = v.min(upper);
-            v.intoArray(tmp, st);
-            MemorySegment.copy(tmp, st, c, F, off + 4L * x, n);
+            GemmMicroKernel.storeStaged(v, c, off + 4L * x, n, tmp);
         }
-    }
-
-    /** {@code n} adjacent floats from byte {@code off} of {@code seg} as the first lanes of a vector (the rest stale). */
-    private static FloatVector staged(MemorySegment seg, long off, int n, float[] tmp) {
-        MemorySegment.copy(seg, F, off, tmp, GemmMicroKernel.STAGE, n);
-        return FloatVector.fromArray(S, tmp, GemmMicroKernel.STAGE);
     }
 
     /** One row's columns {@code cCol[n..n+len)} element by element (C or an addend not adjacent along them). */

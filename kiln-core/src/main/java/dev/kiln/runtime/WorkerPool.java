@@ -37,7 +37,7 @@ public final class WorkerPool {
     }
 
     /** Shares per worker of work whose shares cost the same wherever they run (see {@link #balancedShares}). */
-    public static final int SHARES_PER_WORKER = 4;
+    private static final int SHARES_PER_WORKER = 4;
 
     /**
      * How many shares to cut {@code units} of independent work into: {@link #SHARES_PER_WORKER} a worker (at most one a

@@ -6,8 +6,18 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
-/** {@link WorkerPool#runOnWorker}, and plans whose steps run on a worker. */
+/** {@link WorkerPool#runOnWorker}, {@link WorkerPool#balancedShares}, and plans whose steps run on a worker. */
 class WorkerPoolTest {
+    @Test
+    void balancedSharesAreFourAWorkerAtMostOneAUnitAndAtLeastOne() {
+        int most = 4 * WorkerPool.size();
+        assertThat(WorkerPool.balancedShares(0)).isEqualTo(1);
+        assertThat(WorkerPool.balancedShares(1)).isEqualTo(1);
+        assertThat(WorkerPool.balancedShares(3)).isEqualTo(Math.min(3, most));
+        assertThat(WorkerPool.balancedShares(most + 1)).isEqualTo(most);
+        assertThat(WorkerPool.balancedShares(Long.MAX_VALUE)).isEqualTo(most);
+    }
+
     @Test
     void workRunsOnAWorkerAndItsExceptionComesBackAsItIs() {
         boolean[] onWorker = {false};

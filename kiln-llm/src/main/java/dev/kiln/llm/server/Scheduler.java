@@ -296,7 +296,8 @@ final class Scheduler implements AutoCloseable {
         try {
             s.stream.close();
         } finally {
-            if (last != null) s.job.emit(last);
+            // the counters first: a client that reads its last event and then asks /health sees the slot free
+            Job job = s.job;
             counter.incrementAndGet();
             s.job = null;
             s.stream = null;
@@ -305,6 +306,7 @@ final class Scheduler implements AutoCloseable {
             s.failure = null;
             busy.decrementAndGet();
             admitted.decrementAndGet();
+            if (last != null) job.emit(last);
         }
     }
 

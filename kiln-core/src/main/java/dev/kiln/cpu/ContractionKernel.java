@@ -112,9 +112,6 @@ public final class ContractionKernel implements KernelRunner {
     public boolean usesAllWorkers() { return true; }
 
     @Override
-    public boolean handsOffWork() { return gemm != null ? gemm.splits() : stencil.splits(); }
-
-    @Override
     public void run(MemorySegment[] buffers, long[] vars, long start, long end) {
         run(buffers, vars, start, end, overlapsAnInput(buffers), epilogueKernel, null);
     }

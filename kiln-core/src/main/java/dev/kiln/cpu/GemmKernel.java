@@ -7,7 +7,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.RecursiveAction;
 
 import static dev.kiln.cpu.GemmMicroKernel.MR;
 import static dev.kiln.cpu.GemmMicroKernel.NR;
@@ -66,12 +65,6 @@ final class GemmKernel {
         int[] batchVars = vars(c, Contraction.Role.BATCH), mVars = vars(c, Contraction.Role.M), nVars = vars(c, Contraction.Role.N),
                 kVars = vars(c, Contraction.Role.K);
         plans = new ExtentPlans<>(c, ext -> new GemmPlan(c, epilogue, batchVars, mVars, nVars, kVars, ext));
-    }
-
-    /** Whether a run at the full extents is split over the workers (else it stays on the calling thread). */
-    boolean splits() {
-        GemmPlan full = plans.full();
-        return WorkerPool.size() >= 2 && (long) full.batches * full.m * full.n * full.k >= PARALLEL_MIN;
     }
 
     /** Whether a run at the full extents reads B from a padded image ({@link PaddedImage}) instead of packing it. */
@@ -133,7 +126,7 @@ final class GemmKernel {
             compute(p, pre, as, bs, img, cs, 0, p.batches, 0, p.m, 0, nUnits, buffers);
             return fuses;
         }
-        List<RecursiveAction> tasks = new ArrayList<>();
+        List<Runnable> tasks = new ArrayList<>();
         if (p.batches % workers == 0 || p.batches >= 8 * workers) {
             // whole GEMMs per worker (at most one more for some when the batches do not divide evenly)
             for (int t = 0; t < workers; t++) {
@@ -164,7 +157,7 @@ final class GemmKernel {
                 }
             }
         }
-        WorkerPool.invokeAll(tasks);
+        WorkerPool.runAll(tasks);
         return fuses;
     }
 
@@ -190,23 +183,19 @@ final class GemmKernel {
         float[][] holder = SHARED_B.get();
         if (holder[0].length < size) holder[0] = new float[(int) size];
         float[] b = holder[0];
+        // pieces of (batch, K block, columns): a single K block (K <= 512) is cut by columns, whole panels each
         int kcStep = step(p.k, KC, 1), kBlocks = (p.k + kcStep - 1) / kcStep, units = p.batches * kBlocks;
-        List<RecursiveAction> tasks = new ArrayList<>();
-        for (int t = 0; t < workers; t++) {
-            int u0 = (int) ((long) units * t / workers), u1 = (int) ((long) units * (t + 1) / workers);
-            if (u0 == u1) continue;
-            tasks.add(new RecursiveAction() {
-                @Override
-                protected void compute() {
-                    float[] row = SCRATCH.get().row;
-                    for (int u = u0; u < u1; u++) {
-                        int batch = u / kBlocks, pc = (u % kBlocks) * kcStep, kc = Math.min(kcStep, p.k - pc);
-                        p.b.packColPanels(bs, batch, pc, kc, 0, p.n, b, bBase(p, batch, pc), row);
-                    }
-                }
-            });
-        }
-        WorkerPool.invokeAll(tasks);
+        int groups = Math.max(1, Math.min((workers + units - 1) / units, (p.n + NR - 1) / NR)), cols = step(p.n, (p.n + groups - 1) / groups, NR);
+        groups = (p.n + cols - 1) / cols;
+        int perUnit = groups;
+        WorkerPool.forRanges((long) units * perUnit, workers, (u0, u1) -> {
+            float[] row = SCRATCH.get().row;
+            for (int u = (int) u0; u < u1; u++) {
+                int unit = u / perUnit, jc = (u % perUnit) * cols;
+                int batch = unit / kBlocks, pc = (unit % kBlocks) * kcStep, kc = Math.min(kcStep, p.k - pc);
+                p.b.packColPanels(bs, batch, pc, kc, jc, Math.min(cols, p.n - jc), b, bBase(p, batch, pc) + jc * kc, row);
+            }
+        });
         return new Prepacked(pre == null ? null : pre.a(), b);
     }
 
@@ -219,12 +208,9 @@ final class GemmKernel {
         return cuts;
     }
 
-    private RecursiveAction task(GemmPlan p, Prepacked pre, MemorySegment as, MemorySegment bs, float[] img, MemorySegment cs,
+    private static Runnable task(GemmPlan p, Prepacked pre, MemorySegment as, MemorySegment bs, float[] img, MemorySegment cs,
                                  int b0, int b1, int m0, int m1, int n0, int n1, MemorySegment[] buffers) {
-        return new RecursiveAction() {
-            @Override
-            protected void compute() { GemmKernel.compute(p, pre, as, bs, img, cs, b0, b1, m0, m1, n0, n1, buffers); }
-        };
+        return () -> compute(p, pre, as, bs, img, cs, b0, b1, m0, m1, n0, n1, buffers);
     }
 
     /** Register tiles across one image's columns in the padded numbering. */

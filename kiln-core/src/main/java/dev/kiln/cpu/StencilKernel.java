@@ -166,12 +166,6 @@ final class StencilKernel {
 
     boolean appliesEpilogue() { return plans.full().planes != null && plans.full().epilogueApplied; }
 
-    /** Whether a run at the full extents is split over the workers. */
-    boolean splits() {
-        Tables t = plans.full();
-        return WorkerPool.size() >= 2 && t.work() >= (t.planes != null ? PLANE_PARALLEL_MIN : PARALLEL_MIN);
-    }
-
     /**
      * The contraction at fixed extents: each role's contribution to every address and gate as one table look-up
      * (outer points: batch and M variables; rows: N variables but the column; taps: K variables).

@@ -68,7 +68,6 @@ public final class ExecutionPlan implements AutoCloseable {
      * parking the caller): SqueezeNet 9.9 -> 8.7 ms, ResNet-50 66.5 -> 63.8 ms. A plan of small steps stays on the
      * caller (no hand-off, nothing allocated).
      */
-    private final boolean onWorker;
     private final List<Device> opDevices;   // the device each step runs on
     private final boolean multiDevice;
     private UnifiedExecutor executor;       // created on the first multi-device execution; closed with the plan
@@ -130,15 +129,12 @@ public final class ExecutionPlan implements AutoCloseable {
         // that runs beside others, a packed GEMM's shares wait on each other's workers (ResNet-50: 290 ms side by
         // side against 99 ms one step at a time).
         boolean splitsItself = false;
-        int handsOff = 0;
         for (int i = 0; i < ops.size(); i++) {
             if (!(ops.get(i) instanceof PreparedKernel k)) continue;
             KernelRunner r = runners.get(i);
             if (k.program().threaded() || r != null && r.usesAllWorkers()) splitsItself = true;
-            if (k.program().threaded() && k.program().outerExtent() > 1 || r != null && r.handsOffWork()) handsOff++;
         }
         this.parallel = independent && !splitsItself && WorkerPool.size() > 1 && !producing;
-        this.onWorker = handsOff >= 2 && WorkerPool.size() > 1;
         this.opDevices = List.copyOf(opDevices);
         this.multiDevice = opDevices.stream().distinct().count() > 1;
         if (multiDevice && producing) {
@@ -184,7 +180,6 @@ public final class ExecutionPlan implements AutoCloseable {
         this.producers = source.producers;
         this.producing = source.producing;
         this.parallel = source.parallel;
-        this.onWorker = source.onWorker;
         this.opDevices = source.opDevices;
         this.multiDevice = source.multiDevice;
         this.rebound = rebound;
@@ -481,7 +476,6 @@ public final class ExecutionPlan implements AutoCloseable {
         if (multiDevice) runOnDevices();
         else if (recordable != null) replay();
         else if (parallel) runParallel();
-        else if (onWorker && !WorkerPool.isWorker()) WorkerPool.runOnWorker(this::runSteps);
         else runSteps();
         for (Device d : queuing) synchronize(d);
     }

@@ -36,13 +36,6 @@ public interface KernelRunner {
     default boolean usesAllWorkers() { return false; }
 
     /**
-     * Whether a call at the kernel's full extents hands work to other workers of the {@link WorkerPool} (a packed
-     * GEMM large enough to split), so a plan of several such steps gains from running them on a worker. The
-     * default is {@link #usesAllWorkers()}.
-     */
-    default boolean handsOffWork() { return usesAllWorkers(); }
-
-    /**
      * Runs {@code runner}, the compiled {@code program}, over the iterations of its output loop at the values
      * {@code vars}, split across the {@link WorkerPool}'s workers when that loop is THREAD (in its balanced shares,
      * {@link WorkerPool#balancedShares}). A single share runs on

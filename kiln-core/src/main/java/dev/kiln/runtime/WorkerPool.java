@@ -1,17 +1,15 @@
 package dev.kiln.runtime;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.ForkJoinTask;
-import java.util.concurrent.RecursiveAction;
 import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The fixed pool of worker threads that host devices run kernels on, one per core. It is a
- * work-stealing pool, so a kernel split across workers (THREAD) can run inside an op that itself runs
- * on a worker, without deadlock.
+ * The threads host devices run on, one per core: a kernel split in shares ({@link #forRanges}, {@link #runAll}) runs
+ * them on its calling thread and on share helpers that poll for work between splits ({@link ShareRunner}); independent
+ * steps of a plan run side by side on a work-stealing pool ({@link #pool}). A share may split again, on any thread,
+ * without deadlock.
  */
 public final class WorkerPool {
     private static final AtomicInteger NEXT = new AtomicInteger();
@@ -27,7 +25,7 @@ public final class WorkerPool {
     /** The shared pool. */
     public static ForkJoinPool pool() { return POOL; }
 
-    /** Number of workers. */
+    /** Number of workers: the cores, and the most threads a split runs on at once. */
     public static int size() { return POOL.getParallelism(); }
 
     /** A share of a range of iterations, {@code [start, end)}. */
@@ -48,8 +46,17 @@ public final class WorkerPool {
     public static int balancedShares(long units) { return (int) Math.max(1, Math.min(units, (long) SHARES_PER_WORKER * size())); }
 
     /**
+     * How long a share helper polls for work after its last share, and a caller waits spinning for the shares others
+     * took, before parking: {@code -Dkiln.workers.spinMicros} (default 200). Longer keeps cores busy polling between
+     * runs; shorter lets a split that follows a pause pay a wake-up (50 us to over 1 ms on a virtual machine).
+     */
+    private static final long SPIN_NANOS = Math.max(0, Long.getLong("kiln.workers.spinMicros", 200)) * 1000;
+    private static final ShareRunner SHARES = new ShareRunner(size() - 1, SPIN_NANOS, "kiln-share");
+
+    /**
      * Runs {@code task} over {@code [0, extent)} split into {@code parts} contiguous shares of equal size (the
-     * last one shorter), side by side on the pool, and returns when all are done.
+     * last one shorter), on the calling thread and the share helpers ({@link ShareRunner}), and returns when all
+     * are done; the first exception a share throws is rethrown as it is. A share may split again.
      */
     public static void forRanges(long extent, int parts, RangeTask task) {
         if (parts <= 1 || extent <= 1) {
@@ -57,57 +64,22 @@ public final class WorkerPool {
             return;
         }
         long chunk = (extent + parts - 1) / parts;
-        List<RecursiveAction> shares = new ArrayList<>();
-        for (long s = 0; s < extent; s += chunk) {
-            long start = s, end = Math.min(extent, s + chunk);
-            shares.add(new RecursiveAction() {
-                @Override
-                protected void compute() { task.run(start, end); }
-            });
-        }
-        invokeAll(shares);
+        int shares = (int) ((extent + chunk - 1) / chunk);
+        SHARES.run(shares, i -> task.run(i * chunk, Math.min(extent, (i + 1) * chunk)));
     }
 
     /**
-     * Runs {@code tasks} side by side on the pool and returns when all are done. Callable from a worker of the
-     * pool (a kernel split inside a step that itself runs on a worker): that worker then runs a share itself.
+     * Runs {@code tasks} side by side on the calling thread and the share helpers, and returns when all are done; the
+     * first exception one throws is rethrown as it is. A task may split again.
      */
-    public static void invokeAll(List<? extends ForkJoinTask<?>> tasks) {
-        if (isWorker()) ForkJoinTask.invokeAll(tasks);
-        else POOL.invoke(new RecursiveAction() {
-            @Override
-            protected void compute() { invokeAll(tasks); }
-        });
+    public static void runAll(List<? extends Runnable> tasks) {
+        SHARES.run(tasks.size(), i -> tasks.get(i).run());
     }
 
     /** Whether the calling thread is one of the pool's workers. */
     public static boolean isWorker() { return Thread.currentThread() instanceof ForkJoinWorkerThread w && w.getPool() == POOL; }
 
-    /**
-     * Runs {@code work} on a worker of the pool and returns when it is done; an exception it throws is rethrown
-     * here as it is (the same object, its type and message unchanged).
-     */
-    public static void runOnWorker(Runnable work) {
-        Throwable[] failure = {null};
-        POOL.invoke(new RecursiveAction() {
-            @Override
-            protected void compute() {
-                try {
-                    work.run();
-                } catch (Throwable t) {
-                    failure[0] = t;
-                }
-            }
-        });
-        switch (failure[0]) {
-            case null -> { }
-            case RuntimeException e -> throw e;
-            case Error e -> throw e;
-            default -> throw new IllegalStateException(failure[0]); // a Runnable throws no checked exception
-        }
-    }
-
-    /** Starts every worker (the first parallel run would otherwise pay for thread creation). */
+    /** Starts every pool worker (the first parallel steps would otherwise pay for thread creation). */
     public static void warmUp() {
         int n = size();
         var tasks = new java.util.ArrayList<java.util.concurrent.ForkJoinTask<?>>();

@@ -13,8 +13,6 @@ import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.ForkJoinTask;
-import java.util.concurrent.RecursiveAction;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -267,7 +265,7 @@ public final class MixtureOfExperts {
         private void runExperts(int[] start, int[] order, ExpertWeights[] source, MemorySegment x, float[] y) {
             long perRow = (long) matrices() * ff * d;
             long work = (long) start[experts] * perRow;
-            List<RecursiveAction> tasks = new ArrayList<>();
+            List<Runnable> tasks = new ArrayList<>();
             int workers = WorkerPool.size();
             long target = work < PARALLEL_WORK || workers <= 1 ? Long.MAX_VALUE : Math.max(PARALLEL_WORK / 4, work / (4L * workers));
             for (int e = 0; e < experts; e++) {
@@ -277,22 +275,11 @@ public final class MixtureOfExperts {
                 for (int r = start[e]; r < start[e + 1]; r += chunk) {
                     int from = r, to = Math.min(start[e + 1], r + chunk);
                     ExpertWeights src = source[e];
-                    tasks.add(new RecursiveAction() {
-                        @Override
-                        protected void compute() { expert(src, order, from, to, x, y); }
-                    });
+                    tasks.add(() -> expert(src, order, from, to, x, y));
                 }
             }
-            if (target == Long.MAX_VALUE || tasks.size() <= 1) {
-                for (RecursiveAction t : tasks) t.invoke();
-            } else if (ForkJoinTask.inForkJoinPool()) {
-                ForkJoinTask.invokeAll(tasks);
-            } else {
-                WorkerPool.pool().invoke(new RecursiveAction() {
-                    @Override
-                    protected void compute() { invokeAll(tasks); }
-                });
-            }
+            if (target == Long.MAX_VALUE || tasks.size() <= 1) tasks.forEach(Runnable::run);
+            else WorkerPool.runAll(tasks);
         }
 
         /** One expert over positions {@code order[from..to)}: y[p] = expert(x[p / k]). */

@@ -49,6 +49,8 @@ final class GemmKernel {
     private static final class Scratch {
         float[] a = new float[0], b = new float[0];
         final float[] tmp = new float[GemmMicroKernel.TILE_FLOATS], row = new float[Math.max(KC, NC)];
+        /** A padded-image tile's B offsets, one a reduction step of the K block ({@link GemmMicroKernel#imageTile}). */
+        final int[] offsets = new int[KC];
 
         void ensure(int aSize, int bSize) {
             if (a.length < aSize) a = new float[aSize];
@@ -255,9 +257,11 @@ final class GemmKernel {
                             int o = u / tiles, q = (u - o * tiles) * NR;
                             int at = im.imageBase(b, o) + q;
                             boolean narrow = im.qPerImage - q <= GemmMicroKernel.L;
+                            int[] offs = s.offsets;
+                            for (int k = 0; k < kc; k++) offs[k] = im.kOff[pc + k] + at;
                             for (int ir = 0; ir < mc; ir += MR) {
-                                if (narrow) GemmMicroKernel.imageTileNarrow(ap, aAt + ir * kc, img, im.kOff, pc, at, kc, s.tmp);
-                                else GemmMicroKernel.imageTile(ap, aAt + ir * kc, img, im.kOff, pc, at, kc, s.tmp);
+                                if (narrow) GemmMicroKernel.imageTileNarrow(ap, aAt + ir * kc, img, offs, kc, s.tmp);
+                                else GemmMicroKernel.imageTile(ap, aAt + ir * kc, img, offs, kc, s.tmp);
                                 storeImageTile(p, cs, cBase, ic + ir, Math.min(MR, mc - ir), o, q, first, s.tmp, epilogue, b, buffers);
                             }
                         }

@@ -108,14 +108,16 @@ final class GemmMicroKernel {
 
     /**
      * {@link #wide} with B read in place from a padded image ({@link PaddedImage}): step k's NR columns are the floats
-     * from {@code kOff[k0 + k] + at} of {@code img}. Kept apart from {@code wide} so the packed path's loop keeps its
-     * plain panel walk.
+     * from {@code at[k]} of {@code img} (the tile's column plus the step's offset, computed once for the tile's rows).
+     * Kept apart from {@code wide} so the packed path's loop keeps its plain panel walk. The offsets come as one array:
+     * with the step's offset and the tile's column apart, C2 ran out of general registers and kept two in vector
+     * registers, moving them back and forth on the multiply-add ports every step.
      */
-    static void imageTile(float[] a, int ao, float[] img, int[] kOff, int k0, int at, int kc, float[] tmp) {
+    static void imageTile(float[] a, int ao, float[] img, int[] at, int kc, float[] tmp) {
         FloatVector z = FloatVector.broadcast(S, -0.0f);
         FloatVector c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z, c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z;
         for (int k = 0, ak = ao; k < kc; k++, ak += MR) {
-            int bi = kOff[k0 + k] + at;
+            int bi = at[k];
             FloatVector b0 = FloatVector.fromArray(S, img, bi);
             FloatVector b1 = FloatVector.fromArray(S, img, bi + L);
             FloatVector x = FloatVector.broadcast(S, a[ak + 0]);
@@ -162,11 +164,11 @@ final class GemmMicroKernel {
     }
 
     /** {@link #narrow} with B read in place from a padded image, as {@link #imageTile}. */
-    static void imageTileNarrow(float[] a, int ao, float[] img, int[] kOff, int k0, int at, int kc, float[] tmp) {
+    static void imageTileNarrow(float[] a, int ao, float[] img, int[] at, int kc, float[] tmp) {
         FloatVector z = FloatVector.broadcast(S, -0.0f);
         FloatVector c0 = z, c1 = z, c2 = z, c3 = z, c4 = z, c5 = z, c6 = z, c7 = z;
         for (int k = 0, ak = ao; k < kc; k++, ak += MR) {
-            FloatVector b0 = FloatVector.fromArray(S, img, kOff[k0 + k] + at);
+            FloatVector b0 = FloatVector.fromArray(S, img, at[k]);
             c0 = FloatVector.broadcast(S, a[ak + 0]).fma(b0, c0);
             c1 = FloatVector.broadcast(S, a[ak + 1]).fma(b0, c1);
             c2 = FloatVector.broadcast(S, a[ak + 2]).fma(b0, c2);

@@ -107,6 +107,66 @@ final class GemmMicroKernel {
     }
 
     /**
+     * {@link #wide} over the whole reduction, stored straight from the registers into C: row i's NR adjacent
+     * floats at byte {@code off[i]} of {@code c} take {@code min(max(sum + add[i], lower), upper)} (the same operations,
+     * in the same order, as {@link TileEpilogue}'s vector path with one addend per row; -0.0 adds nothing and infinite
+     * bounds clamp nothing). For a short reduction (a 1 x 1 convolution of 16 channels: 16 steps) the pass through
+     * {@code tmp} and back cost as much as the multiply-adds. The stores are written out here: vectors handed to a
+     * method C2 does not inline are boxed.
+     */
+    static void wideInto(float[] a, int ao, float[] b, int bo, int kc, MemorySegment c, long[] off, float[] add, float lower, float upper) {
+        FloatVector z = FloatVector.broadcast(S, -0.0f);
+        FloatVector c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z, c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z;
+        for (int k = 0, ak = ao; k < kc; k++, ak += MR) {
+            int bi = bo + k * NR;
+            FloatVector b0 = FloatVector.fromArray(S, b, bi);
+            FloatVector b1 = FloatVector.fromArray(S, b, bi + L);
+            FloatVector x = FloatVector.broadcast(S, a[ak + 0]);
+            c00 = x.fma(b0, c00);
+            c01 = x.fma(b1, c01);
+            x = FloatVector.broadcast(S, a[ak + 1]);
+            c10 = x.fma(b0, c10);
+            c11 = x.fma(b1, c11);
+            x = FloatVector.broadcast(S, a[ak + 2]);
+            c20 = x.fma(b0, c20);
+            c21 = x.fma(b1, c21);
+            x = FloatVector.broadcast(S, a[ak + 3]);
+            c30 = x.fma(b0, c30);
+            c31 = x.fma(b1, c31);
+            x = FloatVector.broadcast(S, a[ak + 4]);
+            c40 = x.fma(b0, c40);
+            c41 = x.fma(b1, c41);
+            x = FloatVector.broadcast(S, a[ak + 5]);
+            c50 = x.fma(b0, c50);
+            c51 = x.fma(b1, c51);
+            x = FloatVector.broadcast(S, a[ak + 6]);
+            c60 = x.fma(b0, c60);
+            c61 = x.fma(b1, c61);
+            x = FloatVector.broadcast(S, a[ak + 7]);
+            c70 = x.fma(b0, c70);
+            c71 = x.fma(b1, c71);
+        }
+        FloatVector lo = FloatVector.broadcast(S, lower), hi = FloatVector.broadcast(S, upper);
+        long half = 4L * L;
+        c00.add(add[0]).max(lo).min(hi).intoMemorySegment(c, off[0], LE);
+        c01.add(add[0]).max(lo).min(hi).intoMemorySegment(c, off[0] + half, LE);
+        c10.add(add[1]).max(lo).min(hi).intoMemorySegment(c, off[1], LE);
+        c11.add(add[1]).max(lo).min(hi).intoMemorySegment(c, off[1] + half, LE);
+        c20.add(add[2]).max(lo).min(hi).intoMemorySegment(c, off[2], LE);
+        c21.add(add[2]).max(lo).min(hi).intoMemorySegment(c, off[2] + half, LE);
+        c30.add(add[3]).max(lo).min(hi).intoMemorySegment(c, off[3], LE);
+        c31.add(add[3]).max(lo).min(hi).intoMemorySegment(c, off[3] + half, LE);
+        c40.add(add[4]).max(lo).min(hi).intoMemorySegment(c, off[4], LE);
+        c41.add(add[4]).max(lo).min(hi).intoMemorySegment(c, off[4] + half, LE);
+        c50.add(add[5]).max(lo).min(hi).intoMemorySegment(c, off[5], LE);
+        c51.add(add[5]).max(lo).min(hi).intoMemorySegment(c, off[5] + half, LE);
+        c60.add(add[6]).max(lo).min(hi).intoMemorySegment(c, off[6], LE);
+        c61.add(add[6]).max(lo).min(hi).intoMemorySegment(c, off[6] + half, LE);
+        c70.add(add[7]).max(lo).min(hi).intoMemorySegment(c, off[7], LE);
+        c71.add(add[7]).max(lo).min(hi).intoMemorySegment(c, off[7] + half, LE);
+    }
+
+    /**
      * {@link #wide} with B read in place from a padded image ({@link PaddedImage}): step k's NR columns are the floats
      * from {@code at[k]} of {@code img} (the tile's column plus the step's offset, computed once for the tile's rows).
      * Kept apart from {@code wide} so the packed path's loop keeps its plain panel walk. The offsets come as one array:

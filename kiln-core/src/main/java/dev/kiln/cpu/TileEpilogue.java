@@ -81,6 +81,20 @@ final class TileEpilogue {
         max[a] = GemmSide.max(b) + GemmSide.max(r) + GemmSide.max(c);
     }
 
+    /** Whether the epilogue adds at most one value per row of C (a bias per output channel): {@link GemmMicroKernel#wideInto}. */
+    boolean perRowOnly() { return terms == 0 || terms == 1 && perRow0; }
+
+    /** The value {@link #perRowOnly} adds to row {@code r} of batch {@code batch}: -0.0 (nothing) without an addend. */
+    float rowAddend(int batch, int r, MemorySegment[] buffers) {
+        return terms == 0 ? -0.0f : buffers[param0].get(F, 4 * (batch0[batch] + row0[r] + col0[0]));
+    }
+
+    /** The lower bound, or negative infinity (which clamps nothing) without one. */
+    float lowerOrNone() { return hasLower ? lower : Float.NEGATIVE_INFINITY; }
+
+    /** The upper bound, or positive infinity without one. */
+    float upperOrNone() { return hasUpper ? upper : Float.POSITIVE_INFINITY; }
+
     /** Throws {@link IndexOutOfBoundsException} when an addend's element lies outside its buffer. */
     void checkBounds(MemorySegment[] buffers) {
         for (int a = 0; a < terms; a++) {

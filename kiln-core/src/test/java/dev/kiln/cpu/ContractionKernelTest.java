@@ -125,6 +125,9 @@ class ContractionKernelTest {
         return Stream.of(
                 Arguments.of("conv + bias + relu", new int[]{1, 8, 11, 13}, new int[]{16, 8, 3, 3}, conv,
                         (Function<Tensor, Tensor>) y -> y.add(bias16.reshape(16, 1, 1).to(y.device())).relu()),
+                Arguments.of("1x1 conv + bias + relu, full tiles stored from the registers", new int[]{1, 16, 32, 33}, new int[]{32, 16, 1, 1},
+                        (BiFunction<Tensor, Tensor, Tensor>) (x, w) -> x.conv2d(w, null, null, null, null, 1),
+                        (Function<Tensor, Tensor>) y -> y.add(TestGraphs.data(11, 32).reshape(32, 1, 1).to(y.device())).relu()),
                 Arguments.of("conv + bias + residual, relu, K 576 in two blocks", new int[]{1, 64, 9, 11}, new int[]{16, 64, 3, 3}, conv,
                         (Function<Tensor, Tensor>) y -> y.add(bias16.reshape(16, 1, 1).to(y.device())).add(TestGraphs.data(9, 1, 16, 9, 11).to(y.device())).relu()),
                 Arguments.of("conv stride 2 + bias, relu6", new int[]{2, 8, 15, 13}, new int[]{16, 8, 3, 3},

@@ -86,16 +86,6 @@ final class ShareRunner {
         }
     }
 
-    /** Threads that run shares of one split at most: the helpers and the caller. */
-    int threads() { return helpers.length + 1; }
-
-    /** Whether the calling thread is one of this runner's helpers. */
-    boolean isHelper() {
-        Thread t = Thread.currentThread();
-        for (Helper h : helpers) if (h.thread == t) return true;
-        return false;
-    }
-
     /**
      * Runs {@code share.accept(i)} for every i in {@code [0, count)}, on this thread and on the helpers, and returns
      * when all have ended; rethrows the first exception a share threw (as it is: the same object).

@@ -76,9 +76,6 @@ public final class WorkerPool {
         SHARES.run(tasks.size(), i -> tasks.get(i).run());
     }
 
-    /** Whether the calling thread is one of the pool's workers. */
-    public static boolean isWorker() { return Thread.currentThread() instanceof ForkJoinWorkerThread w && w.getPool() == POOL; }
-
     /** Starts every pool worker (the first parallel steps would otherwise pay for thread creation). */
     public static void warmUp() {
         int n = size();

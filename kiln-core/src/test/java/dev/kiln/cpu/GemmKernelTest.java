@@ -226,6 +226,46 @@ class GemmKernelTest {
         }
     }
 
+    /**
+     * Prepacking cut into blocks and packed side by side on the workers writes the same floats as one thread packing
+     * each side whole per K block (the layout the loop nest reads): several K blocks, more rows than MC, more columns
+     * than NC, a batch, transposed operands (packed column by column) and a gated convolution.
+     */
+    @Test
+    void prepackingInBlocksSideBySideWritesTheFloatsOfOneWholePacking() {
+        int wide = GemmKernel.NC + 3 * GemmMicroKernel.NR + 5;
+        List<Contraction> cases = List.of(matmul(150, wide, 1100, false, false, false, 0), matmul(150, wide, 700, true, true, false, 0),
+                conv(2, 70, 130, 9, 3, 1, 1));
+        for (Contraction c : cases) {
+            try (Arena arena = Arena.ofShared()) {
+                MemorySegment[] bufs = buffers(arena, c, 5);
+                GemmKernel gemm = new GemmKernel(c);
+                GemmKernel.Prepacked whole = wholePacking(gemm.fullPlan(), bufs);
+                for (int shares : new int[] {1, 3, 0}) {
+                    GemmKernel.Prepacked blocks = gemm.prepack(bufs, true, true, shares);
+                    assertThat(blocks.a()).as(c + ": A in " + shares + " shares").isEqualTo(whole.a());
+                    assertThat(blocks.b()).as(c + ": B in " + shares + " shares").isEqualTo(whole.b());
+                }
+            }
+        }
+    }
+
+    /** Both sides packed as before blocks: per batch and K block, every row of A and every column of B in one call. */
+    private static GemmKernel.Prepacked wholePacking(GemmPlan p, MemorySegment[] bufs) {
+        int mr = GemmMicroKernel.MR, nr = GemmMicroKernel.NR;
+        int kcStep = GemmKernel.step(p.k, GemmKernel.KC, 1), pm = (p.m + mr - 1) / mr * mr, pn = (p.n + nr - 1) / nr * nr;
+        float[] a = new float[p.batches * pm * p.k], b = new float[p.batches * pn * p.k];
+        float[] scratch = new float[Math.max(Math.max(pm, pn), Math.max(GemmKernel.KC, GemmKernel.NC))];
+        for (int batch = 0; batch < p.batches; batch++) {
+            for (int pc = 0; pc < p.k; pc += kcStep) {
+                int kc = Math.min(kcStep, p.k - pc);
+                p.a.packRows(bufs[p.a.param], batch, 0, p.m, pc, kc, a, (batch * p.k + pc) * pm, scratch);
+                p.b.packColPanels(bufs[p.b.param], batch, pc, kc, 0, p.n, b, (batch * p.k + pc) * pn, scratch);
+            }
+        }
+        return new GemmKernel.Prepacked(a, b);
+    }
+
     // ---- tests
 
     static Stream<Arguments> sizes() {

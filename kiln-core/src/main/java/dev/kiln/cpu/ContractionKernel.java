@@ -43,7 +43,7 @@ public final class ContractionKernel implements KernelRunner {
     public ContractionKernel(KernelProgram program, ContractionMatcher.Match match, KernelProgram epilogue, KernelRunner epilogueKernel) {
         this.program = program;
         boolean asGemm = match.kind() == ContractionMatcher.Kind.GEMM;
-        this.gemm = asGemm ? new GemmKernel(match.contraction(), fusableByTiles(match).orElse(null)) : null;
+        this.gemm = asGemm ? GemmKernel.of(match.contraction(), fusableByTiles(match).orElse(null)) : null;
         this.stencil = asGemm ? null : new StencilKernel(match.contraction(), fusable(match).orElse(null));
         this.epilogue = epilogue;
         this.epilogueKernel = epilogueKernel;

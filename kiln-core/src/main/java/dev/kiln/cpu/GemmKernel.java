@@ -1,6 +1,8 @@
 package dev.kiln.cpu;
 
 import dev.kiln.codegen.Contraction;
+import dev.kiln.codegen.StoreEpilogue;
+import dev.kiln.ir.BoundedCache;
 import dev.kiln.runtime.WorkerPool;
 
 import java.lang.foreign.MemorySegment;
@@ -60,8 +62,22 @@ final class GemmKernel {
     /** A GEMM whose caller runs the epilogue, if any, after {@link #run}. */
     GemmKernel(Contraction c) { this(c, null); }
 
+    private record Key(Contraction contraction, StoreEpilogue epilogue, String paddedImageMode) {}
+
+    /** GEMMs by what their plans are made of: a few hundred contractions per network, most repeated layer after layer. */
+    private static final BoundedCache<Key, GemmKernel> SHARED = new BoundedCache<>(1024);
+
+    /**
+     * The GEMM of {@code c} with {@code epilogue} (null: the caller runs it), shared by every kernel of that contraction:
+     * a GEMM holds only its plans, which runs and prepacking read, and its address tables took a tenth of ResNet-50's
+     * prepare with a warm kernel cache, made again for each of the 16 bottleneck blocks' convolutions.
+     */
+    static GemmKernel of(Contraction c, StoreEpilogue epilogue) {
+        return SHARED.get(new Key(c, epilogue, GemmPlan.paddedImageMode()), k -> new GemmKernel(k.contraction(), k.epilogue()));
+    }
+
     /** @param epilogue the epilogue the tiles apply as they store (null: the caller runs it after {@link #run}) */
-    GemmKernel(Contraction c, dev.kiln.codegen.StoreEpilogue epilogue) {
+    GemmKernel(Contraction c, StoreEpilogue epilogue) {
         this.fuses = epilogue != null;
         int[] batchVars = vars(c, Contraction.Role.BATCH), mVars = vars(c, Contraction.Role.M), nVars = vars(c, Contraction.Role.N),
                 kVars = vars(c, Contraction.Role.K);

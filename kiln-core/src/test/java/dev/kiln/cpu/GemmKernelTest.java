@@ -250,6 +250,29 @@ class GemmKernelTest {
         }
     }
 
+    /**
+     * Kernels of one contraction share one GEMM (its plans are only read); another contraction, or the same one under
+     * another {@code kiln.gemm.paddedImage} mode (read when a plan is made), gets its own.
+     */
+    @Test
+    void kernelsOfOneContractionShareTheirGemmUnderOneConfiguration() {
+        Contraction c = conv(1, 8, 12, 9, 3, 1, 1);
+        GemmKernel shared = GemmKernel.of(c, null);
+        assertThat(GemmKernel.of(conv(1, 8, 12, 9, 3, 1, 1), null)).isSameAs(shared);
+        assertThat(GemmKernel.of(conv(1, 8, 12, 9, 3, 1, 0), null)).isNotSameAs(shared);
+        String before = System.getProperty("kiln.gemm.paddedImage");
+        System.setProperty("kiln.gemm.paddedImage", "false");
+        try {
+            GemmKernel packed = GemmKernel.of(c, null);
+            assertThat(packed).isNotSameAs(shared);
+            assertThat(packed.readsPaddedImage()).isFalse();
+        } finally {
+            if (before == null) System.clearProperty("kiln.gemm.paddedImage");
+            else System.setProperty("kiln.gemm.paddedImage", before);
+        }
+        assertThat(GemmKernel.of(c, null)).isSameAs(shared);
+    }
+
     /** Both sides packed as before blocks: per batch and K block, every row of A and every column of B in one call. */
     private static GemmKernel.Prepacked wholePacking(GemmPlan p, MemorySegment[] bufs) {
         int mr = GemmMicroKernel.MR, nr = GemmMicroKernel.NR;

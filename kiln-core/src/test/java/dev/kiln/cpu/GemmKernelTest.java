@@ -251,6 +251,26 @@ class GemmKernelTest {
     }
 
     /**
+     * A gated side's read range (what its bounds check compares with the buffer) is exactly the span of the elements it
+     * reads: padded, strided, mirrored and batched convolutions, against every point of the contraction.
+     */
+    @Test
+    void aGatedSidesReadRangeIsTheSpanOfItsValidElements() {
+        for (Contraction c : List.of(conv(2, 3, 4, 9, 3, 1, 1), conv(1, 5, 2, 11, 3, 2, 1), conv(1, 2, 3, 8, 3, 1, 2, true),
+                conv(1, 2, 2, 7, 7, 2, 3), conv(1, 1, 1, 2, 5, 1, 4))) {
+            GemmPlan p = new GemmKernel(c).fullPlan();
+            long[] ext = c.vars().stream().mapToLong(Var::extent).toArray();
+            long min = Long.MAX_VALUE, max = Long.MIN_VALUE;
+            for (long[] pt : points(c, ext, r -> true)) {
+                if (!valid(c.b(), pt)) continue;
+                min = Math.min(min, address(c.b(), pt));
+                max = Math.max(max, address(c.b(), pt));
+            }
+            assertThat(new long[] {p.b.minAddr, p.b.maxAddr}).as(c.toString()).containsExactly(min, max);
+        }
+    }
+
+    /**
      * Kernels of one contraction share one GEMM (its plans are only read); another contraction, or the same one under
      * another {@code kiln.gemm.paddedImage} mode (read when a plan is made), gets its own.
      */

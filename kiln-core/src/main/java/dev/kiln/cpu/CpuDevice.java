@@ -15,6 +15,7 @@ import dev.kiln.compile.KernelBackend;
 import dev.kiln.compile.KernelCache;
 import dev.kiln.compile.KernelPipeline;
 import dev.kiln.compile.RenderedKernel;
+import dev.kiln.runtime.Transfers;
 import dev.kiln.runtime.WorkerPool;
 import jdk.incubator.vector.FloatVector;
 
@@ -117,7 +118,10 @@ public final class CpuDevice implements CompilingDevice {
 
     private final DeviceSpec spec;
 
-    CpuDevice(DeviceSpec spec) { this.spec = spec; }
+    CpuDevice(DeviceSpec spec) {
+        this.spec = spec;
+        Transfers.linkHostMemoryInBackground(); // ready by the time the first graph built on this device is prepared
+    }
 
     @Override
     public DeviceSpec spec() { return spec; }

@@ -78,7 +78,8 @@ public final class ClangDevice implements CompilingDevice {
             Optional<ContractionMatcher.Match> match = ContractionKernel.asGemm(anonymous);
             if (match.isEmpty()) return RenderedKernel.namedByContent(anonymous, CRenderer::render);
             String header = "/* " + ContractionKernel.describe(match.get()) + " */\n";
-            return RenderedKernel.namedByContent(ContractionKernel.optimisedEpilogue(match.get(), cpu), (p, name) -> header + CRenderer.render(p, name));
+            KernelProgram epilogue = ContractionKernel.optimisedEpilogue(match.get(), cpu);
+            return RenderedKernel.namedByContent(epilogue, (p, name) -> header + CRenderer.render(p, name)).rendering(epilogue);
         }
 
         @Override
@@ -91,7 +92,9 @@ public final class ClangDevice implements CompilingDevice {
         public CompiledKernel link(KernelProgram program, RenderedKernel kernel, NativeLibrary library) {
             Optional<ContractionMatcher.Match> match = ContractionKernel.asGemm(program);
             if (match.isPresent()) {
-                KernelProgram epilogue = ContractionKernel.optimisedEpilogue(match.get(), cpu).withName(program.name() + "_epilogue");
+                // the epilogue the source renders, as render kept it (derived again only for a source made without it)
+                KernelProgram epilogue = kernel.rendered().orElseGet(() -> ContractionKernel.optimisedEpilogue(match.get(), cpu))
+                        .withName(program.name() + "_epilogue");
                 CKernel e = new CKernel(epilogue, kernel.entryPoint(), kernel.source(), library.address(kernel.entryPoint()));
                 return new CompiledKernel(program, kernel.source(), new ContractionKernel(program, match.get(), epilogue, e));
             }

@@ -59,4 +59,10 @@ public interface KernelBackend<A, K> {
 
     /** The runnable kernel of {@code program} (named), from its source and the artifact it was compiled into. */
     K link(KernelProgram program, RenderedKernel kernel, A artifact);
+
+    /**
+     * Whether {@link #link} may run for several kernels of a batch at once, on several threads. A backend whose
+     * linking binds process-wide native state (a GPU context current on one thread) keeps the default.
+     */
+    default boolean linksConcurrently() { return false; }
 }

@@ -15,6 +15,7 @@ import dev.kiln.compile.KernelBackend;
 import dev.kiln.compile.KernelCache;
 import dev.kiln.compile.KernelPipeline;
 import dev.kiln.compile.RenderedKernel;
+import dev.kiln.runtime.Transfers;
 import dev.kiln.runtime.WorkerPool;
 import jdk.incubator.vector.FloatVector;
 
@@ -72,7 +73,8 @@ public final class CpuDevice implements CompilingDevice {
         public RenderedKernel render(KernelProgram anonymous) {
             Optional<ContractionMatcher.Match> match = ContractionKernel.asGemm(anonymous);
             if (match.isEmpty()) return renderJava(anonymous, "");
-            return renderJava(ContractionKernel.optimisedEpilogue(match.get(), CPU), "// " + ContractionKernel.describe(match.get()) + "\n");
+            KernelProgram epilogue = ContractionKernel.optimisedEpilogue(match.get(), CPU);
+            return renderJava(epilogue, "// " + ContractionKernel.describe(match.get()) + "\n").rendering(epilogue);
         }
 
         private static RenderedKernel renderJava(KernelProgram anonymous, String header) {
@@ -92,11 +94,17 @@ public final class CpuDevice implements CompilingDevice {
             return JavaKernelCompiler.compile(batch).classes().stream().map(JavaKernelCompiler.Compiled::classBytes).toList();
         }
 
+        /** Linking defines nothing: it wraps a loaded class, and derives a contraction's GEMM plan and epilogue (pure). */
+        @Override
+        public boolean linksConcurrently() { return true; }
+
         @Override
         public CompiledKernel link(KernelProgram program, RenderedKernel kernel, Loaded loaded) {
             Optional<ContractionMatcher.Match> match = ContractionKernel.asGemm(program);
             if (match.isPresent()) {
-                KernelProgram epilogue = ContractionKernel.optimisedEpilogue(match.get(), CPU).withName(program.name() + "_epilogue");
+                // the epilogue the source renders, as render kept it (derived again only for a source made without it)
+                KernelProgram epilogue = kernel.rendered().orElseGet(() -> ContractionKernel.optimisedEpilogue(match.get(), CPU))
+                        .withName(program.name() + "_epilogue");
                 CpuKernel e = new CpuKernel(epilogue.name(), kernel.source(), loaded.classBytes(), loaded.run(), epilogue.outerExtent());
                 return new CompiledKernel(program, kernel.source(), new ContractionKernel(program, match.get(), epilogue, e::run));
             }
@@ -106,11 +114,14 @@ public final class CpuDevice implements CompilingDevice {
     }
 
     private static final KernelPipeline<Loaded, CompiledKernel> PIPELINE = new KernelPipeline<>(new JavaBackend(),
-            new KernelCache<>(bytes -> new Loaded(bytes, JavaKernelCompiler.define(bytes))));
+            new KernelCache<>(KernelCache.Loader.concurrent(bytes -> new Loaded(bytes, JavaKernelCompiler.define(bytes)))));
 
     private final DeviceSpec spec;
 
-    CpuDevice(DeviceSpec spec) { this.spec = spec; }
+    CpuDevice(DeviceSpec spec) {
+        this.spec = spec;
+        Transfers.linkHostMemoryInBackground(); // ready by the time the first graph built on this device is prepared
+    }
 
     @Override
     public DeviceSpec spec() { return spec; }

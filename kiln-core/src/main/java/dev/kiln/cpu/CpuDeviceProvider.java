@@ -14,9 +14,16 @@ public final class CpuDeviceProvider implements DeviceProvider {
 
     @Override
     public Optional<String> unavailableReason() {
-        return ToolProvider.getSystemJavaCompiler() == null
-                ? Optional.of("no Java compiler in this runtime (module jdk.compiler is missing; run on a JDK)")
-                : Optional.empty();
+        return Compiler.PRESENT ? Optional.empty() : Optional.of("no Java compiler in this runtime (module jdk.compiler is missing; run on a JDK)");
+    }
+
+    /**
+     * Whether the runtime has a Java compiler, looked up once (its modules do not change): {@link ToolProvider} runs a
+     * service-loader search on every call, and {@code DeviceRegistry.get} asks on every call, which is every tensor an
+     * ONNX model builds (4 % of ResNet-50's prepare with a warm kernel cache).
+     */
+    private static final class Compiler {
+        static final boolean PRESENT = ToolProvider.getSystemJavaCompiler() != null;
     }
 
     @Override

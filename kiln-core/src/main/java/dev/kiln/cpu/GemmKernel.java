@@ -1,6 +1,8 @@
 package dev.kiln.cpu;
 
 import dev.kiln.codegen.Contraction;
+import dev.kiln.codegen.StoreEpilogue;
+import dev.kiln.ir.BoundedCache;
 import dev.kiln.runtime.WorkerPool;
 
 import java.lang.foreign.MemorySegment;
@@ -64,8 +66,22 @@ final class GemmKernel {
     /** A GEMM whose caller runs the epilogue, if any, after {@link #run}. */
     GemmKernel(Contraction c) { this(c, null); }
 
+    private record Key(Contraction contraction, StoreEpilogue epilogue, String paddedImageMode) {}
+
+    /** GEMMs by what their plans are made of: a few hundred contractions per network, most repeated layer after layer. */
+    private static final BoundedCache<Key, GemmKernel> SHARED = new BoundedCache<>(1024);
+
+    /**
+     * The GEMM of {@code c} with {@code epilogue} (null: the caller runs it), shared by every kernel of that contraction:
+     * a GEMM holds only its plans, which runs and prepacking read, and its address tables took a tenth of ResNet-50's
+     * prepare with a warm kernel cache, made again for each of the 16 bottleneck blocks' convolutions.
+     */
+    static GemmKernel of(Contraction c, StoreEpilogue epilogue) {
+        return SHARED.get(new Key(c, epilogue, GemmPlan.paddedImageMode()), k -> new GemmKernel(k.contraction(), k.epilogue()));
+    }
+
     /** @param epilogue the epilogue the tiles apply as they store (null: the caller runs it after {@link #run}) */
-    GemmKernel(Contraction c, dev.kiln.codegen.StoreEpilogue epilogue) {
+    GemmKernel(Contraction c, StoreEpilogue epilogue) {
         this.fuses = epilogue != null;
         int[] batchVars = vars(c, Contraction.Role.BATCH), mVars = vars(c, Contraction.Role.M), nVars = vars(c, Contraction.Role.N),
                 kVars = vars(c, Contraction.Role.K);
@@ -77,6 +93,9 @@ final class GemmKernel {
 
     /** Whether a run at the full extents computes dot products ({@link GemmDots}) instead of packing. */
     boolean runsAsDots() { return plans.full().dots && plans.full().m <= GemmDots.MAX_ROWS; }
+
+    /** The plan at the full extents. */
+    GemmPlan fullPlan() { return plans.full(); }
 
     /** The kernel parameter A is read from. */
     int aParam() { return plans.full().a.param; }
@@ -312,7 +331,13 @@ final class GemmKernel {
      *
      * @throws IndexOutOfBoundsException when an element read lies outside its buffer
      */
-    Prepacked prepack(MemorySegment[] buffers, boolean packA, boolean packB) {
+    Prepacked prepack(MemorySegment[] buffers, boolean packA, boolean packB) { return prepack(buffers, packA, packB, 0); }
+
+    /**
+     * {@link #prepack(MemorySegment[], boolean, boolean)} in {@code shares} shares side by side on the workers (0: as
+     * many as {@link WorkerPool#balancedShares} gives for the blocks, or 1 below {@link #PARALLEL_PREPACK_MIN} floats).
+     */
+    Prepacked prepack(MemorySegment[] buffers, boolean packA, boolean packB, int shares) {
         GemmPlan p = plans.full();
         if (p.batches == 0 || p.m == 0 || p.n == 0 || p.k == 0) return null;
         long aSize = (long) p.batches * roundUp(p.m, MR) * p.k, bSize = (long) p.batches * roundUp(p.n, NR) * p.k;
@@ -321,17 +346,63 @@ final class GemmKernel {
         if (!packA && !packB) return null;
         if (packA) p.a.checkBounds(buffers[p.a.param], "operand A");
         if (packB) p.b.checkBounds(buffers[p.b.param], "operand B");
-        int kcStep = step(p.k, KC, 1), paddedM = roundUp(p.m, MR), paddedN = roundUp(p.n, NR);
         float[] a = packA ? new float[(int) aSize] : null, b = packB ? new float[(int) bSize] : null;
-        float[] scratch = new float[Math.max(Math.max(paddedN, paddedM), Math.max(KC, NC))];
+        List<PackBlock> blocks = packBlocks(p, packA, packB);
+        long floats = (packA ? aSize : 0) + (packB ? bSize : 0);
+        if (shares == 0) shares = WorkerPool.size() < 2 || floats < PARALLEL_PREPACK_MIN ? 1 : WorkerPool.balancedShares(blocks.size());
+        shares = Math.max(1, Math.min(shares, blocks.size()));
+        MemorySegment as = buffers[p.a.param], bs = buffers[p.b.param];
+        if (shares == 1) {
+            packBlocks(p, blocks, 0, blocks.size(), as, bs, a, b);
+        } else {
+            // ResNet-50's 100 MB of weights were packed on the calling thread, a sixth of its prepare with a warm cache
+            List<RecursiveAction> tasks = new ArrayList<>();
+            for (int t = 0; t < shares; t++) {
+                int from = (int) ((long) blocks.size() * t / shares), to = (int) ((long) blocks.size() * (t + 1) / shares);
+                tasks.add(new RecursiveAction() {
+                    @Override
+                    protected void compute() { packBlocks(p, blocks, from, to, as, bs, a, b); }
+                });
+            }
+            WorkerPool.invokeAll(tasks);
+        }
+        return new Prepacked(a, b);
+    }
+
+    /** Below this many floats prepacked, a kernel's constants are packed on the calling thread. */
+    static final long PARALLEL_PREPACK_MIN = 1L << 16;
+
+    /**
+     * One block of a prepacked side: for batch {@code batch} and the K block from {@code pc}, {@code kc} deep, rows
+     * ({@code a}) or columns of B {@code [from, from + count)}, {@code from} a multiple of MR or NR. Blocks write
+     * disjoint ranges of the packed arrays, each in the layout the whole side's packing writes there (a block's rows
+     * or columns lie at {@code from * kc} in their K block, as {@link #compute} reads them), so packing them in any
+     * order or side by side gives the same floats.
+     */
+    private record PackBlock(boolean a, int batch, int pc, int kc, int from, int count) {}
+
+    /** The blocks of the sides to prepack: per batch and K block, rows of A by {@link #MC}, columns of B by {@link #NC}. */
+    private static List<PackBlock> packBlocks(GemmPlan p, boolean packA, boolean packB) {
+        int kcStep = step(p.k, KC, 1);
+        List<PackBlock> out = new ArrayList<>();
         for (int batch = 0; batch < p.batches; batch++) {
             for (int pc = 0; pc < p.k; pc += kcStep) {
                 int kc = Math.min(kcStep, p.k - pc);
-                if (packA) p.a.packRows(buffers[p.a.param], batch, 0, p.m, pc, kc, a, aBase(p, batch, pc), scratch);
-                if (packB) p.b.packColPanels(buffers[p.b.param], batch, pc, kc, 0, p.n, b, bBase(p, batch, pc), scratch);
+                if (packA) for (int r = 0; r < p.m; r += MC) out.add(new PackBlock(true, batch, pc, kc, r, Math.min(MC, p.m - r)));
+                if (packB) for (int c = 0; c < p.n; c += NC) out.add(new PackBlock(false, batch, pc, kc, c, Math.min(NC, p.n - c)));
             }
         }
-        return new Prepacked(a, b);
+        return out;
+    }
+
+    /** Packs {@code blocks[from, to)} into {@code a} and {@code b}, with the calling thread's scratch row. */
+    private static void packBlocks(GemmPlan p, List<PackBlock> blocks, int from, int to, MemorySegment as, MemorySegment bs, float[] a, float[] b) {
+        float[] row = SCRATCH.get().row; // at least max(KC, NC) floats: a block's K depth, MC rows, NC columns
+        for (int i = from; i < to; i++) {
+            PackBlock k = blocks.get(i);
+            if (k.a()) p.a.packRows(as, k.batch(), k.from(), k.count(), k.pc(), k.kc(), a, aBase(p, k.batch(), k.pc()) + k.from() * k.kc(), row);
+            else p.b.packColPanels(bs, k.batch(), k.pc(), k.kc(), k.from(), k.count(), b, bBase(p, k.batch(), k.pc()) + k.from() * k.kc(), row);
+        }
     }
 
     /** Where K block {@code pc} of batch {@code b} starts in a prepacked A. */

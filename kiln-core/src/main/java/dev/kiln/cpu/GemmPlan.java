@@ -29,9 +29,7 @@ final class GemmPlan {
     GemmPlan(Contraction c, StoreEpilogue storeEpilogue, int[] batchVars, int[] mVars, int[] nVars, int[] kVars, long[] extents) {
         a = new GemmSide(c.a(), batchVars, mVars, kVars, extents);
         b = new GemmSide(c.b(), batchVars, kVars, nVars, extents);
-        // -Dkiln.gemm.paddedImage=false packs every B, =force reads a padded image wherever one applies (to compare the
-        // two, or to rule the image out); read per plan
-        String mode = System.getProperty("kiln.gemm.paddedImage", "auto");
+        String mode = paddedImageMode();
         PaddedImage im = mode.equals("false") ? null : PaddedImage.of(c.b(), batchVars, kVars, nVars, extents);
         long[] strides = c.c().strides();
         cBatch = GemmSide.table(batchVars, extents, strides);
@@ -59,6 +57,12 @@ final class GemmPlan {
                     + Arrays.stream(cCol).max().orElseThrow();
         }
     }
+
+    /**
+     * {@code -Dkiln.gemm.paddedImage=false} packs every B, {@code =force} reads a padded image wherever one applies (to
+     * compare the two, or to rule the image out); {@code auto} by default. Read per plan.
+     */
+    static String paddedImageMode() { return System.getProperty("kiln.gemm.paddedImage", "auto"); }
 
     /** Throws {@link IndexOutOfBoundsException} when an element read or written lies outside its buffer. */
     void checkBounds(MemorySegment[] buffers) {

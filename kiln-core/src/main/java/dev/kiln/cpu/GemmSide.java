@@ -8,7 +8,9 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * One input of a contraction at fixed run-time extents, seen as a batch of gated, strided matrices
@@ -180,29 +182,57 @@ final class GemmSide {
         for (int g = 0; g < nGates; g++) rowGate[g] = gBatch[g][b] + gRow[g][r];
     }
 
-    /** Smallest and largest address read, from the tables (exact without gates; run by run with them). */
+    /**
+     * Smallest and largest address read, from the tables (exact without gates; run by run with them). Which parts of the
+     * column runs are valid depends on a row only through its gate sums, so each distinct set of sums is scanned once
+     * and its nearest and farthest offsets added to the row's start: a convolution's K rows share the sums of their
+     * window position (kh x kw sets, not ci x kh x kw rows; every row scanned was a tenth of ResNet-50's warm prepare).
+     */
     private long[] extremes() {
         if (batches == 0 || rows == 0 || cols == 0) return new long[] {Long.MAX_VALUE, Long.MIN_VALUE};
         if (nGates == 0) {
             return new long[] {min(batchAddr) + min(rowAddr) + min(colAddr), max(batchAddr) + max(rowAddr) + max(colAddr)};
         }
         long mn = Long.MAX_VALUE, mx = Long.MIN_VALUE;
-        long[] gateBase = new long[nGates];
+        Map<GateSums, long[]> spans = new HashMap<>();
         for (int b = 0; b < batches; b++) {
             for (int r = 0; r < rows; r++) {
-                long base = batchAddr[b] + rowAddr[r];
+                long[] gateBase = new long[nGates];
                 rowGates(b, r, gateBase);
-                for (int c = 0; c < cols; c += runLen) {
-                    long vr = validRange(gateBase, c, 0, runLen, true);
-                    if (vr == 0) continue;
-                    long first = base + colAddr[c] + (vr >>> 32) * runStride;
-                    long last = base + colAddr[c] + ((vr & 0xffffffffL) - 1) * runStride;
-                    mn = Math.min(mn, Math.min(first, last));
-                    mx = Math.max(mx, Math.max(first, last));
-                }
+                long[] span = spans.computeIfAbsent(new GateSums(gateBase), g -> columnSpan(g.sums()));
+                if (span.length == 0) continue;
+                long base = batchAddr[b] + rowAddr[r];
+                mn = Math.min(mn, base + span[0]);
+                mx = Math.max(mx, base + span[1]);
             }
         }
         return new long[] {mn, mx};
+    }
+
+    /** A row's gate sums ({@link #rowGates}) as a key: equal when the sums are. */
+    private record GateSums(long[] sums) {
+        @Override
+        public boolean equals(Object o) { return o instanceof GateSums g && Arrays.equals(sums, g.sums); }
+
+        @Override
+        public int hashCode() { return Arrays.hashCode(sums); }
+    }
+
+    /**
+     * The smallest and largest offset from a row's start that a row with gate sums {@code gateBase} reads, over every
+     * valid part of its column runs; no elements when it reads none.
+     */
+    private long[] columnSpan(long[] gateBase) {
+        long mn = Long.MAX_VALUE, mx = Long.MIN_VALUE;
+        for (int c = 0; c < cols; c += runLen) {
+            long vr = validRange(gateBase, c, 0, runLen, true);
+            if (vr == 0) continue;
+            long first = colAddr[c] + (vr >>> 32) * runStride;
+            long last = colAddr[c] + ((vr & 0xffffffffL) - 1) * runStride;
+            mn = Math.min(mn, Math.min(first, last));
+            mx = Math.max(mx, Math.max(first, last));
+        }
+        return mn > mx ? new long[0] : new long[] {mn, mx};
     }
 
     // plain loops, not streams: these run at every plan's link, mostly before the JIT has compiled anything, where a

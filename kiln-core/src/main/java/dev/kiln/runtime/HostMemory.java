@@ -43,6 +43,9 @@ final class HostMemory {
         }
     }
 
+    /** Whether {@code calloc} is linked (else the arena zero-fills); the first call links it. */
+    static boolean linked() { return C.isPresent(); }
+
     /**
      * {@code bytes} of zeros aligned to {@code alignment} (a power of two), owned by {@code owner}.
      *

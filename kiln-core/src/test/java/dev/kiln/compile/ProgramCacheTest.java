@@ -6,7 +6,11 @@ import dev.kiln.runtime.DeviceRegistry;
 import dev.kiln.types.DType;
 import dev.kiln.Tensor;
 import dev.kiln.codegen.KernelLowering;
+import dev.kiln.codegen.CpuInfo;
+import dev.kiln.cpu.ContractionKernel;
 import dev.kiln.cpu.CpuDevice;
+import dev.kiln.runtime.WorkerPool;
+import jdk.incubator.vector.FloatVector;
 import dev.kiln.models.SmallModels;
 import dev.kiln.schedule.ScheduleItem;
 import dev.kiln.schedule.Scheduler;
@@ -96,6 +100,33 @@ class ProgramCacheTest {
             assertThat(read.get(i).program()).isEqualTo(direct.get(i).program());
             assertThat(read.get(i).source()).isEqualTo(direct.get(i).source());
         }
+    }
+
+    /**
+     * A contraction's source renders its optimised epilogue, not its program: the entry keeps that epilogue, on disk
+     * too, so a new process links the kernel without deriving it again; other kernels' entries keep nothing more.
+     */
+    @Test
+    void aContractionsEntryKeepsTheEpilogueItsSourceRenders(@TempDir Path dir) {
+        Tensor x = Tensor.randn(2, 64, 96).realize(), w = Tensor.randn(3, 96, 80).realize();
+        List<ScheduleItem.Kernel> kernels = new ArrayList<>(model());
+        kernels.addAll(kernels(x.matmul(w).relu(), x.matmul(w)));
+        ProgramCache first = cache(dir, IDENTITY);
+        compile(kernels, first);
+        List<ProgramCache.Entry> made = first.get(kernels, k -> { throw new AssertionError("built again: " + k); });
+        ProgramCache second = cache(dir, IDENTITY); // a new process: nothing in memory
+        List<ProgramCache.Entry> read = second.get(kernels, k -> { throw new AssertionError("built again: " + k); });
+        assertThat(read).isEqualTo(made);
+
+        CpuInfo cpu = new CpuInfo(WorkerPool.size(), FloatVector.SPECIES_PREFERRED.vectorByteSize(), true);
+        int contractions = 0;
+        for (ProgramCache.Entry e : read) {
+            var match = ContractionKernel.asGemm(e.program());
+            assertThat(e.kernel().rendered()).as("an epilogue kept iff the kernel is a contraction").isEqualTo(
+                    match.map(m -> ContractionKernel.optimisedEpilogue(m, cpu)));
+            if (match.isPresent()) contractions++;
+        }
+        assertThat(contractions).as("the model's linear layers").isPositive();
     }
 
     @Test

@@ -226,6 +226,89 @@ class GemmKernelTest {
         }
     }
 
+    /**
+     * Prepacking cut into blocks and packed side by side on the workers writes the same floats as one thread packing
+     * each side whole per K block (the layout the loop nest reads): several K blocks, more rows than MC, more columns
+     * than NC, a batch, transposed operands (packed column by column) and a gated convolution.
+     */
+    @Test
+    void prepackingInBlocksSideBySideWritesTheFloatsOfOneWholePacking() {
+        int wide = GemmKernel.NC + 3 * GemmMicroKernel.NR + 5;
+        List<Contraction> cases = List.of(matmul(150, wide, 1100, false, false, false, 0), matmul(150, wide, 700, true, true, false, 0),
+                conv(2, 70, 130, 9, 3, 1, 1));
+        for (Contraction c : cases) {
+            try (Arena arena = Arena.ofShared()) {
+                MemorySegment[] bufs = buffers(arena, c, 5);
+                GemmKernel gemm = new GemmKernel(c);
+                GemmKernel.Prepacked whole = wholePacking(gemm.fullPlan(), bufs);
+                for (int shares : new int[] {1, 3, 0}) {
+                    GemmKernel.Prepacked blocks = gemm.prepack(bufs, true, true, shares);
+                    assertThat(blocks.a()).as(c + ": A in " + shares + " shares").isEqualTo(whole.a());
+                    assertThat(blocks.b()).as(c + ": B in " + shares + " shares").isEqualTo(whole.b());
+                }
+            }
+        }
+    }
+
+    /**
+     * A gated side's read range (what its bounds check compares with the buffer) is exactly the span of the elements it
+     * reads: padded, strided, mirrored and batched convolutions, against every point of the contraction.
+     */
+    @Test
+    void aGatedSidesReadRangeIsTheSpanOfItsValidElements() {
+        for (Contraction c : List.of(conv(2, 3, 4, 9, 3, 1, 1), conv(1, 5, 2, 11, 3, 2, 1), conv(1, 2, 3, 8, 3, 1, 2, true),
+                conv(1, 2, 2, 7, 7, 2, 3), conv(1, 1, 1, 2, 5, 1, 4))) {
+            GemmPlan p = new GemmKernel(c).fullPlan();
+            long[] ext = c.vars().stream().mapToLong(Var::extent).toArray();
+            long min = Long.MAX_VALUE, max = Long.MIN_VALUE;
+            for (long[] pt : points(c, ext, r -> true)) {
+                if (!valid(c.b(), pt)) continue;
+                min = Math.min(min, address(c.b(), pt));
+                max = Math.max(max, address(c.b(), pt));
+            }
+            assertThat(new long[] {p.b.minAddr, p.b.maxAddr}).as(c.toString()).containsExactly(min, max);
+        }
+    }
+
+    /**
+     * Kernels of one contraction share one GEMM (its plans are only read); another contraction, or the same one under
+     * another {@code kiln.gemm.paddedImage} mode (read when a plan is made), gets its own.
+     */
+    @Test
+    void kernelsOfOneContractionShareTheirGemmUnderOneConfiguration() {
+        Contraction c = conv(1, 8, 12, 9, 3, 1, 1);
+        GemmKernel shared = GemmKernel.of(c, null);
+        assertThat(GemmKernel.of(conv(1, 8, 12, 9, 3, 1, 1), null)).isSameAs(shared);
+        assertThat(GemmKernel.of(conv(1, 8, 12, 9, 3, 1, 0), null)).isNotSameAs(shared);
+        String before = System.getProperty("kiln.gemm.paddedImage");
+        System.setProperty("kiln.gemm.paddedImage", "false");
+        try {
+            GemmKernel packed = GemmKernel.of(c, null);
+            assertThat(packed).isNotSameAs(shared);
+            assertThat(packed.readsPaddedImage()).isFalse();
+        } finally {
+            if (before == null) System.clearProperty("kiln.gemm.paddedImage");
+            else System.setProperty("kiln.gemm.paddedImage", before);
+        }
+        assertThat(GemmKernel.of(c, null)).isSameAs(shared);
+    }
+
+    /** Both sides packed as before blocks: per batch and K block, every row of A and every column of B in one call. */
+    private static GemmKernel.Prepacked wholePacking(GemmPlan p, MemorySegment[] bufs) {
+        int mr = GemmMicroKernel.MR, nr = GemmMicroKernel.NR;
+        int kcStep = GemmKernel.step(p.k, GemmKernel.KC, 1), pm = (p.m + mr - 1) / mr * mr, pn = (p.n + nr - 1) / nr * nr;
+        float[] a = new float[p.batches * pm * p.k], b = new float[p.batches * pn * p.k];
+        float[] scratch = new float[Math.max(Math.max(pm, pn), Math.max(GemmKernel.KC, GemmKernel.NC))];
+        for (int batch = 0; batch < p.batches; batch++) {
+            for (int pc = 0; pc < p.k; pc += kcStep) {
+                int kc = Math.min(kcStep, p.k - pc);
+                p.a.packRows(bufs[p.a.param], batch, 0, p.m, pc, kc, a, (batch * p.k + pc) * pm, scratch);
+                p.b.packColPanels(bufs[p.b.param], batch, pc, kc, 0, p.n, b, (batch * p.k + pc) * pn, scratch);
+            }
+        }
+        return new GemmKernel.Prepacked(a, b);
+    }
+
     // ---- tests
 
     static Stream<Arguments> sizes() {

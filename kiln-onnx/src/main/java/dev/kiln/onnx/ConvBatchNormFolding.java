@@ -3,6 +3,7 @@ package dev.kiln.onnx;
 import dev.kiln.Tensor;
 import dev.kiln.onnxspec.NumericsPolicy;
 import dev.kiln.runtime.Buffer;
+import dev.kiln.runtime.WorkerPool;
 import dev.kiln.types.DType;
 
 import java.lang.foreign.MemorySegment;
@@ -138,10 +139,23 @@ final class ConvBatchNormFolding {
         return new Tensor[] {folded, shiftTensor};
     }
 
-    /** {@code out} = {@code src} with channel c's {@code per} elements times {@code s[c]}, rounded once; the two may be one segment. */
+    /**
+     * {@code out} = {@code src} with channel c's {@code per} elements times {@code s[c]}, rounded once; the two may be one
+     * segment. Large weights are scaled by channels side by side on the workers (each element is computed the same
+     * wherever it is): ResNet-50 light's 100 MB took 40 ms of its build on one thread.
+     */
     private static void scale(MemorySegment src, MemorySegment out, int channels, int per, double[] s) {
+        int shares = (long) channels * per < PARALLEL_MIN ? 1 : WorkerPool.balancedShares(channels);
+        WorkerPool.forRanges(channels, shares, (from, to) -> scale(src, out, (int) from, (int) to, per, s));
+    }
+
+    /** Below this many elements the weights are scaled on the calling thread. */
+    private static final long PARALLEL_MIN = 1L << 16;
+
+    /** {@link #scale(MemorySegment, MemorySegment, int, int, double[])} of channels {@code [from, to)}. */
+    private static void scale(MemorySegment src, MemorySegment out, int from, int to, int per, double[] s) {
         float[] chunk = new float[Math.min(per, CHUNK)];
-        for (int c = 0; c < channels; c++) {
+        for (int c = from; c < to; c++) {
             double sc1 = s[c];
             for (int at = 0; at < per; at += CHUNK) {
                 int len = Math.min(CHUNK, per - at);

@@ -83,6 +83,29 @@ class ConvBatchNormFoldingTest {
         return plan.plan().kernels().stream().map(PreparedKernel::source).anyMatch(s -> s.contains("sqrt"));
     }
 
+    /**
+     * Weights large enough to be scaled by channels side by side on the workers get each element's one rounding of
+     * {@code w * scale / sqrt(var + eps)} (the scale in double), bit for bit, into new storage or in place.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void largeWeightsAreScaledPerChannelBitForBit(boolean inPlace) {
+        int channels = 70, per = 1000;
+        float[] w = OnnxPlanTest.data(channels * per, 3), sc = OnnxPlanTest.data(channels, 4), bi = OnnxPlanTest.data(channels, 5),
+                mu = OnnxPlanTest.data(channels, 6), va = new float[channels];
+        for (int c = 0; c < channels; c++) va[c] = 0.5f + c;
+        Tensor[] folded = ConvBatchNormFolding.fold(Tensor.of(w, channels, 10, 10, 10), null, Tensor.of(sc, channels), Tensor.of(bi, channels),
+                Tensor.of(mu, channels), Tensor.of(va, channels), EPS, inPlace);
+        float[] got = folded[0].toFloatArray();
+        for (int c = 0; c < channels; c++) {
+            double s = sc[c] / Math.sqrt(va[c] + (double) EPS);
+            for (int k = 0; k < per; k++) {
+                int i = c * per + k;
+                assertThat(Float.floatToRawIntBits(got[i])).as("element %d", i).isEqualTo(Float.floatToRawIntBits((float) (w[i] * s)));
+            }
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"INTERP", "CPU"})
     void aConvAndItsBatchNormRunAsOneConvWithTheSameValues(String device) {

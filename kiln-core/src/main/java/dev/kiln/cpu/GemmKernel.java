@@ -356,15 +356,7 @@ final class GemmKernel {
             packBlocks(p, blocks, 0, blocks.size(), as, bs, a, b);
         } else {
             // ResNet-50's 100 MB of weights were packed on the calling thread, a sixth of its prepare with a warm cache
-            List<RecursiveAction> tasks = new ArrayList<>();
-            for (int t = 0; t < shares; t++) {
-                int from = (int) ((long) blocks.size() * t / shares), to = (int) ((long) blocks.size() * (t + 1) / shares);
-                tasks.add(new RecursiveAction() {
-                    @Override
-                    protected void compute() { packBlocks(p, blocks, from, to, as, bs, a, b); }
-                });
-            }
-            WorkerPool.invokeAll(tasks);
+            WorkerPool.forRanges(blocks.size(), shares, (from, to) -> packBlocks(p, blocks, (int) from, (int) to, as, bs, a, b));
         }
         return new Prepacked(a, b);
     }

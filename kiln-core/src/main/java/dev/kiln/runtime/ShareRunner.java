@@ -56,7 +56,6 @@ final class ShareRunner {
                 }
                 long until = System.nanoTime() + spinNanos;
                 for (int spins = 1; open.get() == 0 && System.nanoTime() < until; spins++) pause(spins);
-                if (open.get() > 0 && claimable() != null) continue;
                 parked = true;
                 // published work is seen either here or by the publisher's check of `parked` (both volatile)
                 if (claimable() == null) LockSupport.park(this);

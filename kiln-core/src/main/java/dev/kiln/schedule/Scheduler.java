@@ -280,10 +280,13 @@ public final class Scheduler {
     }
 
     /** The reductions in the kernel computing {@code u} (cut at realised nodes), {@code u} included if it is one. */
-    private static List<UOp> fusedReduces(UOp u, Set<UOp> realised) {
+    private static List<UOp> fusedReduces(UOp u, Set<UOp> realised) { return fusedReduces(u, realised, Integer.MAX_VALUE); }
+
+    /** {@link #fusedReduces}, the walk stopped once {@code most} are found. */
+    private static List<UOp> fusedReduces(UOp u, Set<UOp> realised, int most) {
         List<UOp> out = new ArrayList<>(), work = new ArrayList<>(List.of(u));
         Set<UOp> seen = identitySet();
-        while (!work.isEmpty()) {
+        while (!work.isEmpty() && out.size() < most) {
             UOp s = work.removeLast();
             if (!seen.add(s) || realised.contains(s)) continue;
             if (s.op() == Op.REDUCE) out.add(s);
@@ -296,20 +299,10 @@ public final class Scheduler {
 
     /**
      * Whether the kernel computing {@code u} (cut at realised nodes; {@code u} itself unrealised) contains a reduction:
-     * {@link #fusedReduces} that stops at the first. Rule 3 asks it of every broadcast before the cut is known, and
-     * walking each to the graph's inputs was quadratic in the network (ResNet-50: 7 % of its prepare with a warm cache).
+     * the walk stops at the first. Rule 3 asks it of every broadcast before the cut is known, and walking each to the
+     * graph's inputs was quadratic in the network (ResNet-50: 7 % of its prepare with a warm cache).
      */
-    private static boolean fusesReduce(UOp u, Set<UOp> realised) {
-        List<UOp> work = new ArrayList<>(List.of(u));
-        Set<UOp> seen = identitySet();
-        while (!work.isEmpty()) {
-            UOp s = work.removeLast();
-            if (!seen.add(s) || realised.contains(s)) continue;
-            if (s.op() == Op.REDUCE) return true;
-            work.addAll(s.src());
-        }
-        return false;
-    }
+    private static boolean fusesReduce(UOp u, Set<UOp> realised) { return !fusedReduces(u, realised, 1).isEmpty(); }
 
     /**
      * Whether fusing {@code reduce} computes it once: its value reaches a single kernel, along paths

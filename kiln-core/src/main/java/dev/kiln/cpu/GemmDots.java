@@ -21,7 +21,7 @@ import static dev.kiln.cpu.GemmMicroKernel.NR;
  */
 final class GemmDots {
     /** Most rows run as dot products; more go through the packed nest, whose tiles reuse B from registers. */
-    static final int MAX_ROWS = GemmMicroKernel.MR;
+    static final int MAX_ROWS = 8;
 
     private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
     private static final int L = S.length();

@@ -283,7 +283,7 @@ final class GemmKernel {
                             for (int k = 0; k < kc; k++) offs[k] = im.kOff[pc + k] + at;
                             for (int ir = 0; ir < mc; ir += MR) {
                                 if (narrow) GemmMicroKernel.imageTileNarrow(ap, aAt + ir * kc, img, offs, kc, s.tmp);
-                                else GemmMicroKernel.imageTile(ap, aAt + ir * kc, img, offs, kc, s.tmp);
+                                else GemmMicroKernel.imageSums(ap, aAt + ir * kc, img, offs, kc, Math.min(MR, mc - ir), s.tmp);
                                 storeImageTile(p, cs, cBase, ic + ir, Math.min(MR, mc - ir), o, q, first, s.tmp, epilogue, b, buffers);
                             }
                         }
@@ -451,7 +451,7 @@ final class GemmKernel {
                                     GemmMicroKernel.wideInto(ap, aAt + ir * kc, bp, bAt + jr * kc, kc, cs, s.rowOff, s.rowAdd, lower, upper);
                                     continue;
                                 }
-                                GemmMicroKernel.sums(ap, aAt + ir * kc, bp, bAt + jr * kc, kc, nr, s.tmp);
+                                GemmMicroKernel.sums(ap, aAt + ir * kc, bp, bAt + jr * kc, kc, mr, nr, s.tmp);
                                 if (epilogue != null) epilogue.store(s.tmp, 0, cs, cBase, p.cRow, ic + ir, mr, p.cCol, n, nr, contiguous, first, b, buffers);
                                 else GemmMicroKernel.store(cs, cBase, p.cRow, ic + ir, mr, p.cCol, n, nr, contiguous, first, s.tmp);
                             }

@@ -19,11 +19,19 @@ final class GemmMicroKernel {
     static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
     static final int L = S.length();
     /**
-     * Rows of the tile: 8 x 2 vectors keep 16 of the 32 AVX-512 registers as accumulators. Measured against 6 and
-     * 12 rows (f32, 2 threads, 512-bit lanes): 1024^3 183 / 191 / 183 GFLOP/s for 6 / 8 / 12, and the same order on
-     * ResNet-50's convolution shapes (12 rows spill).
+     * Rows of the tile: 12 x 2 vectors keep 24 of the 32 AVX-512 registers as accumulators. A step loads two vectors
+     * of B for 24 multiply-adds; with 8 rows, for 16. Where B's panel streams from L2 (a 512-step panel of 32 columns
+     * is 64 KB, more than L1), that load rate is what bounds the tile: on an Intel Xeon with full-rate AVX-512 (one
+     * thread, a 96 x 512 block of A against 16 panels of B, both tile shapes alternating in one JVM) 8 rows ran at
+     * 111 GFLOP/s and 12 rows at 126, both 131-153 when everything fits L1. (On an AMD Zen 4, whose AVX-512 runs at half
+     * rate and is bound by the multiply-adds, 8 rows had measured 4 % faster than 12.)
      */
-    static final int MR = 8;
+    static final int MR = 12;
+    /**
+     * Rows of the edge tiles ({@link #wideEdge}, {@link #imageTileEdge}): a panel's first rows, for a last panel of at
+     * most this many valid rows (channel counts are powers of two: 64 = 5 x 12 + 4, 128 = 10 x 12 + 8).
+     */
+    static final int EDGE_MR = 8;
     static final int NR = 2 * L;
     /**
      * Where a tile's scratch keeps one vector of staging for a run's last columns ({@link #storeRow}), past the MR x NR
@@ -45,65 +53,143 @@ final class GemmMicroKernel {
      */
     static int packedA(int r, int k, int kc) { return (r / MR) * MR * kc + k * MR + r % MR; }
 
-    /** The tile's sums into {@code tmp} (row i at {@code i * NR}), for a panel whose last {@code nr} columns are valid. */
-    static void sums(float[] a, int ao, float[] b, int bo, int kc, int nr, float[] tmp) {
+    /**
+     * The tile's sums into {@code tmp} (row i at {@code i * NR}), for a panel whose first {@code mr} rows and last
+     * {@code nr} columns are valid (rows past {@code mr} may hold anything).
+     */
+    static void sums(float[] a, int ao, float[] b, int bo, int kc, int mr, int nr, float[] tmp) {
         // a panel's last columns, at most one vector wide (196 = 6 x 32 + 4), take half the multiply-adds
         if (nr <= L) narrow(a, ao, b, bo, kc, tmp);
+        else if (mr <= EDGE_MR) wideEdge(a, ao, b, bo, kc, tmp);
         else wide(a, ao, b, bo, kc, tmp);
+    }
+
+    /** {@link #imageTile} or, for a last panel of at most {@link #EDGE_MR} valid rows, {@link #imageTileEdge}. */
+    static void imageSums(float[] a, int ao, float[] img, int[] at, int kc, int mr, float[] tmp) {
+        if (mr <= EDGE_MR) imageTileEdge(a, ao, img, at, kc, tmp);
+        else imageTile(a, ao, img, at, kc, tmp);
     }
 
     /** The MR x NR tile of sums into {@code tmp} (row i at {@code i * NR}). */
     private static void wide(float[] a, int ao, float[] b, int bo, int kc, float[] tmp) {
-        // -0.0 is the identity of IEEE addition (-0.0 + x == x for every x, -0.0 included)
         FloatVector z = FloatVector.broadcast(S, -0.0f);
-        FloatVector c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z, c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z;
+        FloatVector c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z, c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z, c8_0 = z, c8_1 = z, c9_0 = z, c9_1 = z, c10_0 = z, c10_1 = z, c11_0 = z, c11_1 = z;
         for (int k = 0, ak = ao; k < kc; k++, ak += MR) {
             int bi = bo + k * NR;
             FloatVector b0 = FloatVector.fromArray(S, b, bi);
             FloatVector b1 = FloatVector.fromArray(S, b, bi + L);
             FloatVector x = FloatVector.broadcast(S, a[ak + 0]);
-            c00 = x.fma(b0, c00);
-            c01 = x.fma(b1, c01);
+            c0_0 = x.fma(b0, c0_0);
+            c0_1 = x.fma(b1, c0_1);
             x = FloatVector.broadcast(S, a[ak + 1]);
-            c10 = x.fma(b0, c10);
-            c11 = x.fma(b1, c11);
+            c1_0 = x.fma(b0, c1_0);
+            c1_1 = x.fma(b1, c1_1);
             x = FloatVector.broadcast(S, a[ak + 2]);
-            c20 = x.fma(b0, c20);
-            c21 = x.fma(b1, c21);
+            c2_0 = x.fma(b0, c2_0);
+            c2_1 = x.fma(b1, c2_1);
             x = FloatVector.broadcast(S, a[ak + 3]);
-            c30 = x.fma(b0, c30);
-            c31 = x.fma(b1, c31);
+            c3_0 = x.fma(b0, c3_0);
+            c3_1 = x.fma(b1, c3_1);
             x = FloatVector.broadcast(S, a[ak + 4]);
-            c40 = x.fma(b0, c40);
-            c41 = x.fma(b1, c41);
+            c4_0 = x.fma(b0, c4_0);
+            c4_1 = x.fma(b1, c4_1);
             x = FloatVector.broadcast(S, a[ak + 5]);
-            c50 = x.fma(b0, c50);
-            c51 = x.fma(b1, c51);
+            c5_0 = x.fma(b0, c5_0);
+            c5_1 = x.fma(b1, c5_1);
             x = FloatVector.broadcast(S, a[ak + 6]);
-            c60 = x.fma(b0, c60);
-            c61 = x.fma(b1, c61);
+            c6_0 = x.fma(b0, c6_0);
+            c6_1 = x.fma(b1, c6_1);
             x = FloatVector.broadcast(S, a[ak + 7]);
-            c70 = x.fma(b0, c70);
-            c71 = x.fma(b1, c71);
+            c7_0 = x.fma(b0, c7_0);
+            c7_1 = x.fma(b1, c7_1);
+            x = FloatVector.broadcast(S, a[ak + 8]);
+            c8_0 = x.fma(b0, c8_0);
+            c8_1 = x.fma(b1, c8_1);
+            x = FloatVector.broadcast(S, a[ak + 9]);
+            c9_0 = x.fma(b0, c9_0);
+            c9_1 = x.fma(b1, c9_1);
+            x = FloatVector.broadcast(S, a[ak + 10]);
+            c10_0 = x.fma(b0, c10_0);
+            c10_1 = x.fma(b1, c10_1);
+            x = FloatVector.broadcast(S, a[ak + 11]);
+            c11_0 = x.fma(b0, c11_0);
+            c11_1 = x.fma(b1, c11_1);
         }
-        // Spill the tile to scratch first: handing vectors to a method C2 does not inline boxes them, which
-        // costs more than the whole K loop (measured: 22 vs 75 GFLOP/s).
-        c00.intoArray(tmp, 0);
-        c01.intoArray(tmp, L);
-        c10.intoArray(tmp, NR);
-        c11.intoArray(tmp, NR + L);
-        c20.intoArray(tmp, 2 * NR);
-        c21.intoArray(tmp, 2 * NR + L);
-        c30.intoArray(tmp, 3 * NR);
-        c31.intoArray(tmp, 3 * NR + L);
-        c40.intoArray(tmp, 4 * NR);
-        c41.intoArray(tmp, 4 * NR + L);
-        c50.intoArray(tmp, 5 * NR);
-        c51.intoArray(tmp, 5 * NR + L);
-        c60.intoArray(tmp, 6 * NR);
-        c61.intoArray(tmp, 6 * NR + L);
-        c70.intoArray(tmp, 7 * NR);
-        c71.intoArray(tmp, 7 * NR + L);
+        c0_0.intoArray(tmp, 0);
+        c0_1.intoArray(tmp, L);
+        c1_0.intoArray(tmp, NR);
+        c1_1.intoArray(tmp, NR + L);
+        c2_0.intoArray(tmp, 2 * NR);
+        c2_1.intoArray(tmp, 2 * NR + L);
+        c3_0.intoArray(tmp, 3 * NR);
+        c3_1.intoArray(tmp, 3 * NR + L);
+        c4_0.intoArray(tmp, 4 * NR);
+        c4_1.intoArray(tmp, 4 * NR + L);
+        c5_0.intoArray(tmp, 5 * NR);
+        c5_1.intoArray(tmp, 5 * NR + L);
+        c6_0.intoArray(tmp, 6 * NR);
+        c6_1.intoArray(tmp, 6 * NR + L);
+        c7_0.intoArray(tmp, 7 * NR);
+        c7_1.intoArray(tmp, 7 * NR + L);
+        c8_0.intoArray(tmp, 8 * NR);
+        c8_1.intoArray(tmp, 8 * NR + L);
+        c9_0.intoArray(tmp, 9 * NR);
+        c9_1.intoArray(tmp, 9 * NR + L);
+        c10_0.intoArray(tmp, 10 * NR);
+        c10_1.intoArray(tmp, 10 * NR + L);
+        c11_0.intoArray(tmp, 11 * NR);
+        c11_1.intoArray(tmp, 11 * NR + L);
+    }
+
+    /** {@link #wide} for the first {@link #EDGE_MR} rows of a panel (still {@link #MR} floats a step). */
+    private static void wideEdge(float[] a, int ao, float[] b, int bo, int kc, float[] tmp) {
+        FloatVector z = FloatVector.broadcast(S, -0.0f);
+        FloatVector c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z, c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z;
+        for (int k = 0, ak = ao; k < kc; k++, ak += MR) {
+            int bi = bo + k * NR;
+            FloatVector b0 = FloatVector.fromArray(S, b, bi);
+            FloatVector b1 = FloatVector.fromArray(S, b, bi + L);
+            FloatVector x = FloatVector.broadcast(S, a[ak + 0]);
+            c0_0 = x.fma(b0, c0_0);
+            c0_1 = x.fma(b1, c0_1);
+            x = FloatVector.broadcast(S, a[ak + 1]);
+            c1_0 = x.fma(b0, c1_0);
+            c1_1 = x.fma(b1, c1_1);
+            x = FloatVector.broadcast(S, a[ak + 2]);
+            c2_0 = x.fma(b0, c2_0);
+            c2_1 = x.fma(b1, c2_1);
+            x = FloatVector.broadcast(S, a[ak + 3]);
+            c3_0 = x.fma(b0, c3_0);
+            c3_1 = x.fma(b1, c3_1);
+            x = FloatVector.broadcast(S, a[ak + 4]);
+            c4_0 = x.fma(b0, c4_0);
+            c4_1 = x.fma(b1, c4_1);
+            x = FloatVector.broadcast(S, a[ak + 5]);
+            c5_0 = x.fma(b0, c5_0);
+            c5_1 = x.fma(b1, c5_1);
+            x = FloatVector.broadcast(S, a[ak + 6]);
+            c6_0 = x.fma(b0, c6_0);
+            c6_1 = x.fma(b1, c6_1);
+            x = FloatVector.broadcast(S, a[ak + 7]);
+            c7_0 = x.fma(b0, c7_0);
+            c7_1 = x.fma(b1, c7_1);
+        }
+        c0_0.intoArray(tmp, 0);
+        c0_1.intoArray(tmp, L);
+        c1_0.intoArray(tmp, NR);
+        c1_1.intoArray(tmp, NR + L);
+        c2_0.intoArray(tmp, 2 * NR);
+        c2_1.intoArray(tmp, 2 * NR + L);
+        c3_0.intoArray(tmp, 3 * NR);
+        c3_1.intoArray(tmp, 3 * NR + L);
+        c4_0.intoArray(tmp, 4 * NR);
+        c4_1.intoArray(tmp, 4 * NR + L);
+        c5_0.intoArray(tmp, 5 * NR);
+        c5_1.intoArray(tmp, 5 * NR + L);
+        c6_0.intoArray(tmp, 6 * NR);
+        c6_1.intoArray(tmp, 6 * NR + L);
+        c7_0.intoArray(tmp, 7 * NR);
+        c7_1.intoArray(tmp, 7 * NR + L);
     }
 
     /**
@@ -116,54 +202,74 @@ final class GemmMicroKernel {
      */
     static void wideInto(float[] a, int ao, float[] b, int bo, int kc, MemorySegment c, long[] off, float[] add, float lower, float upper) {
         FloatVector z = FloatVector.broadcast(S, -0.0f);
-        FloatVector c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z, c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z;
+        FloatVector c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z, c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z, c8_0 = z, c8_1 = z, c9_0 = z, c9_1 = z, c10_0 = z, c10_1 = z, c11_0 = z, c11_1 = z;
         for (int k = 0, ak = ao; k < kc; k++, ak += MR) {
             int bi = bo + k * NR;
             FloatVector b0 = FloatVector.fromArray(S, b, bi);
             FloatVector b1 = FloatVector.fromArray(S, b, bi + L);
             FloatVector x = FloatVector.broadcast(S, a[ak + 0]);
-            c00 = x.fma(b0, c00);
-            c01 = x.fma(b1, c01);
+            c0_0 = x.fma(b0, c0_0);
+            c0_1 = x.fma(b1, c0_1);
             x = FloatVector.broadcast(S, a[ak + 1]);
-            c10 = x.fma(b0, c10);
-            c11 = x.fma(b1, c11);
+            c1_0 = x.fma(b0, c1_0);
+            c1_1 = x.fma(b1, c1_1);
             x = FloatVector.broadcast(S, a[ak + 2]);
-            c20 = x.fma(b0, c20);
-            c21 = x.fma(b1, c21);
+            c2_0 = x.fma(b0, c2_0);
+            c2_1 = x.fma(b1, c2_1);
             x = FloatVector.broadcast(S, a[ak + 3]);
-            c30 = x.fma(b0, c30);
-            c31 = x.fma(b1, c31);
+            c3_0 = x.fma(b0, c3_0);
+            c3_1 = x.fma(b1, c3_1);
             x = FloatVector.broadcast(S, a[ak + 4]);
-            c40 = x.fma(b0, c40);
-            c41 = x.fma(b1, c41);
+            c4_0 = x.fma(b0, c4_0);
+            c4_1 = x.fma(b1, c4_1);
             x = FloatVector.broadcast(S, a[ak + 5]);
-            c50 = x.fma(b0, c50);
-            c51 = x.fma(b1, c51);
+            c5_0 = x.fma(b0, c5_0);
+            c5_1 = x.fma(b1, c5_1);
             x = FloatVector.broadcast(S, a[ak + 6]);
-            c60 = x.fma(b0, c60);
-            c61 = x.fma(b1, c61);
+            c6_0 = x.fma(b0, c6_0);
+            c6_1 = x.fma(b1, c6_1);
             x = FloatVector.broadcast(S, a[ak + 7]);
-            c70 = x.fma(b0, c70);
-            c71 = x.fma(b1, c71);
+            c7_0 = x.fma(b0, c7_0);
+            c7_1 = x.fma(b1, c7_1);
+            x = FloatVector.broadcast(S, a[ak + 8]);
+            c8_0 = x.fma(b0, c8_0);
+            c8_1 = x.fma(b1, c8_1);
+            x = FloatVector.broadcast(S, a[ak + 9]);
+            c9_0 = x.fma(b0, c9_0);
+            c9_1 = x.fma(b1, c9_1);
+            x = FloatVector.broadcast(S, a[ak + 10]);
+            c10_0 = x.fma(b0, c10_0);
+            c10_1 = x.fma(b1, c10_1);
+            x = FloatVector.broadcast(S, a[ak + 11]);
+            c11_0 = x.fma(b0, c11_0);
+            c11_1 = x.fma(b1, c11_1);
         }
         FloatVector lo = FloatVector.broadcast(S, lower), hi = FloatVector.broadcast(S, upper);
         long half = 4L * L;
-        c00.add(add[0]).max(lo).min(hi).intoMemorySegment(c, off[0], LE);
-        c01.add(add[0]).max(lo).min(hi).intoMemorySegment(c, off[0] + half, LE);
-        c10.add(add[1]).max(lo).min(hi).intoMemorySegment(c, off[1], LE);
-        c11.add(add[1]).max(lo).min(hi).intoMemorySegment(c, off[1] + half, LE);
-        c20.add(add[2]).max(lo).min(hi).intoMemorySegment(c, off[2], LE);
-        c21.add(add[2]).max(lo).min(hi).intoMemorySegment(c, off[2] + half, LE);
-        c30.add(add[3]).max(lo).min(hi).intoMemorySegment(c, off[3], LE);
-        c31.add(add[3]).max(lo).min(hi).intoMemorySegment(c, off[3] + half, LE);
-        c40.add(add[4]).max(lo).min(hi).intoMemorySegment(c, off[4], LE);
-        c41.add(add[4]).max(lo).min(hi).intoMemorySegment(c, off[4] + half, LE);
-        c50.add(add[5]).max(lo).min(hi).intoMemorySegment(c, off[5], LE);
-        c51.add(add[5]).max(lo).min(hi).intoMemorySegment(c, off[5] + half, LE);
-        c60.add(add[6]).max(lo).min(hi).intoMemorySegment(c, off[6], LE);
-        c61.add(add[6]).max(lo).min(hi).intoMemorySegment(c, off[6] + half, LE);
-        c70.add(add[7]).max(lo).min(hi).intoMemorySegment(c, off[7], LE);
-        c71.add(add[7]).max(lo).min(hi).intoMemorySegment(c, off[7] + half, LE);
+        c0_0.add(add[0]).max(lo).min(hi).intoMemorySegment(c, off[0], LE);
+        c0_1.add(add[0]).max(lo).min(hi).intoMemorySegment(c, off[0] + half, LE);
+        c1_0.add(add[1]).max(lo).min(hi).intoMemorySegment(c, off[1], LE);
+        c1_1.add(add[1]).max(lo).min(hi).intoMemorySegment(c, off[1] + half, LE);
+        c2_0.add(add[2]).max(lo).min(hi).intoMemorySegment(c, off[2], LE);
+        c2_1.add(add[2]).max(lo).min(hi).intoMemorySegment(c, off[2] + half, LE);
+        c3_0.add(add[3]).max(lo).min(hi).intoMemorySegment(c, off[3], LE);
+        c3_1.add(add[3]).max(lo).min(hi).intoMemorySegment(c, off[3] + half, LE);
+        c4_0.add(add[4]).max(lo).min(hi).intoMemorySegment(c, off[4], LE);
+        c4_1.add(add[4]).max(lo).min(hi).intoMemorySegment(c, off[4] + half, LE);
+        c5_0.add(add[5]).max(lo).min(hi).intoMemorySegment(c, off[5], LE);
+        c5_1.add(add[5]).max(lo).min(hi).intoMemorySegment(c, off[5] + half, LE);
+        c6_0.add(add[6]).max(lo).min(hi).intoMemorySegment(c, off[6], LE);
+        c6_1.add(add[6]).max(lo).min(hi).intoMemorySegment(c, off[6] + half, LE);
+        c7_0.add(add[7]).max(lo).min(hi).intoMemorySegment(c, off[7], LE);
+        c7_1.add(add[7]).max(lo).min(hi).intoMemorySegment(c, off[7] + half, LE);
+        c8_0.add(add[8]).max(lo).min(hi).intoMemorySegment(c, off[8], LE);
+        c8_1.add(add[8]).max(lo).min(hi).intoMemorySegment(c, off[8] + half, LE);
+        c9_0.add(add[9]).max(lo).min(hi).intoMemorySegment(c, off[9], LE);
+        c9_1.add(add[9]).max(lo).min(hi).intoMemorySegment(c, off[9] + half, LE);
+        c10_0.add(add[10]).max(lo).min(hi).intoMemorySegment(c, off[10], LE);
+        c10_1.add(add[10]).max(lo).min(hi).intoMemorySegment(c, off[10] + half, LE);
+        c11_0.add(add[11]).max(lo).min(hi).intoMemorySegment(c, off[11], LE);
+        c11_1.add(add[11]).max(lo).min(hi).intoMemorySegment(c, off[11] + half, LE);
     }
 
     /**
@@ -173,79 +279,171 @@ final class GemmMicroKernel {
      * with the step's offset and the tile's column apart, C2 ran out of general registers and kept two in vector
      * registers, moving them back and forth on the multiply-add ports every step.
      */
-    static void imageTile(float[] a, int ao, float[] img, int[] at, int kc, float[] tmp) {
+    private static void imageTile(float[] a, int ao, float[] img, int[] at, int kc, float[] tmp) {
         FloatVector z = FloatVector.broadcast(S, -0.0f);
-        FloatVector c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z, c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z;
+        FloatVector c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z, c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z, c8_0 = z, c8_1 = z, c9_0 = z, c9_1 = z, c10_0 = z, c10_1 = z, c11_0 = z, c11_1 = z;
         for (int k = 0, ak = ao; k < kc; k++, ak += MR) {
             int bi = at[k];
             FloatVector b0 = FloatVector.fromArray(S, img, bi);
             FloatVector b1 = FloatVector.fromArray(S, img, bi + L);
             FloatVector x = FloatVector.broadcast(S, a[ak + 0]);
-            c00 = x.fma(b0, c00);
-            c01 = x.fma(b1, c01);
+            c0_0 = x.fma(b0, c0_0);
+            c0_1 = x.fma(b1, c0_1);
             x = FloatVector.broadcast(S, a[ak + 1]);
-            c10 = x.fma(b0, c10);
-            c11 = x.fma(b1, c11);
+            c1_0 = x.fma(b0, c1_0);
+            c1_1 = x.fma(b1, c1_1);
             x = FloatVector.broadcast(S, a[ak + 2]);
-            c20 = x.fma(b0, c20);
-            c21 = x.fma(b1, c21);
+            c2_0 = x.fma(b0, c2_0);
+            c2_1 = x.fma(b1, c2_1);
             x = FloatVector.broadcast(S, a[ak + 3]);
-            c30 = x.fma(b0, c30);
-            c31 = x.fma(b1, c31);
+            c3_0 = x.fma(b0, c3_0);
+            c3_1 = x.fma(b1, c3_1);
             x = FloatVector.broadcast(S, a[ak + 4]);
-            c40 = x.fma(b0, c40);
-            c41 = x.fma(b1, c41);
+            c4_0 = x.fma(b0, c4_0);
+            c4_1 = x.fma(b1, c4_1);
             x = FloatVector.broadcast(S, a[ak + 5]);
-            c50 = x.fma(b0, c50);
-            c51 = x.fma(b1, c51);
+            c5_0 = x.fma(b0, c5_0);
+            c5_1 = x.fma(b1, c5_1);
             x = FloatVector.broadcast(S, a[ak + 6]);
-            c60 = x.fma(b0, c60);
-            c61 = x.fma(b1, c61);
+            c6_0 = x.fma(b0, c6_0);
+            c6_1 = x.fma(b1, c6_1);
             x = FloatVector.broadcast(S, a[ak + 7]);
-            c70 = x.fma(b0, c70);
-            c71 = x.fma(b1, c71);
+            c7_0 = x.fma(b0, c7_0);
+            c7_1 = x.fma(b1, c7_1);
+            x = FloatVector.broadcast(S, a[ak + 8]);
+            c8_0 = x.fma(b0, c8_0);
+            c8_1 = x.fma(b1, c8_1);
+            x = FloatVector.broadcast(S, a[ak + 9]);
+            c9_0 = x.fma(b0, c9_0);
+            c9_1 = x.fma(b1, c9_1);
+            x = FloatVector.broadcast(S, a[ak + 10]);
+            c10_0 = x.fma(b0, c10_0);
+            c10_1 = x.fma(b1, c10_1);
+            x = FloatVector.broadcast(S, a[ak + 11]);
+            c11_0 = x.fma(b0, c11_0);
+            c11_1 = x.fma(b1, c11_1);
         }
-        c00.intoArray(tmp, 0);
-        c01.intoArray(tmp, L);
-        c10.intoArray(tmp, NR);
-        c11.intoArray(tmp, NR + L);
-        c20.intoArray(tmp, 2 * NR);
-        c21.intoArray(tmp, 2 * NR + L);
-        c30.intoArray(tmp, 3 * NR);
-        c31.intoArray(tmp, 3 * NR + L);
-        c40.intoArray(tmp, 4 * NR);
-        c41.intoArray(tmp, 4 * NR + L);
-        c50.intoArray(tmp, 5 * NR);
-        c51.intoArray(tmp, 5 * NR + L);
-        c60.intoArray(tmp, 6 * NR);
-        c61.intoArray(tmp, 6 * NR + L);
-        c70.intoArray(tmp, 7 * NR);
-        c71.intoArray(tmp, 7 * NR + L);
+        c0_0.intoArray(tmp, 0);
+        c0_1.intoArray(tmp, L);
+        c1_0.intoArray(tmp, NR);
+        c1_1.intoArray(tmp, NR + L);
+        c2_0.intoArray(tmp, 2 * NR);
+        c2_1.intoArray(tmp, 2 * NR + L);
+        c3_0.intoArray(tmp, 3 * NR);
+        c3_1.intoArray(tmp, 3 * NR + L);
+        c4_0.intoArray(tmp, 4 * NR);
+        c4_1.intoArray(tmp, 4 * NR + L);
+        c5_0.intoArray(tmp, 5 * NR);
+        c5_1.intoArray(tmp, 5 * NR + L);
+        c6_0.intoArray(tmp, 6 * NR);
+        c6_1.intoArray(tmp, 6 * NR + L);
+        c7_0.intoArray(tmp, 7 * NR);
+        c7_1.intoArray(tmp, 7 * NR + L);
+        c8_0.intoArray(tmp, 8 * NR);
+        c8_1.intoArray(tmp, 8 * NR + L);
+        c9_0.intoArray(tmp, 9 * NR);
+        c9_1.intoArray(tmp, 9 * NR + L);
+        c10_0.intoArray(tmp, 10 * NR);
+        c10_1.intoArray(tmp, 10 * NR + L);
+        c11_0.intoArray(tmp, 11 * NR);
+        c11_1.intoArray(tmp, 11 * NR + L);
+    }
+
+    /** {@link #imageTile} for the first {@link #EDGE_MR} rows of a panel (still {@link #MR} floats a step). */
+    private static void imageTileEdge(float[] a, int ao, float[] img, int[] at, int kc, float[] tmp) {
+        FloatVector z = FloatVector.broadcast(S, -0.0f);
+        FloatVector c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z, c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z;
+        for (int k = 0, ak = ao; k < kc; k++, ak += MR) {
+            int bi = at[k];
+            FloatVector b0 = FloatVector.fromArray(S, img, bi);
+            FloatVector b1 = FloatVector.fromArray(S, img, bi + L);
+            FloatVector x = FloatVector.broadcast(S, a[ak + 0]);
+            c0_0 = x.fma(b0, c0_0);
+            c0_1 = x.fma(b1, c0_1);
+            x = FloatVector.broadcast(S, a[ak + 1]);
+            c1_0 = x.fma(b0, c1_0);
+            c1_1 = x.fma(b1, c1_1);
+            x = FloatVector.broadcast(S, a[ak + 2]);
+            c2_0 = x.fma(b0, c2_0);
+            c2_1 = x.fma(b1, c2_1);
+            x = FloatVector.broadcast(S, a[ak + 3]);
+            c3_0 = x.fma(b0, c3_0);
+            c3_1 = x.fma(b1, c3_1);
+            x = FloatVector.broadcast(S, a[ak + 4]);
+            c4_0 = x.fma(b0, c4_0);
+            c4_1 = x.fma(b1, c4_1);
+            x = FloatVector.broadcast(S, a[ak + 5]);
+            c5_0 = x.fma(b0, c5_0);
+            c5_1 = x.fma(b1, c5_1);
+            x = FloatVector.broadcast(S, a[ak + 6]);
+            c6_0 = x.fma(b0, c6_0);
+            c6_1 = x.fma(b1, c6_1);
+            x = FloatVector.broadcast(S, a[ak + 7]);
+            c7_0 = x.fma(b0, c7_0);
+            c7_1 = x.fma(b1, c7_1);
+        }
+        c0_0.intoArray(tmp, 0);
+        c0_1.intoArray(tmp, L);
+        c1_0.intoArray(tmp, NR);
+        c1_1.intoArray(tmp, NR + L);
+        c2_0.intoArray(tmp, 2 * NR);
+        c2_1.intoArray(tmp, 2 * NR + L);
+        c3_0.intoArray(tmp, 3 * NR);
+        c3_1.intoArray(tmp, 3 * NR + L);
+        c4_0.intoArray(tmp, 4 * NR);
+        c4_1.intoArray(tmp, 4 * NR + L);
+        c5_0.intoArray(tmp, 5 * NR);
+        c5_1.intoArray(tmp, 5 * NR + L);
+        c6_0.intoArray(tmp, 6 * NR);
+        c6_1.intoArray(tmp, 6 * NR + L);
+        c7_0.intoArray(tmp, 7 * NR);
+        c7_1.intoArray(tmp, 7 * NR + L);
     }
 
     /** {@link #narrow} with B read in place from a padded image, as {@link #imageTile}. */
     static void imageTileNarrow(float[] a, int ao, float[] img, int[] at, int kc, float[] tmp) {
         FloatVector z = FloatVector.broadcast(S, -0.0f);
-        FloatVector c0 = z, c1 = z, c2 = z, c3 = z, c4 = z, c5 = z, c6 = z, c7 = z;
+        FloatVector c0_0 = z, c1_0 = z, c2_0 = z, c3_0 = z, c4_0 = z, c5_0 = z, c6_0 = z, c7_0 = z, c8_0 = z, c9_0 = z, c10_0 = z, c11_0 = z;
         for (int k = 0, ak = ao; k < kc; k++, ak += MR) {
-            FloatVector b0 = FloatVector.fromArray(S, img, at[k]);
-            c0 = FloatVector.broadcast(S, a[ak + 0]).fma(b0, c0);
-            c1 = FloatVector.broadcast(S, a[ak + 1]).fma(b0, c1);
-            c2 = FloatVector.broadcast(S, a[ak + 2]).fma(b0, c2);
-            c3 = FloatVector.broadcast(S, a[ak + 3]).fma(b0, c3);
-            c4 = FloatVector.broadcast(S, a[ak + 4]).fma(b0, c4);
-            c5 = FloatVector.broadcast(S, a[ak + 5]).fma(b0, c5);
-            c6 = FloatVector.broadcast(S, a[ak + 6]).fma(b0, c6);
-            c7 = FloatVector.broadcast(S, a[ak + 7]).fma(b0, c7);
+            int bi = at[k];
+            FloatVector b0 = FloatVector.fromArray(S, img, bi);
+            FloatVector x = FloatVector.broadcast(S, a[ak + 0]);
+            c0_0 = x.fma(b0, c0_0);
+            x = FloatVector.broadcast(S, a[ak + 1]);
+            c1_0 = x.fma(b0, c1_0);
+            x = FloatVector.broadcast(S, a[ak + 2]);
+            c2_0 = x.fma(b0, c2_0);
+            x = FloatVector.broadcast(S, a[ak + 3]);
+            c3_0 = x.fma(b0, c3_0);
+            x = FloatVector.broadcast(S, a[ak + 4]);
+            c4_0 = x.fma(b0, c4_0);
+            x = FloatVector.broadcast(S, a[ak + 5]);
+            c5_0 = x.fma(b0, c5_0);
+            x = FloatVector.broadcast(S, a[ak + 6]);
+            c6_0 = x.fma(b0, c6_0);
+            x = FloatVector.broadcast(S, a[ak + 7]);
+            c7_0 = x.fma(b0, c7_0);
+            x = FloatVector.broadcast(S, a[ak + 8]);
+            c8_0 = x.fma(b0, c8_0);
+            x = FloatVector.broadcast(S, a[ak + 9]);
+            c9_0 = x.fma(b0, c9_0);
+            x = FloatVector.broadcast(S, a[ak + 10]);
+            c10_0 = x.fma(b0, c10_0);
+            x = FloatVector.broadcast(S, a[ak + 11]);
+            c11_0 = x.fma(b0, c11_0);
         }
-        c0.intoArray(tmp, 0);
-        c1.intoArray(tmp, NR);
-        c2.intoArray(tmp, 2 * NR);
-        c3.intoArray(tmp, 3 * NR);
-        c4.intoArray(tmp, 4 * NR);
-        c5.intoArray(tmp, 5 * NR);
-        c6.intoArray(tmp, 6 * NR);
-        c7.intoArray(tmp, 7 * NR);
+        c0_0.intoArray(tmp, 0);
+        c1_0.intoArray(tmp, NR);
+        c2_0.intoArray(tmp, 2 * NR);
+        c3_0.intoArray(tmp, 3 * NR);
+        c4_0.intoArray(tmp, 4 * NR);
+        c5_0.intoArray(tmp, 5 * NR);
+        c6_0.intoArray(tmp, 6 * NR);
+        c7_0.intoArray(tmp, 7 * NR);
+        c8_0.intoArray(tmp, 8 * NR);
+        c9_0.intoArray(tmp, 9 * NR);
+        c10_0.intoArray(tmp, 10 * NR);
+        c11_0.intoArray(tmp, 11 * NR);
     }
 
     /**
@@ -308,26 +506,47 @@ final class GemmMicroKernel {
     /** The MR x L tile of the panel's first vector of columns into {@code tmp} (row i at {@code i * NR}). */
     private static void narrow(float[] a, int ao, float[] b, int bo, int kc, float[] tmp) {
         FloatVector z = FloatVector.broadcast(S, -0.0f);
-        FloatVector c0 = z, c1 = z, c2 = z, c3 = z, c4 = z, c5 = z, c6 = z, c7 = z;
+        FloatVector c0_0 = z, c1_0 = z, c2_0 = z, c3_0 = z, c4_0 = z, c5_0 = z, c6_0 = z, c7_0 = z, c8_0 = z, c9_0 = z, c10_0 = z, c11_0 = z;
         for (int k = 0, ak = ao; k < kc; k++, ak += MR) {
-            FloatVector b0 = FloatVector.fromArray(S, b, bo + k * NR);
-            c0 = FloatVector.broadcast(S, a[ak + 0]).fma(b0, c0);
-            c1 = FloatVector.broadcast(S, a[ak + 1]).fma(b0, c1);
-            c2 = FloatVector.broadcast(S, a[ak + 2]).fma(b0, c2);
-            c3 = FloatVector.broadcast(S, a[ak + 3]).fma(b0, c3);
-            c4 = FloatVector.broadcast(S, a[ak + 4]).fma(b0, c4);
-            c5 = FloatVector.broadcast(S, a[ak + 5]).fma(b0, c5);
-            c6 = FloatVector.broadcast(S, a[ak + 6]).fma(b0, c6);
-            c7 = FloatVector.broadcast(S, a[ak + 7]).fma(b0, c7);
+            int bi = bo + k * NR;
+            FloatVector b0 = FloatVector.fromArray(S, b, bi);
+            FloatVector x = FloatVector.broadcast(S, a[ak + 0]);
+            c0_0 = x.fma(b0, c0_0);
+            x = FloatVector.broadcast(S, a[ak + 1]);
+            c1_0 = x.fma(b0, c1_0);
+            x = FloatVector.broadcast(S, a[ak + 2]);
+            c2_0 = x.fma(b0, c2_0);
+            x = FloatVector.broadcast(S, a[ak + 3]);
+            c3_0 = x.fma(b0, c3_0);
+            x = FloatVector.broadcast(S, a[ak + 4]);
+            c4_0 = x.fma(b0, c4_0);
+            x = FloatVector.broadcast(S, a[ak + 5]);
+            c5_0 = x.fma(b0, c5_0);
+            x = FloatVector.broadcast(S, a[ak + 6]);
+            c6_0 = x.fma(b0, c6_0);
+            x = FloatVector.broadcast(S, a[ak + 7]);
+            c7_0 = x.fma(b0, c7_0);
+            x = FloatVector.broadcast(S, a[ak + 8]);
+            c8_0 = x.fma(b0, c8_0);
+            x = FloatVector.broadcast(S, a[ak + 9]);
+            c9_0 = x.fma(b0, c9_0);
+            x = FloatVector.broadcast(S, a[ak + 10]);
+            c10_0 = x.fma(b0, c10_0);
+            x = FloatVector.broadcast(S, a[ak + 11]);
+            c11_0 = x.fma(b0, c11_0);
         }
-        c0.intoArray(tmp, 0);
-        c1.intoArray(tmp, NR);
-        c2.intoArray(tmp, 2 * NR);
-        c3.intoArray(tmp, 3 * NR);
-        c4.intoArray(tmp, 4 * NR);
-        c5.intoArray(tmp, 5 * NR);
-        c6.intoArray(tmp, 6 * NR);
-        c7.intoArray(tmp, 7 * NR);
+        c0_0.intoArray(tmp, 0);
+        c1_0.intoArray(tmp, NR);
+        c2_0.intoArray(tmp, 2 * NR);
+        c3_0.intoArray(tmp, 3 * NR);
+        c4_0.intoArray(tmp, 4 * NR);
+        c5_0.intoArray(tmp, 5 * NR);
+        c6_0.intoArray(tmp, 6 * NR);
+        c7_0.intoArray(tmp, 7 * NR);
+        c8_0.intoArray(tmp, 8 * NR);
+        c9_0.intoArray(tmp, 9 * NR);
+        c10_0.intoArray(tmp, 10 * NR);
+        c11_0.intoArray(tmp, 11 * NR);
     }
 
     /** The tile's {@code mr x nr} valid part from {@code tmp} into C: stored (the first K block) or added. */

@@ -47,7 +47,7 @@ public final class PanelProduct {
         }
         java.util.Objects.checkFromIndexSize(aAt, ROWS * kc, a.length);
         java.util.Objects.checkFromIndexSize(bAt, kc * COLUMNS, b.length);
-        GemmMicroKernel.sums(a, aAt, b, bAt, kc, cols, tile);
+        GemmMicroKernel.sums(a, aAt, b, bAt, kc, rows, cols, tile);
         for (int i = 0; i < rows; i++) GemmMicroKernel.storeRow(tile, i * COLUMNS, c, 4 * (cAt + i * cRowStride), cols, !add);
     }
 }

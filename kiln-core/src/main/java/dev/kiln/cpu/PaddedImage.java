@@ -68,12 +68,15 @@ final class PaddedImage {
     }
 
     /**
-     * Per B element, what packing costs beside the multiply-adds of {@code m} rows, as that many rows' worth. Measured
-     * (2 threads, padded image against packed panels): 64 rows (SqueezeNet's 16 -> 64 at 55 x 55, ResNet-50's 64 -> 64
-     * at 56 x 56) 3-10 % faster with the image; 128 rows (32 -> 128 at 27 x 27, 128 -> 128 at 28 x 28) 14-22 % slower,
-     * its 2 dropped columns of 29 or 30 and its last tile costing more than packing saved.
+     * Per B element, what packing costs beside the multiply-adds of {@code m} rows, as that many rows' worth. Packing
+     * a convolution's B gathers each row through its padding gates: for ResNet-50's 256 -> 256 3 x 3 convolution at
+     * 14 x 14 it was 30 % of the samples (rows' worth: about 100). Measured on an Intel Xeon (AVX-512, the 12-row
+     * tile; padded image against packed panels, alternating in one JVM, 2 threads): 512 -> 512 at 7 x 7 3.16 -> 2.42 ms
+     * with the image, 256 -> 256 at 14 x 14 3.58 -> 2.53, 128 -> 128 at 28 x 28 3.68 -> 2.32, 16 -> 64 at 55 x 55 0.71 ->
+     * 0.61 (an AMD Zen 4 had measured the 28 x 28 one slower with the image, when the image tile still kept general
+     * registers in vector registers).
      */
-    private static final double PACK_COST_ROWS = 6;
+    private static final double PACK_COST_ROWS = 48;
     /** The margin by which the image must win: a tie packs. */
     private static final double MARGIN = 1.02;
 

@@ -302,9 +302,9 @@ final class GemmKernel {
         PaddedImage im = p.image;
         int end = Math.min(NR, im.qPerImage - q);
         for (int j = 0; j < end; ) {
-            int oh = (q + j) / im.wp, ow = q + j - oh * im.wp;
+            int oh = (q + j) / im.pitch, ow = q + j - oh * im.pitch;
             if (ow >= im.outW) {
-                j += im.wp - ow;
+                j += im.pitch - ow;
                 continue;
             }
             int len = Math.min(end - j, im.outW - ow), n = (o * im.outH + oh) * im.outW + ow;

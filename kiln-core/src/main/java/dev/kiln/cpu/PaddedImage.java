@@ -8,23 +8,27 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * B of a convolution with unit stride, read by the register tiles straight from a zero-padded copy of its image
- * instead of being packed (an implicit im2col). Packing a 3 x 3 convolution's B writes every input element nine
- * times, in runs as short as a row of the image, and took a third of SqueezeNet's 3 x 3 convolutions; the padded
- * copy writes each element once.
+ * B of a convolution, read by the register tiles straight from a zero-padded copy of its image instead of being
+ * packed (an implicit im2col). Packing a 3 x 3 convolution's B writes every input element nine times, in runs as
+ * short as a row of the image, and took a third of SqueezeNet's 3 x 3 convolutions; the padded copy writes each
+ * element once.
  *
- * <p>The copy holds one plane {@code hp x wp} per point of the operand's free variables (batch, the N variables
- * before the image's rows, and the K variables the gates do not move: input channels), in that order, zero where a
- * gate fails. Element (batch b, reduction k, column (outer o, row oh, column ow)) of B is then
- * {@code img[imageBase(b, o) + kOff[k] + oh * wp + ow]}: for a fixed k, consecutive output columns are consecutive
- * floats across rows too, if the columns {@code outW <= ow < wp} in between are computed as well. The tiles do
- * that and drop them when they store ({@code wp - outW} of every {@code wp} columns: 2 of 57 for a 3 x 3
- * convolution of a 55-wide image).
+ * <p>The copy holds one plane per point of the operand's free variables (batch, the N variables before the image's
+ * rows, and the K variables the gates do not move: input channels), in that order, zero where a gate fails. A plane
+ * is the padded image ({@code hp x wp}) split into its stride phases: with strides {@code sh x sw}, phase
+ * {@code (t mod sh, u mod sw)} holds the padded pixels (t, u) at row {@code t / sh}, column {@code u / sw}, each
+ * phase {@code phaseRows x pitch}; with unit strides the one phase is the padded image. Element (batch b, reduction
+ * k, column (outer o, row oh, column ow)) of B is then {@code img[imageBase(b, o) + kOff[k] + oh * pitch + ow]}: a
+ * window offset picks its phase and its place in it, and output pixels one apart read phase pixels one apart. For a
+ * fixed k, consecutive output columns are consecutive floats across rows too, if the columns
+ * {@code outW <= ow < pitch} in between are computed as well. The tiles do that and drop them when they store
+ * ({@code pitch - outW} of every {@code pitch} columns: 2 of 57 for a 3 x 3 convolution of a 55-wide image, 1 of 8
+ * for a stride-2 one of a 14-wide image).
  *
  * <p>It applies when B has exactly two gates (the image's rows and columns), the last two N variables are the
- * output's row and column with coefficient 1 in one gate each (unit stride), the column's address stride is 1,
- * every other variable moving a gate is a K variable (the window) whose address moves with the gates alone, and
- * the copy is at most {@link #MAX_FLOATS} floats.
+ * output's row and column with a positive coefficient (the stride) in one gate each, the image's columns are
+ * adjacent in memory, every other variable moving a gate is a K variable (the window) whose address moves with the
+ * gates alone, and the copy is at most {@link #MAX_FLOATS} floats.
  */
 final class PaddedImage {
     /** Most floats of a padded copy: larger images are packed as usual. */
@@ -34,7 +38,14 @@ final class PaddedImage {
     private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
 
     final int hp, wp, outH, outW;
-    /** Columns of one image in the padded numbering: {@code (outH - 1) * wp + outW}. */
+    /** The strides: the output row's and column's coefficients in their gates. */
+    private final int sh, sw;
+    /** Rows of a phase ({@code ceil(hp / sh)}), and its columns: the row pitch of the padded numbering ({@code ceil(wp / sw)}). */
+    private final int phaseRows;
+    final int pitch;
+    /** Floats of one plane: its {@code sh * sw} phases. */
+    private final int planeFloats;
+    /** Columns of one image in the padded numbering: {@code (outH - 1) * pitch + outW}. */
     final int qPerImage;
     /** Images: points of the N variables before the output's row. */
     final int outers;
@@ -48,13 +59,18 @@ final class PaddedImage {
     private final long[] planeSource;
     private final long loH, hiH, loW, hiW, rowStride;
 
-    private PaddedImage(int hp, int wp, int outH, int outW, int outers, int planesPerImage, int[] kOff, long[] planeSource,
+    private PaddedImage(int hp, int wp, int sh, int sw, int outH, int outW, int outers, int planesPerImage, int[] kOff, long[] planeSource,
                         long loH, long hiH, long loW, long hiW, long rowStride) {
         this.hp = hp;
         this.wp = wp;
+        this.sh = sh;
+        this.sw = sw;
+        this.phaseRows = phaseRows(hp, sh);
+        this.pitch = phaseRows(wp, sw);
+        this.planeFloats = planeFloats(hp, wp, sh, sw);
         this.outH = outH;
         this.outW = outW;
-        this.qPerImage = (outH - 1) * wp + outW;
+        this.qPerImage = (outH - 1) * pitch + outW;
         this.outers = outers;
         this.planesPerImage = planesPerImage;
         this.kOff = kOff;
@@ -64,7 +80,15 @@ final class PaddedImage {
         this.loW = loW;
         this.hiW = hiW;
         this.rowStride = rowStride;
-        this.floats = Math.toIntExact((long) planeSource.length * hp * wp + SLACK);
+        this.floats = Math.toIntExact((long) planeSource.length * planeFloats + SLACK);
+    }
+
+    /** Rows (or columns) of a phase: {@code ceil(extent / stride)}. */
+    private static int phaseRows(long extent, long stride) { return Math.toIntExact((extent + stride - 1) / stride); }
+
+    /** Floats of a plane of {@code hp x wp} padded pixels in {@code sh x sw} phases. */
+    private static int planeFloats(long hp, long wp, long sh, long sw) {
+        return Math.toIntExact(sh * sw * phaseRows(hp, sh) * (long) phaseRows(wp, sw));
     }
 
     /**
@@ -97,7 +121,7 @@ final class PaddedImage {
     }
 
     /** Where image (batch {@code b}, outer point {@code o}) starts in the copy. */
-    int imageBase(int b, int o) { return (b * outers + o) * planesPerImage * hp * wp; }
+    int imageBase(int b, int o) { return (b * outers + o) * planesPerImage * planeFloats; }
 
     /**
      * The padded-image view of B ({@code op}, with the GEMM's batch, K and N variables at extents {@code ext}), or null
@@ -108,10 +132,13 @@ final class PaddedImage {
         if (gates.size() != 2 || nVars.length < 2) return null;
         for (long e : ext) if (e < 1) return null; // an empty run (a symbolic size of 0) computes nothing
         int ow = nVars[nVars.length - 1], oh = nVars[nVars.length - 2];
-        Contraction.Gate gw = gates.get(0).coeff(ow) == 1 ? gates.get(0) : gates.get(1), gh = gw == gates.get(0) ? gates.get(1) : gates.get(0);
-        if (gw.coeff(ow) != 1 || gw.coeff(oh) != 0 || gh.coeff(oh) != 1 || gh.coeff(ow) != 0) return null;
-        long rowStride = op.stride(oh);
-        if (op.stride(ow) != 1 || rowStride < 1) return null;
+        Contraction.Gate gw = gates.get(0).coeff(ow) > 0 ? gates.get(0) : gates.get(1), gh = gw == gates.get(0) ? gates.get(1) : gates.get(0);
+        long sh = gh.coeff(oh), sw = gw.coeff(ow);
+        if (sw < 1 || gw.coeff(oh) != 0 || sh < 1 || gh.coeff(ow) != 0) return null;
+        // the source's row pitch: the output row moves sh image rows (each variable's address is checked below)
+        if (op.stride(oh) % sh != 0) return null;
+        long rowStride = op.stride(oh) / sh;
+        if (rowStride < 1) return null;
         int[] outer = Arrays.copyOf(nVars, nVars.length - 2);
         // every variable either moves no gate (free: a plane of its own) or is a window variable of the reduction
         int nv = ext.length;
@@ -136,23 +163,33 @@ final class PaddedImage {
         long perImage = 1;
         for (int v : freeK) perImage *= ext[v];
         planes *= outers * perImage;
-        if (planes * hp * wp + SLACK > MAX_FLOATS) return null;
-        // reduction offsets: free K variables pick the plane, window variables move within it
-        long radix = hp * wp;
+        if (planes * (double) sh * sw * phaseRows(hp, sh) * phaseRows(wp, sw) + SLACK > MAX_FLOATS) return null;
+        int planeFloats = planeFloats(hp, wp, sh, sw), phaseRows = phaseRows(hp, sh), pitch = phaseRows(wp, sw);
+        // reduction offsets: free K variables pick the plane, window variables a padded pixel (t, u) of it, which lies
+        // in phase (t mod sh, u mod sw) at (t / sh, u / sw)
+        long radix = planeFloats;
         for (int i = freeK.length - 1; i >= 0; i--) {
             kStrides[freeK[i]] = radix;
             radix *= ext[freeK[i]];
         }
-        for (int v : kVars) if (!contains(freeK, v)) kStrides[v] = gh.coeff(v) * wp + gw.coeff(v);
-        long[] k = GemmSide.table(kVars, ext, kStrides);
-        int[] kOff = new int[k.length];
-        for (int i = 0; i < k.length; i++) kOff[i] = Math.toIntExact(k[i]);
+        long[] tStrides = new long[nv], uStrides = new long[nv];
+        for (int v : kVars) {
+            if (contains(freeK, v)) continue;
+            tStrides[v] = gh.coeff(v);
+            uStrides[v] = gw.coeff(v);
+        }
+        long[] plane = GemmSide.table(kVars, ext, kStrides), t = GemmSide.table(kVars, ext, tStrides), u = GemmSide.table(kVars, ext, uStrides);
+        int[] kOff = new int[plane.length];
+        for (int i = 0; i < kOff.length; i++) {
+            long phase = (t[i] % sh) * sw + u[i] % sw;
+            kOff[i] = Math.toIntExact(plane[i] + phase * phaseRows * pitch + (t[i] / sh) * pitch + u[i] / sw);
+        }
         long[] strides = op.strides();
         long[] sb = GemmSide.table(batchVars, ext, strides), so = GemmSide.table(outer, ext, strides), sf = GemmSide.table(freeK, ext, strides);
         long[] planeSource = new long[(int) planes];
         int p = 0;
         for (long b : sb) for (long o : so) for (long f : sf) planeSource[p++] = op.offset() + b + o + f;
-        return new PaddedImage((int) hp, (int) wp, (int) ext[oh], (int) ext[ow], (int) outers, (int) perImage, kOff, planeSource,
+        return new PaddedImage((int) hp, (int) wp, (int) sh, (int) sw, (int) ext[oh], (int) ext[ow], (int) outers, (int) perImage, kOff, planeSource,
                 gh.lo(), gh.hi(), gw.lo(), gw.hi(), rowStride);
     }
 
@@ -168,6 +205,10 @@ final class PaddedImage {
      */
     void fill(MemorySegment seg, float[] img) {
         int u0 = (int) Math.clamp(loW, 0, wp), u1 = (int) Math.clamp(hiW, u0, wp);
+        if (sh != 1 || sw != 1) {
+            fillPhases(seg, img, u0, u1);
+            return;
+        }
         int at = 0;
         for (long source : planeSource) {
             for (int t = 0; t < hp; t++, at += wp) {
@@ -181,5 +222,29 @@ final class PaddedImage {
             }
         }
         Arrays.fill(img, at, floats, 0f);
+    }
+
+    /** A source row, staged for {@link #fillPhases}; grown on demand. */
+    private static final ThreadLocal<float[][]> ROW = ThreadLocal.withInitial(() -> new float[][] {new float[0]});
+
+    /** {@link #fill} with strides: each source row copied once, then dealt to its phases, every {@code sw}-th pixel to each. */
+    private void fillPhases(MemorySegment seg, float[] img, int u0, int u1) {
+        Arrays.fill(img, 0, floats, 0f);
+        if (u0 == u1) return;
+        float[][] holder = ROW.get();
+        if (holder[0].length < u1 - u0) holder[0] = new float[u1 - u0];
+        float[] row = holder[0];
+        int t0 = (int) Math.clamp(loH, 0, hp), t1 = (int) Math.clamp(hiH, t0, hp), phase = phaseRows * pitch;
+        for (int p = 0; p < planeSource.length; p++) {
+            long source = planeSource[p];
+            for (int t = t0; t < t1; t++) {
+                MemorySegment.copy(seg, F, 4 * (source + t * rowStride + u0), row, 0, u1 - u0);
+                int rowAt = p * planeFloats + (t % sh) * sw * phase + (t / sh) * pitch;
+                for (int px = 0; px < sw; px++) {
+                    int first = u0 + Math.floorMod(px - u0, sw);
+                    for (int u = first - u0, x = rowAt + px * phase + first / sw; u < u1 - u0; u += sw, x++) img[x] = row[u];
+                }
+            }
+        }
     }
 }

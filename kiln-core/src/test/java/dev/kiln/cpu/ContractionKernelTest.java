@@ -79,7 +79,7 @@ class ContractionKernelTest {
         }
     }
 
-    /** Unit-stride convolutions whose B the GEMM can read from a padded copy of the image ({@link PaddedImage}). */
+    /** Convolutions whose B the GEMM can read from a padded copy of the image, in stride phases ({@link PaddedImage}). */
     static Stream<Arguments> paddedImageCases() {
         Stream<Arguments> convs = Stream.of(
                 Arguments.of("3x3 pad 1, 13x13 (last tile one vector)", new Case(new int[]{1, 16, 13, 13}, new int[]{24, 16, 3, 3}, 144,
@@ -93,7 +93,17 @@ class ContractionKernelTest {
                 Arguments.of("grouped, 2 groups", new Case(new int[]{1, 16, 10, 10}, new int[]{32, 8, 3, 3}, 72,
                         (x, w) -> x.conv2d(w, null, null, new int[]{1, 1}, null, 2))),
                 Arguments.of("dilated 2, pad 2", new Case(new int[]{1, 8, 12, 12}, new int[]{16, 8, 3, 3}, 72,
-                        (x, w) -> x.conv2d(w, null, null, new int[]{2, 2}, new int[]{2, 2}, 1))));
+                        (x, w) -> x.conv2d(w, null, null, new int[]{2, 2}, new int[]{2, 2}, 1))),
+                Arguments.of("3x3 stride 2 pad 1, batch 2, odd sizes", new Case(new int[]{2, 8, 15, 13}, new int[]{24, 8, 3, 3}, 72,
+                        (x, w) -> x.conv2d(w, null, new int[]{2, 2}, new int[]{1, 1}, null, 1).relu())),
+                Arguments.of("7x7 stride 2 pad 3 (a stem)", new Case(new int[]{1, 3, 32, 32}, new int[]{16, 3, 7, 7}, 147,
+                        (x, w) -> x.conv2d(w, null, new int[]{2, 2}, new int[]{3, 3}, null, 1))),
+                Arguments.of("stride 2 x 1, pad 1", new Case(new int[]{1, 8, 11, 10}, new int[]{16, 8, 3, 3}, 72,
+                        (x, w) -> x.conv2d(w, null, new int[]{2, 1}, new int[]{1, 1}, null, 1))),
+                Arguments.of("stride 2, dilated 2, pad 2", new Case(new int[]{1, 8, 17, 19}, new int[]{16, 8, 3, 3}, 72,
+                        (x, w) -> x.conv2d(w, null, new int[]{2, 2}, new int[]{2, 2}, new int[]{2, 2}, 1))),
+                Arguments.of("stride 3, pad 1, 40 channels", new Case(new int[]{1, 8, 20, 22}, new int[]{40, 8, 3, 3}, 72,
+                        (x, w) -> x.conv2d(w, null, new int[]{3, 3}, new int[]{1, 1}, null, 1))));
         return convs.flatMap(a -> Stream.of("force", "false").map(mode -> Arguments.of(mode, a.get()[0], a.get()[1])));
     }
 
@@ -164,21 +174,6 @@ class ContractionKernelTest {
         for (int i = 0; i < fused.length; i++) {
             assertThat(Float.floatToIntBits(fused[i])).as(name + ": element " + i + " (" + fused[i] + " vs " + separate[i] + ")")
                     .isEqualTo(Float.floatToIntBits(separate[i]));
-        }
-    }
-
-    @Test
-    void aStridedConvolutionPacksItsImage() {
-        Tensor x = TestGraphs.data(1, 1, 8, 16, 16), w = TestGraphs.data(2, 16, 8, 3, 3);
-        String before = System.getProperty("kiln.gemm.paddedImage");
-        System.setProperty("kiln.gemm.paddedImage", "force");
-        try (ExecutionPlan plan = x.conv2d(w, null, new int[]{2, 2}, new int[]{1, 1}, null, 1).to("CPU").prepare()) {
-            var match = plan.kernels().stream().map(k -> dev.kiln.codegen.ContractionMatcher.matchReorderable(k.program()))
-                    .flatMap(java.util.Optional::stream).findFirst().orElseThrow();
-            assertThat(new GemmKernel(match.contraction()).readsPaddedImage()).isFalse();
-        } finally {
-            if (before == null) System.clearProperty("kiln.gemm.paddedImage");
-            else System.setProperty("kiln.gemm.paddedImage", before);
         }
     }
 

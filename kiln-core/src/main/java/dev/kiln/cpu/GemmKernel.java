@@ -53,8 +53,8 @@ final class GemmKernel {
         final float[] tmp = new float[GemmMicroKernel.TILE_FLOATS], row = new float[Math.max(KC, NC)];
         /** A padded-image tile's B offsets, one a reduction step of the K block ({@link GemmMicroKernel#imageTile}). */
         final int[] offsets = new int[KC];
-        /** A tile's rows as byte offsets into C, and what its epilogue adds to each ({@link GemmMicroKernel#wideInto}). */
-        final long[] rowOff = new long[MR];
+        /** A tile's rows as byte offsets into C and into a run addend, and what its epilogue adds to each ({@link GemmMicroKernel#wideInto}). */
+        final long[] rowOff = new long[MR], runOff = new long[MR];
         final float[] rowAdd = new float[MR];
 
         void ensure(int aSize, int bSize) {
@@ -426,8 +426,9 @@ final class GemmKernel {
                     int kc = Math.min(kcStep, p.k - pc);
                     boolean first = pc == 0;
                     TileEpilogue epilogue = pc + kc == p.k ? p.epilogue : null;
-                    // one K block and at most a bias per row: full tiles go from the registers straight into C
-                    boolean direct = first && pc + kc == p.k && (epilogue == null || epilogue.perRowOnly());
+                    // one K block: full tiles go from the registers straight into C where the epilogue allows
+                    boolean direct = first && pc + kc == p.k;
+                    MemorySegment run = direct && epilogue != null ? epilogue.runAddend(buffers) : null;
                     float lower = epilogue == null ? Float.NEGATIVE_INFINITY : epilogue.lowerOrNone();
                     float upper = epilogue == null ? Float.POSITIVE_INFINITY : epilogue.upperOrNone();
                     int bAt = 0;
@@ -443,12 +444,13 @@ final class GemmKernel {
                             boolean contiguous = p.contiguous[n] >= nr;
                             for (int ir = 0; ir < mc; ir += MR) {
                                 int mr = Math.min(MR, mc - ir);
-                                if (direct && nr == NR && mr == MR && contiguous) {
+                                if (direct && nr == NR && mr == MR && contiguous && (epilogue == null || epilogue.storableFromRegisters(n))) {
                                     for (int i = 0; i < MR; i++) {
                                         s.rowOff[i] = 4 * (cBase + p.cRow[ic + ir + i] + p.cCol[n]);
                                         s.rowAdd[i] = epilogue == null ? -0.0f : epilogue.rowAddend(b, ic + ir + i, buffers);
+                                        s.runOff[i] = run == null ? 0 : epilogue.runAddendOffset(b, ic + ir + i, n);
                                     }
-                                    GemmMicroKernel.wideInto(ap, aAt + ir * kc, bp, bAt + jr * kc, kc, cs, s.rowOff, s.rowAdd, lower, upper);
+                                    GemmMicroKernel.wideInto(ap, aAt + ir * kc, bp, bAt + jr * kc, kc, cs, s.rowOff, s.rowAdd, run, s.runOff, lower, upper);
                                     continue;
                                 }
                                 GemmMicroKernel.sums(ap, aAt + ir * kc, bp, bAt + jr * kc, kc, mr, nr, s.tmp);

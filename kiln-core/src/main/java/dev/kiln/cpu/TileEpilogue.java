@@ -81,12 +81,33 @@ final class TileEpilogue {
         max[a] = GemmSide.max(b) + GemmSide.max(r) + GemmSide.max(c);
     }
 
-    /** Whether the epilogue adds at most one value per row of C (a bias per output channel): {@link GemmMicroKernel#wideInto}. */
-    boolean perRowOnly() { return terms == 0 || terms == 1 && perRow0; }
+    /**
+     * Whether a full row of a tile, NR columns from column {@code n}, can be stored from the registers
+     * ({@link GemmMicroKernel#wideInto}): the epilogue adds at most a value per row of C (a bias per output channel)
+     * and then at most one addend whose elements are adjacent along those columns (a residual), in that order.
+     */
+    boolean storableFromRegisters(int n) {
+        return switch (terms) {
+            case 0 -> true;
+            case 1 -> perRow0 || contiguous0[n] >= NR;
+            case 2 -> perRow0 && !perRow1 && contiguous1[n] >= NR;
+            default -> false;
+        };
+    }
 
-    /** The value {@link #perRowOnly} adds to row {@code r} of batch {@code batch}: -0.0 (nothing) without an addend. */
+    /** The value added to row {@code r} of batch {@code batch} by a per-row addend: -0.0 (nothing) without one. */
     float rowAddend(int batch, int r, MemorySegment[] buffers) {
-        return terms == 0 ? -0.0f : buffers[param0].get(F, 4 * (batch0[batch] + row0[r] + col0[0]));
+        return terms > 0 && perRow0 ? buffers[param0].get(F, 4 * (batch0[batch] + row0[r] + col0[0])) : -0.0f;
+    }
+
+    /** The addend read along the columns ({@link #storableFromRegisters}: a residual), or null without one. */
+    MemorySegment runAddend(MemorySegment[] buffers) {
+        return terms == 2 ? buffers[param1] : terms == 1 && !perRow0 ? buffers[param0] : null;
+    }
+
+    /** The byte offset of {@link #runAddend}'s element for row {@code r}, column {@code n} of batch {@code batch}. */
+    long runAddendOffset(int batch, int r, int n) {
+        return terms == 2 ? 4 * (batch1[batch] + row1[r] + col1[n]) : 4 * (batch0[batch] + row0[r] + col0[n]);
     }
 
     /** The lower bound, or negative infinity (which clamps nothing) without one. */

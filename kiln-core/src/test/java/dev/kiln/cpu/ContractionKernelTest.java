@@ -138,6 +138,13 @@ class ContractionKernelTest {
                 Arguments.of("1x1 conv + bias + relu, full tiles stored from the registers", new int[]{1, 16, 32, 33}, new int[]{32, 16, 1, 1},
                         (BiFunction<Tensor, Tensor, Tensor>) (x, w) -> x.conv2d(w, null, null, null, null, 1),
                         (Function<Tensor, Tensor>) y -> y.add(TestGraphs.data(11, 32).reshape(32, 1, 1).to(y.device())).relu()),
+                Arguments.of("1x1 conv + bias + residual, relu, full tiles stored from the registers", new int[]{1, 16, 32, 33}, new int[]{36, 16, 1, 1},
+                        (BiFunction<Tensor, Tensor, Tensor>) (x, w) -> x.conv2d(w, null, null, null, null, 1),
+                        (Function<Tensor, Tensor>) y -> y.add(TestGraphs.data(12, 36).reshape(36, 1, 1).to(y.device()))
+                                .add(TestGraphs.data(13, 1, 36, 32, 33).to(y.device())).relu()),
+                Arguments.of("x · W + residual, full tiles stored from the registers", new int[]{48, 64}, new int[]{64, 64},
+                        (BiFunction<Tensor, Tensor, Tensor>) Tensor::matmul,
+                        (Function<Tensor, Tensor>) y -> y.add(TestGraphs.data(14, 48, 64).to(y.device()))),
                 Arguments.of("conv + bias + residual, relu, K 576 in two blocks", new int[]{1, 64, 9, 11}, new int[]{16, 64, 3, 3}, conv,
                         (Function<Tensor, Tensor>) y -> y.add(bias16.reshape(16, 1, 1).to(y.device())).add(TestGraphs.data(9, 1, 16, 9, 11).to(y.device())).relu()),
                 Arguments.of("conv stride 2 + bias, relu6", new int[]{2, 8, 15, 13}, new int[]{16, 8, 3, 3},

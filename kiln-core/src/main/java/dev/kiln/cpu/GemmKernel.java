@@ -450,7 +450,8 @@ final class GemmKernel {
                                         s.rowAdd[i] = epilogue == null ? -0.0f : epilogue.rowAddend(b, ic + ir + i, buffers);
                                         s.runOff[i] = run == null ? 0 : epilogue.runAddendOffset(b, ic + ir + i, n);
                                     }
-                                    GemmMicroKernel.wideInto(ap, aAt + ir * kc, bp, bAt + jr * kc, kc, cs, s.rowOff, s.rowAdd, run, s.runOff, lower, upper);
+                                    if (run == null) GemmMicroKernel.wideInto(ap, aAt + ir * kc, bp, bAt + jr * kc, kc, cs, s.rowOff, s.rowAdd, lower, upper);
+                                    else GemmMicroKernel.wideIntoRun(ap, aAt + ir * kc, bp, bAt + jr * kc, kc, cs, s.rowOff, s.rowAdd, run, s.runOff, lower, upper, s.tmp);
                                     continue;
                                 }
                                 GemmMicroKernel.sums(ap, aAt + ir * kc, bp, bAt + jr * kc, kc, mr, nr, s.tmp);

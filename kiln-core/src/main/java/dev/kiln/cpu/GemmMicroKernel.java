@@ -194,15 +194,12 @@ final class GemmMicroKernel {
 
     /**
      * {@link #wide} over the whole reduction, stored straight from the registers into C: row i's NR adjacent
-     * floats at byte {@code off[i]} of {@code c} take {@code min(max(sum + add[i] + run, lower), upper)}, where
-     * {@code run} is the NR adjacent floats at byte {@code runOff[i]} of {@code run} (a residual; none when {@code run}
-     * is null): the same operations, in the same order, as {@link TileEpilogue}'s vector path (-0.0 adds nothing and
-     * infinite bounds clamp nothing). For a short reduction (a 1 x 1 convolution of 16 channels: 16 steps) the pass
+     * floats at byte {@code off[i]} of {@code c} take {@code min(max(sum + add[i], lower), upper)}: the same operations,
+     * in the same order, as {@link TileEpilogue}'s vector path (-0.0 adds nothing and infinite bounds clamp nothing). For a short reduction (a 1 x 1 convolution of 16 channels: 16 steps) the pass
      * through {@code tmp} and back cost as much as the multiply-adds. The stores are written out here: vectors handed
      * to a method C2 does not inline are boxed (a four-line helper was not inlined into this method: node count).
      */
-    static void wideInto(float[] a, int ao, float[] b, int bo, int kc, MemorySegment c, long[] off, float[] add, MemorySegment run, long[] runOff,
-                         float lower, float upper) {
+    static void wideInto(float[] a, int ao, float[] b, int bo, int kc, MemorySegment c, long[] off, float[] add, float lower, float upper) {
         FloatVector z = FloatVector.broadcast(S, -0.0f);
         FloatVector c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z, c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z, c8_0 = z, c8_1 = z, c9_0 = z, c9_1 = z, c10_0 = z, c10_1 = z, c11_0 = z, c11_1 = z;
         for (int k = 0, ak = ao; k < kc; k++, ak += MR) {
@@ -248,56 +245,48 @@ final class GemmMicroKernel {
         }
         FloatVector lo = FloatVector.broadcast(S, lower), hi = FloatVector.broadcast(S, upper);
         long half = 4L * L;
-        if (run == null) {
-            c0_0.add(add[0]).max(lo).min(hi).intoMemorySegment(c, off[0], LE);
-            c0_1.add(add[0]).max(lo).min(hi).intoMemorySegment(c, off[0] + half, LE);
-            c1_0.add(add[1]).max(lo).min(hi).intoMemorySegment(c, off[1], LE);
-            c1_1.add(add[1]).max(lo).min(hi).intoMemorySegment(c, off[1] + half, LE);
-            c2_0.add(add[2]).max(lo).min(hi).intoMemorySegment(c, off[2], LE);
-            c2_1.add(add[2]).max(lo).min(hi).intoMemorySegment(c, off[2] + half, LE);
-            c3_0.add(add[3]).max(lo).min(hi).intoMemorySegment(c, off[3], LE);
-            c3_1.add(add[3]).max(lo).min(hi).intoMemorySegment(c, off[3] + half, LE);
-            c4_0.add(add[4]).max(lo).min(hi).intoMemorySegment(c, off[4], LE);
-            c4_1.add(add[4]).max(lo).min(hi).intoMemorySegment(c, off[4] + half, LE);
-            c5_0.add(add[5]).max(lo).min(hi).intoMemorySegment(c, off[5], LE);
-            c5_1.add(add[5]).max(lo).min(hi).intoMemorySegment(c, off[5] + half, LE);
-            c6_0.add(add[6]).max(lo).min(hi).intoMemorySegment(c, off[6], LE);
-            c6_1.add(add[6]).max(lo).min(hi).intoMemorySegment(c, off[6] + half, LE);
-            c7_0.add(add[7]).max(lo).min(hi).intoMemorySegment(c, off[7], LE);
-            c7_1.add(add[7]).max(lo).min(hi).intoMemorySegment(c, off[7] + half, LE);
-            c8_0.add(add[8]).max(lo).min(hi).intoMemorySegment(c, off[8], LE);
-            c8_1.add(add[8]).max(lo).min(hi).intoMemorySegment(c, off[8] + half, LE);
-            c9_0.add(add[9]).max(lo).min(hi).intoMemorySegment(c, off[9], LE);
-            c9_1.add(add[9]).max(lo).min(hi).intoMemorySegment(c, off[9] + half, LE);
-            c10_0.add(add[10]).max(lo).min(hi).intoMemorySegment(c, off[10], LE);
-            c10_1.add(add[10]).max(lo).min(hi).intoMemorySegment(c, off[10] + half, LE);
-            c11_0.add(add[11]).max(lo).min(hi).intoMemorySegment(c, off[11], LE);
-            c11_1.add(add[11]).max(lo).min(hi).intoMemorySegment(c, off[11] + half, LE);
-        } else {
-            c0_0.add(add[0]).add(FloatVector.fromMemorySegment(S, run, runOff[0], LE)).max(lo).min(hi).intoMemorySegment(c, off[0], LE);
-            c0_1.add(add[0]).add(FloatVector.fromMemorySegment(S, run, runOff[0] + half, LE)).max(lo).min(hi).intoMemorySegment(c, off[0] + half, LE);
-            c1_0.add(add[1]).add(FloatVector.fromMemorySegment(S, run, runOff[1], LE)).max(lo).min(hi).intoMemorySegment(c, off[1], LE);
-            c1_1.add(add[1]).add(FloatVector.fromMemorySegment(S, run, runOff[1] + half, LE)).max(lo).min(hi).intoMemorySegment(c, off[1] + half, LE);
-            c2_0.add(add[2]).add(FloatVector.fromMemorySegment(S, run, runOff[2], LE)).max(lo).min(hi).intoMemorySegment(c, off[2], LE);
-            c2_1.add(add[2]).add(FloatVector.fromMemorySegment(S, run, runOff[2] + half, LE)).max(lo).min(hi).intoMemorySegment(c, off[2] + half, LE);
-            c3_0.add(add[3]).add(FloatVector.fromMemorySegment(S, run, runOff[3], LE)).max(lo).min(hi).intoMemorySegment(c, off[3], LE);
-            c3_1.add(add[3]).add(FloatVector.fromMemorySegment(S, run, runOff[3] + half, LE)).max(lo).min(hi).intoMemorySegment(c, off[3] + half, LE);
-            c4_0.add(add[4]).add(FloatVector.fromMemorySegment(S, run, runOff[4], LE)).max(lo).min(hi).intoMemorySegment(c, off[4], LE);
-            c4_1.add(add[4]).add(FloatVector.fromMemorySegment(S, run, runOff[4] + half, LE)).max(lo).min(hi).intoMemorySegment(c, off[4] + half, LE);
-            c5_0.add(add[5]).add(FloatVector.fromMemorySegment(S, run, runOff[5], LE)).max(lo).min(hi).intoMemorySegment(c, off[5], LE);
-            c5_1.add(add[5]).add(FloatVector.fromMemorySegment(S, run, runOff[5] + half, LE)).max(lo).min(hi).intoMemorySegment(c, off[5] + half, LE);
-            c6_0.add(add[6]).add(FloatVector.fromMemorySegment(S, run, runOff[6], LE)).max(lo).min(hi).intoMemorySegment(c, off[6], LE);
-            c6_1.add(add[6]).add(FloatVector.fromMemorySegment(S, run, runOff[6] + half, LE)).max(lo).min(hi).intoMemorySegment(c, off[6] + half, LE);
-            c7_0.add(add[7]).add(FloatVector.fromMemorySegment(S, run, runOff[7], LE)).max(lo).min(hi).intoMemorySegment(c, off[7], LE);
-            c7_1.add(add[7]).add(FloatVector.fromMemorySegment(S, run, runOff[7] + half, LE)).max(lo).min(hi).intoMemorySegment(c, off[7] + half, LE);
-            c8_0.add(add[8]).add(FloatVector.fromMemorySegment(S, run, runOff[8], LE)).max(lo).min(hi).intoMemorySegment(c, off[8], LE);
-            c8_1.add(add[8]).add(FloatVector.fromMemorySegment(S, run, runOff[8] + half, LE)).max(lo).min(hi).intoMemorySegment(c, off[8] + half, LE);
-            c9_0.add(add[9]).add(FloatVector.fromMemorySegment(S, run, runOff[9], LE)).max(lo).min(hi).intoMemorySegment(c, off[9], LE);
-            c9_1.add(add[9]).add(FloatVector.fromMemorySegment(S, run, runOff[9] + half, LE)).max(lo).min(hi).intoMemorySegment(c, off[9] + half, LE);
-            c10_0.add(add[10]).add(FloatVector.fromMemorySegment(S, run, runOff[10], LE)).max(lo).min(hi).intoMemorySegment(c, off[10], LE);
-            c10_1.add(add[10]).add(FloatVector.fromMemorySegment(S, run, runOff[10] + half, LE)).max(lo).min(hi).intoMemorySegment(c, off[10] + half, LE);
-            c11_0.add(add[11]).add(FloatVector.fromMemorySegment(S, run, runOff[11], LE)).max(lo).min(hi).intoMemorySegment(c, off[11], LE);
-            c11_1.add(add[11]).add(FloatVector.fromMemorySegment(S, run, runOff[11] + half, LE)).max(lo).min(hi).intoMemorySegment(c, off[11] + half, LE);
+        c0_0.add(add[0]).max(lo).min(hi).intoMemorySegment(c, off[0], LE);
+        c0_1.add(add[0]).max(lo).min(hi).intoMemorySegment(c, off[0] + half, LE);
+        c1_0.add(add[1]).max(lo).min(hi).intoMemorySegment(c, off[1], LE);
+        c1_1.add(add[1]).max(lo).min(hi).intoMemorySegment(c, off[1] + half, LE);
+        c2_0.add(add[2]).max(lo).min(hi).intoMemorySegment(c, off[2], LE);
+        c2_1.add(add[2]).max(lo).min(hi).intoMemorySegment(c, off[2] + half, LE);
+        c3_0.add(add[3]).max(lo).min(hi).intoMemorySegment(c, off[3], LE);
+        c3_1.add(add[3]).max(lo).min(hi).intoMemorySegment(c, off[3] + half, LE);
+        c4_0.add(add[4]).max(lo).min(hi).intoMemorySegment(c, off[4], LE);
+        c4_1.add(add[4]).max(lo).min(hi).intoMemorySegment(c, off[4] + half, LE);
+        c5_0.add(add[5]).max(lo).min(hi).intoMemorySegment(c, off[5], LE);
+        c5_1.add(add[5]).max(lo).min(hi).intoMemorySegment(c, off[5] + half, LE);
+        c6_0.add(add[6]).max(lo).min(hi).intoMemorySegment(c, off[6], LE);
+        c6_1.add(add[6]).max(lo).min(hi).intoMemorySegment(c, off[6] + half, LE);
+        c7_0.add(add[7]).max(lo).min(hi).intoMemorySegment(c, off[7], LE);
+        c7_1.add(add[7]).max(lo).min(hi).intoMemorySegment(c, off[7] + half, LE);
+        c8_0.add(add[8]).max(lo).min(hi).intoMemorySegment(c, off[8], LE);
+        c8_1.add(add[8]).max(lo).min(hi).intoMemorySegment(c, off[8] + half, LE);
+        c9_0.add(add[9]).max(lo).min(hi).intoMemorySegment(c, off[9], LE);
+        c9_1.add(add[9]).max(lo).min(hi).intoMemorySegment(c, off[9] + half, LE);
+        c10_0.add(add[10]).max(lo).min(hi).intoMemorySegment(c, off[10], LE);
+        c10_1.add(add[10]).max(lo).min(hi).intoMemorySegment(c, off[10] + half, LE);
+        c11_0.add(add[11]).max(lo).min(hi).intoMemorySegment(c, off[11], LE);
+        c11_1.add(add[11]).max(lo).min(hi).intoMemorySegment(c, off[11] + half, LE);
+    }
+
+    /**
+     * {@link #wideInto} with a run addend: row i's NR floats at byte {@code off[i]} of {@code c} take
+     * {@code min(max(sum + add[i] + run, lower), upper)}, where {@code run} is the NR adjacent floats at byte
+     * {@code runOff[i]} of {@code run} (a residual): {@link TileEpilogue}'s operations in its order, for full tiles
+     * without its generality. The sums go through {@code tmp}: with the stores written out beside the K loop, C1 ran
+     * out of virtual registers on the method, and its tier-2 code (no vector intrinsics: every vector boxed) ran
+     * ResNet-50 at 2.5 s a run until C2 compiled it.
+     */
+    static void wideIntoRun(float[] a, int ao, float[] b, int bo, int kc, MemorySegment c, long[] off, float[] add, MemorySegment run, long[] runOff,
+                            float lower, float upper, float[] tmp) {
+        wide(a, ao, b, bo, kc, tmp);
+        FloatVector lo = FloatVector.broadcast(S, lower), hi = FloatVector.broadcast(S, upper);
+        for (int i = 0; i < MR; i++) {
+            FloatVector r0 = FloatVector.fromMemorySegment(S, run, runOff[i], LE), r1 = FloatVector.fromMemorySegment(S, run, runOff[i] + 4L * L, LE);
+            FloatVector.fromArray(S, tmp, i * NR).add(add[i]).add(r0).max(lo).min(hi).intoMemorySegment(c, off[i], LE);
+            FloatVector.fromArray(S, tmp, i * NR + L).add(add[i]).add(r1).max(lo).min(hi).intoMemorySegment(c, off[i] + 4L * L, LE);
         }
     }
 

@@ -2,6 +2,7 @@
 # Runs Kiln's JMH benchmarks: kiln-bench/bench.sh [JMH args...], e.g.
 #   kiln-bench/bench.sh Matmul -p device=CPU -f 1 -wi 3 -i 5
 # or a side-by-side harness: kiln-bench/bench.sh --main OnnxPeerBench MODEL.onnx [--device D] [--runs N]
+#                         or kiln-bench/bench.sh --main AlternatingBench MODEL.onnx [--builds DIR1,DIR2] [--ort] [--runs N] [--block N]
 #                         or kiln-bench/bench.sh --main GemmPeerBench [--sizes 1024,2048] [--devices CPU,CLANG] [--threads 2]
 #                         or kiln-bench/bench.sh --main SparkPeerBench [--rows 100000] [--resnet-rows 200] (from the repository root)
 # Builds first. The JVM flags Kiln needs are passed to the forked benchmark JVMs.

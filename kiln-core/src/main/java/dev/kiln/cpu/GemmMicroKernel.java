@@ -10,7 +10,7 @@ import java.nio.ByteOrder;
 
 /**
  * The register tile of the packed GEMM: {@link #MR} rows x {@link #NR} columns (two vectors) of C held in
- * sixteen accumulators while a packed A panel ({@code a[k * MR + i]}: the MR rows' values of step k side by side,
+ * twenty-four accumulators while a packed A panel ({@code a[k * MR + i]}: the MR rows' values of step k side by side,
  * {@link #packedA}) and a packed B panel ({@code b[k * NR + j]}) stream past, one FMA per accumulator per step; then
  * the tile is stored into C (first K block) or added to it. A panel's last columns, when one vector covers them, run
  * in that one vector.

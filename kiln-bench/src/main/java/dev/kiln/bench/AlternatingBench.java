@@ -144,18 +144,13 @@ public final class AlternatingBench {
     static String table(List<String> names, double[][] ms, boolean ortLast) {
         StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "  %-60s %10s %10s %9s%s%n", "variant", "median ms", "p10 ms", "/ first",
                 ortLast ? "     / ORT" : ""));
-        double first = median(ms[0]), ort = ortLast ? median(ms[ms.length - 1]) : Double.NaN;
+        double first = OnnxPeerBench.median(ms[0]), ort = ortLast ? OnnxPeerBench.median(ms[ms.length - 1]) : Double.NaN;
         for (int v = 0; v < names.size(); v++) {
-            double m = median(ms[v]);
+            double m = OnnxPeerBench.median(ms[v]);
             sb.append(String.format(Locale.ROOT, "  %-60s %10.3f %10.3f %8.3fx%s%n", names.get(v), m, ms[v][ms[v].length / 10], m / first,
                     ortLast ? String.format(Locale.ROOT, " %8.2fx", m / ort) : ""));
         }
         return sb.toString();
-    }
-
-    static double median(double[] sorted) {
-        int n = sorted.length;
-        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 
     private static double maxDiff(float[] x, float[] ref) {

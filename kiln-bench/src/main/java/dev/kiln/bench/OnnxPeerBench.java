@@ -81,7 +81,8 @@ public final class OnnxPeerBench {
         return ms.stream().mapToDouble(Double::doubleValue).sorted().toArray();
     }
 
-    private static double median(double[] sorted) {
+    /** The median of sorted values. */
+    static double median(double[] sorted) {
         int n = sorted.length;
         return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }

@@ -282,8 +282,7 @@ final class GemmKernel {
                             int[] offs = s.offsets;
                             for (int k = 0; k < kc; k++) offs[k] = im.kOff[pc + k] + at;
                             for (int ir = 0; ir < mc; ir += MR) {
-                                if (narrow) GemmMicroKernel.imageTileNarrow(ap, aAt + ir * kc, img, offs, kc, s.tmp);
-                                else GemmMicroKernel.imageSums(ap, aAt + ir * kc, img, offs, kc, Math.min(MR, mc - ir), s.tmp);
+                                GemmMicroKernel.imageSums(ap, aAt + ir * kc, img, offs, kc, Math.min(MR, mc - ir), narrow, s.tmp);
                                 storeImageTile(p, cs, cBase, ic + ir, Math.min(MR, mc - ir), o, q, first, s.tmp, epilogue, b, buffers);
                             }
                         }

@@ -64,9 +64,13 @@ final class GemmMicroKernel {
         else wide(a, ao, b, bo, kc, tmp);
     }
 
-    /** {@link #imageTile} or, for a last panel of at most {@link #EDGE_MR} valid rows, {@link #imageTileEdge}. */
-    static void imageSums(float[] a, int ao, float[] img, int[] at, int kc, int mr, float[] tmp) {
-        if (mr <= EDGE_MR) imageTileEdge(a, ao, img, at, kc, tmp);
+    /**
+     * {@link #sums} with B read in place from a padded image ({@link #imageTile}): {@code narrow} when the tile's valid
+     * columns fit one vector.
+     */
+    static void imageSums(float[] a, int ao, float[] img, int[] at, int kc, int mr, boolean narrow, float[] tmp) {
+        if (narrow) imageTileNarrow(a, ao, img, at, kc, tmp);
+        else if (mr <= EDGE_MR) imageTileEdge(a, ao, img, at, kc, tmp);
         else imageTile(a, ao, img, at, kc, tmp);
     }
 
@@ -419,7 +423,7 @@ final class GemmMicroKernel {
     }
 
     /** {@link #narrow} with B read in place from a padded image, as {@link #imageTile}. */
-    static void imageTileNarrow(float[] a, int ao, float[] img, int[] at, int kc, float[] tmp) {
+    private static void imageTileNarrow(float[] a, int ao, float[] img, int[] at, int kc, float[] tmp) {
         FloatVector z = FloatVector.broadcast(S, -0.0f);
         FloatVector c0_0 = z, c1_0 = z, c2_0 = z, c3_0 = z, c4_0 = z, c5_0 = z, c6_0 = z, c7_0 = z, c8_0 = z, c9_0 = z, c10_0 = z, c11_0 = z;
         for (int k = 0, ak = ao; k < kc; k++, ak += MR) {

@@ -67,7 +67,7 @@ final class PaddedImage {
         this.sw = sw;
         this.phaseRows = phaseRows(hp, sh);
         this.pitch = phaseRows(wp, sw);
-        this.planeFloats = planeFloats(hp, wp, sh, sw);
+        this.planeFloats = (int) planeFloats(hp, wp, sh, sw);
         this.outH = outH;
         this.outW = outW;
         this.qPerImage = (outH - 1) * pitch + outW;
@@ -87,9 +87,7 @@ final class PaddedImage {
     private static int phaseRows(long extent, long stride) { return Math.toIntExact((extent + stride - 1) / stride); }
 
     /** Floats of a plane of {@code hp x wp} padded pixels in {@code sh x sw} phases. */
-    private static int planeFloats(long hp, long wp, long sh, long sw) {
-        return Math.toIntExact(sh * sw * phaseRows(hp, sh) * (long) phaseRows(wp, sw));
-    }
+    private static long planeFloats(long hp, long wp, long sh, long sw) { return sh * sw * phaseRows(hp, sh) * (long) phaseRows(wp, sw); }
 
     /**
      * Per B element, what packing costs beside the multiply-adds of {@code m} rows, as that many rows' worth. Packing
@@ -163,8 +161,8 @@ final class PaddedImage {
         long perImage = 1;
         for (int v : freeK) perImage *= ext[v];
         planes *= outers * perImage;
-        if (planes * (double) sh * sw * phaseRows(hp, sh) * phaseRows(wp, sw) + SLACK > MAX_FLOATS) return null;
-        int planeFloats = planeFloats(hp, wp, sh, sw), phaseRows = phaseRows(hp, sh), pitch = phaseRows(wp, sw);
+        if (planes * (double) planeFloats(hp, wp, sh, sw) + SLACK > MAX_FLOATS) return null;
+        int planeFloats = (int) planeFloats(hp, wp, sh, sw), phaseRows = phaseRows(hp, sh), pitch = phaseRows(wp, sw);
         // reduction offsets: free K variables pick the plane, window variables a padded pixel (t, u) of it, which lies
         // in phase (t mod sh, u mod sw) at (t / sh, u / sw)
         long radix = planeFloats;

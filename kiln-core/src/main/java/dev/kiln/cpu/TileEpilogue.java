@@ -27,6 +27,8 @@ final class TileEpilogue {
     /** {@code contiguous[n]}: columns n, n+1, ... whose addend addresses step by 1 (0 where the addend is one per row). */
     private final int[] contiguous0, contiguous1;
     private final boolean perRow0, perRow1;
+    /** The addend {@link GemmMicroKernel#wideIntoRun} reads along the columns after a per-row one: 0 or 1, or -1 for none. */
+    private final int runTerm;
     private final boolean hasLower, hasUpper;
     private final float lower, upper;
     private final long[] min = new long[2], max = new long[2];
@@ -48,6 +50,7 @@ final class TileEpilogue {
         col1 = a1 == null ? null : GemmSide.table(nVars, ext, a1.strides());
         perRow0 = col0 != null && allZero(col0);
         perRow1 = col1 != null && allZero(col1);
+        runTerm = terms == 1 && !perRow0 ? 0 : terms == 2 && perRow0 && !perRow1 ? 1 : -1;
         contiguous0 = contiguous(col0);
         contiguous1 = contiguous(col1);
         if (a0 != null) extremes(0, batch0, row0, col0);
@@ -87,12 +90,8 @@ final class TileEpilogue {
      * and then at most one addend whose elements are adjacent along those columns (a residual), in that order.
      */
     boolean storableFromRegisters(int n) {
-        return switch (terms) {
-            case 0 -> true;
-            case 1 -> perRow0 || contiguous0[n] >= NR;
-            case 2 -> perRow0 && !perRow1 && contiguous1[n] >= NR;
-            default -> false;
-        };
+        if (runTerm >= 0) return (runTerm == 0 ? contiguous0 : contiguous1)[n] >= NR;
+        return terms == 0 || terms == 1 && perRow0;
     }
 
     /** The value added to row {@code r} of batch {@code batch} by a per-row addend: -0.0 (nothing) without one. */
@@ -102,12 +101,12 @@ final class TileEpilogue {
 
     /** The addend read along the columns ({@link #storableFromRegisters}: a residual), or null without one. */
     MemorySegment runAddend(MemorySegment[] buffers) {
-        return terms == 2 ? buffers[param1] : terms == 1 && !perRow0 ? buffers[param0] : null;
+        return runTerm < 0 ? null : buffers[runTerm == 0 ? param0 : param1];
     }
 
     /** The byte offset of {@link #runAddend}'s element for row {@code r}, column {@code n} of batch {@code batch}. */
     long runAddendOffset(int batch, int r, int n) {
-        return terms == 2 ? 4 * (batch1[batch] + row1[r] + col1[n]) : 4 * (batch0[batch] + row0[r] + col0[n]);
+        return runTerm == 1 ? 4 * (batch1[batch] + row1[r] + col1[n]) : 4 * (batch0[batch] + row0[r] + col0[n]);
     }
 
     /** The lower bound, or negative infinity (which clamps nothing) without one. */

@@ -30,6 +30,14 @@ final class GemmKernel {
      * 1024^3 matmul, one thread: 256 -> 85, 512 -> 93 GFLOP/s); a tile's B panel (KC x NR) then lives in L2.
      */
     static final int KC = 512;
+    /**
+     * Most reduction steps per block when B is read from a padded image: the whole K of the convolutions of real
+     * networks (512 channels x 3 x 3). A tile's image reads stay within a few rows of each plane, so a long block costs
+     * the tile nothing (scratch probe, one thread: 7 x 7 image of 512 channels, K 512 and 4608 alike), while each
+     * further block loads every tile of C back, in runs as short as the output's rows (ResNet-50's 3 x 3 convolution at
+     * 7 x 7: 20 % of its samples in reloading and storing C across its nine blocks of 512).
+     */
+    static final int KC_IMAGE = 4608;
     /** Most rows of A packed at once (a multiple of MR): the MC x KC block stays in L2 while B panels sweep it. */
     static final int MC = 8 * MR;
     /**
@@ -50,9 +58,9 @@ final class GemmKernel {
     /** Per-thread packed panels, grown on demand and reused. */
     private static final class Scratch {
         float[] a = new float[0], b = new float[0];
-        final float[] tmp = new float[GemmMicroKernel.TILE_FLOATS], row = new float[Math.max(KC, NC)];
+        final float[] tmp = new float[GemmMicroKernel.TILE_FLOATS], row = new float[Math.max(KC_IMAGE, NC)];
         /** A padded-image tile's B offsets, one a reduction step of the K block ({@link GemmMicroKernel#imageTile}). */
-        final int[] offsets = new int[KC];
+        final int[] offsets = new int[KC_IMAGE];
         /** A tile's rows as byte offsets into C and into a run addend, and what its epilogue adds to each ({@link GemmMicroKernel#wideInto}). */
         final long[] rowOff = new long[MR], runOff = new long[MR];
         final float[] rowAdd = new float[MR];
@@ -208,7 +216,7 @@ final class GemmKernel {
         if (holder[0].length < size) holder[0] = new float[(int) size];
         float[] b = holder[0];
         // pieces of (batch, K block, columns): a single K block (K <= 512) is cut by columns, whole panels each
-        int kcStep = step(p.k, KC, 1), kBlocks = (p.k + kcStep - 1) / kcStep, units = p.batches * kBlocks;
+        int kcStep = kcStep(p), kBlocks = (p.k + kcStep - 1) / kcStep, units = p.batches * kBlocks;
         int groups = Math.max(1, Math.min((workers + units - 1) / units, (p.n + NR - 1) / NR)), cols = step(p.n, (p.n + groups - 1) / groups, NR);
         groups = (p.n + cols - 1) / cols;
         int perUnit = groups;
@@ -258,7 +266,7 @@ final class GemmKernel {
         PaddedImage im = p.image;
         int tiles = tiles(im);
         Scratch s = SCRATCH.get();
-        int kcStep = step(p.k, KC, 1), mcStep = step(m1 - m0, MC, MR), ucStep = NC / NR;
+        int kcStep = kcStep(p), mcStep = step(m1 - m0, MC, MR), ucStep = NC / NR;
         float[] preA = pre == null ? null : pre.a();
         s.ensure(preA != null ? 0 : roundUp(mcStep, MR) * kcStep, 0);
         float[] ap = preA != null ? preA : s.a;
@@ -374,7 +382,7 @@ final class GemmKernel {
 
     /** The blocks of the sides to prepack: per batch and K block, rows of A by {@link #MC}, columns of B by {@link #NC}. */
     private static List<PackBlock> packBlocks(GemmPlan p, boolean packA, boolean packB) {
-        int kcStep = step(p.k, KC, 1);
+        int kcStep = kcStep(p);
         List<PackBlock> out = new ArrayList<>();
         for (int batch = 0; batch < p.batches; batch++) {
             for (int pc = 0; pc < p.k; pc += kcStep) {
@@ -388,7 +396,7 @@ final class GemmKernel {
 
     /** Packs {@code blocks[from, to)} into {@code a} and {@code b}, with the calling thread's scratch row. */
     private static void packBlocks(GemmPlan p, List<PackBlock> blocks, int from, int to, MemorySegment as, MemorySegment bs, float[] a, float[] b) {
-        float[] row = SCRATCH.get().row; // at least max(KC, NC) floats: a block's K depth, MC rows, NC columns
+        float[] row = SCRATCH.get().row; // at least max(KC_IMAGE, NC) floats: a block's K depth, MC rows, NC columns
         for (int i = from; i < to; i++) {
             PackBlock k = blocks.get(i);
             if (k.a()) p.a.packRows(as, k.batch(), k.from(), k.count(), k.pc(), k.kc(), a, aBase(p, k.batch(), k.pc()) + k.from() * k.kc(), row);
@@ -412,7 +420,7 @@ final class GemmKernel {
             return;
         }
         // equal blocks no larger than the limits: K = 576 runs as 2 x 288, not 512 + 64
-        int kcStep = step(p.k, KC, 1), mcStep = step(m1 - m0, MC, MR), ncStep = step(n1 - n0, NC, NR);
+        int kcStep = kcStep(p), mcStep = step(m1 - m0, MC, MR), ncStep = step(n1 - n0, NC, NR);
         float[] preA = pre == null ? null : pre.a(), preB = pre == null ? null : pre.b();
         s.ensure(preA != null ? 0 : roundUp(mcStep, MR) * kcStep, preB != null ? 0 : roundUp(ncStep, NR) * kcStep);
         // a prepacked side is read where its block lies in the whole (m0 and n0 are multiples of MR and NR)
@@ -463,6 +471,12 @@ final class GemmKernel {
             }
         }
     }
+
+    /**
+     * The depth of {@code p}'s K blocks, the same for every run and for prepacking (whose layout is per K block): at most
+     * {@link #KC_IMAGE} where B is read from a padded image, else {@link #KC}.
+     */
+    static int kcStep(GemmPlan p) { return step(p.k, p.image != null ? KC_IMAGE : KC, 1); }
 
     /** The size of {@code ceil(n / max)} equal blocks covering n, rounded up to a multiple of {@code align}. */
     static int step(int n, int max, int align) {

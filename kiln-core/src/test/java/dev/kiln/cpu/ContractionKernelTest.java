@@ -84,8 +84,11 @@ class ContractionKernelTest {
         Stream<Arguments> convs = Stream.of(
                 Arguments.of("3x3 pad 1, 13x13 (last tile one vector)", new Case(new int[]{1, 16, 13, 13}, new int[]{24, 16, 3, 3}, 144,
                         (x, w) -> x.conv2d(w, null, null, new int[]{1, 1}, null, 1).relu())),
-                Arguments.of("3x3 pad 1, K 576 in two blocks", new Case(new int[]{1, 64, 9, 11}, new int[]{16, 64, 3, 3}, 576,
+                Arguments.of("3x3 pad 1, K 576 (one block from the image, two packed)", new Case(new int[]{1, 64, 9, 11}, new int[]{16, 64, 3, 3}, 576,
                         (x, w) -> x.conv2d(w, null, null, new int[]{1, 1}, null, 1))),
+                // positive terms: sines cancel over so long a sum, and a block dropped would still be within the bound
+                Arguments.of("3x3 pad 1, K 4680 in two blocks from the image", new Case(new int[]{1, 520, 6, 7}, new int[]{16, 520, 3, 3}, 4680,
+                        (x, w) -> x.add(3f).realize().conv2d(w.add(3f).realize(), null, null, new int[]{1, 1}, null, 1).relu())),
                 Arguments.of("3x3 pad 1, batch 2, 11x9", new Case(new int[]{2, 8, 11, 9}, new int[]{24, 8, 3, 3}, 72,
                         (x, w) -> x.conv2d(w, null, null, new int[]{1, 1}, null, 1))),
                 Arguments.of("5x5 pad 1 (output narrower than the padding), 40 wide", new Case(new int[]{1, 4, 6, 40}, new int[]{8, 4, 5, 5}, 100,

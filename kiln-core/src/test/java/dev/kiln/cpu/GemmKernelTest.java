@@ -296,9 +296,9 @@ class GemmKernelTest {
     /** Both sides packed as before blocks: per batch and K block, every row of A and every column of B in one call. */
     private static GemmKernel.Prepacked wholePacking(GemmPlan p, MemorySegment[] bufs) {
         int mr = GemmMicroKernel.MR, nr = GemmMicroKernel.NR;
-        int kcStep = GemmKernel.step(p.k, GemmKernel.KC, 1), pm = (p.m + mr - 1) / mr * mr, pn = (p.n + nr - 1) / nr * nr;
+        int kcStep = GemmKernel.kcStep(p), pm = (p.m + mr - 1) / mr * mr, pn = (p.n + nr - 1) / nr * nr;
         float[] a = new float[p.batches * pm * p.k], b = new float[p.batches * pn * p.k];
-        float[] scratch = new float[Math.max(Math.max(pm, pn), Math.max(GemmKernel.KC, GemmKernel.NC))];
+        float[] scratch = new float[Math.max(Math.max(pm, pn), Math.max(GemmKernel.KC_IMAGE, GemmKernel.NC))];
         for (int batch = 0; batch < p.batches; batch++) {
             for (int pc = 0; pc < p.k; pc += kcStep) {
                 int kc = Math.min(kcStep, p.k - pc);

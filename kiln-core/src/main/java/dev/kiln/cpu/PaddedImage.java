@@ -264,7 +264,8 @@ final class PaddedImage {
     /**
      * Deals the first {@code n} floats of {@code row} two ways, whole vectors at a time: even positions to {@code even}
      * onwards, odd ones to {@code odd} onwards (one compress and one half-vector store each: a stride-2 image's row went
-     * element by element, a fifth of its convolution's time on one thread). Returns how many leading floats it dealt.
+     * element by element, a fifth of its convolution's time on one thread), the last part-vector under masks. Returns
+     * how many leading floats it dealt: all of them.
      */
     private static int dealPairs(float[] row, int n, float[] img, int even, int odd) {
         int l = S.length(), r = 0;
@@ -273,6 +274,11 @@ final class PaddedImage {
             v.compress(EVEN).intoArray(img, even + r / 2, FIRST_HALF);
             v.compress(ODD).intoArray(img, odd + r / 2, FIRST_HALF);
         }
-        return r;
+        if (r < n) {
+            FloatVector v = FloatVector.fromArray(S, row, r, S.indexInRange(r, n));
+            v.compress(EVEN).intoArray(img, even + r / 2, S.indexInRange(0, (n - r + 1) / 2));
+            v.compress(ODD).intoArray(img, odd + r / 2, S.indexInRange(0, (n - r) / 2));
+        }
+        return n;
     }
 }

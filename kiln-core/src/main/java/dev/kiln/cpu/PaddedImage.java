@@ -1,6 +1,7 @@
 package dev.kiln.cpu;
 
 import dev.kiln.codegen.Contraction;
+import dev.kiln.runtime.WorkerPool;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorSpecies;
@@ -200,18 +201,34 @@ final class PaddedImage {
     }
 
     /**
-     * Writes the padded copy of every plane from {@code seg} into {@code img} (at least {@link #floats} long).
+     * Writes the padded copy of every plane from {@code seg} into {@code img} (at least {@link #floats} long), ranges of
+     * planes side by side on the workers: the copy runs before the products are split, and on one thread it was a
+     * sixth of a stride-2 convolution's time on two.
      *
      * @throws IndexOutOfBoundsException when an element inside the gates lies outside {@code seg}
      */
     void fill(MemorySegment seg, float[] img) {
+        int planes = planeSource.length, parts = WorkerPool.size();
+        if (parts < 2 || floats < PARALLEL_FILL_MIN) fill(seg, img, 0, planes);
+        else WorkerPool.forRanges(planes, parts, (p0, p1) -> fill(seg, img, (int) p0, (int) p1));
+    }
+
+    /** Below this many floats an image is copied on the calling thread alone. */
+    private static final int PARALLEL_FILL_MIN = 1 << 16;
+
+    /**
+     * {@link #fill} of planes {@code [p0, p1)}, and of the slack after the last plane when {@code p1} is the last: ranges
+     * write disjoint floats, so they may run side by side.
+     */
+    private void fill(MemorySegment seg, float[] img, int p0, int p1) {
         int u0 = (int) Math.clamp(loW, 0, wp), u1 = (int) Math.clamp(hiW, u0, wp);
         if (sh != 1 || sw != 1) {
-            fillPhases(seg, img, u0, u1);
+            fillPhases(seg, img, u0, u1, p0, p1);
             return;
         }
-        int at = 0;
-        for (long source : planeSource) {
+        int at = p0 * planeFloats;
+        for (int p = p0; p < p1; p++) {
+            long source = planeSource[p];
             for (int t = 0; t < hp; t++, at += wp) {
                 if (t < loH || t >= hiH || u0 == u1) {
                     Arrays.fill(img, at, at + wp, 0f);
@@ -222,21 +239,21 @@ final class PaddedImage {
                 if (u1 < wp) Arrays.fill(img, at + u1, at + wp, 0f);
             }
         }
-        Arrays.fill(img, at, floats, 0f);
+        if (p1 == planeSource.length) Arrays.fill(img, at, floats, 0f);
     }
 
     /** A source row, staged for {@link #fillPhases}; grown on demand. */
     private static final ThreadLocal<float[][]> ROW = ThreadLocal.withInitial(() -> new float[][] {new float[0]});
 
     /** {@link #fill} with strides: each source row copied once, then dealt to its phases, every {@code sw}-th pixel to each. */
-    private void fillPhases(MemorySegment seg, float[] img, int u0, int u1) {
-        Arrays.fill(img, 0, floats, 0f);
+    private void fillPhases(MemorySegment seg, float[] img, int u0, int u1, int p0, int p1) {
+        Arrays.fill(img, p0 * planeFloats, p1 == planeSource.length ? floats : p1 * planeFloats, 0f);
         if (u0 == u1) return;
         float[][] holder = ROW.get();
         if (holder[0].length < u1 - u0) holder[0] = new float[u1 - u0];
         float[] row = holder[0];
         int t0 = (int) Math.clamp(loH, 0, hp), t1 = (int) Math.clamp(hiH, t0, hp), phase = phaseRows * pitch;
-        for (int p = 0; p < planeSource.length; p++) {
+        for (int p = p0; p < p1; p++) {
             long source = planeSource[p];
             for (int t = t0; t < t1; t++) {
                 MemorySegment.copy(seg, F, 4 * (source + t * rowStride + u0), row, 0, u1 - u0);

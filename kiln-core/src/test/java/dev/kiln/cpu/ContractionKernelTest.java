@@ -105,6 +105,11 @@ class ContractionKernelTest {
                         (x, w) -> x.conv2d(w, null, new int[]{2, 1}, new int[]{1, 1}, null, 1))),
                 Arguments.of("stride 2, dilated 2, pad 2", new Case(new int[]{1, 8, 17, 19}, new int[]{16, 8, 3, 3}, 72,
                         (x, w) -> x.conv2d(w, null, new int[]{2, 2}, new int[]{2, 2}, new int[]{2, 2}, 1))),
+                // images of more than 64 K floats, copied by plane ranges side by side on the workers
+                Arguments.of("3x3 pad 1, 20 planes of 62 x 62", new Case(new int[]{1, 20, 60, 60}, new int[]{8, 20, 3, 3}, 180,
+                        (x, w) -> x.conv2d(w, null, null, new int[]{1, 1}, null, 1))),
+                Arguments.of("3x3 stride 2 pad 1, 20 planes of 66 x 66", new Case(new int[]{1, 20, 64, 64}, new int[]{8, 20, 3, 3}, 180,
+                        (x, w) -> x.conv2d(w, null, new int[]{2, 2}, new int[]{1, 1}, null, 1))),
                 Arguments.of("stride 3, pad 1, 40 channels", new Case(new int[]{1, 8, 20, 22}, new int[]{40, 8, 3, 3}, 72,
                         (x, w) -> x.conv2d(w, null, new int[]{3, 3}, new int[]{1, 1}, null, 1))));
         return convs.flatMap(a -> Stream.of("force", "false").map(mode -> Arguments.of(mode, a.get()[0], a.get()[1])));

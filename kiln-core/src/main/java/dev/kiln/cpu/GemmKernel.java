@@ -64,6 +64,9 @@ final class GemmKernel {
         /** A tile's rows as byte offsets into C and into a run addend, and what its epilogue adds to each ({@link GemmMicroKernel#wideInto}). */
         final long[] rowOff = new long[MR], runOff = new long[MR];
         final float[] rowAdd = new float[MR];
+        /** The same for every row of an MC block, without the column's part ({@link #compute}). */
+        final long[] blockRowOff = new long[MC], blockRunOff = new long[MC];
+        final float[] blockRowAdd = new float[MC];
 
         void ensure(int aSize, int bSize) {
             if (a.length < aSize) a = new float[aSize];
@@ -446,17 +449,27 @@ final class GemmKernel {
                         int aAt = 0;
                         if (preA == null) p.a.packRows(as, b, ic, mc, pc, kc, ap, 0, s.row);
                         else aAt = aBase(p, b, pc) + ic * kc;
+                        if (direct) {
+                            // what the tiles stored from the registers need per row, once for all the block's columns (a
+                            // tile of 16 steps took as long as finding its rows' addresses and addends anew)
+                            for (int i = 0; i < mc; i++) {
+                                s.blockRowOff[i] = 4 * (cBase + p.cRow[ic + i]);
+                                s.blockRowAdd[i] = epilogue == null ? -0.0f : epilogue.rowAddend(b, ic + i, buffers);
+                                s.blockRunOff[i] = run == null ? 0 : epilogue.runAddendRow(b, ic + i);
+                            }
+                        }
                         for (int jr = 0; jr < nc; jr += NR) {
                             int nr = Math.min(NR, nc - jr), n = jc + jr;
                             boolean contiguous = p.contiguous[n] >= nr;
                             for (int ir = 0; ir < mc; ir += MR) {
                                 int mr = Math.min(MR, mc - ir);
                                 if (direct && nr == NR && mr == MR && contiguous && (epilogue == null || epilogue.storableFromRegisters(n))) {
+                                    long col = 4 * p.cCol[n], runCol = run == null ? 0 : epilogue.runAddendColumn(n);
                                     for (int i = 0; i < MR; i++) {
-                                        s.rowOff[i] = 4 * (cBase + p.cRow[ic + ir + i] + p.cCol[n]);
-                                        s.rowAdd[i] = epilogue == null ? -0.0f : epilogue.rowAddend(b, ic + ir + i, buffers);
-                                        s.runOff[i] = run == null ? 0 : epilogue.runAddendOffset(b, ic + ir + i, n);
+                                        s.rowOff[i] = s.blockRowOff[ir + i] + col;
+                                        s.runOff[i] = s.blockRunOff[ir + i] + runCol;
                                     }
+                                    System.arraycopy(s.blockRowAdd, ir, s.rowAdd, 0, MR);
                                     if (run == null) GemmMicroKernel.wideInto(ap, aAt + ir * kc, bp, bAt + jr * kc, kc, cs, s.rowOff, s.rowAdd, lower, upper);
                                     else GemmMicroKernel.wideIntoRun(ap, aAt + ir * kc, bp, bAt + jr * kc, kc, cs, s.rowOff, s.rowAdd, run, s.runOff, lower, upper, s.tmp);
                                     continue;

@@ -104,10 +104,16 @@ final class TileEpilogue {
         return runTerm < 0 ? null : buffers[runTerm == 0 ? param0 : param1];
     }
 
-    /** The byte offset of {@link #runAddend}'s element for row {@code r}, column {@code n} of batch {@code batch}. */
-    long runAddendOffset(int batch, int r, int n) {
-        return runTerm == 1 ? 4 * (batch1[batch] + row1[r] + col1[n]) : 4 * (batch0[batch] + row0[r] + col0[n]);
+    /**
+     * The byte offset of {@link #runAddend}'s element for row {@code r} of batch {@code batch}, column 0's place: add
+     * {@link #runAddendColumn} for column n.
+     */
+    long runAddendRow(int batch, int r) {
+        return runTerm == 1 ? 4 * (batch1[batch] + row1[r]) : 4 * (batch0[batch] + row0[r]);
     }
+
+    /** The bytes column {@code n} adds to {@link #runAddendRow}. */
+    long runAddendColumn(int n) { return 4 * (runTerm == 1 ? col1[n] : col0[n]); }
 
     /** The lower bound, or negative infinity (which clamps nothing) without one. */
     float lowerOrNone() { return hasLower ? lower : Float.NEGATIVE_INFINITY; }

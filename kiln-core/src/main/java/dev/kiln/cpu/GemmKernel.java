@@ -310,6 +310,16 @@ final class GemmKernel {
     private static void storeImageTile(GemmPlan p, MemorySegment cs, long cBase, int m, int mr, int o, int q, boolean first, float[] tmp,
                                        TileEpilogue epilogue, int batch, MemorySegment[] buffers) {
         PaddedImage im = p.image;
+        int t = q / NR, firstN = im.tileFirst[t];
+        if (firstN < 0) return; // only dropped columns
+        int n0 = o * im.outH * im.outW + firstN;
+        long lanes = im.tileLanes[t];
+        int c0 = Long.bitCount(lanes & ((1L << GemmMicroKernel.L) - 1)), c1 = Long.bitCount(lanes >>> GemmMicroKernel.L);
+        TileEpilogue e = epilogue != null ? epilogue : TileEpilogue.NONE;
+        if (first && p.contiguous[n0] >= c0 + c1 && e.storesCompressed(n0, c0 + c1)) {
+            e.storeCompressed(tmp, mr, lanes, c0, c1, cs, cBase, p.cRow, m, p.cCol, n0, batch, buffers);
+            return;
+        }
         int end = Math.min(NR, im.qPerImage - q);
         for (int j = 0; j < end; ) {
             int oh = (q + j) / im.pitch, ow = q + j - oh * im.pitch;

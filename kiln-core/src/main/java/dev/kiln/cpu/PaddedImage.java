@@ -59,6 +59,14 @@ final class PaddedImage {
     final int[] kOff;
     /** Floats the copy takes, slack included. */
     final int floats;
+    /**
+     * Per register tile of an image (its columns from {@code t * NR} in the padded numbering): the bits of its lanes that
+     * are output columns (lane j, bit j; the others are dropped columns or past the image), and the output column,
+     * within the image, of its first such lane (-1 for none). The lanes' output columns are consecutive: a row's last
+     * column is followed by the next row's first.
+     */
+    final long[] tileLanes;
+    final int[] tileFirst;
     /** Source address of element (t = 0, u = 0) of each plane, [batch][outer][free K]. */
     private final long[] planeSource;
     private final long loH, hiH, loW, hiW, rowStride;
@@ -85,6 +93,16 @@ final class PaddedImage {
         this.hiW = hiW;
         this.rowStride = rowStride;
         this.floats = Math.toIntExact((long) planeSource.length * planeFloats + SLACK);
+        int nr = GemmMicroKernel.NR, tiles = (qPerImage + nr - 1) / nr;
+        this.tileLanes = new long[tiles];
+        this.tileFirst = new int[tiles];
+        Arrays.fill(tileFirst, -1);
+        for (int q = 0; q < qPerImage; q++) {
+            int oh = q / pitch, ow = q - oh * pitch, t = q / nr;
+            if (ow >= outW) continue;
+            tileLanes[t] |= 1L << (q - t * nr);
+            if (tileFirst[t] < 0) tileFirst[t] = oh * outW + ow;
+        }
     }
 
     /** Rows (or columns) of a phase: {@code ceil(extent / stride)}. */

@@ -3,11 +3,13 @@ package dev.kiln.cpu;
 import dev.kiln.codegen.Contraction;
 import dev.kiln.codegen.StoreEpilogue;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorSpecies;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import java.util.List;
 
 /**
  * A {@link StoreEpilogue} at fixed run-time extents, applied by the GEMM as it stores a tile's last K block: each
@@ -61,6 +63,9 @@ final class TileEpilogue {
         for (int i = 0; i < t.length; i++) t[i] += offset;
         return t;
     }
+
+    /** The epilogue that adds nothing and clamps nothing: a plain store. */
+    static final TileEpilogue NONE = new TileEpilogue(new StoreEpilogue(List.of(), false, 0, false, 0), new int[0], new int[0], new int[0], new long[0]);
 
     private static boolean allZero(long[] t) {
         for (long x : t) if (x != 0) return false;
@@ -157,6 +162,50 @@ final class TileEpilogue {
                 storeElements(tmp, t, c, row, cCol, n, len, first, s0, base0, s1, base1);
             }
         }
+    }
+
+    /**
+     * Whether {@link #storeCompressed} may store {@code count} columns from column {@code n}: every addend read along the
+     * columns is adjacent there (C's columns are the caller's to check).
+     */
+    boolean storesCompressed(int n, int count) {
+        return (terms < 1 || perRow0 || contiguous0[n] >= count) && (terms < 2 || perRow1 || contiguous1[n] >= count);
+    }
+
+    /**
+     * A padded-image tile's {@code mr} rows in {@code tmp} (row i at {@code i * NR}), stored as the first K block into C
+     * columns {@code cCol[n..n+c0+c1)}, which must be adjacent: the lanes of the tile's two vectors set in {@code lanes}
+     * (the first vector's in the low bits; {@code c0} and {@code c1} of them) are compressed to one run and stored under
+     * masks, instead of one run per output row through the staging floats (a 55-wide image: two runs of 15 a row, each
+     * staged). The same operations per element as {@link #store}.
+     */
+    void storeCompressed(float[] tmp, int mr, long lanes, int c0, int c1, MemorySegment c, long cBase, long[] cRow, int m, long[] cCol,
+                         int n, int batch, MemorySegment[] buffers) {
+        MemorySegment s0 = terms > 0 ? buffers[param0] : null, s1 = terms > 1 ? buffers[param1] : null;
+        long skip0 = perRow0 ? 0 : 4L * c0, skip1 = perRow1 ? 0 : 4L * c0;
+        // vectors and masks are made within the row method: one passed to a method C2 does not inline is boxed
+        for (int i = 0; i < mr; i++) {
+            int r = m + i;
+            long off = 4 * (cBase + cRow[r] + cCol[n]);
+            long o0 = terms > 0 ? 4 * (batch0[batch] + row0[r] + col0[n]) : 0, o1 = terms > 1 ? 4 * (batch1[batch] + row1[r] + col1[n]) : 0;
+            compressedRun(tmp, i * NR, lanes, c0, c, off, s0, o0, s1, o1);
+            if (c1 > 0) compressedRun(tmp, i * NR + L, lanes >>> L, c1, c, off + 4L * c0, s0, o0 + skip0, s1, o1 + skip1);
+        }
+    }
+
+    /**
+     * The lanes of {@code tmp[t..t+L)} set in {@code lanes}, {@code count} of them, compressed, through the epilogue and
+     * into C's adjacent floats from byte {@code off}.
+     */
+    private void compressedRun(float[] tmp, int t, long lanes, int count, MemorySegment c, long off, MemorySegment s0, long o0,
+                               MemorySegment s1, long o1) {
+        VectorMask<Float> k = S.indexInRange(0, count);
+        FloatVector v = FloatVector.fromArray(S, tmp, t).compress(VectorMask.fromLong(S, lanes));
+        if (terms > 0) v = perRow0 ? v.add(s0.get(F, o0)) : v.add(FloatVector.fromMemorySegment(S, s0, o0, LE, k));
+        if (terms > 1) v = perRow1 ? v.add(s1.get(F, o1)) : v.add(FloatVector.fromMemorySegment(S, s1, o1, LE, k));
+        if (hasLower) v = v.max(lower);
+        if (hasUpper) v = v.min(upper);
+        v.intoMemorySegment(c, off, LE, k);
     }
 
     /** One row's {@code len} adjacent columns from {@code tmp[t..]} into C at byte {@code off}, addends at bytes {@code o0}, {@code o1}. */

@@ -155,6 +155,8 @@ class ContractionKernelTest {
                         (Function<Tensor, Tensor>) y -> y.add(TestGraphs.data(14, 48, 64).to(y.device()))),
                 Arguments.of("conv + bias + residual, relu, K 576 in two blocks", new int[]{1, 64, 9, 11}, new int[]{16, 64, 3, 3}, conv,
                         (Function<Tensor, Tensor>) y -> y.add(bias16.reshape(16, 1, 1).to(y.device())).add(TestGraphs.data(9, 1, 16, 9, 11).to(y.device())).relu()),
+                Arguments.of("conv + residual, relu (no bias: the residual is the first addend)", new int[]{1, 8, 12, 30}, new int[]{16, 8, 3, 3}, conv,
+                        (Function<Tensor, Tensor>) y -> y.add(TestGraphs.data(15, 1, 16, 12, 30).to(y.device())).relu()),
                 Arguments.of("conv stride 2 + bias, relu6", new int[]{2, 8, 15, 13}, new int[]{16, 8, 3, 3},
                         (BiFunction<Tensor, Tensor, Tensor>) (x, w) -> x.conv2d(w, null, new int[]{2, 2}, new int[]{1, 1}, null, 1),
                         (Function<Tensor, Tensor>) y -> y.add(bias16.reshape(16, 1, 1).to(y.device())).relu6()),
@@ -165,10 +167,30 @@ class ContractionKernelTest {
                         (Function<Tensor, Tensor>) y -> y.add(TestGraphs.data(10, 40, 24).to(y.device())).clamp(-1.0, 2.0)));
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("storeEpilogueCases")
-    void anEpilogueAppliedByTheTilesEqualsTheSameOpsAfterTheSumsBitForBit(String name, int[] aShape, int[] bShape,
+    /** {@link #storeEpilogueCases} with B packed as the GEMM chooses, and read from a padded image wherever one applies. */
+    static Stream<Arguments> storeEpilogueCasesEitherWay() {
+        return storeEpilogueCases().flatMap(a -> Stream.of("auto", "force").map(mode -> {
+            Object[] x = a.get();
+            return Arguments.of(mode, x[0], x[1], x[2], x[3], x[4]);
+        }));
+    }
+
+    @ParameterizedTest(name = "paddedImage={0}: {1}")
+    @MethodSource("storeEpilogueCasesEitherWay")
+    void anEpilogueAppliedByTheTilesEqualsTheSameOpsAfterTheSumsBitForBit(String mode, String name, int[] aShape, int[] bShape,
                                                                          BiFunction<Tensor, Tensor, Tensor> contraction, Function<Tensor, Tensor> epilogue) {
+        String before = System.getProperty("kiln.gemm.paddedImage");
+        if (mode.equals("force")) System.setProperty("kiln.gemm.paddedImage", mode);
+        try {
+            epilogueBitForBit(name, aShape, bShape, contraction, epilogue);
+        } finally {
+            if (before == null) System.clearProperty("kiln.gemm.paddedImage");
+            else System.setProperty("kiln.gemm.paddedImage", before);
+        }
+    }
+
+    private static void epilogueBitForBit(String name, int[] aShape, int[] bShape, BiFunction<Tensor, Tensor, Tensor> contraction,
+                                          Function<Tensor, Tensor> epilogue) {
         float[] av = interp(TestGraphs.data(1, aShape));
         // non-finite values and signed zeros go through the same operations either way
         av[0] = Float.NaN;

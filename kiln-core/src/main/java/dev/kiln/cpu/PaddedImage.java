@@ -118,9 +118,11 @@ final class PaddedImage {
      * tile; padded image against packed panels, alternating in one JVM, 2 threads): 512 -> 512 at 7 x 7 3.16 -> 2.42 ms
      * with the image, 256 -> 256 at 14 x 14 3.58 -> 2.53, 128 -> 128 at 28 x 28 3.68 -> 2.32, 16 -> 64 at 55 x 55 0.71 ->
      * 0.61 (an AMD Zen 4 had measured the 28 x 28 one slower with the image, when the image tile still kept general
-     * registers in vector registers).
+     * registers in vector registers). Raised from 48 to 96 when the image's K became one block and its tiles stored
+     * one compressed run a row: SqueezeNet 1.1's 64 -> 256 at 13 x 13 (m 256: 208 image lanes against 176 packed) then
+     * ran 15-30 % faster from the image (10th percentiles, two pairs of processes), and was packed at 48.
      */
-    private static final double PACK_COST_ROWS = 48;
+    private static final double PACK_COST_ROWS = 96;
     /** The margin by which the image must win: a tie packs. */
     private static final double MARGIN = 1.02;
 

@@ -32,6 +32,12 @@ final class GemmMicroKernel {
      * most this many valid rows (channel counts are powers of two: 64 = 5 x 12 + 4, 128 = 10 x 12 + 8).
      */
     static final int EDGE_MR = 8;
+    /**
+     * Rows of the smallest edge tiles ({@link #wideQuarter}, {@link #imageTileQuarter}): a last panel of at most this many
+     * valid rows (64, 256 and 1024 channels leave 4), which the 8-row tile ran at twice the work (its time was 8-11 %
+     * of a 64-channel convolution's).
+     */
+    static final int QUARTER_MR = 4;
     static final int NR = 2 * L;
     /**
      * Where a tile's scratch keeps one vector of staging for a run's last columns ({@link #storeRow}), past the MR x NR
@@ -60,6 +66,7 @@ final class GemmMicroKernel {
     static void sums(float[] a, int ao, float[] b, int bo, int kc, int mr, int nr, float[] tmp) {
         // a panel's last columns, at most one vector wide (196 = 6 x 32 + 4), take half the multiply-adds
         if (nr <= L) narrow(a, ao, b, bo, kc, tmp);
+        else if (mr <= QUARTER_MR) wideQuarter(a, ao, b, bo, kc, tmp);
         else if (mr <= EDGE_MR) wideEdge(a, ao, b, bo, kc, tmp);
         else wide(a, ao, b, bo, kc, tmp);
     }
@@ -70,6 +77,7 @@ final class GemmMicroKernel {
      */
     static void imageSums(float[] a, int ao, float[] img, int[] at, int kc, int mr, boolean narrow, float[] tmp) {
         if (narrow) imageTileNarrow(a, ao, img, at, kc, tmp);
+        else if (mr <= QUARTER_MR) imageTileQuarter(a, ao, img, at, kc, tmp);
         else if (mr <= EDGE_MR) imageTileEdge(a, ao, img, at, kc, tmp);
         else imageTile(a, ao, img, at, kc, tmp);
     }
@@ -194,6 +202,37 @@ final class GemmMicroKernel {
         c6_1.intoArray(tmp, 6 * NR + L);
         c7_0.intoArray(tmp, 7 * NR);
         c7_1.intoArray(tmp, 7 * NR + L);
+    }
+
+    /** {@link #wide} for the first {@link #QUARTER_MR} rows of a panel (still {@link #MR} floats a step). */
+    private static void wideQuarter(float[] a, int ao, float[] b, int bo, int kc, float[] tmp) {
+        FloatVector z = FloatVector.broadcast(S, -0.0f);
+        FloatVector c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
+        for (int k = 0, ak = ao; k < kc; k++, ak += MR) {
+            int bi = bo + k * NR;
+            FloatVector b0 = FloatVector.fromArray(S, b, bi);
+            FloatVector b1 = FloatVector.fromArray(S, b, bi + L);
+            FloatVector x = FloatVector.broadcast(S, a[ak + 0]);
+            c0_0 = x.fma(b0, c0_0);
+            c0_1 = x.fma(b1, c0_1);
+            x = FloatVector.broadcast(S, a[ak + 1]);
+            c1_0 = x.fma(b0, c1_0);
+            c1_1 = x.fma(b1, c1_1);
+            x = FloatVector.broadcast(S, a[ak + 2]);
+            c2_0 = x.fma(b0, c2_0);
+            c2_1 = x.fma(b1, c2_1);
+            x = FloatVector.broadcast(S, a[ak + 3]);
+            c3_0 = x.fma(b0, c3_0);
+            c3_1 = x.fma(b1, c3_1);
+        }
+        c0_0.intoArray(tmp, 0);
+        c0_1.intoArray(tmp, L);
+        c1_0.intoArray(tmp, NR);
+        c1_1.intoArray(tmp, NR + L);
+        c2_0.intoArray(tmp, 2 * NR);
+        c2_1.intoArray(tmp, 2 * NR + L);
+        c3_0.intoArray(tmp, 3 * NR);
+        c3_1.intoArray(tmp, 3 * NR + L);
     }
 
     /**
@@ -420,6 +459,37 @@ final class GemmMicroKernel {
         c6_1.intoArray(tmp, 6 * NR + L);
         c7_0.intoArray(tmp, 7 * NR);
         c7_1.intoArray(tmp, 7 * NR + L);
+    }
+
+    /** {@link #imageTile} for the first {@link #QUARTER_MR} rows of a panel (still {@link #MR} floats a step). */
+    private static void imageTileQuarter(float[] a, int ao, float[] img, int[] at, int kc, float[] tmp) {
+        FloatVector z = FloatVector.broadcast(S, -0.0f);
+        FloatVector c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
+        for (int k = 0, ak = ao; k < kc; k++, ak += MR) {
+            int bi = at[k];
+            FloatVector b0 = FloatVector.fromArray(S, img, bi);
+            FloatVector b1 = FloatVector.fromArray(S, img, bi + L);
+            FloatVector x = FloatVector.broadcast(S, a[ak + 0]);
+            c0_0 = x.fma(b0, c0_0);
+            c0_1 = x.fma(b1, c0_1);
+            x = FloatVector.broadcast(S, a[ak + 1]);
+            c1_0 = x.fma(b0, c1_0);
+            c1_1 = x.fma(b1, c1_1);
+            x = FloatVector.broadcast(S, a[ak + 2]);
+            c2_0 = x.fma(b0, c2_0);
+            c2_1 = x.fma(b1, c2_1);
+            x = FloatVector.broadcast(S, a[ak + 3]);
+            c3_0 = x.fma(b0, c3_0);
+            c3_1 = x.fma(b1, c3_1);
+        }
+        c0_0.intoArray(tmp, 0);
+        c0_1.intoArray(tmp, L);
+        c1_0.intoArray(tmp, NR);
+        c1_1.intoArray(tmp, NR + L);
+        c2_0.intoArray(tmp, 2 * NR);
+        c2_1.intoArray(tmp, 2 * NR + L);
+        c3_0.intoArray(tmp, 3 * NR);
+        c3_1.intoArray(tmp, 3 * NR + L);
     }
 
     /** {@link #narrow} with B read in place from a padded image, as {@link #imageTile}. */

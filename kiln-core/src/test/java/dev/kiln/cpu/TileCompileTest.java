@@ -28,6 +28,9 @@ class TileCompileTest {
         // the tiles were compiled at all (the probe reached them), and none was given up on
         assertThat(out.lines().filter(l -> l.contains("GemmMicroKernel::wideIntoRun"))).isNotEmpty();
         assertThat(out.lines().filter(l -> l.contains("GemmMicroKernel::imageTileEdge"))).isNotEmpty();
+        assertThat(out.lines().filter(l -> l.contains("GemmMicroKernel::wideEdge"))).isNotEmpty();
+        assertThat(out.lines().filter(l -> l.contains("GemmMicroKernel::wideQuarter"))).isNotEmpty();
+        assertThat(out.lines().filter(l -> l.contains("GemmMicroKernel::imageTileQuarter"))).isNotEmpty();
         assertThat(out.lines().filter(l -> l.contains("GemmMicroKernel") && l.contains("COMPILE SKIPPED")).toList()).isEmpty();
     }
 }

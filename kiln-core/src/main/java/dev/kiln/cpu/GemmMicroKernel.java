@@ -238,8 +238,9 @@ final class GemmMicroKernel {
     /**
      * {@link #wide} over the whole reduction, stored straight from the registers into C: row i's NR adjacent
      * floats at byte {@code off[i]} of {@code c} take {@code min(max(sum + add[i], lower), upper)}: the same operations,
-     * in the same order, as {@link TileEpilogue}'s vector path (-0.0 adds nothing and infinite bounds clamp nothing). For a short reduction (a 1 x 1 convolution of 16 channels: 16 steps) the pass
-     * through {@code tmp} and back cost as much as the multiply-adds. The stores are written out here: vectors handed
+     * in the same order, as {@link TileEpilogue}'s vector path (-0.0 adds nothing and infinite bounds clamp nothing).
+     * For a short reduction (a 1 x 1 convolution of 16 channels: 16 steps) the pass through {@code tmp} and back cost as
+     * much as the multiply-adds. The stores are written out here: vectors handed
      * to a method C2 does not inline are boxed (a four-line helper was not inlined into this method: node count).
      */
     static void wideInto(float[] a, int ao, float[] b, int bo, int kc, MemorySegment c, long[] off, float[] add, float lower, float upper) {

@@ -278,16 +278,13 @@ final class PaddedImage {
             for (int t = t0; t < t1; t++) {
                 MemorySegment.copy(seg, F, 4 * (source + t * rowStride + u0), row, 0, u1 - u0);
                 int rowAt = p * planeFloats + (t % sh) * sw * phase + (t / sh) * pitch;
-                int dealt = sw == 2 ? dealPairs(row, u1 - u0, img, rowAt + (u0 & 1) * phase + u0 / 2, rowAt + (1 - (u0 & 1)) * phase + (u0 + 1) / 2) : 0;
+                if (sw == 2) {
+                    dealPairs(row, u1 - u0, img, rowAt + (u0 & 1) * phase + u0 / 2, rowAt + (1 - (u0 & 1)) * phase + (u0 + 1) / 2);
+                    continue;
+                }
                 for (int px = 0; px < sw; px++) {
-                    // the row's floats of phase px from the first not dealt yet
-                    int r = Math.floorMod(px - u0, sw), x = rowAt + px * phase + (u0 + r) / sw;
-                    if (r < dealt) {
-                        int skip = (dealt - r + sw - 1) / sw;
-                        r += skip * sw;
-                        x += skip;
-                    }
-                    for (; r < u1 - u0; r += sw, x++) img[x] = row[r];
+                    int first = u0 + Math.floorMod(px - u0, sw);
+                    for (int u = first - u0, x = rowAt + px * phase + first / sw; u < u1 - u0; u += sw, x++) img[x] = row[u];
                 }
             }
         }
@@ -301,10 +298,9 @@ final class PaddedImage {
     /**
      * Deals the first {@code n} floats of {@code row} two ways, whole vectors at a time: even positions to {@code even}
      * onwards, odd ones to {@code odd} onwards (one compress and one half-vector store each: a stride-2 image's row went
-     * element by element, a fifth of its convolution's time on one thread), the last part-vector under masks. Returns
-     * how many leading floats it dealt: all of them.
+     * element by element, a fifth of its convolution's time on one thread), the last part-vector under masks.
      */
-    private static int dealPairs(float[] row, int n, float[] img, int even, int odd) {
+    private static void dealPairs(float[] row, int n, float[] img, int even, int odd) {
         int l = S.length(), r = 0;
         for (; r <= n - l; r += l) {
             FloatVector v = FloatVector.fromArray(S, row, r);
@@ -316,6 +312,5 @@ final class PaddedImage {
             v.compress(EVEN).intoArray(img, even + r / 2, S.indexInRange(0, (n - r + 1) / 2));
             v.compress(ODD).intoArray(img, odd + r / 2, S.indexInRange(0, (n - r) / 2));
         }
-        return n;
     }
 }

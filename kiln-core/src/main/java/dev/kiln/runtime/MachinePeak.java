@@ -64,7 +64,8 @@ public record MachinePeak(int threads, List<VectorPeak> fma, double streamGBps) 
 
     /**
      * Measures this machine within about {@code budget} (plus the time to allocate the streaming
-     * buffer); a small budget gives lower, noisier figures, never zero ones.
+     * buffer, and a quarter of the budget again for each width whose figures look timed before the JIT compiled its
+     * loop, measured once more); a small budget gives lower, noisier figures, never zero ones.
      */
     public static MachinePeak measure(Duration budget) {
         return PeakMeasurement.measure(budget, PeakMeasurement.DEFAULT_STREAM_BYTES);

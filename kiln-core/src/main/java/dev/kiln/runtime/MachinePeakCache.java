@@ -29,7 +29,8 @@ import java.util.stream.Stream;
  *
  * <p>An entry is keyed by what decides the figures: the CPU model ({@code /proc/cpuinfo} where
  * readable, else the architecture), the number of cores, the Java version and the preferred vector
- * size. The file repeats the key; a missing, unreadable, corrupt or foreign entry is measured again and
+ * size. The file repeats the key; a missing, unreadable, corrupt or foreign entry, or one with a width timed before
+ * its loop was compiled ({@code PeakMeasurement.remeasureCold}), is measured again and
  * replaced, never reported as an error. Entries are written to a temporary file and moved into place,
  * so a reader in another process sees a whole entry or none.
  */
@@ -168,7 +169,7 @@ public final class MachinePeakCache {
     }
 
     /**
-     * The figures of an entry, or empty when it belongs to another key or format.
+     * The figures of an entry, or empty when it belongs to another key or format or a width looks cold.
      *
      * @throws RuntimeException when a figure is missing or malformed (the entry is corrupt)
      */
@@ -182,7 +183,10 @@ public final class MachinePeakCache {
         for (String b : bits.isEmpty() ? new String[0] : bits.split(",")) {
             fma.add(new MachinePeak.VectorPeak(Integer.parseInt(b), number(p, "fma." + b + ".oneThreadGflops"), number(p, "fma." + b + ".allCoresGflops")));
         }
-        return Optional.of(new MachinePeak(Integer.parseInt(p.getProperty("threads")), fma, number(p, "streamGBps")));
+        int threads = Integer.parseInt(p.getProperty("threads"));
+        // an entry written before cold widths were measured again (a 128-bit peak of 0.58 GFLOP/s) is measured anew
+        if (threads > 0 && PeakMeasurement.anyCold(fma, threads)) return Optional.empty();
+        return Optional.of(new MachinePeak(threads, fma, number(p, "streamGBps")));
     }
 
     private static double number(Properties p, String name) {

@@ -81,6 +81,67 @@ class MachinePeakTest {
         }
     }
 
+    /** Figures as a cold 128-bit loop left them: per lane a hundredth of the others'. */
+    private static final List<MachinePeak.VectorPeak> COLD = List.of(new MachinePeak.VectorPeak(128, 0.58, 1.1),
+            new MachinePeak.VectorPeak(256, 80, 160), new MachinePeak.VectorPeak(512, 160, 320));
+
+    @Test
+    void aWidthTimedBeforeItsLoopWasCompiledIsMeasuredAgain() {
+        List<Integer> again = new java.util.ArrayList<>();
+        List<MachinePeak.VectorPeak> fixed = PeakMeasurement.remeasureCold(COLD, 2, bits -> {
+            again.add(bits);
+            return new MachinePeak.VectorPeak(bits, 40, 0.9); // all cores slower this time: the better figure stays
+        });
+        assertThat(again).containsExactly(128);
+        assertThat(fixed).containsExactly(new MachinePeak.VectorPeak(128, 40, 1.1), COLD.get(1), COLD.get(2));
+        assertThat(PeakMeasurement.anyCold(COLD, 2)).isTrue();
+        assertThat(PeakMeasurement.anyCold(fixed, 2)).isFalse();
+    }
+
+    @Test
+    void everyWidthColdOnOneThreadButNotOnAllCoresIsMeasuredAgain() {
+        // each loop timed on one thread before it was compiled, then on both cores once it was
+        List<MachinePeak.VectorPeak> oneThreadCold = List.of(new MachinePeak.VectorPeak(128, 0.14, 54), new MachinePeak.VectorPeak(256, 0.19, 99),
+                new MachinePeak.VectorPeak(512, 0.64, 208));
+        assertThat(PeakMeasurement.anyCold(oneThreadCold, 2)).isTrue();
+        List<Integer> again = new java.util.ArrayList<>();
+        List<MachinePeak.VectorPeak> fixed = PeakMeasurement.remeasureCold(oneThreadCold, 2, bits -> {
+            again.add(bits);
+            return new MachinePeak.VectorPeak(bits, bits / 4.0, bits / 2.5);
+        });
+        assertThat(again).containsExactly(128, 256, 512);
+        assertThat(fixed).containsExactly(new MachinePeak.VectorPeak(128, 32, 54), new MachinePeak.VectorPeak(256, 64, 102.4),
+                new MachinePeak.VectorPeak(512, 128, 208));
+        assertThat(PeakMeasurement.anyCold(fixed, 2)).isFalse();
+        // one thread at a quarter of a core's share of all cores is the line (a busy neighbour), not below it
+        assertThat(PeakMeasurement.anyCold(List.of(new MachinePeak.VectorPeak(512, 25, 200)), 2)).isFalse();
+        assertThat(PeakMeasurement.anyCold(List.of(new MachinePeak.VectorPeak(512, 24, 200)), 2)).isTrue();
+    }
+
+    @Test
+    void aWidthSlowerPerLaneForRealIsNotMeasuredAgain() {
+        // 512 bits at half rate (AMD Zen 4): per lane half the 256-bit figure, a quarter of it just above the line
+        List<MachinePeak.VectorPeak> halfRate = List.of(new MachinePeak.VectorPeak(128, 50, 100), new MachinePeak.VectorPeak(256, 100, 200),
+                new MachinePeak.VectorPeak(512, 100, 200));
+        assertThat(PeakMeasurement.remeasureCold(halfRate, 2, bits -> { throw new AssertionError("measured " + bits + " again"); })).isEqualTo(halfRate);
+        assertThat(PeakMeasurement.anyCold(halfRate, 2)).isFalse();
+        List<MachinePeak.VectorPeak> edge = List.of(new MachinePeak.VectorPeak(256, 100, 200), new MachinePeak.VectorPeak(512, 0.5 * 100, 100));
+        assertThat(PeakMeasurement.anyCold(edge, 2)).as("512 bits at a quarter of 256's rate per lane").isFalse();
+        List<MachinePeak.VectorPeak> below = List.of(new MachinePeak.VectorPeak(256, 100, 200), new MachinePeak.VectorPeak(512, 0.49 * 100, 100));
+        assertThat(PeakMeasurement.anyCold(below, 2)).as("just below a quarter").isTrue();
+    }
+
+    @Test
+    void aCachedEntryWithAColdWidthIsMeasuredAgain(@TempDir Path dir) throws Exception {
+        MachinePeak cold = new MachinePeak(2, COLD, 40);
+        new MachinePeakCache(dir, KEY, () -> cold).get(() -> {});
+        AtomicInteger measured = new AtomicInteger();
+        MachinePeakCache fresh = new MachinePeakCache(dir, KEY, () -> { measured.incrementAndGet(); return PEAK; });
+        assertThat(fresh.get(() -> {})).isEqualTo(new MachinePeakCache.Lookup(PEAK, true));
+        assertThat(new MachinePeakCache(dir, KEY, () -> { throw new AssertionError("measured again"); }).get(() -> {}).peak()).isEqualTo(PEAK);
+        assertThat(measured).hasValue(1);
+    }
+
     @Test
     void aForeignEntryIsMeasuredAgain(@TempDir Path dir) throws Exception {
         Map<String, String> otherMachine = new HashMap<>(KEY);

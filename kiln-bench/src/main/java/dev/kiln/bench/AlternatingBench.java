@@ -20,7 +20,7 @@ import java.util.function.Supplier;
  * libraries in a class loader of its own; its static state (worker threads, caches) is its own too.
  *
  * <pre>kiln-bench/bench.sh --main AlternatingBench MODEL.onnx [--builds DIR1,DIR2] [--ort] [--threads 2]
- *     [--warmup 10] [--runs 40] [--block 10]</pre>
+ *     [--warmup 100] [--runs 40] [--block 10]</pre>
  *
  * Without {@code --builds}, the kiln-core on this class path. Each block runs one variant {@code --block} times
  * after a 20 ms pause and two untimed runs (another variant's threads stop spinning meanwhile). Prints each variant's
@@ -35,6 +35,13 @@ import java.util.function.Supplier;
 public final class AlternatingBench {
     private AlternatingBench() {}
 
+    /**
+     * Warm-up runs of each variant before the timed ones. Ten left C2 still compiling ResNet-50's kernels (their vector
+     * code ran unintrinsified, allocating, for the first ~9 s on one core): its median on two threads was 97 ms after
+     * 10 warm-up runs and 85 ms after 100, minutes apart; ONNX Runtime's did not move.
+     */
+    static final int DEFAULT_WARMUP = 100;
+
     /** The options: the model, the builds (empty: this class path's), and the timing. */
     record Options(Path model, List<String> builds, boolean ort, int threads, int warmup, int runs, int block) {
         static Options parse(String[] args) {
@@ -42,7 +49,7 @@ public final class AlternatingBench {
                     + "[--builds DIR1,DIR2] [--ort] [--threads N] [--warmup N] [--runs N] [--block N]");
             List<String> builds = List.of();
             boolean ort = false;
-            int threads = Runtime.getRuntime().availableProcessors(), warmup = 10, runs = 40, block = 10;
+            int threads = Runtime.getRuntime().availableProcessors(), warmup = DEFAULT_WARMUP, runs = 40, block = 10;
             for (int i = 1; i < args.length; i++) {
                 String a = args[i];
                 if (a.equals("--ort")) {

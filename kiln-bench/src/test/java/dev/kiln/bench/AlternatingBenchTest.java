@@ -22,6 +22,7 @@ class AlternatingBenchTest {
         assertThat(o.ort()).isFalse();
         assertThat(o.runs()).isEqualTo(40);
         assertThat(o.block()).isEqualTo(10);
+        assertThat(o.warmup()).isEqualTo(100);
         o = AlternatingBench.Options.parse(new String[] {"m.onnx", "--builds", "a, b", "--ort", "--runs", "6", "--block", "2"});
         assertThat(o.builds()).containsExactly("a", "b");
         assertThat(o.ort()).isTrue();

@@ -24,8 +24,9 @@ import java.util.function.Supplier;
  *
  * Without {@code --builds}, the kiln-core on this class path. Each block runs one variant {@code --block} times
  * after a 20 ms pause and two untimed runs (another variant's threads stop spinning meanwhile). Prints each variant's
- * median and 10th percentile and the medians' ratios to the first variant and to ONNX Runtime, and how far each
- * build's output 0 is from the first's. Worker threads of idle builds stay parked, but ONNX Runtime's pool spins
+ * median and 10th percentile and the medians' ratios to the first variant and to ONNX Runtime, then each variant
+ * against the first block by block (the median of the blocks' ratios, and in how many blocks it was faster), and how
+ * far each build's output 0 is from the first's. Worker threads of idle builds stay parked, but ONNX Runtime's pool spins
  * after its runs: with {@code --ort}, Kiln's figures can be a little higher than alone.
  *
  * <p>On models of one small kernel, alternating does not remove all of the host's noise: two identical copies of one
@@ -103,6 +104,7 @@ public final class AlternatingBench {
             System.out.printf(Locale.ROOT, "model %s, %d cores, %d warm-up + %d timed runs each in blocks of %d%s%n", o.model(),
                     Runtime.getRuntime().availableProcessors(), o.warmup(), o.runs(), o.block(), o.ort() ? ", ORT intra-op threads " + o.threads() : "");
             System.out.print(table(variants.stream().map(Variant::name).toList(), ms, o.ort()));
+            System.out.print(blockTable(variants.stream().map(Variant::name).toList(), ms, o.block()));
             float[] first = variants.getFirst().output().get();
             for (Variant v : variants.subList(1, variants.size())) {
                 System.out.printf(Locale.ROOT, "output 0 of %s: max |x - first| %.3g%n", v.name(), maxDiff(v.output().get(), first));
@@ -130,7 +132,7 @@ public final class AlternatingBench {
         return new Variant("Kiln " + build, (Runnable) run, out, (AutoCloseable) run);
     }
 
-    /** Each variant's timed runs (ms, sorted), blocks alternating. */
+    /** Each variant's timed runs (ms, in the order they ran: block after block), blocks alternating. */
     static double[][] time(List<Variant> variants, Options o) throws InterruptedException {
         for (int i = 0; i < o.warmup(); i++) for (Variant v : variants) v.run().run();
         double[][] ms = new double[variants.size()][o.runs()];
@@ -147,12 +149,48 @@ public final class AlternatingBench {
                 }
             }
         }
-        for (double[] m : ms) Arrays.sort(m);
         return ms;
     }
 
-    /** Median and 10th percentile per variant, the medians' ratio to the first variant's and (with ORT, the last) to ORT's. */
-    static String table(List<String> names, double[][] ms, boolean ortLast) {
+    /**
+     * Each variant against the first, block by block: the median over blocks of the ratio of the block's medians, and in
+     * how many blocks it was faster. Blocks of different variants run a few hundred milliseconds apart, so a host that
+     * changes speed over minutes (other tenants: 40 % within the hour) shifts both sides of a block's ratio alike; the
+     * medians over all runs compare minutes apart.
+     */
+    static String blockTable(List<String> names, double[][] ms, int block) {
+        int blocks = (ms[0].length + block - 1) / block;
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "  %-60s %16s %14s%n", "block by block, against the first", "median ratio", "faster in"));
+        for (int v = 1; v < names.size(); v++) {
+            double[] ratios = new double[blocks];
+            int faster = 0;
+            for (int b = 0; b < blocks; b++) {
+                int from = b * block, to = Math.min(ms[v].length, from + block);
+                ratios[b] = OnnxPeerBench.median(sortedRange(ms[v], from, to)) / OnnxPeerBench.median(sortedRange(ms[0], from, to));
+                if (ratios[b] < 1) faster++;
+            }
+            Arrays.sort(ratios);
+            sb.append(String.format(Locale.ROOT, "  %-60s %15.3fx %9d of %d%n", names.get(v), OnnxPeerBench.median(ratios), faster, blocks));
+        }
+        return sb.toString();
+    }
+
+    private static double[] sortedRange(double[] x, int from, int to) {
+        double[] r = Arrays.copyOfRange(x, from, to);
+        Arrays.sort(r);
+        return r;
+    }
+
+    /**
+     * Median and 10th percentile per variant (over its runs in any order), the medians' ratio to the first variant's and
+     * (with ORT, the last) to ORT's.
+     */
+    static String table(List<String> names, double[][] runs, boolean ortLast) {
+        double[][] ms = Arrays.stream(runs).map(r -> {
+            double[] c = r.clone();
+            Arrays.sort(c);
+            return c;
+        }).toArray(double[][]::new);
         StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "  %-60s %10s %10s %9s%s%n", "variant", "median ms", "p10 ms", "/ first",
                 ortLast ? "     / ORT" : ""));
         double first = OnnxPeerBench.median(ms[0]), ort = ortLast ? OnnxPeerBench.median(ms[ms.length - 1]) : Double.NaN;

@@ -46,6 +46,17 @@ class AlternatingBenchTest {
     }
 
     @Test
+    void blocksCompareEachVariantWithTheFirstRunBesideIt() {
+        // the host halves its speed between blocks; b is 10 % faster than a in every block, c slower in one of three
+        double[][] ms = {{10, 10, 20, 20, 40, 40}, {9, 9, 18, 18, 36, 36}, {9, 9, 22, 22, 36, 36}};
+        String t = AlternatingBench.blockTable(List.of("a", "b", "c"), ms, 2);
+        assertThat(t.lines().filter(l -> l.contains(" b ")).findFirst().orElseThrow()).contains("0.900x").contains("3 of 3");
+        assertThat(t.lines().filter(l -> l.contains(" c ")).findFirst().orElseThrow()).contains("0.900x").contains("2 of 3");
+        // a last block shorter than the others counts as one
+        assertThat(AlternatingBench.blockTable(List.of("a", "b"), new double[][] {{10, 10, 10}, {5, 5, 20}}, 2)).contains("1.250x").contains("1 of 2");
+    }
+
+    @Test
     void theTableGivesMediansPercentilesAndRatios() {
         double[][] ms = {{1, 2, 3, 4}, {2, 4, 6, 8}, {1, 1, 1, 1}};
         String t = AlternatingBench.table(List.of("a", "b", "ONNX Runtime"), ms, true);

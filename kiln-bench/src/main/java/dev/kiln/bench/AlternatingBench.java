@@ -186,11 +186,7 @@ public final class AlternatingBench {
      * (with ORT, the last) to ORT's.
      */
     static String table(List<String> names, double[][] runs, boolean ortLast) {
-        double[][] ms = Arrays.stream(runs).map(r -> {
-            double[] c = r.clone();
-            Arrays.sort(c);
-            return c;
-        }).toArray(double[][]::new);
+        double[][] ms = Arrays.stream(runs).map(r -> sortedRange(r, 0, r.length)).toArray(double[][]::new);
         StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "  %-60s %10s %10s %9s%s%n", "variant", "median ms", "p10 ms", "/ first",
                 ortLast ? "     / ORT" : ""));
         double first = OnnxPeerBench.median(ms[0]), ort = ortLast ? OnnxPeerBench.median(ms[ms.length - 1]) : Double.NaN;

@@ -185,7 +185,7 @@ public final class MachinePeakCache {
         }
         int threads = Integer.parseInt(p.getProperty("threads"));
         // an entry written before cold widths were measured again (a 128-bit peak of 0.58 GFLOP/s) is measured anew
-        if (threads > 0 && PeakMeasurement.anyCold(fma, threads)) return Optional.empty();
+        if (PeakMeasurement.anyCold(fma, threads)) return Optional.empty();
         return Optional.of(new MachinePeak(threads, fma, number(p, "streamGBps")));
     }
 

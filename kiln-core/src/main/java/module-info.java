@@ -18,6 +18,7 @@ module dev.kiln.core {
     exports dev.kiln.types;
     exports dev.kiln.models to dev.kiln.cli;
     exports dev.kiln.onnxspec to dev.kiln.onnx;
+    exports dev.kiln.clang to dev.kiln.llm; // ClangDevice.library: native block-quantised products
     exports dev.kiln.cpu to dev.kiln.llm; // PanelProduct: the GEMM tile for the quantised products
 
     uses dev.kiln.runtime.DeviceProvider;

@@ -22,7 +22,7 @@ import java.util.Locale;
  * the decode bound of the machine (weight bytes read per token over the streaming bandwidth measured in this run), and
  * whether the two greedy continuations agree. The LLM rows of BENCHMARKS.md come from this command:
  *
- * <pre>kiln-bench/bench.sh --main LlmPeerBench MODEL.gguf [--prompt 16] [--gen 64] [--runs 3] [--context 512] [--peer node|none]</pre>
+ * <pre>kiln-bench/bench.sh --main LlmPeerBench MODEL.gguf [--prompt 16] [--gen 64] [--runs 3] [--context 512] [--peer node|none] [--device CPU|CLANG]</pre>
  *
  * Prompt: token ids 300, 301, ... (the same for both). Greedy decoding (argmax), so both must produce the same ids.
  * The peer is {@code tools/bench/llamacpp/bench.mjs} (node-llama-cpp 3.21.1's prebuilt CPU build, 2 threads; run
@@ -33,12 +33,12 @@ public final class LlmPeerBench {
 
     public static void main(String[] args) throws Exception {
         if (args.length == 0 || args[0].startsWith("--")) {
-            System.err.println("usage: LlmPeerBench MODEL.gguf [--prompt N] [--gen N] [--runs N] [--context N] [--peer node|none]");
+            System.err.println("usage: LlmPeerBench MODEL.gguf [--prompt N] [--gen N] [--runs N] [--context N] [--peer node|none] [--device CPU|CLANG]");
             System.exit(2);
         }
         Path model = Path.of(args[0]);
         int prompt = 16, gen = 64, runs = 3, context = 512;
-        String peer = "node";
+        String peer = "node", device = null;
         for (int i = 1; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--prompt" -> prompt = Integer.parseInt(args[i + 1]);
@@ -46,6 +46,7 @@ public final class LlmPeerBench {
                 case "--runs" -> runs = Integer.parseInt(args[i + 1]);
                 case "--context" -> context = Integer.parseInt(args[i + 1]);
                 case "--peer" -> peer = args[i + 1];
+                case "--device" -> device = args[i + 1];
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -61,8 +62,8 @@ public final class LlmPeerBench {
         for (int i = 0; i < prompt; i++) ids[i] = 300 + i;
         double[] prefill = new double[runs], decode = new double[runs];
         int[] greedy = new int[gen + 1];
-        try (LanguageModel m = LanguageModel.open(model, ModelOptions.defaults().withContextLength(context))) {
-            System.out.printf(Locale.ROOT, "kiln: open %.0f ms%n", (System.nanoTime() - t0) / 1e6);
+        try (LanguageModel m = LanguageModel.open(model, ModelOptions.defaults().withContextLength(context).withDevice(device))) {
+            System.out.printf(Locale.ROOT, "kiln (%s): open %.0f ms%n", device == null ? "default device" : device, (System.nanoTime() - t0) / 1e6);
             for (int r = -1; r < runs; r++) { // one untimed run first: the JIT compiles the kernels
                 try (Decoder d = m.newDecoder()) {
                     long p0 = System.nanoTime();

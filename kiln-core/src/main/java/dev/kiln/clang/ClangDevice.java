@@ -10,6 +10,7 @@ import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Opt;
 import dev.kiln.runtime.CompiledKernel;
 import dev.kiln.compile.CompilerIdentity;
+import dev.kiln.compile.ContentStore;
 import dev.kiln.runtime.CompilingDevice;
 import dev.kiln.compile.KernelBackend;
 import dev.kiln.compile.KernelCache;
@@ -41,6 +42,8 @@ import java.util.Optional;
 public final class ClangDevice implements CompilingDevice {
     /** Renderer output format: bump when generated code changes meaning, so stale disk entries miss. */
     private static final String RENDER_FORMAT = "2";
+    /** The same for {@link #library}'s hand-written sources (compiled as they are, without the kernels' prelude). */
+    private static final String LIBRARY_FORMAT = "1";
 
     private static final KernelCache<NativeLibrary> CACHE = new KernelCache<>(SharedObjects::resolve);
 
@@ -112,6 +115,18 @@ public final class ClangDevice implements CompilingDevice {
     /** The CLANG pipeline: the default CPU heuristic for this CPU's vectors, the C renderer, this C compiler. */
     @Override
     public KernelPipeline<?, CompiledKernel> pipeline() { return pipeline; }
+
+    /**
+     * Hand-written C compiled by this device's compiler (see {@link CLibrary}): from the kernel cache, in memory or on
+     * disk, when this compiler on this CPU compiled the same source before.
+     *
+     * @throws IllegalStateException if the source does not compile (the message holds the compiler's output)
+     */
+    public CLibrary library(String source) {
+        CompilerIdentity id = compiler.identity().with("library.format", LIBRARY_FORMAT);
+        return new CLibrary(CACHE.getOrCompile("library:" + ContentStore.sha256(source), source, id,
+                s -> SharedObjects.publish(compiler.compileShared(s))));
+    }
 
     /** Statistics of the process-wide kernel cache (memory and disk hits, compiles). */
     public static KernelCache.Stats cacheStats() { return CACHE.stats(); }

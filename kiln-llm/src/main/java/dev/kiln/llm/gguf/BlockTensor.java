@@ -64,7 +64,13 @@ public final class BlockTensor {
      *
      * @throws IllegalArgumentException if x is not (r, cols) f32
      */
-    public Tensor linear(Tensor x, Variable active) {
+    public Tensor linear(Tensor x, Variable active) { return linear(x, active, null); }
+
+    /**
+     * {@link #linear(Tensor, Variable)}, with the dot products of a few rows run by {@code natives} (the CLANG device's,
+     * see {@link NativeBlockProducts}), or by the Vector API when it is null.
+     */
+    public Tensor linear(Tensor x, Variable active, NativeBlockProducts natives) {
         if (x.ndim() != 2 || x.dim(1) != cols || x.dtype() != DType.F32) {
             throw new IllegalArgumentException("linear with " + source.type() + " '" + source.name() + "' (" + rows + ", " + cols + "): x must be (r, " + cols
                     + ") f32, got " + x.dtype() + x.shape());
@@ -72,7 +78,7 @@ public final class BlockTensor {
         int max = x.dim(0), n = rows, k = cols;
         GgmlType type = source.type();
         Tensor y = Tensor.host("matmul " + type + " " + source.name(), DType.F32, new int[] {max, n},
-                (in, out) -> QuantizedMatmul.multiply(type, in.get(2), n, k, in.get(0), QuantizedMatmul.activeRows(in.get(1), max), out),
+                (in, out) -> QuantizedMatmul.multiply(type, in.get(2), n, k, in.get(0), QuantizedMatmul.activeRows(in.get(1), max), out, natives),
                 x, count(active, max), bytes);
         return active == null ? y : y.withSymbolicDim(0, active);
     }

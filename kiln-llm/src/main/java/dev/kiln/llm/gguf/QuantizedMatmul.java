@@ -7,6 +7,7 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -95,6 +96,17 @@ public final class QuantizedMatmul {
      *                                  or a segment is too small
      */
     public static void multiply(GgmlType type, MemorySegment w, int n, int k, MemorySegment x, int rows, MemorySegment out) {
+        multiply(type, w, n, k, x, rows, out, null);
+    }
+
+    /**
+     * {@link #multiply(GgmlType, MemorySegment, int, int, MemorySegment, int, MemorySegment) multiply}, with the dot
+     * products of a few rows run by {@code natives} where it takes them (see {@link NativeBlockProducts}).
+     *
+     * @param natives the native products of the CLANG device, or null for the Vector API throughout
+     */
+    public static void multiply(GgmlType type, MemorySegment w, int n, int k, MemorySegment x, int rows, MemorySegment out,
+                                NativeBlockProducts natives) {
         check(type, w, n, k);
         if (rows < 0 || x.byteSize() < 4L * rows * k || out.byteSize() < 4L * rows * n) {
             throw new IllegalArgumentException("quantized matmul: " + rows + " rows of " + k + " -> " + n + " do not fit x (" + x.byteSize()
@@ -102,6 +114,10 @@ public final class QuantizedMatmul {
         }
         if (rows == 0 || n == 0) return;
         long rowBytes = type.rowBytes(k);
+        if (natives != null && natives.handles(type, rows)) {
+            nativeProducts(natives, type, w, rowBytes, n, k, x, rows, out);
+            return;
+        }
         boolean fused = B != null && (type == GgmlType.Q8_0 ? rows <= Q8_0_DOT_ROWS : type == GgmlType.Q4_0 && rows <= Q4_0_DOT_ROWS);
         boolean dots = fused || rows <= DOT_ROWS;
         int units = dots ? n : (n + PANEL - 1) / PANEL;
@@ -114,6 +130,21 @@ public final class QuantizedMatmul {
             else if (dots) dequantizedRows(type, w, rowBytes, (int) from, (int) to, k, x, rows, n, out);
             else tiles(type, w, rowBytes, (int) from, (int) to, k, ap, rows, n, out);
         });
+    }
+
+    /** The dot products by {@code natives}, split over the workers as the Vector API's are. */
+    private static void nativeProducts(NativeBlockProducts natives, GgmlType type, MemorySegment w, long rowBytes, int n, int k, MemorySegment x,
+                                       int rows, MemorySegment out) {
+        long work = (long) rows * n * k;
+        int parts = work < PARALLEL_WORK || WorkerPool.size() <= 1 ? 1 : WorkerPool.balancedShares(n);
+        long outBytes = 4L * rows * n;
+        // native code reads native memory only: a segment on the Java heap goes through a copy (shared: workers read it)
+        try (Arena staging = w.isNative() && x.isNative() && out.isNative() ? null : Arena.ofShared()) {
+            MemorySegment wn = NativeBlockProducts.nativeOf(w, rowBytes * n, staging), xn = NativeBlockProducts.nativeOf(x, 4L * rows * k, staging);
+            MemorySegment on = out.isNative() ? out : staging.allocate(outBytes, 64);
+            WorkerPool.forRanges(n, parts, (from, to) -> natives.products(type, wn, rowBytes, (int) from, (int) to, k, xn, rows, n, on));
+            if (on != out) MemorySegment.copy(on, 0, out, 0, outBytes);
+        }
     }
 
     /**

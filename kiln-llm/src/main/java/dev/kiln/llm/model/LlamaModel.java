@@ -34,7 +34,7 @@ public final class LlamaModel implements AutoCloseable {
         this.context = context;
         this.maxChunk = maxChunk;
         this.cacheType = cacheType;
-        this.graph = session.compile(LlamaGraph.build(spec, weights, maxChunk, context, cacheType, false));
+        this.graph = session.compile(LlamaGraph.build(spec, weights, maxChunk, context, cacheType, false, session.device()));
         idle.add(track(new LlamaDecoder(this, graph, spec, context, maxChunk, cacheType, false)));
     }
 
@@ -84,7 +84,7 @@ public final class LlamaModel implements AutoCloseable {
      */
     public synchronized BatchedDecode newBatchedDecode(int slots) {
         checkOpen();
-        return new BatchedDecode(session.compile(LlamaGraph.buildBatched(spec, weights, slots, context, cacheType)), spec, slots, context);
+        return new BatchedDecode(session.compile(LlamaGraph.buildBatched(spec, weights, slots, context, cacheType, session.device())), spec, slots, context);
     }
 
     synchronized void release(LlamaDecoder d) {
@@ -100,7 +100,7 @@ public final class LlamaModel implements AutoCloseable {
     public synchronized float[][] logits(int... tokens) {
         checkOpen();
         if (allLogits == null) {
-            CompiledGraph g = session.compile(LlamaGraph.build(spec, weights, maxChunk, context, cacheType, true));
+            CompiledGraph g = session.compile(LlamaGraph.build(spec, weights, maxChunk, context, cacheType, true, session.device()));
             allLogits = new LlamaDecoder(this, g, spec, context, maxChunk, cacheType, false);
         }
         allLogits.open();

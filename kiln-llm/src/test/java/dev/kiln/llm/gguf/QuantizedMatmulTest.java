@@ -55,14 +55,14 @@ class QuantizedMatmulTest {
         return new GgufTensor(t.file(), name + "_tiled", t.type(), new int[] {t.rowLength(), n}, 0, n * rowBytes, data);
     }
 
-    private static float[] random(int n, long seed) {
+    static float[] random(int n, long seed) {
         Random r = new Random(seed);
         float[] f = new float[n];
         for (int i = 0; i < n; i++) f[i] = (float) (r.nextGaussian());
         return f;
     }
 
-    private static void check(float[] got, float[] x, float[] w, int rows, int n, int k) {
+    static void check(float[] got, float[] x, float[] w, int rows, int n, int k) {
         double u = Math.ulp(1.0f) / 2;
         for (int r = 0; r < rows; r++) {
             for (int j = 0; j < n; j++) {

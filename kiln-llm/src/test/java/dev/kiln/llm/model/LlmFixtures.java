@@ -37,6 +37,9 @@ public final class LlmFixtures {
             new Case("mistral", "hf", "f32"), new Case("mistral", "mistral-f16.gguf", "f16"),
             new Case("qwen2", "hf", "f32"), new Case("qwen2", "qwen2-q8_0.gguf", "q8_0"), new Case("qwen2", "qwen2-q4_0.gguf", "q4_0"));
 
+    /** The block-quantised GGUF files (Q8_0, Q4_0). */
+    public static final List<Case> QUANTISED = CASES.stream().filter(c -> c.ref().startsWith("q")).toList();
+
     private static final Map<String, LanguageModel> OPEN = new ConcurrentHashMap<>();
 
     public static Path root() {

@@ -2,6 +2,7 @@ package dev.kiln.llm.model;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.kiln.llm.LanguageModel;
+import dev.kiln.llm.ModelOptions;
 import dev.kiln.llm.generate.Decoder;
 import dev.kiln.llm.generate.GenerationOptions;
 import dev.kiln.llm.generate.GenerationResult;
@@ -68,6 +69,34 @@ class ReferenceLogitsTest {
         String promptText = model.tokenizer().decode(prompt, false), fullText = model.tokenizer().decode(all, false);
         assertThat(fullText).startsWith(promptText);
         assertThat(r.text()).isEqualTo(fullText.substring(promptText.length()));
+    }
+
+    /**
+     * The quantised files on the CLANG device, whose decode products are native code ({@link
+     * dev.kiln.llm.gguf.NativeBlockProducts}): the decode steps' logits within the same tolerance, the greedy continuation
+     * the same tokens.
+     */
+    @ParameterizedTest
+    @FieldSource("dev.kiln.llm.model.LlmFixtures#QUANTISED")
+    void quantisedFilesOnClangMatchTransformers(LlmFixtures.Case c) {
+        var reason = dev.kiln.runtime.DeviceRegistry.providers().get("CLANG").unavailableReason();
+        org.junit.jupiter.api.Assumptions.assumeTrue(reason.isEmpty(), () -> "CLANG device unavailable: " + reason.orElse(""));
+        JsonNode seq = LlmFixtures.json(c.path().getParent().resolve("sequence.json"));
+        int[] ids = LlmFixtures.ints(seq.get("ids"));
+        int prefix = seq.get("prefix").intValue();
+        float[][] want = LlmFixtures.rows(c.refDir().resolve("decode.npy"));
+        float[][] got = new float[ids.length - prefix][];
+        try (LanguageModel model = LanguageModel.open(c.path(), ModelOptions.defaults().withContextLength(64).withDevice("CLANG"))) {
+            try (Decoder d = model.newDecoder()) {
+                d.append(java.util.Arrays.copyOf(ids, prefix));
+                for (int t = prefix; t < ids.length; t++) got[t - prefix] = d.append(ids[t]);
+            }
+            assertClose(c + " decode on CLANG", got, want);
+            JsonNode g = LlmFixtures.json(c.refDir().resolve("greedy.json"));
+            int[] continuation = LlmFixtures.ints(g.get("continuation"));
+            GenerationResult r = model.generate(g.get("prompt").textValue(), GenerationOptions.greedy().withMaxTokens(continuation.length).withIgnoreEos(true));
+            assertThat(r.tokens()).as(c + " greedy continuation on CLANG").containsExactly(continuation);
+        }
     }
 
     static void assertClose(String what, float[][] got, float[][] want) {

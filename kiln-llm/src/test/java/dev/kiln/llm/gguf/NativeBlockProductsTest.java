@@ -1,0 +1,147 @@
+package dev.kiln.llm.gguf;
+
+import dev.kiln.clang.CCompiler;
+import dev.kiln.clang.ClangDevice;
+import dev.kiln.runtime.DeviceRegistry;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@link NativeBlockProducts} (the CLANG device's C dot products for Q8_0 and Q4_0) against dequantise-then-multiply in
+ * double precision, within {@link QuantizedMatmulTest}'s f32 summation bound: rows of one to 70 blocks (the loops' first,
+ * last and only block), 1 to 9 rows of w (four at a time and the rest alone), one to three rows of x, segments on the
+ * Java heap as well as native ones, and a product large enough to be split over the workers. Skipped, with the reason,
+ * where the machine has no C compiler.
+ */
+class NativeBlockProductsTest {
+    private static NativeBlockProducts natives;
+
+    @BeforeAll
+    static void compile() {
+        var reason = DeviceRegistry.providers().get("CLANG").unavailableReason();
+        Assumptions.assumeTrue(reason.isEmpty(), () -> "CLANG device unavailable: " + reason.orElse(""));
+        natives = NativeBlockProducts.forDevice(DeviceRegistry.get("CLANG")).orElseThrow();
+    }
+
+    /** n rows of k values of random blocks of {@code type} (scales 0.01 to 0.03, every byte value). */
+    private static MemorySegment blocks(GgmlType type, int n, int k, long seed, Arena arena) {
+        long rowBytes = type.rowBytes(k);
+        int blockBytes = type.bytesPerBlock();
+        MemorySegment data = arena.allocate(n * rowBytes, 64);
+        Random r = new Random(seed);
+        for (long b = 0; b < n * rowBytes / blockBytes; b++) {
+            data.set(ValueLayout.JAVA_SHORT_UNALIGNED, b * blockBytes, Float.floatToFloat16((float) (0.01 + 0.02 * r.nextDouble())));
+            for (int i = 2; i < blockBytes; i++) data.set(ValueLayout.JAVA_BYTE, b * blockBytes + i, (byte) r.nextInt(256));
+        }
+        return data;
+    }
+
+    private static float[] dequantized(GgmlType type, MemorySegment data, int n, int k) {
+        float[] w = new float[n * k];
+        long rowBytes = type.rowBytes(k);
+        for (int j = 0; j < n; j++) Dequantize.row(type, data.asSlice(j * rowBytes, rowBytes), w, j * k, k);
+        return w;
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = GgmlType.class, names = {"Q8_0", "Q4_0"})
+    void productsMatchDequantiseThenMultiply(GgmlType type) {
+        productsMatch(natives, type);
+    }
+
+    /**
+     * The source's other paths, compiled here for older x86-64 CPUs: AVX2 with FMA and F16C ({@code -march=x86-64-v3}),
+     * and plain C with the f16 scales converted in C ({@code -march=x86-64}).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"x86-64-v3", "x86-64"})
+    void theAvx2AndPortablePathsToo(String march) throws IOException {
+        CCompiler cc = ((ClangDevice) DeviceRegistry.get("CLANG")).compiler();
+        Assumptions.assumeTrue(cc.target().startsWith("x86_64"), () -> "not an x86-64 compiler: " + cc.target());
+        List<String> flags = new ArrayList<>(cc.flags().stream().filter(f -> !f.startsWith("-march=")).toList());
+        flags.add("-march=" + march);
+        byte[] so = new CCompiler(cc.executable(), cc.version(), cc.target(), flags, List.of()).compileShared(NativeBlockProducts.source());
+        Path file = Files.createTempFile("kiln-block-products-" + march + "-", ".so");
+        file.toFile().deleteOnExit(); // loaded for the rest of the run: the loader knows a library by its file
+        Files.write(file, so);
+        NativeBlockProducts compiled = NativeBlockProducts.of(SymbolLookup.libraryLookup(file, Arena.global()));
+        for (GgmlType type : new GgmlType[] {GgmlType.Q8_0, GgmlType.Q4_0}) productsMatch(compiled, type);
+    }
+
+    private static void productsMatch(NativeBlockProducts natives, GgmlType type) {
+        try (Arena arena = Arena.ofShared()) {
+            for (int k : new int[] {32, 64, 96, 2240}) {
+                for (int n : new int[] {1, 3, 4, 5, 9}) {
+                    MemorySegment data = blocks(type, n, k, 31L * k + n, arena);
+                    float[] w = dequantized(type, data, n, k);
+                    for (int rows = 1; rows <= NativeBlockProducts.MAX_ROWS; rows++) {
+                        assertThat(natives.handles(type, rows)).isTrue();
+                        float[] x = QuantizedMatmulTest.random(rows * k, rows * 17L + k + n);
+                        MemorySegment xs = arena.allocate(4L * rows * k, 64), out = arena.allocate(4L * rows * n, 64);
+                        MemorySegment.copy(x, 0, xs, ValueLayout.JAVA_FLOAT, 0, x.length);
+                        QuantizedMatmul.multiply(type, data, n, k, xs, rows, out, natives);
+                        QuantizedMatmulTest.check(out.toArray(ValueLayout.JAVA_FLOAT), x, w, rows, n, k);
+                    }
+                }
+            }
+        }
+    }
+
+    /** Segments on the Java heap (a test's arrays, an INTERP buffer) go through native copies, out copied back. */
+    @Test
+    void heapSegmentsAreCopied() {
+        int n = 6, k = 128, rows = 2;
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment data = blocks(GgmlType.Q8_0, n, k, 3, arena);
+            float[] w = dequantized(GgmlType.Q8_0, data, n, k), x = QuantizedMatmulTest.random(rows * k, 4), out = new float[rows * n];
+            MemorySegment heapW = MemorySegment.ofArray(data.toArray(ValueLayout.JAVA_BYTE));
+            QuantizedMatmul.multiply(GgmlType.Q8_0, heapW, n, k, MemorySegment.ofArray(x), rows, MemorySegment.ofArray(out), natives);
+            QuantizedMatmulTest.check(out, x, w, rows, n, k);
+        }
+    }
+
+    /**
+     * A product above the parallel threshold (2^17 multiply-adds) is split over the workers: every share's rows are
+     * written, and right (the odd n leaves a share whose last rows go one at a time).
+     */
+    @ParameterizedTest
+    @EnumSource(value = GgmlType.class, names = {"Q8_0", "Q4_0"})
+    void aSplitProductWritesEveryRow(GgmlType type) {
+        int n = 1030, k = 256, rows = 1;
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment data = blocks(type, n, k, 9, arena);
+            float[] w = dequantized(type, data, n, k), x = QuantizedMatmulTest.random(k, 10);
+            MemorySegment xs = arena.allocate(4L * k, 64), out = arena.allocate(4L * n, 64);
+            MemorySegment.copy(x, 0, xs, ValueLayout.JAVA_FLOAT, 0, k);
+            out.fill((byte) 0x7f); // NaN-free garbage that no product gives
+            QuantizedMatmul.multiply(type, data, n, k, xs, rows, out, natives);
+            QuantizedMatmulTest.check(out.toArray(ValueLayout.JAVA_FLOAT), x, w, rows, n, k);
+        }
+    }
+
+    /** More rows than the native products take, and the other block types, stay on the Vector API (and stay right). */
+    @Test
+    void handlesDecodeRowsOfQ8_0AndQ4_0Only() {
+        assertThat(natives.handles(GgmlType.Q8_0, NativeBlockProducts.MAX_ROWS + 1)).isFalse();
+        assertThat(natives.handles(GgmlType.Q4_K, 1)).isFalse();
+        assertThat(natives.handles(GgmlType.Q6_K, 1)).isFalse();
+        assertThat(NativeBlockProducts.forDevice(DeviceRegistry.get("CPU"))).isEmpty();
+    }
+}

@@ -102,7 +102,8 @@ public final class LlmPeerBench {
         System.out.printf(Locale.ROOT, "llama.cpp: prefill %.1f tokens/s, decode %.1f tokens/s (%.0f%% of the bound)%n", peerPrefill, peerDecode,
                 100 * peerDecode / bound);
         System.out.printf(Locale.ROOT, "kiln / llama.cpp: prefill %.2fx, decode %.2fx; greedy continuations %s%n", median(prefill) / peerPrefill,
-                kilnDecode / peerDecode, Arrays.equals(greedy, peerGreedy) ? "equal" : "differ (kiln " + Arrays.toString(greedy) + ")");
+                kilnDecode / peerDecode, Arrays.equals(greedy, peerGreedy) ? "equal" : "differ from token " + Arrays.mismatch(greedy, peerGreedy) + " (kiln "
+                        + Arrays.toString(greedy) + ", llama.cpp " + Arrays.toString(peerGreedy) + ")");
     }
 
     /** Weight bytes a decode step reads: every matrix, less the token embedding when it is only looked up (untied). */

@@ -3,7 +3,6 @@ package dev.kiln.llm.model;
 import dev.kiln.Tensor;
 import dev.kiln.llm.gguf.BlockTensor;
 import dev.kiln.llm.gguf.NativeBlockProducts;
-import dev.kiln.runtime.Device;
 import dev.kiln.serve.Graph;
 import dev.kiln.types.DType;
 import dev.kiln.types.Shape;
@@ -48,7 +47,7 @@ public final class LlamaGraph {
     private final LlamaWeights w;
     private final int maxChunk, context;
     private final DType cacheType;
-    /** The CLANG device's native dot products for block-quantised weights; null on the other devices. */
+    /** Native dot products for block-quantised weights (the CLANG device's), or null for the Vector API. */
     private final NativeBlockProducts natives;
     private final Graph g = new Graph();
     private final Variable chunk, length;
@@ -57,8 +56,8 @@ public final class LlamaGraph {
     private final Tensor cos, sin;   // (chunk, 1, headDim / 2)
     private final Tensor cosTable, sinTable; // (context, headDim / 2): every position's rotation
 
-    private LlamaGraph(LlamaSpec spec, LlamaWeights w, int maxChunk, int context, DType cacheType, Device device) {
-        this.natives = NativeBlockProducts.forDevice(device).orElse(null);
+    private LlamaGraph(LlamaSpec spec, LlamaWeights w, int maxChunk, int context, DType cacheType, NativeBlockProducts natives) {
+        this.natives = natives;
         this.spec = spec;
         this.w = w;
         this.maxChunk = maxChunk;
@@ -85,14 +84,14 @@ public final class LlamaGraph {
 
     /**
      * The graph for chunks of up to {@code maxChunk} tokens in sequences of up to {@code context} tokens, caches of
-     * {@code cacheType} (f32, or f16 to halve their memory), to be compiled for {@code device} (on CLANG the decode
-     * products of block-quantised weights are native code: {@link NativeBlockProducts}).
+     * {@code cacheType} (f32, or f16 to halve their memory), decode's products with block-quantised weights by
+     * {@code natives} (the CLANG device's native code, {@link NativeBlockProducts#forDevice}) or, when null, the Vector API.
      */
-    public static Graph build(LlamaSpec spec, LlamaWeights weights, int maxChunk, int context, DType cacheType, boolean allLogits, Device device) {
+    public static Graph build(LlamaSpec spec, LlamaWeights weights, int maxChunk, int context, DType cacheType, boolean allLogits, NativeBlockProducts natives) {
         weights.requireF32();
         if (maxChunk < 1 || maxChunk > context) throw new IllegalArgumentException("maxChunk " + maxChunk + " must be in [1, context " + context + "]");
         if (cacheType != DType.F32 && cacheType != DType.F16) throw new IllegalArgumentException("KV cache dtype must be f32 or f16, got " + cacheType);
-        return new LlamaGraph(spec, weights, maxChunk, context, cacheType, device).build(allLogits);
+        return new LlamaGraph(spec, weights, maxChunk, context, cacheType, natives).build(allLogits);
     }
 
     /** The input of a batched graph giving each row's slot (i32, (active)). */
@@ -120,13 +119,13 @@ public final class LlamaGraph {
      * rows in use; {@code length<s>} (1 to context), slot s's length after its token. <b>Output</b>: (active, vocab),
      * each row's next-token logits. The products take the rows in use together and no others; the attention runs per
      * slot (its own length and caches), every slot's, a slot out of the step on some row at its own length (what it
-     * writes there its next step overwrites before reading). Compiled for {@code device}, as {@link #build}.
+     * writes there its next step overwrites before reading). Products by {@code natives}, as {@link #build}.
      */
-    public static Graph buildBatched(LlamaSpec spec, LlamaWeights weights, int slots, int context, DType cacheType, Device device) {
+    public static Graph buildBatched(LlamaSpec spec, LlamaWeights weights, int slots, int context, DType cacheType, NativeBlockProducts natives) {
         weights.requireF32();
         if (slots < 1) throw new IllegalArgumentException("a batched decode needs at least one slot, got " + slots);
         if (cacheType != DType.F32 && cacheType != DType.F16) throw new IllegalArgumentException("KV cache dtype must be f32 or f16, got " + cacheType);
-        return new LlamaGraph(spec, weights, 1, context, cacheType, device).batched(slots);
+        return new LlamaGraph(spec, weights, 1, context, cacheType, natives).batched(slots);
     }
 
     private Graph batched(int slots) {

@@ -1,6 +1,7 @@
 package dev.kiln.llm.model;
 
 import dev.kiln.llm.generate.Decoder;
+import dev.kiln.llm.gguf.NativeBlockProducts;
 import dev.kiln.serve.CompiledGraph;
 import dev.kiln.serve.Session;
 import dev.kiln.types.DType;
@@ -21,6 +22,8 @@ public final class LlamaModel implements AutoCloseable {
     private final Session session;
     private final int context, maxChunk;
     private final DType cacheType;
+    /** The CLANG device's native decode products, or null (the Vector API's). */
+    private final NativeBlockProducts natives;
     private final CompiledGraph graph;
     private final Deque<LlamaDecoder> idle = new ArrayDeque<>();
     private final java.util.List<LlamaDecoder> all = new java.util.ArrayList<>();
@@ -28,19 +31,21 @@ public final class LlamaModel implements AutoCloseable {
     private boolean closed;
 
     private LlamaModel(LlamaSpec spec, LlamaWeights weights, Session session, int context, int maxChunk, DType cacheType) {
+        this.natives = NativeBlockProducts.forDevice(session.device()).orElse(null);
         this.spec = spec;
         this.weights = weights;
         this.session = session;
         this.context = context;
         this.maxChunk = maxChunk;
         this.cacheType = cacheType;
-        this.graph = session.compile(LlamaGraph.build(spec, weights, maxChunk, context, cacheType, false, session.device()));
+        this.graph = session.compile(LlamaGraph.build(spec, weights, maxChunk, context, cacheType, false, natives));
         idle.add(track(new LlamaDecoder(this, graph, spec, context, maxChunk, cacheType, false)));
     }
 
     /**
      * Compiles the model for {@code session}'s device: sequences of up to {@code context} tokens, prompts run
-     * {@code maxChunk} tokens at a time, KV caches of {@code cacheType} (f32 or f16).
+     * {@code maxChunk} tokens at a time, KV caches of {@code cacheType} (f32 or f16). On CLANG, decode's products with
+     * Q8_0 and Q4_0 weights are native code ({@link NativeBlockProducts}).
      */
     public static LlamaModel compile(LlamaSpec spec, LlamaWeights weights, Session session, int context, int maxChunk, DType cacheType) {
         return new LlamaModel(spec, weights, session, context, maxChunk, cacheType);
@@ -84,7 +89,7 @@ public final class LlamaModel implements AutoCloseable {
      */
     public synchronized BatchedDecode newBatchedDecode(int slots) {
         checkOpen();
-        return new BatchedDecode(session.compile(LlamaGraph.buildBatched(spec, weights, slots, context, cacheType, session.device())), spec, slots, context);
+        return new BatchedDecode(session.compile(LlamaGraph.buildBatched(spec, weights, slots, context, cacheType, natives)), spec, slots, context);
     }
 
     synchronized void release(LlamaDecoder d) {
@@ -100,7 +105,7 @@ public final class LlamaModel implements AutoCloseable {
     public synchronized float[][] logits(int... tokens) {
         checkOpen();
         if (allLogits == null) {
-            CompiledGraph g = session.compile(LlamaGraph.build(spec, weights, maxChunk, context, cacheType, true, session.device()));
+            CompiledGraph g = session.compile(LlamaGraph.build(spec, weights, maxChunk, context, cacheType, true, natives));
             allLogits = new LlamaDecoder(this, g, spec, context, maxChunk, cacheType, false);
         }
         allLogits.open();

@@ -79,11 +79,15 @@ static float q8_0_dot1(const uint8_t *w, int64_t blocks, const float *x) {
     return _mm512_reduce_add_ps(a);
 }
 
-/* Q4_0: the 16 bytes zero-extended to 16 lanes; low nibbles less 8 meet x[0..16), high nibbles less 8 x[16..32). */
+/*
+ * Q4_0: the 16 bytes zero-extended to 16 lanes; low nibbles less 8 meet x[0..16), high nibbles less 8 x[16..32). A
+ * nibble becomes its float through a permute of the 16 values -8..7 (which reads only an index's low four bits, so the
+ * low nibble needs no mask): one operation where a subtraction and a conversion took two.
+ */
 static inline __m512 q4_block(const uint8_t *w, const float *x) {
-    __m512i raw = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *) (w + 2))), eight = _mm512_set1_epi32(8);
-    __m512 lo = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(raw, _mm512_set1_epi32(15)), eight));
-    __m512 hi = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_srli_epi32(raw, 4), eight));
+    const __m512 values = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
+    __m512i raw = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *) (w + 2)));
+    __m512 lo = _mm512_permutexvar_ps(raw, values), hi = _mm512_permutexvar_ps(_mm512_srli_epi32(raw, 4), values);
     return _mm512_fmadd_ps(hi, _mm512_loadu_ps(x + 16), _mm512_mul_ps(lo, _mm512_loadu_ps(x)));
 }
 

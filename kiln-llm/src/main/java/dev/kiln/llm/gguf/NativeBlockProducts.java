@@ -69,7 +69,7 @@ public final class NativeBlockProducts {
             synchronized (NativeBlockProducts.class) {
                 if (loaded == null) {
                     loaded = of(clang.library(source()));
-                    LOG.log(System.Logger.Level.INFO, "CLANG: Q8_0 and Q4_0 products of up to " + MAX_ROWS
+                    LOG.log(System.Logger.Level.DEBUG, "CLANG: Q8_0 and Q4_0 products of up to " + MAX_ROWS
                             + " rows run as native code; more rows and the other block types through the Vector API");
                 }
                 p = loaded;

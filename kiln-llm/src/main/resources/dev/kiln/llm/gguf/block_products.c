@@ -54,29 +54,9 @@ static inline float half_at(const uint8_t *p) {
 
 static inline __m512 q8_16(const uint8_t *p) { return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) p))); }
 
-static void q8_0_dot4(const uint8_t *w, int64_t rb, int64_t blocks, const float *x, float *o) {
-    const uint8_t *w0 = w, *w1 = w + rb, *w2 = w + 2 * rb, *w3 = w + 3 * rb, *ahead = w + 4 * rb;
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    for (int64_t b = 0; b < blocks; b++, x += 32, w0 += 34, w1 += 34, w2 += 34, w3 += 34, ahead += 4 * 34) {
-        PREFETCH_GROUP(ahead, 34);
-        __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
-        a0 = _mm512_fmadd_ps(_mm512_fmadd_ps(q8_16(w0 + 18), x1, _mm512_mul_ps(q8_16(w0 + 2), x0)), _mm512_set1_ps(half_at(w0)), a0);
-        a1 = _mm512_fmadd_ps(_mm512_fmadd_ps(q8_16(w1 + 18), x1, _mm512_mul_ps(q8_16(w1 + 2), x0)), _mm512_set1_ps(half_at(w1)), a1);
-        a2 = _mm512_fmadd_ps(_mm512_fmadd_ps(q8_16(w2 + 18), x1, _mm512_mul_ps(q8_16(w2 + 2), x0)), _mm512_set1_ps(half_at(w2)), a2);
-        a3 = _mm512_fmadd_ps(_mm512_fmadd_ps(q8_16(w3 + 18), x1, _mm512_mul_ps(q8_16(w3 + 2), x0)), _mm512_set1_ps(half_at(w3)), a3);
-    }
-    o[0] = _mm512_reduce_add_ps(a0);
-    o[1] = _mm512_reduce_add_ps(a1);
-    o[2] = _mm512_reduce_add_ps(a2);
-    o[3] = _mm512_reduce_add_ps(a3);
-}
-
-static float q8_0_dot1(const uint8_t *w, int64_t blocks, const float *x) {
-    __m512 a = _mm512_setzero_ps();
-    for (int64_t b = 0; b < blocks; b++, x += 32, w += 34)
-        a = _mm512_fmadd_ps(_mm512_fmadd_ps(q8_16(w + 18), _mm512_loadu_ps(x + 16), _mm512_mul_ps(q8_16(w + 2), _mm512_loadu_ps(x))),
-                            _mm512_set1_ps(half_at(w)), a);
-    return _mm512_reduce_add_ps(a);
+/* A Q8_0 block's 32 products with x, in 16 lanes. */
+static inline __m512 q8_block(const uint8_t *w, const float *x) {
+    return _mm512_fmadd_ps(q8_16(w + 18), _mm512_loadu_ps(x + 16), _mm512_mul_ps(q8_16(w + 2), _mm512_loadu_ps(x)));
 }
 
 /*
@@ -91,27 +71,11 @@ static inline __m512 q4_block(const uint8_t *w, const float *x) {
     return _mm512_fmadd_ps(hi, _mm512_loadu_ps(x + 16), _mm512_mul_ps(lo, _mm512_loadu_ps(x)));
 }
 
-static void q4_0_dot4(const uint8_t *w, int64_t rb, int64_t blocks, const float *x, float *o) {
-    const uint8_t *w0 = w, *w1 = w + rb, *w2 = w + 2 * rb, *w3 = w + 3 * rb, *ahead = w + 4 * rb;
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    for (int64_t b = 0; b < blocks; b++, x += 32, w0 += 18, w1 += 18, w2 += 18, w3 += 18, ahead += 4 * 18) {
-        PREFETCH_GROUP(ahead, 18);
-        a0 = _mm512_fmadd_ps(q4_block(w0, x), _mm512_set1_ps(half_at(w0)), a0);
-        a1 = _mm512_fmadd_ps(q4_block(w1, x), _mm512_set1_ps(half_at(w1)), a1);
-        a2 = _mm512_fmadd_ps(q4_block(w2, x), _mm512_set1_ps(half_at(w2)), a2);
-        a3 = _mm512_fmadd_ps(q4_block(w3, x), _mm512_set1_ps(half_at(w3)), a3);
-    }
-    o[0] = _mm512_reduce_add_ps(a0);
-    o[1] = _mm512_reduce_add_ps(a1);
-    o[2] = _mm512_reduce_add_ps(a2);
-    o[3] = _mm512_reduce_add_ps(a3);
-}
-
-static float q4_0_dot1(const uint8_t *w, int64_t blocks, const float *x) {
-    __m512 a = _mm512_setzero_ps();
-    for (int64_t b = 0; b < blocks; b++, x += 32, w += 18) a = _mm512_fmadd_ps(q4_block(w, x), _mm512_set1_ps(half_at(w)), a);
-    return _mm512_reduce_add_ps(a);
-}
+typedef __m512 vsum;
+#define VZERO() _mm512_setzero_ps()
+#define VSCALED_ADD(block, d, acc) _mm512_fmadd_ps(block, _mm512_set1_ps(d), acc)
+#define VTOTAL(v) _mm512_reduce_add_ps(v)
+#define HAVE_VECTORS 1
 
 /*
  * Four rows of w by four rows of x (a batched decode step's rows): sixteen sums in registers. Each block of a w row is
@@ -205,29 +169,11 @@ static inline __m256 q4_block(const uint8_t *w, const float *x) {
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(r1, 4), eight)), _mm256_loadu_ps(x + 24), s);
 }
 
-#define DOT4(NAME, BLOCK, BYTES)                                                                                         \
-    static void NAME(const uint8_t *w, int64_t rb, int64_t blocks, const float *x, float *o) {                           \
-        const uint8_t *w0 = w, *w1 = w + rb, *w2 = w + 2 * rb, *w3 = w + 3 * rb, *ahead = w + 4 * rb;                   \
-        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                                                       \
-        for (int64_t b = 0; b < blocks; b++, x += 32, w0 += BYTES, w1 += BYTES, w2 += BYTES, w3 += BYTES, ahead += 4 * BYTES) { \
-            PREFETCH_GROUP(ahead, BYTES);                                                                                 \
-            a0 = _mm256_fmadd_ps(BLOCK(w0, x), _mm256_set1_ps(half_at(w0)), a0);                                          \
-            a1 = _mm256_fmadd_ps(BLOCK(w1, x), _mm256_set1_ps(half_at(w1)), a1);                                          \
-            a2 = _mm256_fmadd_ps(BLOCK(w2, x), _mm256_set1_ps(half_at(w2)), a2);                                          \
-            a3 = _mm256_fmadd_ps(BLOCK(w3, x), _mm256_set1_ps(half_at(w3)), a3);                                          \
-        }                                                                                                                 \
-        o[0] = sum8(a0); o[1] = sum8(a1); o[2] = sum8(a2); o[3] = sum8(a3);                                               \
-    }
-#define DOT1(NAME, BLOCK, BYTES)                                                                                         \
-    static float NAME(const uint8_t *w, int64_t blocks, const float *x) {                                                \
-        __m256 a = _mm256_setzero_ps();                                                                                   \
-        for (int64_t b = 0; b < blocks; b++, x += 32, w += BYTES) a = _mm256_fmadd_ps(BLOCK(w, x), _mm256_set1_ps(half_at(w)), a); \
-        return sum8(a);                                                                                                   \
-    }
-DOT4(q8_0_dot4, q8_block, 34)
-DOT1(q8_0_dot1, q8_block, 34)
-DOT4(q4_0_dot4, q4_block, 18)
-DOT1(q4_0_dot1, q4_block, 18)
+typedef __m256 vsum;
+#define VZERO() _mm256_setzero_ps()
+#define VSCALED_ADD(block, d, acc) _mm256_fmadd_ps(block, _mm256_set1_ps(d), acc)
+#define VTOTAL(v) sum8(v)
+#define HAVE_VECTORS 1
 
 #else /* portable C: each block summed in eight lanes */
 
@@ -264,6 +210,36 @@ static void q4_0_dot4(const uint8_t *w, int64_t rb, int64_t blocks, const float 
     for (int i = 0; i < 4; i++) o[i] = q4_0_dot1(w + i * rb, blocks, x);
 }
 
+#endif
+
+#ifdef HAVE_VECTORS
+/*
+ * One row of w with x (dot1), and four rows of w with x (dot4): each block's products summed in lanes, scaled by the
+ * block's d and added to the row's sum; a dot4 prefetches the next four rows as it goes (PREFETCH_GROUP).
+ */
+#define DOT4(NAME, BLOCK, BYTES)                                                                                         \
+    static void NAME(const uint8_t *w, int64_t rb, int64_t blocks, const float *x, float *o) {                           \
+        const uint8_t *w0 = w, *w1 = w + rb, *w2 = w + 2 * rb, *w3 = w + 3 * rb, *ahead = w + 4 * rb;                   \
+        vsum a0 = VZERO(), a1 = a0, a2 = a0, a3 = a0;                                                                     \
+        for (int64_t b = 0; b < blocks; b++, x += 32, w0 += BYTES, w1 += BYTES, w2 += BYTES, w3 += BYTES, ahead += 4 * BYTES) { \
+            PREFETCH_GROUP(ahead, BYTES);                                                                                 \
+            a0 = VSCALED_ADD(BLOCK(w0, x), half_at(w0), a0);                                                              \
+            a1 = VSCALED_ADD(BLOCK(w1, x), half_at(w1), a1);                                                              \
+            a2 = VSCALED_ADD(BLOCK(w2, x), half_at(w2), a2);                                                              \
+            a3 = VSCALED_ADD(BLOCK(w3, x), half_at(w3), a3);                                                              \
+        }                                                                                                                 \
+        o[0] = VTOTAL(a0); o[1] = VTOTAL(a1); o[2] = VTOTAL(a2); o[3] = VTOTAL(a3);                                       \
+    }
+#define DOT1(NAME, BLOCK, BYTES)                                                                                         \
+    static float NAME(const uint8_t *w, int64_t blocks, const float *x) {                                                \
+        vsum a = VZERO();                                                                                                 \
+        for (int64_t b = 0; b < blocks; b++, x += 32, w += BYTES) a = VSCALED_ADD(BLOCK(w, x), half_at(w), a);           \
+        return VTOTAL(a);                                                                                                 \
+    }
+DOT4(q8_0_dot4, q8_block, 34)
+DOT1(q8_0_dot1, q8_block, 34)
+DOT4(q4_0_dot4, q4_block, 18)
+DOT1(q4_0_dot1, q4_block, 18)
 #endif
 
 #ifdef HAVE_TILE

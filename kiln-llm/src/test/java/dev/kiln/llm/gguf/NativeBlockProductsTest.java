@@ -19,7 +19,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -39,19 +38,6 @@ class NativeBlockProductsTest {
         var reason = DeviceRegistry.providers().get("CLANG").unavailableReason();
         Assumptions.assumeTrue(reason.isEmpty(), () -> "CLANG device unavailable: " + reason.orElse(""));
         natives = NativeBlockProducts.forDevice(DeviceRegistry.get("CLANG")).orElseThrow();
-    }
-
-    /** n rows of k values of random blocks of {@code type} (scales 0.01 to 0.03, every byte value). */
-    private static MemorySegment blocks(GgmlType type, int n, int k, long seed, Arena arena) {
-        long rowBytes = type.rowBytes(k);
-        int blockBytes = type.bytesPerBlock();
-        MemorySegment data = arena.allocate(n * rowBytes, 64);
-        Random r = new Random(seed);
-        for (long b = 0; b < n * rowBytes / blockBytes; b++) {
-            data.set(ValueLayout.JAVA_SHORT_UNALIGNED, b * blockBytes, Float.floatToFloat16((float) (0.01 + 0.02 * r.nextDouble())));
-            for (int i = 2; i < blockBytes; i++) data.set(ValueLayout.JAVA_BYTE, b * blockBytes + i, (byte) r.nextInt(256));
-        }
-        return data;
     }
 
     private static float[] dequantized(GgmlType type, MemorySegment data, int n, int k) {
@@ -90,7 +76,7 @@ class NativeBlockProductsTest {
         try (Arena arena = Arena.ofShared()) {
             for (int k : new int[] {32, 64, 96, 2240}) {
                 for (int n : new int[] {1, 3, 4, 5, 9}) {
-                    MemorySegment data = blocks(type, n, k, 31L * k + n, arena);
+                    MemorySegment data = QuantizedMatmulTest.randomBlocks(type, n, k, 31L * k + n, arena);
                     float[] w = dequantized(type, data, n, k);
                     for (int rows : new int[] {1, 2, 3, 4, 5, 7, 8, 9, 13, 24}) {
                         if (!natives.handles(type, rows)) continue; // Q4_0: up to 8
@@ -110,7 +96,7 @@ class NativeBlockProductsTest {
     void heapSegmentsAreCopied() {
         int n = 6, k = 128, rows = 2;
         try (Arena arena = Arena.ofShared()) {
-            MemorySegment data = blocks(GgmlType.Q8_0, n, k, 3, arena);
+            MemorySegment data = QuantizedMatmulTest.randomBlocks(GgmlType.Q8_0, n, k, 3, arena);
             float[] w = dequantized(GgmlType.Q8_0, data, n, k), x = QuantizedMatmulTest.random(rows * k, 4), out = new float[rows * n];
             MemorySegment heapW = MemorySegment.ofArray(data.toArray(ValueLayout.JAVA_BYTE));
             QuantizedMatmul.multiply(GgmlType.Q8_0, heapW, n, k, MemorySegment.ofArray(x), rows, MemorySegment.ofArray(out), natives);
@@ -127,7 +113,7 @@ class NativeBlockProductsTest {
     void aSplitProductWritesEveryRow(GgmlType type) {
         int n = 1030, k = 256, rows = 1;
         try (Arena arena = Arena.ofShared()) {
-            MemorySegment data = blocks(type, n, k, 9, arena);
+            MemorySegment data = QuantizedMatmulTest.randomBlocks(type, n, k, 9, arena);
             float[] w = dequantized(type, data, n, k), x = QuantizedMatmulTest.random(k, 10);
             MemorySegment xs = arena.allocate(4L * k, 64), out = arena.allocate(4L * n, 64);
             MemorySegment.copy(x, 0, xs, ValueLayout.JAVA_FLOAT, 0, k);

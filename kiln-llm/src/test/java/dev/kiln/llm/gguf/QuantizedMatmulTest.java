@@ -62,6 +62,19 @@ class QuantizedMatmulTest {
         return f;
     }
 
+    /** n rows of k values of random blocks of {@code type}: scales 0.01 to 0.03, every byte value. */
+    static MemorySegment randomBlocks(GgmlType type, int n, int k, long seed, Arena arena) {
+        long rowBytes = type.rowBytes(k);
+        int blockBytes = type.bytesPerBlock();
+        MemorySegment data = arena.allocate(n * rowBytes, 64);
+        Random r = new Random(seed);
+        for (long b = 0; b < n * rowBytes / blockBytes; b++) {
+            data.set(ValueLayout.JAVA_SHORT_UNALIGNED, b * blockBytes, Float.floatToFloat16((float) (0.01 + 0.02 * r.nextDouble())));
+            for (int i = 2; i < blockBytes; i++) data.set(ValueLayout.JAVA_BYTE, b * blockBytes + i, (byte) r.nextInt(256));
+        }
+        return data;
+    }
+
     static void check(float[] got, float[] x, float[] w, int rows, int n, int k) {
         double u = Math.ulp(1.0f) / 2;
         for (int r = 0; r < rows; r++) {
@@ -140,13 +153,7 @@ class QuantizedMatmulTest {
     void manyRowsOverSeveralPanelsAndPassesOverK(GgmlType type) {
         int n = 70, k = 4352; // panels of 64 + 6 rows; 17 passes of 256 values
         long rowBytes = type.rowBytes(k);
-        int blockBytes = type.bytesPerBlock();
-        MemorySegment data = arena.allocate(n * rowBytes, 64);
-        Random r = new Random(11);
-        for (long b = 0; b < n * rowBytes / blockBytes; b++) {
-            data.set(ValueLayout.JAVA_SHORT_UNALIGNED, b * blockBytes, Float.floatToFloat16((float) (0.01 + 0.02 * r.nextDouble())));
-            for (int i = 2; i < blockBytes; i++) data.set(ValueLayout.JAVA_BYTE, b * blockBytes + i, (byte) r.nextInt(256));
-        }
+        MemorySegment data = randomBlocks(type, n, k, 11, arena);
         GgufTensor t = new GgufTensor(file.file(), "panels", type, new int[] {k, n}, 0, n * rowBytes, data);
         float[] w = t.dequantize();
         for (int rows : new int[] {4, 7, 8, 9, 19}) {
@@ -169,13 +176,7 @@ class QuantizedMatmulTest {
         for (int k : new int[] {32, 64, 96, 128, 160}) {
             int n = 5;
             long rowBytes = type.rowBytes(k);
-            int blockBytes = type.bytesPerBlock();
-            MemorySegment data = arena.allocate(n * rowBytes, 64);
-            Random r = new Random(k);
-            for (long b = 0; b < n * rowBytes / blockBytes; b++) {
-                data.set(ValueLayout.JAVA_SHORT_UNALIGNED, b * blockBytes, Float.floatToFloat16((float) (0.01 + 0.02 * r.nextDouble())));
-                for (int i = 2; i < blockBytes; i++) data.set(ValueLayout.JAVA_BYTE, b * blockBytes + i, (byte) r.nextInt(256));
-            }
+            MemorySegment data = randomBlocks(type, n, k, k, arena);
             float[] w = new GgufTensor(file.file(), "blocks", type, new int[] {k, n}, 0, n * rowBytes, data).dequantize();
             for (int rows : new int[] {1, 2, 3, 4, 5, 7, 8, 9, 13, 24}) {
                 float[] x = random(rows * k, rows * 17L + k);

@@ -28,7 +28,8 @@ for (let r = 0; r < runs; r++) {
     const tokens = [];
     const t0 = performance.now();
     let t1 = 0;
-    for await (const token of seq.evaluate(prompt, {temperature: 0})) {
+    // yieldEogToken: past an end-of-text token, as Kiln's side of the benchmark goes on (its greedy loop ignores EOS)
+    for await (const token of seq.evaluate(prompt, {temperature: 0, yieldEogToken: true})) {
         if (tokens.length === 0) t1 = performance.now();
         tokens.push(token);
         if (tokens.length > gen) break;

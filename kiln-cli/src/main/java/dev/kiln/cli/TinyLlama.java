@@ -1,6 +1,7 @@
 package dev.kiln.cli;
 
 import dev.kiln.llm.LanguageModel;
+import dev.kiln.llm.ModelOptions;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -25,17 +26,20 @@ final class TinyLlama {
      * Opens the model: from the resource's file when the classes are a folder, else from a temporary copy (a model is
      * mapped from a file), deleted when this JVM exits.
      */
-    static LanguageModel open() {
+    static LanguageModel open() { return open(ModelOptions.defaults()); }
+
+    /** {@link #open()} with {@code options}. */
+    static LanguageModel open(ModelOptions options) {
         URL url = TinyLlama.class.getResource(RESOURCE);
         if (url == null) throw new IllegalStateException("kiln-cli has no resource " + RESOURCE + " (tools/golden/train_tiny_llama.py makes it)");
         try {
-            if ("file".equals(url.getProtocol())) return LanguageModel.open(Path.of(url.toURI()));
+            if ("file".equals(url.getProtocol())) return LanguageModel.open(Path.of(url.toURI()), options);
             Path copy = Files.createTempFile("kiln-tiny-llama-", ".gguf");
             copy.toFile().deleteOnExit();
             try (InputStream in = url.openStream()) {
                 Files.copy(in, copy, StandardCopyOption.REPLACE_EXISTING);
             }
-            return LanguageModel.open(copy);
+            return LanguageModel.open(copy, options);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the demo's model " + url + ": " + e.getMessage(), e);
         } catch (URISyntaxException e) {

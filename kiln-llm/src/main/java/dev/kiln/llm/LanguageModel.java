@@ -99,7 +99,7 @@ public final class LanguageModel implements AutoCloseable {
                     : Math.min(config.maxPositionEmbeddings(), ModelOptions.DEFAULT_MAX_CONTEXT);
             int chunk = Math.min(options.prefillChunk() > 0 ? options.prefillChunk() : 256, context);
             Session session = options.device() == null ? Session.on(Tensor.defaultDevice()) : Session.on(options.device());
-            LlamaModel model = LlamaModel.compile(spec, w, session, context, chunk, options.kvCacheType());
+            LlamaModel model = LlamaModel.compile(spec, w, session, context, chunk, options.kvCacheType(), options.quantizedActivations());
             return new LanguageModel(config, tokenizer, weights, model);
         } catch (RuntimeException | Error e) {
             weights.close();

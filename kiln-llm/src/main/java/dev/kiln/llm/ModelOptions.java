@@ -13,8 +13,12 @@ import dev.kiln.types.DType;
  * @param prefillChunk  the most prompt tokens one run of the model takes (longer prompts run in pieces; the plan's
  *                      buffers are laid out for it); 0 takes the smaller of 256 and the context
  * @param kvCacheType   {@link DType#F32} or {@link DType#F16} (half the memory, keys and values rounded to f16)
+ * @param quantizedActivations whether the products with Q8_0 and Q4_0 weights of up to a few rows (decode, short
+ *                      prompts) first quantise x to Q8_0 blocks, as llama.cpp does, so that greedy choices follow
+ *                      llama.cpp's where its rounding decides them (not faster on the hosts measured): CLANG only, off by
+ *                      default (x in f32)
  */
-public record ModelOptions(String device, int contextLength, int prefillChunk, DType kvCacheType) {
+public record ModelOptions(String device, int contextLength, int prefillChunk, DType kvCacheType, boolean quantizedActivations) {
     /** The context a model gets when {@code contextLength} is 0 and it was trained for more. */
     public static final int DEFAULT_MAX_CONTEXT = 4096;
 
@@ -25,13 +29,15 @@ public record ModelOptions(String device, int contextLength, int prefillChunk, D
     }
 
     /** The default device, the model's context (at most {@value #DEFAULT_MAX_CONTEXT}), chunks of 256, an f32 cache. */
-    public static ModelOptions defaults() { return new ModelOptions(null, 0, 0, DType.F32); }
+    public static ModelOptions defaults() { return new ModelOptions(null, 0, 0, DType.F32, false); }
 
-    public ModelOptions withDevice(String d) { return new ModelOptions(d, contextLength, prefillChunk, kvCacheType); }
+    public ModelOptions withDevice(String d) { return new ModelOptions(d, contextLength, prefillChunk, kvCacheType, quantizedActivations); }
 
-    public ModelOptions withContextLength(int n) { return new ModelOptions(device, n, prefillChunk, kvCacheType); }
+    public ModelOptions withContextLength(int n) { return new ModelOptions(device, n, prefillChunk, kvCacheType, quantizedActivations); }
 
-    public ModelOptions withPrefillChunk(int n) { return new ModelOptions(device, contextLength, n, kvCacheType); }
+    public ModelOptions withPrefillChunk(int n) { return new ModelOptions(device, contextLength, n, kvCacheType, quantizedActivations); }
 
-    public ModelOptions withKvCacheType(DType t) { return new ModelOptions(device, contextLength, prefillChunk, t); }
+    public ModelOptions withKvCacheType(DType t) { return new ModelOptions(device, contextLength, prefillChunk, t, quantizedActivations); }
+
+    public ModelOptions withQuantizedActivations(boolean on) { return new ModelOptions(device, contextLength, prefillChunk, kvCacheType, on); }
 }

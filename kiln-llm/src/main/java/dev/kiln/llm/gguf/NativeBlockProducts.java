@@ -16,6 +16,7 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * The dot products of decode (a few rows of x against every row of a Q8_0 or Q4_0 matrix) as C compiled by the CLANG
@@ -40,26 +41,38 @@ public final class NativeBlockProducts {
 
     private static final FunctionDescriptor PRODUCTS = FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
             ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG);
-    private static final String Q8_0 = "kiln_q8_0_products", Q4_0 = "kiln_q4_0_products";
     private static final System.Logger LOG = System.getLogger(NativeBlockProducts.class.getName());
-    private static volatile NativeBlockProducts loaded;
+    private static volatile Handles loaded;
 
-    private final MethodHandle q8_0, q4_0;
-
-    private NativeBlockProducts(MethodHandle q8_0, MethodHandle q4_0) {
-        this.q8_0 = q8_0;
-        this.q4_0 = q4_0;
+    /** The library's four functions: Q8_0 and Q4_0 weights with x in f32, and with x quantised to Q8_0. */
+    private record Handles(MethodHandle q8_0, MethodHandle q4_0, MethodHandle q8_0Q8, MethodHandle q4_0Q8) {
+        static Handles of(Function<String, MemorySegment> symbols) {
+            Linker linker = Linker.nativeLinker();
+            Function<String, MethodHandle> f = name -> linker.downcallHandle(symbols.apply(name), PRODUCTS);
+            return new Handles(f.apply("kiln_q8_0_products"), f.apply("kiln_q4_0_products"), f.apply("kiln_q8_0_q8_products"),
+                    f.apply("kiln_q4_0_q8_products"));
+        }
     }
 
-    private static NativeBlockProducts of(CLibrary library) {
-        return new NativeBlockProducts(library.function(Q8_0, PRODUCTS), library.function(Q4_0, PRODUCTS));
+    private final Handles handles;
+    private final boolean quantizedActivations;
+
+    private NativeBlockProducts(Handles handles, boolean quantizedActivations) {
+        this.handles = handles;
+        this.quantizedActivations = quantizedActivations;
     }
 
     /** The products of {@link #source()} compiled some other way (tests compile its portable paths so). */
-    static NativeBlockProducts of(SymbolLookup library) {
-        Linker linker = Linker.nativeLinker();
-        return new NativeBlockProducts(linker.downcallHandle(library.findOrThrow(Q8_0), PRODUCTS), linker.downcallHandle(library.findOrThrow(Q4_0), PRODUCTS));
-    }
+    static NativeBlockProducts of(SymbolLookup library) { return new NativeBlockProducts(Handles.of(library::findOrThrow), false); }
+
+    /**
+     * These products with x quantised to Q8_0 blocks first ({@code true}), as llama.cpp multiplies Q8_0 and Q4_0
+     * weights, or kept in f32 ({@code false}, the default): see {@link #quantizeQ8_0}.
+     */
+    public NativeBlockProducts withQuantizedActivations(boolean on) { return new NativeBlockProducts(handles, on); }
+
+    /** Whether x is quantised to Q8_0 before the products. */
+    public boolean quantizedActivations() { return quantizedActivations; }
 
     /**
      * The native products for graphs on {@code device}: present on the CLANG device (compiled on first use, then from
@@ -69,18 +82,18 @@ public final class NativeBlockProducts {
      */
     public static Optional<NativeBlockProducts> forDevice(Device device) {
         if (!(device instanceof ClangDevice clang)) return Optional.empty();
-        NativeBlockProducts p = loaded;
-        if (p == null) {
+        Handles h = loaded;
+        if (h == null) {
             synchronized (NativeBlockProducts.class) {
                 if (loaded == null) {
-                    loaded = of(clang.library(source()));
+                    loaded = Handles.of(clang.library(source())::address);
                     LOG.log(System.Logger.Level.DEBUG, "CLANG: Q8_0 products of up to " + Q8_0_MAX_ROWS + " rows and Q4_0 of up to "
                             + Q4_0_MAX_ROWS + " run as native code; more rows and the other block types through the Vector API");
                 }
-                p = loaded;
+                h = loaded;
             }
         }
-        return Optional.of(p);
+        return Optional.of(new NativeBlockProducts(h, false));
     }
 
     /** The C source, a resource beside this class. */
@@ -100,16 +113,39 @@ public final class NativeBlockProducts {
 
     /**
      * Rows {@code [from, to)} of w with the first {@code rows} rows of x into out (rows, n); the caller has checked the
-     * sizes. All three are native segments.
+     * sizes. All three are native segments; x holds Q8_0 blocks ({@link #quantizeQ8_0}) when {@link #quantizedActivations}.
      */
     void products(GgmlType type, MemorySegment w, long rowBytes, int from, int to, int k, MemorySegment x, int rows, int n, MemorySegment out) {
+        MethodHandle f = quantizedActivations ? (type == GgmlType.Q8_0 ? handles.q8_0Q8 : handles.q4_0Q8) : type == GgmlType.Q8_0 ? handles.q8_0 : handles.q4_0;
         try {
-            (type == GgmlType.Q8_0 ? q8_0 : q4_0).invokeExact(w, rowBytes, (long) k, x, (long) rows, out, (long) n, (long) from, (long) to);
+            f.invokeExact(w, rowBytes, (long) k, x, (long) rows, out, (long) n, (long) from, (long) to);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw new IllegalStateException("native block products failed: " + t, t);
         }
+    }
+
+    /**
+     * The first {@code count} floats of {@code x} (whole rows of a multiple of 32) as Q8_0 blocks in a new native segment
+     * (an automatic arena: freed when unreachable), as llama.cpp quantises activations: per 32 values
+     * {@code d = max|x| / 127} rounded to f16, and each value {@code x * 127 / max|x|} rounded to the nearest integer
+     * (ties to even), in [-127, 127]; a block of zeros has d = 0 and zero bytes.
+     */
+    static MemorySegment quantizeQ8_0(MemorySegment x, long count) {
+        long blocks = count / 32;
+        MemorySegment q = Arena.ofAuto().allocate(blocks * 34, 64);
+        float[] v = new float[32];
+        for (long b = 0; b < blocks; b++) {
+            MemorySegment.copy(x, ValueLayout.JAVA_FLOAT_UNALIGNED, 4 * 32 * b, v, 0, 32);
+            float max = 0;
+            for (float f : v) max = Math.max(max, Math.abs(f));
+            float inverse = max == 0 ? 0 : 127f / max;
+            long at = 34 * b;
+            q.set(ValueLayout.JAVA_SHORT_UNALIGNED, at, Float.floatToFloat16(max / 127f));
+            for (int i = 0; i < 32; i++) q.set(ValueLayout.JAVA_BYTE, at + 2 + i, (byte) Math.rint(v[i] * inverse));
+        }
+        return q;
     }
 
     /** {@code s}, or a native copy of its first {@code bytes} in {@code arena} when it lives on the Java heap. */

@@ -140,7 +140,9 @@ public final class QuantizedMatmul {
         long outBytes = 4L * rows * n;
         // native code reads native memory only: a segment on the Java heap goes through a copy (shared: workers read it)
         try (Arena staging = w.isNative() && x.isNative() && out.isNative() ? null : Arena.ofShared()) {
-            MemorySegment wn = NativeBlockProducts.nativeOf(w, rowBytes * n, staging), xn = NativeBlockProducts.nativeOf(x, 4L * rows * k, staging);
+            MemorySegment wn = NativeBlockProducts.nativeOf(w, rowBytes * n, staging);
+            MemorySegment xn = natives.quantizedActivations() ? NativeBlockProducts.quantizeQ8_0(x, (long) rows * k)
+                    : NativeBlockProducts.nativeOf(x, 4L * rows * k, staging);
             MemorySegment on = out.isNative() ? out : staging.allocate(outBytes, 64);
             WorkerPool.forRanges(n, parts, (from, to) -> natives.products(type, wn, rowBytes, (int) from, (int) to, k, xn, rows, n, on));
             if (on != out) MemorySegment.copy(on, 0, out, 0, outBytes);

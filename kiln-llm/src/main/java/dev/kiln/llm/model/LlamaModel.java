@@ -30,8 +30,12 @@ public final class LlamaModel implements AutoCloseable {
     private LlamaDecoder allLogits; // compiled on first use: scoring needs every position's logits, generation the last
     private boolean closed;
 
-    private LlamaModel(LlamaSpec spec, LlamaWeights weights, Session session, int context, int maxChunk, DType cacheType) {
-        this.natives = NativeBlockProducts.forDevice(session.device()).orElse(null);
+    private LlamaModel(LlamaSpec spec, LlamaWeights weights, Session session, int context, int maxChunk, DType cacheType, boolean quantizedActivations) {
+        this.natives = NativeBlockProducts.forDevice(session.device()).map(n -> n.withQuantizedActivations(quantizedActivations)).orElse(null);
+        if (quantizedActivations && natives == null) {
+            throw new UnsupportedOperationException("quantized activations need the CLANG device's native products; this model is compiled for "
+                    + session.device().spec() + " (use the CLANG device, or leave activations in f32)");
+        }
         this.spec = spec;
         this.weights = weights;
         this.session = session;
@@ -45,10 +49,14 @@ public final class LlamaModel implements AutoCloseable {
     /**
      * Compiles the model for {@code session}'s device: sequences of up to {@code context} tokens, prompts run
      * {@code maxChunk} tokens at a time, KV caches of {@code cacheType} (f32 or f16). On CLANG, decode's products with
-     * Q8_0 and Q4_0 weights are native code ({@link NativeBlockProducts}).
+     * Q8_0 and Q4_0 weights are native code ({@link NativeBlockProducts}), with x in f32 or, when
+     * {@code quantizedActivations}, quantised to Q8_0 as llama.cpp does.
+     *
+     * @throws UnsupportedOperationException if activations are to be quantised on a device other than CLANG
      */
-    public static LlamaModel compile(LlamaSpec spec, LlamaWeights weights, Session session, int context, int maxChunk, DType cacheType) {
-        return new LlamaModel(spec, weights, session, context, maxChunk, cacheType);
+    public static LlamaModel compile(LlamaSpec spec, LlamaWeights weights, Session session, int context, int maxChunk, DType cacheType,
+                                     boolean quantizedActivations) {
+        return new LlamaModel(spec, weights, session, context, maxChunk, cacheType, quantizedActivations);
     }
 
     private LlamaDecoder track(LlamaDecoder d) {

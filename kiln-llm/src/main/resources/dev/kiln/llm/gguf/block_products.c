@@ -250,6 +250,130 @@ DOT1(q4_0_dot1, q4_block, 18)
 #define Q4_0_TILE NULL
 #endif
 
+/*
+ * x quantised to Q8_0 blocks by the caller (NativeBlockProducts.quantizeQ8_0: d = max|x| / 127 rounded to f16, q = x *
+ * 127 / max|x| rounded to nearest, in [-127, 127]), as llama.cpp multiplies its Q8_0 and Q4_0 weights: each block's 32
+ * products of bytes summed exactly in int32, the sum scaled by d_w * d_x in f32. With AVX-VNNI (or AVX-512 VNNI) one
+ * instruction multiplies and sums 32 byte pairs into eight int32 lanes; it takes unsigned bytes on one side, so the
+ * weights go as |w| and x as x * sign(w) (exact for every byte of w, -128 included: x is never -128).
+ */
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+
+static inline __m256i dot_i8(__m256i w, __m256i x) {
+    __m256i aw = _mm256_abs_epi8(w), sx = _mm256_sign_epi8(x, w);
+#if defined(__AVXVNNI__)
+    return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), aw, sx);
+#elif defined(__AVX512VNNI__) && defined(__AVX512VL__)
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), aw, sx);
+#else
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sx), _mm256_set1_epi16(1)); /* |pair sum| <= 2 * 128 * 127 */
+#endif
+}
+
+static inline __m256i q8_bytes(const uint8_t *w) { return _mm256_loadu_si256((const __m256i *) (w + 2)); }
+
+static inline __m256i q4_bytes(const uint8_t *w) {
+    __m128i raw = _mm_loadu_si128((const __m128i *) (w + 2)), low = _mm_set1_epi8(15);
+    __m256i v = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), low), _mm_and_si128(raw, low));
+    return _mm256_sub_epi8(v, _mm256_set1_epi8(8));
+}
+
+static inline float sum8i(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+#define DOT4_Q8X(NAME, BYTES_OF, BYTES)                                                                                   \
+    static void NAME(const uint8_t *w, int64_t rb, int64_t blocks, const uint8_t *x, float *o) {                         \
+        const uint8_t *w0 = w, *w1 = w + rb, *w2 = w + 2 * rb, *w3 = w + 3 * rb, *ahead = w + 4 * rb;                   \
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                                                       \
+        for (int64_t b = 0; b < blocks; b++, x += 34, w0 += BYTES, w1 += BYTES, w2 += BYTES, w3 += BYTES, ahead += 4 * BYTES) { \
+            PREFETCH_GROUP(ahead, BYTES);                                                                                 \
+            __m256i xv = _mm256_loadu_si256((const __m256i *) (x + 2));                                                  \
+            float dx = half_at(x);                                                                                        \
+            a0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_i8(BYTES_OF(w0), xv)), _mm256_set1_ps(half_at(w0) * dx), a0);     \
+            a1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_i8(BYTES_OF(w1), xv)), _mm256_set1_ps(half_at(w1) * dx), a1);     \
+            a2 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_i8(BYTES_OF(w2), xv)), _mm256_set1_ps(half_at(w2) * dx), a2);     \
+            a3 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_i8(BYTES_OF(w3), xv)), _mm256_set1_ps(half_at(w3) * dx), a3);     \
+        }                                                                                                                 \
+        o[0] = sum8i(a0); o[1] = sum8i(a1); o[2] = sum8i(a2); o[3] = sum8i(a3);                                           \
+    }
+#define DOT1_Q8X(NAME, BYTES_OF, BYTES)                                                                                   \
+    static float NAME(const uint8_t *w, int64_t blocks, const uint8_t *x) {                                              \
+        __m256 a = _mm256_setzero_ps();                                                                                   \
+        for (int64_t b = 0; b < blocks; b++, x += 34, w += BYTES)                                                         \
+            a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_i8(BYTES_OF(w), _mm256_loadu_si256((const __m256i *) (x + 2)))),  \
+                                _mm256_set1_ps(half_at(w) * half_at(x)), a);                                              \
+        return sum8i(a);                                                                                                  \
+    }
+DOT4_Q8X(q8_0_q8_dot4, q8_bytes, 34)
+DOT1_Q8X(q8_0_q8_dot1, q8_bytes, 34)
+DOT4_Q8X(q4_0_q8_dot4, q4_bytes, 18)
+DOT1_Q8X(q4_0_q8_dot1, q4_bytes, 18)
+
+#else /* portable C: exact int sums per block */
+
+static float q8_0_q8_dot1(const uint8_t *w, int64_t blocks, const uint8_t *x) {
+    float total = 0;
+    for (int64_t b = 0; b < blocks; b++, x += 34, w += 34) {
+        int32_t sum = 0;
+        for (int i = 0; i < 32; i++) sum += (int32_t) (int8_t) w[2 + i] * (int8_t) x[2 + i];
+        total += (float) sum * (half_at(w) * half_at(x));
+    }
+    return total;
+}
+
+static float q4_0_q8_dot1(const uint8_t *w, int64_t blocks, const uint8_t *x) {
+    float total = 0;
+    for (int64_t b = 0; b < blocks; b++, x += 34, w += 18) {
+        int32_t sum = 0;
+        for (int i = 0; i < 16; i++) sum += ((w[2 + i] & 15) - 8) * (int8_t) x[2 + i] + ((w[2 + i] >> 4) - 8) * (int8_t) x[18 + i];
+        total += (float) sum * (half_at(w) * half_at(x));
+    }
+    return total;
+}
+
+static void q8_0_q8_dot4(const uint8_t *w, int64_t rb, int64_t blocks, const uint8_t *x, float *o) {
+    for (int i = 0; i < 4; i++) o[i] = q8_0_q8_dot1(w + i * rb, blocks, x);
+}
+
+static void q4_0_q8_dot4(const uint8_t *w, int64_t rb, int64_t blocks, const uint8_t *x, float *o) {
+    for (int i = 0; i < 4; i++) o[i] = q4_0_q8_dot1(w + i * rb, blocks, x);
+}
+
+#endif
+
+typedef void (*dot4_q8x_fn)(const uint8_t *, int64_t, int64_t, const uint8_t *, float *);
+typedef float (*dot1_q8x_fn)(const uint8_t *, int64_t, const uint8_t *);
+
+static void products_q8x(dot4_q8x_fn dot4, dot1_q8x_fn dot1, const uint8_t *w, int64_t rb, int64_t k, const uint8_t *xq, int64_t rows,
+                         float *out, int64_t n, int64_t from, int64_t to) {
+    int64_t blocks = k / 32, xb = blocks * 34, j = from;
+    float o[4];
+    for (; j + 4 <= to; j += 4) {
+        for (int64_t r = 0; r < rows; r++) {
+            dot4(w + j * rb, rb, blocks, xq + r * xb, o);
+            memcpy(out + r * n + j, o, sizeof o);
+        }
+    }
+    for (; j < to; j++)
+        for (int64_t r = 0; r < rows; r++) out[r * n + j] = dot1(w + j * rb, blocks, xq + r * xb);
+}
+
+/* Rows [from, to) of w (Q8_0) with the first `rows` rows of x quantised to Q8_0 (k / 32 blocks of 34 bytes a row). */
+EXPORT void kiln_q8_0_q8_products(const uint8_t *w, int64_t rb, int64_t k, const uint8_t *xq, int64_t rows, float *out, int64_t n,
+                                  int64_t from, int64_t to) {
+    products_q8x(q8_0_q8_dot4, q8_0_q8_dot1, w, rb, k, xq, rows, out, n, from, to);
+}
+
+/* The same for Q4_0 weights. */
+EXPORT void kiln_q4_0_q8_products(const uint8_t *w, int64_t rb, int64_t k, const uint8_t *xq, int64_t rows, float *out, int64_t n,
+                                  int64_t from, int64_t to) {
+    products_q8x(q4_0_q8_dot4, q4_0_q8_dot1, w, rb, k, xq, rows, out, n, from, to);
+}
+
 typedef void (*dot4_fn)(const uint8_t *, int64_t, int64_t, const float *, float *);
 typedef float (*dot1_fn)(const uint8_t *, int64_t, const float *);
 

@@ -60,15 +60,7 @@ class NativeBlockProductsTest {
     @ParameterizedTest
     @ValueSource(strings = {"x86-64-v3", "x86-64"})
     void theAvx2AndPortablePathsToo(String march) throws IOException {
-        CCompiler cc = ((ClangDevice) DeviceRegistry.get("CLANG")).compiler();
-        Assumptions.assumeTrue(cc.target().startsWith("x86_64"), () -> "not an x86-64 compiler: " + cc.target());
-        List<String> flags = new ArrayList<>(cc.flags().stream().filter(f -> !f.startsWith("-march=")).toList());
-        flags.add("-march=" + march);
-        byte[] so = new CCompiler(cc.executable(), cc.version(), cc.target(), flags, List.of()).compileShared(NativeBlockProducts.source());
-        Path file = Files.createTempFile("kiln-block-products-" + march + "-", ".so");
-        file.toFile().deleteOnExit(); // loaded for the rest of the run: the loader knows a library by its file
-        Files.write(file, so);
-        NativeBlockProducts compiled = NativeBlockProducts.of(SymbolLookup.libraryLookup(file, Arena.global()));
+        NativeBlockProducts compiled = compiledFor(march);
         for (GgmlType type : new GgmlType[] {GgmlType.Q8_0, GgmlType.Q4_0}) productsMatch(compiled, type);
     }
 
@@ -89,6 +81,70 @@ class NativeBlockProductsTest {
                 }
             }
         }
+    }
+
+    /**
+     * With x quantised to Q8_0 (llama.cpp's products): within the f32 bound of the exact product of the dequantised
+     * weights with the dequantised x, whose values d_x * q_x, like d_w * q_w, are exact in f32 (11 bits times 8), so
+     * that only the kernel's f32 sums of exact block sums can differ. Every path: this CPU's, AVX2, plain C.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"native", "x86-64-v3", "x86-64"})
+    void quantisedActivationsMatchTheExactProductOfTheQuantisedValues(String build) throws IOException {
+        NativeBlockProducts products = (build.equals("native") ? natives : compiledFor(build)).withQuantizedActivations(true);
+        for (GgmlType type : new GgmlType[] {GgmlType.Q8_0, GgmlType.Q4_0}) {
+            try (Arena arena = Arena.ofShared()) {
+                for (int k : new int[] {32, 96, 2240}) {
+                    int n = 9;
+                    MemorySegment data = QuantizedMatmulTest.randomBlocks(type, n, k, 7L * k, arena);
+                    float[] w = dequantized(type, data, n, k);
+                    for (int rows : new int[] {1, 3, 4, 8}) {
+                        float[] x = QuantizedMatmulTest.random(rows * k, rows + k);
+                        MemorySegment xs = arena.allocate(4L * rows * k, 64), out = arena.allocate(4L * rows * n, 64);
+                        MemorySegment.copy(x, 0, xs, ValueLayout.JAVA_FLOAT, 0, x.length);
+                        QuantizedMatmul.multiply(type, data, n, k, xs, rows, out, products);
+                        float[] xq = new float[rows * k];
+                        Dequantize.row(GgmlType.Q8_0, NativeBlockProducts.quantizeQ8_0(xs, (long) rows * k), xq, 0, rows * k);
+                        QuantizedMatmulTest.check(out.toArray(ValueLayout.JAVA_FLOAT), xq, w, rows, n, k);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * x to Q8_0 as llama.cpp's quantize_row_q8_0: d = max|x| / 127 as f16; q = rint(x * 127 / max|x|) (ties to even, so
+     * 0.5 -> 0 and 1.5 -> 2 when the block's max is 127); a block of zeros all zero.
+     */
+    @Test
+    void quantisingXFollowsLlamaCpp() {
+        float[] x = new float[64];
+        x[0] = 127f;
+        x[1] = -127f;
+        x[2] = 0.5f;
+        x[3] = 1.5f;
+        x[4] = -2.5f;
+        x[5] = 3.4f;
+        // x[32..64): zeros
+        MemorySegment q = NativeBlockProducts.quantizeQ8_0(MemorySegment.ofArray(x), 64);
+        assertThat(Float.float16ToFloat(q.get(ValueLayout.JAVA_SHORT_UNALIGNED, 0))).isEqualTo(1f);
+        assertThat(new byte[] {q.get(ValueLayout.JAVA_BYTE, 2), q.get(ValueLayout.JAVA_BYTE, 3), q.get(ValueLayout.JAVA_BYTE, 4),
+                q.get(ValueLayout.JAVA_BYTE, 5), q.get(ValueLayout.JAVA_BYTE, 6), q.get(ValueLayout.JAVA_BYTE, 7)}).containsExactly(127, -127, 0, 2, -2, 3);
+        assertThat(q.get(ValueLayout.JAVA_SHORT_UNALIGNED, 34)).isZero();
+        for (int i = 0; i < 32; i++) assertThat(q.get(ValueLayout.JAVA_BYTE, 36 + i)).isZero();
+    }
+
+    /** The source compiled here for {@code -march=build} and loaded. */
+    private static NativeBlockProducts compiledFor(String march) throws IOException {
+        CCompiler cc = ((ClangDevice) DeviceRegistry.get("CLANG")).compiler();
+        Assumptions.assumeTrue(cc.target().startsWith("x86_64"), () -> "not an x86-64 compiler: " + cc.target());
+        List<String> flags = new ArrayList<>(cc.flags().stream().filter(f -> !f.startsWith("-march=")).toList());
+        flags.add("-march=" + march);
+        byte[] so = new CCompiler(cc.executable(), cc.version(), cc.target(), flags, List.of()).compileShared(NativeBlockProducts.source());
+        Path file = Files.createTempFile("kiln-block-products-" + march + "-", ".so");
+        file.toFile().deleteOnExit(); // loaded for the rest of the run: the loader knows a library by its file
+        Files.write(file, so);
+        return NativeBlockProducts.of(SymbolLookup.libraryLookup(file, Arena.global()));
     }
 
     /** Segments on the Java heap (a test's arrays, an INTERP buffer) go through native copies, out copied back. */

@@ -1,6 +1,7 @@
 package dev.kiln.cli;
 
 import dev.kiln.llm.ModelOptions;
+import dev.kiln.types.DType;
 import dev.kiln.llm.generate.SamplingOptions;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -55,6 +56,15 @@ final class SamplingFlags {
                     + ModelOptions.DEFAULT_MAX_CONTEXT + " (default: ${DEFAULT-VALUE}).")
     int context;
 
+    @Option(names = "--kv-cache", paramLabel = "TYPE", defaultValue = "f32",
+            description = "Element type of the KV caches: f32, or f16 (half the memory; llama.cpp's default) (default: ${DEFAULT-VALUE}).")
+    String kvCache;
+
+    @Option(names = "--q8-activations",
+            description = "Quantise x to 8 bits before the products with Q8_0 and Q4_0 weights, as llama.cpp does (with --kv-cache f16, greedy"
+                    + " choices then follow llama.cpp's); --device CLANG only.")
+    boolean q8Activations;
+
     @Mixin
     DeviceOption device;
 
@@ -87,7 +97,16 @@ final class SamplingFlags {
                 }
             }
         }
-        return ModelOptions.defaults().withDevice(device.device).withContextLength(context);
+        DType cache = switch (kvCache.toLowerCase(java.util.Locale.ROOT)) {
+            case "f32" -> DType.F32;
+            case "f16" -> DType.F16;
+            default -> throw new IllegalArgumentException("--kv-cache: expected f32 or f16, got " + kvCache);
+        };
+        if (q8Activations && !device.resolve().spec().kind().equals("CLANG")) {
+            throw new IllegalArgumentException("--q8-activations: expected --device CLANG (its native products quantise x), got "
+                    + (device.device == null ? "the default device " + device.resolve().spec() : "--device " + device.device));
+        }
+        return ModelOptions.defaults().withDevice(device.device).withContextLength(context).withKvCacheType(cache).withQuantizedActivations(q8Activations);
     }
 
     static void check(boolean ok, String option, String expected, Object got) {

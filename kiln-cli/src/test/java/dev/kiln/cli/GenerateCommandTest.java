@@ -184,6 +184,19 @@ class GenerateCommandTest {
         kiln("generate", m, "--prompt", "hi", "--seed", "x").badInput("kiln generate: ", "--seed", "x");
         kiln("generate", m).badInput("kiln generate: Missing required option: '--prompt=TEXT'");
         kiln("generate", m, "--prompt", "hi", "--device", "NOPE").badInput("kiln generate: ", "NOPE");
+        kiln("generate", m, "--prompt", "hi", "--kv-cache", "f8").badInput("--kv-cache: expected f32 or f16", "got f8");
+        kiln("generate", m, "--prompt", "hi", "--q8-activations", "--device", "CPU").badInput("--q8-activations: expected --device CLANG", "--device CPU");
+    }
+
+    /** llama.cpp's rounding on CLANG: x quantised to 8 bits, an f16 cache; the text streams and the stats line ends it. */
+    @Test
+    void llamaCppRoundingOnClang() throws IOException {
+        var reason = dev.kiln.runtime.DeviceRegistry.providers().get("CLANG").unavailableReason();
+        org.junit.jupiter.api.Assumptions.assumeTrue(reason.isEmpty(), () -> "CLANG device unavailable: " + reason.orElse(""));
+        var r = kiln("generate", model("llama-q8_0.gguf"), "--prompt", referencePrompt(), "--temperature", "0", "--max-tokens", "8",
+                "--ignore-eos", "--context", "64", "--device", "CLANG", "--q8-activations", "--kv-cache", "f16").ok();
+        assertThat(r.out()).isNotBlank();
+        assertThat(stats(r).group(2)).isEqualTo("8");
     }
 
     private static String[] concat(String[] a, String last) {

@@ -71,7 +71,6 @@ class NativeBlockProductsTest {
                     MemorySegment data = QuantizedMatmulTest.randomBlocks(type, n, k, 31L * k + n, arena);
                     float[] w = dequantized(type, data, n, k);
                     for (int rows : new int[] {1, 2, 3, 4, 5, 7, 8, 9, 13, 24}) {
-                        if (!natives.handles(type, rows)) continue; // Q4_0: up to 8
                         float[] x = QuantizedMatmulTest.random(rows * k, rows * 17L + k + n);
                         MemorySegment xs = arena.allocate(4L * rows * k, 64), out = arena.allocate(4L * rows * n, 64);
                         MemorySegment.copy(x, 0, xs, ValueLayout.JAVA_FLOAT, 0, x.length);
@@ -182,10 +181,10 @@ class NativeBlockProductsTest {
     /** More rows than the native products take, and the other block types, stay on the Vector API (and stay right). */
     @Test
     void handlesDecodeRowsOfQ8_0AndQ4_0Only() {
-        assertThat(natives.handles(GgmlType.Q8_0, NativeBlockProducts.Q8_0_MAX_ROWS)).isTrue();
-        assertThat(natives.handles(GgmlType.Q8_0, NativeBlockProducts.Q8_0_MAX_ROWS + 1)).isFalse();
-        assertThat(natives.handles(GgmlType.Q4_0, NativeBlockProducts.Q4_0_MAX_ROWS)).isTrue();
-        assertThat(natives.handles(GgmlType.Q4_0, NativeBlockProducts.Q4_0_MAX_ROWS + 1)).isFalse();
+        assertThat(natives.handles(GgmlType.Q8_0, NativeBlockProducts.MAX_ROWS)).isTrue();
+        assertThat(natives.handles(GgmlType.Q8_0, NativeBlockProducts.MAX_ROWS + 1)).isFalse();
+        assertThat(natives.handles(GgmlType.Q4_0, NativeBlockProducts.MAX_ROWS)).isTrue();
+        assertThat(natives.handles(GgmlType.Q4_0, NativeBlockProducts.MAX_ROWS + 1)).isFalse();
         assertThat(natives.handles(GgmlType.Q4_K, 1)).isFalse();
         assertThat(natives.handles(GgmlType.Q6_K, 1)).isFalse();
         assertThat(NativeBlockProducts.forDevice(DeviceRegistry.get("CPU"))).isEmpty();

@@ -19,16 +19,18 @@ import java.util.Optional;
 import java.util.function.Function;
 
 /**
- * The dot products of decode (a few rows of x against every row of a Q8_0 or Q4_0 matrix) as C compiled by the CLANG
+ * The products of decode (a few rows of x against every row of a Q8_0 or Q4_0 matrix) as C compiled by the CLANG
  * device's compiler ({@code block_products.c}, beside this class): four rows of w a pass with every vector of x loaded
- * once for the four, AVX-512 or AVX2 where the CPU has them, plain C elsewhere. The same terms as the Vector API's dot
- * products ({@link QuantizedMatmul}), in f32, reassociated. {@link QuantizedMatmul#multiply(GgmlType, MemorySegment, int,
- * int, MemorySegment, int, MemorySegment, NativeBlockProducts)} calls them for up to {@value #MAX_ROWS} rows of x; more
- * rows (prefill), and the other block types, run through the Vector API as on the CPU device.
+ * once for the four, and four rows of x by four of w in registers for a batched step; AVX-512 or AVX2 where the CPU has
+ * them, plain C elsewhere. By default the same terms as the Vector API's dot products ({@link QuantizedMatmul}), in f32,
+ * reassociated; {@link #withQuantizedActivations} quantises x to Q8_0 first, as llama.cpp does. {@link
+ * QuantizedMatmul#multiply(GgmlType, MemorySegment, int, int, MemorySegment, int, MemorySegment, NativeBlockProducts)}
+ * calls them for up to {@value #MAX_ROWS} rows of x; more rows (prefill), and the other block types, run through the
+ * Vector API as on the CPU device.
  *
- * <p>Why: on an Intel Xeon with AVX-512 the Vector API's Q8_0 dot product reached 8.3 GB/s on one core where the same
- * loop in C reached 11.7 (a matrix of 8,192 x 2,048): decode is memory-bound only if a core keeps up with its share of
- * the bandwidth.
+ * <p>Why C: each pass prefetches the next four rows of w, which Java cannot ask for. Without it a core kept too few
+ * lines in flight to stream its share of the bandwidth, in C as in Java (an Intel Xeon with AVX-512, the 16 ffn_gate
+ * products of Llama-3.2-1B at decode on two cores: 12.1 GB/s in C, 12.2 through the Vector API; with it 15.9-20).
  */
 public final class NativeBlockProducts {
     /**

@@ -6,6 +6,7 @@ import dev.kiln.ir.PatternMatcher;
 import dev.kiln.ir.UPat;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
+import dev.kiln.runtime.DeviceRegistry;
 import dev.kiln.runtime.Device;
 import dev.kiln.runtime.ExecutionPlan;
 import dev.kiln.runtime.PlanBuilder;
@@ -68,7 +69,8 @@ final class GraphCompiler {
 
     /**
      * The output nodes with every placeholder replaced by its buffer and every constant buffer of another
-     * device copied (once, into the shared arena) to this one.
+     * device copied (once, into the shared arena) to this one, unless it is a host constant this device reads in place
+     * ({@link #sharable}).
      */
     private static List<UOp> rewrite(List<UOp> roots, Graph graph, Map<Graph.Placeholder, UOp> replacement, String where, Arena weights) {
         PatternMatcher compile = new PatternMatcher(List.of(
@@ -82,11 +84,23 @@ final class GraphCompiler {
                 }),
                 rule(UPat.anyOf(EnumSet.of(Op.BUFFER)).where(u -> !Buffer.of(u).device().equals(where)).named("b"), m -> {
                     Buffer b = Buffer.of(m.get("b"));
+                    if (sharable(b, where)) return UOp.buffer(new Buffer(where, b.dtype(), b.count(), b.segment()).asImmutable());
                     long bytes = b.dtype().byteSize(b.count());
                     MemorySegment s = weights.allocate(Math.max(bytes, 1), SharedGraphState.ALIGN);
                     MemorySegment.copy(b.segment(), 0, s, 0, bytes);
                     return UOp.buffer(new Buffer(where, b.dtype(), b.count(), s));
                 })));
         return GraphRewriter.substitute(roots, compile); // one rewrite per node: each foreign buffer is copied once
+    }
+
+    /**
+     * Whether a constant of another device can be read in place by device {@code where}: an immutable buffer in native
+     * host memory (weights mapped from a file, say) of a host device, read by another host device (CPU and CLANG share
+     * the host's memory). Kernels never write it, so no copy is needed to keep the graphs apart; a language model's
+     * weights wrapped on the default device and compiled for CLANG were copied whole (1.3 GB for Llama-3.2-1B) before.
+     */
+    private static boolean sharable(Buffer b, String where) {
+        return DeviceRegistry.get(b.device()).deviceMemory().isEmpty() && DeviceRegistry.get(where).deviceMemory().isEmpty()
+                && b.isImmutable() && b.segment() != null && b.segment().isNative();
     }
 }

@@ -2,7 +2,6 @@ package dev.kiln.clang;
 
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
-import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 
 /**
@@ -28,15 +27,8 @@ public final class CLibrary {
      * @throws IllegalArgumentException if the library does not export {@code symbol}
      */
     public MethodHandle function(String symbol, FunctionDescriptor descriptor, Linker.Option... options) {
-        return Linker.nativeLinker().downcallHandle(address(symbol), descriptor, options);
+        return Linker.nativeLinker().downcallHandle(library.address(symbol), descriptor, options);
     }
-
-    /**
-     * The address of exported function {@code symbol}, for a downcall handle made elsewhere.
-     *
-     * @throws IllegalArgumentException if the library does not export {@code symbol}
-     */
-    public MemorySegment address(String symbol) { return library.address(symbol); }
 
     @Override
     public String toString() { return "CLibrary[" + library + "]"; }

@@ -48,11 +48,10 @@ public final class NativeBlockProducts {
 
     /** The library's four functions: Q8_0 and Q4_0 weights with x in f32, and with x quantised to Q8_0. */
     private record Handles(MethodHandle q8_0, MethodHandle q4_0, MethodHandle q8_0Q8, MethodHandle q4_0Q8) {
-        static Handles of(Function<String, MemorySegment> symbols) {
-            Linker linker = Linker.nativeLinker();
-            Function<String, MethodHandle> f = name -> linker.downcallHandle(symbols.apply(name), PRODUCTS);
-            return new Handles(f.apply("kiln_q8_0_products"), f.apply("kiln_q4_0_products"), f.apply("kiln_q8_0_q8_products"),
-                    f.apply("kiln_q4_0_q8_products"));
+        /** The four by name, each a downcall handle of {@link #PRODUCTS}'s signature. */
+        static Handles of(Function<String, MethodHandle> function) {
+            return new Handles(function.apply("kiln_q8_0_products"), function.apply("kiln_q4_0_products"), function.apply("kiln_q8_0_q8_products"),
+                    function.apply("kiln_q4_0_q8_products"));
         }
     }
 
@@ -65,7 +64,9 @@ public final class NativeBlockProducts {
     }
 
     /** The products of {@link #source()} compiled some other way (tests compile its portable paths so). */
-    static NativeBlockProducts of(SymbolLookup library) { return new NativeBlockProducts(Handles.of(library::findOrThrow), false); }
+    static NativeBlockProducts of(SymbolLookup library) {
+        return new NativeBlockProducts(Handles.of(name -> Linker.nativeLinker().downcallHandle(library.findOrThrow(name), PRODUCTS)), false);
+    }
 
     /**
      * These products with x quantised to Q8_0 blocks first ({@code true}), as llama.cpp multiplies Q8_0 and Q4_0
@@ -88,7 +89,8 @@ public final class NativeBlockProducts {
         if (h == null) {
             synchronized (NativeBlockProducts.class) {
                 if (loaded == null) {
-                    loaded = Handles.of(clang.library(source())::address);
+                    CLibrary library = clang.library(source());
+                    loaded = Handles.of(name -> library.function(name, PRODUCTS));
                     LOG.log(System.Logger.Level.DEBUG, "CLANG: Q8_0 and Q4_0 products of up to " + MAX_ROWS
                             + " rows run as native code; more rows and the other block types through the Vector API");
                 }

@@ -121,8 +121,7 @@ public final class QuantizedMatmul {
         boolean fused = B != null && (type == GgmlType.Q8_0 ? rows <= Q8_0_DOT_ROWS : type == GgmlType.Q4_0 && rows <= Q4_0_DOT_ROWS);
         boolean dots = fused || rows <= DOT_ROWS;
         int units = dots ? n : (n + PANEL - 1) / PANEL;
-        long work = (long) rows * n * k;
-        int parts = work < PARALLEL_WORK || WorkerPool.size() <= 1 ? 1 : WorkerPool.balancedShares(units);
+        int parts = parts((long) rows * n * k, units);
         float[] ap = dots ? null : packRows(x, rows, k);
         float[] xa = fused ? rowsOnHeap(x, rows * k) : null;
         WorkerPool.forRanges(units, parts, (from, to) -> {
@@ -132,11 +131,15 @@ public final class QuantizedMatmul {
         });
     }
 
+    /** Shares of {@code units} for a call of {@code work} multiply-adds: one below {@link #PARALLEL_WORK} or on one worker. */
+    private static int parts(long work, long units) {
+        return work < PARALLEL_WORK || WorkerPool.size() <= 1 ? 1 : WorkerPool.balancedShares(units);
+    }
+
     /** The dot products by {@code natives}, split over the workers as the Vector API's are. */
     private static void nativeProducts(NativeBlockProducts natives, GgmlType type, MemorySegment w, long rowBytes, int n, int k, MemorySegment x,
                                        int rows, MemorySegment out) {
-        long work = (long) rows * n * k;
-        int parts = work < PARALLEL_WORK || WorkerPool.size() <= 1 ? 1 : WorkerPool.balancedShares(n);
+        int parts = parts((long) rows * n * k, n);
         long outBytes = 4L * rows * n;
         // native code reads native memory only: a segment on the Java heap goes through a copy (shared: workers read it)
         try (Arena staging = w.isNative() && x.isNative() && out.isNative() ? null : Arena.ofShared()) {

@@ -50,6 +50,22 @@ static inline float half_at(const uint8_t *p) {
 #endif
 }
 
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+/* The eight lanes' sum (the AVX2 products, f32 and int8, and AVX-512 hosts' int8 products). */
+static inline float sum8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+#endif
+
+/* Four rows' dot products as four one-row ones (the portable paths). */
+#define DOT4_BY_ROWS(NAME, DOT1, XT)                                                                                      \
+    static void NAME(const uint8_t *w, int64_t rb, int64_t blocks, const XT *x, float *o) {                              \
+        for (int i = 0; i < 4; i++) o[i] = DOT1(w + i * rb, blocks, x);                                                   \
+    }
+
 #if defined(__AVX512F__)
 
 static inline __m512 q8_16(const uint8_t *p) { return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) p))); }
@@ -143,13 +159,6 @@ TILE4X4(q4_0_tile, Q4_VALUES, 18)
 
 #elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 
-static inline float sum8(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
 static inline __m256 q8_8(const uint8_t *p) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) p))); }
 
 static inline __m256 q8_block(const uint8_t *w, const float *x) {
@@ -202,13 +211,9 @@ static float q4_0_dot1(const uint8_t *w, int64_t blocks, const float *x) {
     return total;
 }
 
-static void q8_0_dot4(const uint8_t *w, int64_t rb, int64_t blocks, const float *x, float *o) {
-    for (int i = 0; i < 4; i++) o[i] = q8_0_dot1(w + i * rb, blocks, x);
-}
+DOT4_BY_ROWS(q8_0_dot4, q8_0_dot1, float)
 
-static void q4_0_dot4(const uint8_t *w, int64_t rb, int64_t blocks, const float *x, float *o) {
-    for (int i = 0; i < 4; i++) o[i] = q4_0_dot1(w + i * rb, blocks, x);
-}
+DOT4_BY_ROWS(q4_0_dot4, q4_0_dot1, float)
 
 #endif
 
@@ -278,13 +283,6 @@ static inline __m256i q4_bytes(const uint8_t *w) {
     return _mm256_sub_epi8(v, _mm256_set1_epi8(8));
 }
 
-static inline float sum8i(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
 #define DOT4_Q8X(NAME, BYTES_OF, BYTES)                                                                                   \
     static void NAME(const uint8_t *w, int64_t rb, int64_t blocks, const uint8_t *x, float *o) {                         \
         const uint8_t *w0 = w, *w1 = w + rb, *w2 = w + 2 * rb, *w3 = w + 3 * rb, *ahead = w + 4 * rb;                   \
@@ -298,7 +296,7 @@ static inline float sum8i(__m256 v) {
             a2 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_i8(BYTES_OF(w2), xv)), _mm256_set1_ps(half_at(w2) * dx), a2);     \
             a3 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_i8(BYTES_OF(w3), xv)), _mm256_set1_ps(half_at(w3) * dx), a3);     \
         }                                                                                                                 \
-        o[0] = sum8i(a0); o[1] = sum8i(a1); o[2] = sum8i(a2); o[3] = sum8i(a3);                                           \
+        o[0] = sum8(a0); o[1] = sum8(a1); o[2] = sum8(a2); o[3] = sum8(a3);                                           \
     }
 #define DOT1_Q8X(NAME, BYTES_OF, BYTES)                                                                                   \
     static float NAME(const uint8_t *w, int64_t blocks, const uint8_t *x) {                                              \
@@ -306,7 +304,7 @@ static inline float sum8i(__m256 v) {
         for (int64_t b = 0; b < blocks; b++, x += 34, w += BYTES)                                                         \
             a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_i8(BYTES_OF(w), _mm256_loadu_si256((const __m256i *) (x + 2)))),  \
                                 _mm256_set1_ps(half_at(w) * half_at(x)), a);                                              \
-        return sum8i(a);                                                                                                  \
+        return sum8(a);                                                                                                  \
     }
 DOT4_Q8X(q8_0_q8_dot4, q8_bytes, 34)
 DOT1_Q8X(q8_0_q8_dot1, q8_bytes, 34)
@@ -335,75 +333,59 @@ static float q4_0_q8_dot1(const uint8_t *w, int64_t blocks, const uint8_t *x) {
     return total;
 }
 
-static void q8_0_q8_dot4(const uint8_t *w, int64_t rb, int64_t blocks, const uint8_t *x, float *o) {
-    for (int i = 0; i < 4; i++) o[i] = q8_0_q8_dot1(w + i * rb, blocks, x);
-}
+DOT4_BY_ROWS(q8_0_q8_dot4, q8_0_q8_dot1, uint8_t)
 
-static void q4_0_q8_dot4(const uint8_t *w, int64_t rb, int64_t blocks, const uint8_t *x, float *o) {
-    for (int i = 0; i < 4; i++) o[i] = q4_0_q8_dot1(w + i * rb, blocks, x);
-}
+DOT4_BY_ROWS(q4_0_q8_dot4, q4_0_q8_dot1, uint8_t)
 
 #endif
 
-typedef void (*dot4_q8x_fn)(const uint8_t *, int64_t, int64_t, const uint8_t *, float *);
-typedef float (*dot1_q8x_fn)(const uint8_t *, int64_t, const uint8_t *);
-
-static void products_q8x(dot4_q8x_fn dot4, dot1_q8x_fn dot1, const uint8_t *w, int64_t rb, int64_t k, const uint8_t *xq, int64_t rows,
-                         float *out, int64_t n, int64_t from, int64_t to) {
-    int64_t blocks = k / 32, xb = blocks * 34, j = from;
-    float o[4];
-    for (; j + 4 <= to; j += 4) {
-        for (int64_t r = 0; r < rows; r++) {
-            dot4(w + j * rb, rb, blocks, xq + r * xb, o);
-            memcpy(out + r * n + j, o, sizeof o);
-        }
+/*
+ * Rows [from, to) of w against the first `rows` rows of x (XT elements, x_row of them a row), into out (rows, n): four
+ * rows of w a pass, four rows of x at a time through the tile where there is one, the rest row by row.
+ */
+#define PRODUCTS(NAME, XT)                                                                                                \
+    static void NAME(void (*tile)(const uint8_t *, int64_t, int64_t, const XT *, int64_t, float *, int64_t),             \
+                     void (*dot4)(const uint8_t *, int64_t, int64_t, const XT *, float *),                                \
+                     float (*dot1)(const uint8_t *, int64_t, const XT *), const uint8_t *w, int64_t rb, int64_t k,        \
+                     const XT *x, int64_t x_row, int64_t rows, float *out, int64_t n, int64_t from, int64_t to) {         \
+        int64_t blocks = k / 32, j = from;                                                                                \
+        float o[4];                                                                                                       \
+        for (; j + 4 <= to; j += 4) {                                                                                     \
+            int64_t r = 0;                                                                                                \
+            if (tile)                                                                                                     \
+                for (; r + 4 <= rows; r += 4) tile(w + j * rb, rb, blocks, x + r * x_row, x_row, out + r * n + j, n);     \
+            for (; r < rows; r++) {                                                                                       \
+                dot4(w + j * rb, rb, blocks, x + r * x_row, o);                                                           \
+                memcpy(out + r * n + j, o, sizeof o);                                                                     \
+            }                                                                                                             \
+        }                                                                                                                 \
+        for (; j < to; j++)                                                                                               \
+            for (int64_t r = 0; r < rows; r++) out[r * n + j] = dot1(w + j * rb, blocks, x + r * x_row);                  \
     }
-    for (; j < to; j++)
-        for (int64_t r = 0; r < rows; r++) out[r * n + j] = dot1(w + j * rb, blocks, xq + r * xb);
-}
+PRODUCTS(products_q8x, uint8_t)
 
 /* Rows [from, to) of w (Q8_0) with the first `rows` rows of x quantised to Q8_0 (k / 32 blocks of 34 bytes a row). */
 EXPORT void kiln_q8_0_q8_products(const uint8_t *w, int64_t rb, int64_t k, const uint8_t *xq, int64_t rows, float *out, int64_t n,
                                   int64_t from, int64_t to) {
-    products_q8x(q8_0_q8_dot4, q8_0_q8_dot1, w, rb, k, xq, rows, out, n, from, to);
+    products_q8x(NULL, q8_0_q8_dot4, q8_0_q8_dot1, w, rb, k, xq, k / 32 * 34, rows, out, n, from, to);
 }
 
 /* The same for Q4_0 weights. */
 EXPORT void kiln_q4_0_q8_products(const uint8_t *w, int64_t rb, int64_t k, const uint8_t *xq, int64_t rows, float *out, int64_t n,
                                   int64_t from, int64_t to) {
-    products_q8x(q4_0_q8_dot4, q4_0_q8_dot1, w, rb, k, xq, rows, out, n, from, to);
+    products_q8x(NULL, q4_0_q8_dot4, q4_0_q8_dot1, w, rb, k, xq, k / 32 * 34, rows, out, n, from, to);
 }
 
-typedef void (*dot4_fn)(const uint8_t *, int64_t, int64_t, const float *, float *);
-typedef float (*dot1_fn)(const uint8_t *, int64_t, const float *);
-
-typedef void (*tile_fn)(const uint8_t *, int64_t, int64_t, const float *, int64_t, float *, int64_t);
-
-static void products(tile_fn tile, dot4_fn dot4, dot1_fn dot1, const uint8_t *w, int64_t rb, int64_t k, const float *x, int64_t rows,
-                     float *out, int64_t n, int64_t from, int64_t to) {
-    int64_t blocks = k / 32, j = from;
-    float o[4];
-    for (; j + 4 <= to; j += 4) {
-        int64_t r = 0;
-        if (tile)
-            for (; r + 4 <= rows; r += 4) tile(w + j * rb, rb, blocks, x + r * k, k, out + r * n + j, n);
-        for (; r < rows; r++) {
-            dot4(w + j * rb, rb, blocks, x + r * k, o);
-            memcpy(out + r * n + j, o, sizeof o);
-        }
-    }
-    for (; j < to; j++)
-        for (int64_t r = 0; r < rows; r++) out[r * n + j] = dot1(w + j * rb, blocks, x + r * k);
-}
+PRODUCTS(products, float)
 
 /* Rows [from, to) of w (Q8_0, rb bytes a row, k values) with the first `rows` rows of x, into out (rows, n). */
 EXPORT void kiln_q8_0_products(const uint8_t *w, int64_t rb, int64_t k, const float *x, int64_t rows, float *out, int64_t n,
                                int64_t from, int64_t to) {
-    products(Q8_0_TILE, q8_0_dot4, q8_0_dot1, w, rb, k, x, rows, out, n, from, to);
+    products(Q8_0_TILE, q8_0_dot4, q8_0_dot1, w, rb, k, x, k, rows, out, n, from, to);
 }
 
 /* The same for Q4_0. */
 EXPORT void kiln_q4_0_products(const uint8_t *w, int64_t rb, int64_t k, const float *x, int64_t rows, float *out, int64_t n,
                                int64_t from, int64_t to) {
-    products(Q4_0_TILE, q4_0_dot4, q4_0_dot1, w, rb, k, x, rows, out, n, from, to);
+    products(Q4_0_TILE, q4_0_dot4, q4_0_dot1, w, rb, k, x, k, rows, out, n, from, to);
 }

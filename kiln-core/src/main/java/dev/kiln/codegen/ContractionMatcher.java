@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeSet;
 
 /**
  * Recognises a lowered kernel (as {@link Lowerer} makes it, before any optimisation) that is an f32
@@ -132,8 +133,11 @@ public final class ContractionMatcher {
         private final KernelProgram p;
         private final List<Variable> outer = new ArrayList<>(), reduce = new ArrayList<>();
         private final Map<Variable, Variable> limits = new LinkedHashMap<>();
-        /** Loop variables read as {@code v // d} and {@code v % d} (grouped convolutions): v = d*hi + lo. */
-        private final Map<Variable, Variable[]> splits = new LinkedHashMap<>();
+        /**
+         * Loop variables read through divisions by constants: {@code v // d}, {@code v % m}, {@code (v // d) % m} (grouped
+         * convolutions; attention's heads and their groups merged into one output axis), each v as its digits.
+         */
+        private final Map<Variable, Digits> splits = new LinkedHashMap<>();
 
         Reader(KernelProgram p) { this.p = p; }
 
@@ -158,8 +162,7 @@ public final class ContractionMatcher {
                     || a.kind() != ReduceArg.Kind.SUM || a.value().op() != Op.MUL) return null;
             if (store.param().index() != 0) return null;
 
-            findSplits(a.value());
-            findSplits(store.index());
+            findSplits(a.value(), store.index());
             List<Variable> all = new ArrayList<>(), reduceParts = new ArrayList<>();
             for (Variable v : outer) all.addAll(parts(v));
             for (Variable v : reduce) reduceParts.addAll(parts(v));
@@ -273,25 +276,68 @@ public final class ContractionMatcher {
             return l.index();
         }
 
-        /** The variables {@code v} is read as: itself, or its quotient and remainder parts. */
+        /** The variables {@code v} is read as: itself, or its digits, most significant first. */
         private List<Variable> parts(Variable v) {
-            Variable[] s = splits.get(v);
-            return s == null ? List.of(v) : List.of(s[0], s[1]);
+            Digits s = splits.get(v);
+            return s == null ? List.of(v) : s.parts();
         }
 
-        /** Records every {@code v // d} and {@code v % d} of a loop variable by a constant dividing its extent. */
-        private void findSplits(UOp e) throws NotAffine {
-            for (UOp u : e.toposort()) {
-                if (u.op() != Op.FLOORDIV && u.op() != Op.FLOORMOD || u.src(0).op() != Op.DEFINE_VAR || !u.src(1).isConst()) continue;
-                if (!(u.src(0).arg() instanceof Variable v) || !outer.contains(v) && !reduce.contains(v)) continue;
-                long d = u.src(1).constLong(), extent = v.max() + 1;
-                if (d <= 1 || extent % d != 0 || limits.containsKey(v)) throw new NotAffine();
-                Variable[] known = splits.get(v);
-                if (known != null) {
-                    if (known[1].max() + 1 != d) throw new NotAffine(); // two different splits of one variable
-                    continue;
+        /**
+         * Records the divisors of every {@code v // d}, {@code v % m}, {@code (v // d) % m} and {@code v // d // e} of a loop
+         * variable: the cut points of its digits, which must each divide the next and the extent.
+         */
+        private void findSplits(UOp... expressions) throws NotAffine {
+            Map<Variable, TreeSet<Long>> cuts = new LinkedHashMap<>();
+            for (UOp e : expressions) for (UOp u : e.toposort()) {
+                if (u.op() != Op.FLOORDIV && u.op() != Op.FLOORMOD || !u.src(1).isConst()) continue;
+                long c = u.src(1).constLong();
+                UOp x = u.src(0);
+                if (x.op() == Op.FLOORDIV && x.src(1).isConst()) { // (v // d) % c or v // d // c: a cut at d * c
+                    c = Math.multiplyExact(c, x.src(1).constLong());
+                    x = x.src(0);
                 }
-                splits.put(v, new Variable[]{new Variable(v.name() + "_q", 0, extent / d - 1), new Variable(v.name() + "_r", 0, d - 1)});
+                if (x.op() != Op.DEFINE_VAR || !(x.arg() instanceof Variable v) || !outer.contains(v) && !reduce.contains(v)) continue;
+                if (c <= 0) throw new NotAffine();
+                if (c == 1 || c >= v.max() + 1) continue; // v // c is 0 (or v), v % c is v (or 0): no digit
+                if (limits.containsKey(v)) throw new NotAffine();
+                cuts.computeIfAbsent(v, k -> new TreeSet<>()).add(c);
+            }
+            for (Map.Entry<Variable, TreeSet<Long>> entry : cuts.entrySet()) {
+                Variable v = entry.getKey();
+                List<Long> points = new ArrayList<>(entry.getValue());
+                points.addFirst(1L);
+                points.add(v.max() + 1);
+                List<Variable> parts = new ArrayList<>();
+                long[] weights = new long[points.size() - 1];
+                for (int j = points.size() - 2, l = 0; j >= 0; j--, l++) {
+                    if (points.get(j + 1) % points.get(j) != 0) throw new NotAffine(); // not one mixed radix
+                    parts.add(new Variable(v.name() + "_d" + j, 0, points.get(j + 1) / points.get(j) - 1));
+                    weights[l] = points.get(j);
+                }
+                splits.put(v, new Digits(parts, weights));
+            }
+        }
+
+        /** v as digits: {@code v = sum(parts[l] * weights[l])}, most significant first (the last weight is 1). */
+        private record Digits(List<Variable> parts, long[] weights) {
+            /**
+             * {@code (v // d) % m} (no modulus when m is 0) as the digits of weight in [d, d * m), each over d; d and d * m
+             * must be cut points (or past the extent).
+             */
+            Affine digits(long d, long m) throws NotAffine {
+                long extent = weights[0] * (parts.getFirst().max() + 1);
+                long top = m == 0 ? Long.MAX_VALUE : Math.multiplyExact(d, m);
+                if (d >= extent) return Affine.of(0);
+                boolean cutAtD = false, cutAtTop = top >= extent;
+                Map<Variable, Long> coeffs = new LinkedHashMap<>();
+                for (int l = 0; l < parts.size(); l++) {
+                    long w = weights[l];
+                    cutAtD |= w == d;
+                    cutAtTop |= w == top;
+                    if (w >= d && w < top) coeffs.put(parts.get(l), w / d);
+                }
+                if (!cutAtD || !cutAtTop) throw new NotAffine();
+                return new Affine(coeffs, 0);
             }
         }
 
@@ -382,17 +428,24 @@ public final class ContractionMatcher {
                 }
                 case DEFINE_VAR -> {
                     if (!(u.arg() instanceof Variable v) || !outer.contains(v) && !reduce.contains(v)) throw new NotAffine();
-                    Variable[] s = splits.get(v);
-                    if (s == null) yield new Affine(Map.of(v, 1L), 0);
-                    Map<Variable, Long> m = new LinkedHashMap<>();
-                    m.put(s[0], s[1].max() + 1);
-                    m.put(s[1], 1L);
-                    yield new Affine(m, 0);
+                    Digits s = splits.get(v);
+                    yield s == null ? new Affine(Map.of(v, 1L), 0) : s.digits(1, 0);
                 }
                 case FLOORDIV, FLOORMOD -> {
-                    Variable[] s = u.src(0).op() == Op.DEFINE_VAR && u.src(0).arg() instanceof Variable v ? splits.get(v) : null;
-                    if (s == null || !u.src(1).isConst() || u.src(1).constLong() != s[1].max() + 1) throw new NotAffine();
-                    yield new Affine(Map.of(u.op() == Op.FLOORDIV ? s[0] : s[1], 1L), 0);
+                    if (!u.src(1).isConst()) throw new NotAffine();
+                    long c = u.src(1).constLong(), d = u.op() == Op.FLOORDIV ? c : 1, m = u.op() == Op.FLOORMOD ? c : 0;
+                    UOp x = u.src(0);
+                    if (x.op() == Op.FLOORDIV && x.src(1).isConst()) { // (v // e) % c, v // e // c
+                        long e = x.src(1).constLong();
+                        d = Math.multiplyExact(d, e);
+                        x = x.src(0);
+                    }
+                    if (x.op() != Op.DEFINE_VAR || !(x.arg() instanceof Variable v) || !outer.contains(v) && !reduce.contains(v) || d <= 0 || m < 0) {
+                        throw new NotAffine();
+                    }
+                    Digits s = splits.get(v);
+                    if (s == null) s = new Digits(List.of(v), new long[] {1}); // every divisor at or past the extent
+                    yield s.digits(d, m);
                 }
                 case ADD -> affine(u.src(0)).plus(affine(u.src(1)));
                 case NEG -> affine(u.src(0)).times(-1);

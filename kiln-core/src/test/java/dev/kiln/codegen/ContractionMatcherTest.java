@@ -38,7 +38,12 @@ class ContractionMatcherTest {
         Tensor q = TestGraphs.data(11, 4, 32, 16), kk = TestGraphs.data(12, 4, 16, 40), res = TestGraphs.data(13, 64, 48);
         Tensor xd = TestGraphs.data(15, 1, 16, 24, 24), xd2 = TestGraphs.data(16, 1, 16, 48, 48), kd = TestGraphs.data(17, 16, 1, 3, 3);
         Tensor db = TestGraphs.data(18, 16);
+        // grouped-query attention's probabilities times values, the heads and their groups merged into the output's rows
+        Tensor probs = TestGraphs.data(19, 2, 4, 32, 64), values = TestGraphs.data(20, 64, 2 * 16);
+        Tensor v4 = values.reshape(64, 2, 16).permute(1, 0, 2).unsqueeze(1);
         return Stream.of(
+                Arguments.of("attention values, heads merged: (v // 64, (v // 16) % 4, v % 16)",
+                        (Supplier<Tensor>) () -> probs.matmul(v4).permute(2, 0, 1, 3).reshape(32, 128), 128, 16, 64, 2),
                 Arguments.of("matmul", (Supplier<Tensor>) () -> a.matmul(b), 64, 48, 32, 1),
                 Arguments.of("linear + bias + relu", (Supplier<Tensor>) () -> a.matmul(b).add(bias).relu(), 64, 48, 32, 1),
                 Arguments.of("x times W transposed", (Supplier<Tensor>) () -> a.matmul(w.transpose(0, 1)), 64, 48, 32, 1),

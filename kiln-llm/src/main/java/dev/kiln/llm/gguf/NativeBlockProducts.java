@@ -16,7 +16,7 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 
 /**
  * The products of decode (a few rows of x against every row of a Q8_0 or Q4_0 matrix) as C compiled by the CLANG
@@ -25,8 +25,9 @@ import java.util.function.Function;
  * them, plain C elsewhere. By default the same terms as the Vector API's dot products ({@link QuantizedMatmul}), in f32,
  * reassociated; {@link #withQuantizedActivations} quantises x to Q8_0 first, as llama.cpp does. {@link
  * QuantizedMatmul#multiply(GgmlType, MemorySegment, int, int, MemorySegment, int, MemorySegment, NativeBlockProducts)}
- * calls them for up to {@value #MAX_ROWS} rows of x; more rows (prefill), and the other block types, run through the
- * Vector API as on the CPU device.
+ * calls them for up to {@value #MAX_ROWS} rows of x; more rows (prefill) go through the source's GEMM ({@link #gemm}: w
+ * dequantised into packed panels once per pass, x's rows in register tiles, BLIS's loops), and the other block types
+ * through the Vector API as on the CPU device.
  *
  * <p>Why C: each pass prefetches the next four rows of w, which Java cannot ask for. Without it a core kept too few
  * lines in flight to stream its share of the bandwidth, in C as in Java (an Intel Xeon with AVX-512, the 16 ffn_gate
@@ -43,15 +44,34 @@ public final class NativeBlockProducts {
 
     private static final FunctionDescriptor PRODUCTS = FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
             ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG);
+    /** {@link #PRODUCTS} with the caller's scratch last. */
+    private static final FunctionDescriptor GEMM = PRODUCTS.appendArgumentLayouts(ValueLayout.ADDRESS);
+    private static final FunctionDescriptor PACK = FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
+            ValueLayout.ADDRESS);
+    private static final FunctionDescriptor SIZE_OF_ROWS = FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG);
+    private static final FunctionDescriptor SIZE = FunctionDescriptor.of(ValueLayout.JAVA_LONG);
     private static final System.Logger LOG = System.getLogger(NativeBlockProducts.class.getName());
     private static volatile Handles loaded;
 
-    /** The library's four functions: Q8_0 and Q4_0 weights with x in f32, and with x quantised to Q8_0. */
-    private record Handles(MethodHandle q8_0, MethodHandle q4_0, MethodHandle q8_0Q8, MethodHandle q4_0Q8) {
-        /** The four by name, each a downcall handle of {@link #PRODUCTS}'s signature. */
-        static Handles of(Function<String, MethodHandle> function) {
-            return new Handles(function.apply("kiln_q8_0_products"), function.apply("kiln_q4_0_products"), function.apply("kiln_q8_0_q8_products"),
-                    function.apply("kiln_q4_0_q8_products"));
+    /**
+     * The library's functions: Q8_0 and Q4_0 weights with x in f32, and with x quantised to Q8_0; the GEMM of many rows
+     * (x packed first, {@code kiln_gemm_pack_rows}) and its sizes.
+     */
+    private record Handles(MethodHandle q8_0, MethodHandle q4_0, MethodHandle q8_0Q8, MethodHandle q4_0Q8, MethodHandle gemmQ8_0,
+                           MethodHandle gemmQ4_0, MethodHandle packRows, MethodHandle packedFloats, long scratchFloats, int panelRows) {
+        /** The functions by name and signature. */
+        static Handles of(BiFunction<String, FunctionDescriptor, MethodHandle> function) {
+            try {
+                return new Handles(function.apply("kiln_q8_0_products", PRODUCTS), function.apply("kiln_q4_0_products", PRODUCTS),
+                        function.apply("kiln_q8_0_q8_products", PRODUCTS), function.apply("kiln_q4_0_q8_products", PRODUCTS),
+                        function.apply("kiln_q8_0_gemm", GEMM), function.apply("kiln_q4_0_gemm", GEMM), function.apply("kiln_gemm_pack_rows", PACK),
+                        function.apply("kiln_gemm_packed_floats", SIZE_OF_ROWS), (long) function.apply("kiln_gemm_scratch_floats", SIZE).invokeExact(),
+                        Math.toIntExact((long) function.apply("kiln_gemm_panel_rows", SIZE).invokeExact()));
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable t) {
+                throw new IllegalStateException("block products: reading the GEMM's sizes failed: " + t, t);
+            }
         }
     }
 
@@ -65,7 +85,7 @@ public final class NativeBlockProducts {
 
     /** The products of {@link #source()} compiled some other way (tests compile its portable paths so). */
     static NativeBlockProducts of(SymbolLookup library) {
-        return new NativeBlockProducts(Handles.of(name -> Linker.nativeLinker().downcallHandle(library.findOrThrow(name), PRODUCTS)), false);
+        return new NativeBlockProducts(Handles.of((name, signature) -> Linker.nativeLinker().downcallHandle(library.findOrThrow(name), signature)), false);
     }
 
     /**
@@ -90,9 +110,9 @@ public final class NativeBlockProducts {
             synchronized (NativeBlockProducts.class) {
                 if (loaded == null) {
                     CLibrary library = clang.library(source());
-                    loaded = Handles.of(name -> library.function(name, PRODUCTS));
-                    LOG.log(System.Logger.Level.DEBUG, "CLANG: Q8_0 and Q4_0 products of up to " + MAX_ROWS
-                            + " rows run as native code; more rows and the other block types through the Vector API");
+                    loaded = Handles.of(library::function);
+                    LOG.log(System.Logger.Level.DEBUG, "CLANG: Q8_0 and Q4_0 products run as native code (dot products up to " + MAX_ROWS
+                            + " rows, a GEMM above); the other block types through the Vector API");
                 }
                 h = loaded;
             }
@@ -110,9 +130,52 @@ public final class NativeBlockProducts {
         }
     }
 
-    /** Whether products of {@code rows} rows of x with a {@code type} matrix run here. */
+    /** Whether products of {@code rows} rows of x with a {@code type} matrix run here as dot products ({@link #products}). */
     boolean handles(GgmlType type, int rows) {
         return rows <= MAX_ROWS && (type == GgmlType.Q8_0 || type == GgmlType.Q4_0);
+    }
+
+    /**
+     * Whether products of {@code rows} rows of x with a {@code type} matrix run here as a GEMM ({@link #gemm}): more rows
+     * than the dot products take (prefill), Q8_0 and Q4_0. x stays f32 there, with {@link #quantizedActivations} too.
+     */
+    boolean handlesGemm(GgmlType type, int rows) {
+        return rows > MAX_ROWS && (type == GgmlType.Q8_0 || type == GgmlType.Q4_0);
+    }
+
+    /** Rows of w in one of the GEMM's panels: the ranges of {@link #gemm} are best multiples of it. */
+    int panelRows() { return handles.panelRows; }
+
+    /** Bytes of scratch one {@link #gemm} call needs (its own: one per thread). */
+    long scratchBytes() { return 4 * handles.scratchFloats; }
+
+    /** The first {@code rows} rows of x (native, k floats each) packed for {@link #gemm}, in a new segment of {@code arena}. */
+    MemorySegment packRows(MemorySegment x, int rows, int k, Arena arena) {
+        try {
+            MemorySegment packed = arena.allocate(4 * (long) handles.packedFloats.invokeExact((long) rows, (long) k), 64);
+            handles.packRows.invokeExact(x, (long) rows, (long) k, packed);
+            return packed;
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("native block products: packing x failed: " + t, t);
+        }
+    }
+
+    /**
+     * Rows {@code [from, to)} of w with the {@code rows} rows of x packed by {@link #packRows} into out (rows, n), through
+     * {@code scratch} ({@link #scratchBytes}); the caller has checked the sizes. All are native segments.
+     */
+    void gemm(GgmlType type, MemorySegment w, long rowBytes, int from, int to, int k, MemorySegment packed, int rows, int n, MemorySegment out,
+              MemorySegment scratch) {
+        MethodHandle f = type == GgmlType.Q8_0 ? handles.gemmQ8_0 : handles.gemmQ4_0;
+        try {
+            f.invokeExact(w, rowBytes, (long) k, packed, (long) rows, out, (long) n, (long) from, (long) to, scratch);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("native block products: the GEMM failed: " + t, t);
+        }
     }
 
     /**

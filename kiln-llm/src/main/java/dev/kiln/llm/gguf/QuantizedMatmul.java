@@ -118,6 +118,10 @@ public final class QuantizedMatmul {
             nativeProducts(natives, type, w, rowBytes, n, k, x, rows, out);
             return;
         }
+        if (natives != null && natives.handlesGemm(type, rows)) {
+            nativeGemm(natives, type, w, rowBytes, n, k, x, rows, out);
+            return;
+        }
         boolean fused = B != null && (type == GgmlType.Q8_0 ? rows <= Q8_0_DOT_ROWS : type == GgmlType.Q4_0 && rows <= Q4_0_DOT_ROWS);
         boolean dots = fused || rows <= DOT_ROWS;
         int units = dots ? n : (n + PANEL - 1) / PANEL;
@@ -148,6 +152,29 @@ public final class QuantizedMatmul {
                     : NativeBlockProducts.nativeOf(x, 4L * rows * k, staging);
             MemorySegment on = out.isNative() ? out : staging.allocate(outBytes, 64);
             WorkerPool.forRanges(n, parts, (from, to) -> natives.products(type, wn, rowBytes, (int) from, (int) to, k, xn, rows, n, on));
+            if (on != out) MemorySegment.copy(on, 0, out, 0, outBytes);
+        }
+    }
+
+    /**
+     * The GEMM of {@code natives} (many rows): x packed once by the calling thread, then the panels of w split over the
+     * workers, each with its own scratch.
+     */
+    private static void nativeGemm(NativeBlockProducts natives, GgmlType type, MemorySegment w, long rowBytes, int n, int k, MemorySegment x,
+                                   int rows, MemorySegment out) {
+        int panel = natives.panelRows(), units = (n + panel - 1) / panel;
+        int parts = parts((long) rows * n * k, units);
+        long outBytes = 4L * rows * n;
+        try (Arena staging = Arena.ofShared()) {
+            MemorySegment wn = NativeBlockProducts.nativeOf(w, rowBytes * n, staging);
+            MemorySegment packed = natives.packRows(NativeBlockProducts.nativeOf(x, 4L * rows * k, staging), rows, k, staging);
+            MemorySegment on = out.isNative() ? out : staging.allocate(outBytes, 64);
+            WorkerPool.forRanges(units, parts, (from, to) -> {
+                try (Arena scratch = Arena.ofConfined()) {
+                    natives.gemm(type, wn, rowBytes, (int) from * panel, (int) Math.min((long) to * panel, n), k, packed, rows, n, on,
+                            scratch.allocate(natives.scratchBytes(), 64));
+                }
+            });
             if (on != out) MemorySegment.copy(on, 0, out, 0, outBytes);
         }
     }

@@ -9,6 +9,9 @@
  *
  * Compiled with -ffp-contract=off and without -ffast-math: the multiply-adds below are explicit intrinsics; the portable
  * path sums each block in eight lanes so that it needs no reassociation from the compiler.
+ *
+ * Many rows of x (prefill) go through a GEMM at the end of this file instead: w dequantised into packed panels once per
+ * pass, met by register tiles of x's rows (kiln_q8_0_gemm, kiln_q4_0_gemm).
  */
 #include <stdint.h>
 #include <string.h>
@@ -388,4 +391,232 @@ EXPORT void kiln_q8_0_products(const uint8_t *w, int64_t rb, int64_t k, const fl
 EXPORT void kiln_q4_0_products(const uint8_t *w, int64_t rb, int64_t k, const float *x, int64_t rows, float *out, int64_t n,
                                int64_t from, int64_t to) {
     products(Q4_0_TILE, q4_0_dot4, q4_0_dot1, w, rb, k, x, k, rows, out, n, from, to);
+}
+
+/*
+ * Many rows of x (prefill): a GEMM over dequantised panels of w. For a panel of GEMM_NR rows of w, their values over the
+ * whole of k are dequantised once into `bp` (k x GEMM_NR floats, a row of w a column: the values a multiply-add meets
+ * side by side), then every tile of GEMM_MR rows of x (packed beforehand by kiln_gemm_pack_rows: k x GEMM_MR floats, a
+ * row of x a column) meets it in GEMM_MR x 2 vector registers over all of k, and the tile is stored once. The panel
+ * (k x 32 or 64 floats, 256 KB at k = 2048) stays in L2 while the tiles stream through it.
+ */
+#if defined(__AVX512F__)
+typedef __m512 vfloat;
+#define GEMM_VW 16
+#define GEMM_MR 12
+#define GV_ZERO() _mm512_setzero_ps()
+#define GV_LOAD(p) _mm512_loadu_ps(p)
+#define GV_STORE(p, v) _mm512_storeu_ps(p, v)
+#define GV_SET1(f) _mm512_set1_ps(f)
+#define GV_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define GV_ADD(a, b) _mm512_add_ps(a, b)
+#elif defined(__AVX2__) && defined(__FMA__)
+typedef __m256 vfloat;
+#define GEMM_VW 8
+#define GEMM_MR 6
+#define GV_ZERO() _mm256_setzero_ps()
+#define GV_LOAD(p) _mm256_loadu_ps(p)
+#define GV_STORE(p, v) _mm256_storeu_ps(p, v)
+#define GV_SET1(f) _mm256_set1_ps(f)
+#define GV_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define GV_ADD(a, b) _mm256_add_ps(a, b)
+#else
+typedef float vfloat __attribute__((vector_size(16)));
+#define GEMM_VW 4
+#define GEMM_MR 4
+static inline vfloat gv_load(const float *p) { vfloat v; memcpy(&v, p, sizeof v); return v; }
+static inline void gv_store(float *p, vfloat v) { memcpy(p, &v, sizeof v); }
+#define GV_ZERO() ((vfloat) {0, 0, 0, 0})
+#define GV_LOAD(p) gv_load(p)
+#define GV_STORE(p, v) gv_store(p, v)
+#define GV_SET1(f) ((vfloat) {0, 0, 0, 0} + (f))
+#define GV_FMA(a, b, c) ((a) * (b) + (c))
+#define GV_ADD(a, b) ((a) + (b))
+#endif
+#define GEMM_NR (2 * GEMM_VW)
+
+/*
+ * One tile: out rows [0, m) and columns [0, nr) (ldc apart) = ap (k x GEMM_MR) times bp (k x GEMM_NR), added to what
+ * out holds when `add`.
+ */
+static void gemm_tile(const float *ap, const float *bp, int64_t k, float *out, int64_t ldc, int64_t m, int64_t nr, int add) {
+    vfloat c0[GEMM_MR], c1[GEMM_MR];
+#pragma GCC unroll 16
+    for (int i = 0; i < GEMM_MR; i++) c0[i] = c1[i] = GV_ZERO();
+    for (int64_t p = 0; p < k; p++, ap += GEMM_MR, bp += GEMM_NR) {
+        vfloat b0 = GV_LOAD(bp), b1 = GV_LOAD(bp + GEMM_VW);
+#pragma GCC unroll 16
+        for (int i = 0; i < GEMM_MR; i++) {
+            vfloat a = GV_SET1(ap[i]);
+            c0[i] = GV_FMA(a, b0, c0[i]);
+            c1[i] = GV_FMA(a, b1, c1[i]);
+        }
+    }
+    if (nr == GEMM_NR) {
+#pragma GCC unroll 16
+        for (int i = 0; i < GEMM_MR; i++) {
+            if (i < m) {
+                float *o = out + i * ldc;
+                GV_STORE(o, add ? GV_ADD(GV_LOAD(o), c0[i]) : c0[i]);
+                GV_STORE(o + GEMM_VW, add ? GV_ADD(GV_LOAD(o + GEMM_VW), c1[i]) : c1[i]);
+            }
+        }
+    } else {
+        float row[GEMM_NR];
+        for (int i = 0; i < m; i++) {
+            GV_STORE(row, c0[i]);
+            GV_STORE(row + GEMM_VW, c1[i]);
+            float *o = out + i * ldc;
+            for (int64_t j = 0; j < nr; j++) o[j] = add ? o[j] + row[j] : row[j];
+        }
+    }
+}
+
+/*
+ * Rows [j0, j0 + nr) of w, values [k0, k0 + kc) of each (kc a multiple of 32), dequantised into bp (kc x GEMM_NR,
+ * zeros past nr): Q8_0 (q4 = 0) or Q4_0. Each value is one f32 product of its integer and the block's scale, as ggml
+ * dequantises.
+ */
+#if defined(__AVX512F__)
+/*
+ * A 16 x 16 transpose in registers: stage d swaps bit d of the row index with bit d of the column index, by one
+ * two-source permute per row (r[i] takes the columns with bit d set from r[i + d], and r[i + d] the others from r[i]).
+ */
+static inline void transpose16(__m512 r[16]) {
+#pragma GCC unroll 4
+    for (int d = 8; d >= 1; d >>= 1) {
+        int lo[16], hi[16];
+        for (int j = 0; j < 16; j++) {
+            lo[j] = (j & d) ? 16 + j - d : j;
+            hi[j] = (j & d) ? 16 + j : j + d;
+        }
+        __m512i il = _mm512_loadu_si512(lo), ih = _mm512_loadu_si512(hi);
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; i++) {
+            if (i & d) continue;
+            __m512 a = r[i], b = r[i + d];
+            r[i] = _mm512_permutex2var_ps(a, il, b);
+            r[i + d] = _mm512_permutex2var_ps(a, ih, b);
+        }
+    }
+}
+
+/* gemm_panel's values, 16 rows of w at a time: each block's 32 values a row widened, then turned into columns. */
+static void gemm_panel(int q4, const uint8_t *w, int64_t rb, int64_t k0, int64_t kc, int64_t j0, int64_t nr, float *bp) {
+    int bytes = q4 ? 18 : 34;
+    for (int c0 = 0; c0 < GEMM_NR; c0 += 16) {
+        for (int64_t p = 0; p < kc; p += 32) {
+            __m512 lo[16], hi[16];
+#pragma GCC unroll 16
+            for (int i = 0; i < 16; i++) {
+                if (c0 + i >= nr) {
+                    lo[i] = hi[i] = _mm512_setzero_ps();
+                    continue;
+                }
+                const uint8_t *b = w + (j0 + c0 + i) * rb + (k0 + p) / 32 * bytes;
+                if (q4) Q4_VALUES(b, lo[i], hi[i]);
+                else Q8_VALUES(b, lo[i], hi[i]);
+            }
+            transpose16(lo);
+            transpose16(hi);
+#pragma GCC unroll 16
+            for (int t = 0; t < 16; t++) {
+                _mm512_storeu_ps(bp + (p + t) * GEMM_NR + c0, lo[t]);
+                _mm512_storeu_ps(bp + (p + 16 + t) * GEMM_NR + c0, hi[t]);
+            }
+        }
+    }
+}
+#else
+static void gemm_panel(int q4, const uint8_t *w, int64_t rb, int64_t k0, int64_t kc, int64_t j0, int64_t nr, float *bp) {
+    int bytes = q4 ? 18 : 34;
+    for (int c = 0; c < GEMM_NR; c++) {
+        if (c >= nr) {
+            for (int64_t p = 0; p < kc; p++) bp[p * GEMM_NR + c] = 0;
+            continue;
+        }
+        const uint8_t *b = w + (j0 + c) * rb + k0 / 32 * bytes;
+        for (int64_t p = 0; p < kc; p += 32, b += bytes) {
+            float d = half_at(b), v[32];
+            if (q4) {
+                for (int t = 0; t < 16; t++) {
+                    v[t] = (float) ((b[2 + t] & 15) - 8) * d;
+                    v[t + 16] = (float) ((b[2 + t] >> 4) - 8) * d;
+                }
+            } else {
+                for (int t = 0; t < 32; t++) v[t] = (float) (int8_t) b[2 + t] * d;
+            }
+            for (int t = 0; t < 32; t++) bp[(p + t) * GEMM_NR + c] = v[t];
+        }
+    }
+}
+#endif
+
+/* Rows of x packed for the tiles: tile t's k x GEMM_MR floats from ap + t * k * GEMM_MR, zeros past the last row. */
+EXPORT void kiln_gemm_pack_rows(const float *x, int64_t rows, int64_t k, float *ap) {
+    int64_t tiles = (rows + GEMM_MR - 1) / GEMM_MR;
+    for (int64_t t = 0; t < tiles; t++) {
+        float *dst = ap + t * k * GEMM_MR;
+        for (int i = 0; i < GEMM_MR; i++) {
+            int64_t r = t * GEMM_MR + i;
+            if (r < rows) for (int64_t p = 0; p < k; p++) dst[p * GEMM_MR + i] = x[r * k + p];
+            else for (int64_t p = 0; p < k; p++) dst[p * GEMM_MR + i] = 0;
+        }
+    }
+}
+
+/* Cache blocking: GEMM_KC values of k a pass, GEMM_NC rows of w dequantised a pass, GEMM_MC_TILES tiles of x a block. */
+#define GEMM_KC 256
+#define GEMM_NC 512
+#define GEMM_MC_TILES 8
+
+/* Floats of the packed rows (kiln_gemm_pack_rows) and of a caller's scratch for kiln_*_gemm. */
+EXPORT int64_t kiln_gemm_packed_floats(int64_t rows, int64_t k) { return (rows + GEMM_MR - 1) / GEMM_MR * GEMM_MR * k; }
+
+EXPORT int64_t kiln_gemm_scratch_floats(void) { return (int64_t) GEMM_KC * GEMM_NC; }
+
+/* Rows of w per panel: the ranges [from, to) the callers split n into are best multiples of it. */
+EXPORT int64_t kiln_gemm_panel_rows(void) { return GEMM_NR; }
+
+/*
+ * The loops around the tile, BLIS's: per GEMM_NC rows of w and GEMM_KC values of k, those values of those rows are
+ * dequantised once into panels (GEMM_KC x GEMM_NR floats each, 32 KB with AVX-512: L1) and met by every tile of x, a
+ * block of GEMM_MC_TILES tiles (96 x 256 floats with AVX-512: L2) at a time across all the panels; the sums of a pass
+ * are added to the previous passes' in out.
+ */
+static void gemm(int q4, const uint8_t *w, int64_t rb, int64_t k, const float *ap, int64_t rows, float *out, int64_t n, int64_t from,
+                 int64_t to, float *bp) {
+    int64_t tiles = (rows + GEMM_MR - 1) / GEMM_MR;
+    for (int64_t jc = from; jc < to; jc += GEMM_NC) {
+        int64_t nc = to - jc < GEMM_NC ? to - jc : GEMM_NC;
+        for (int64_t pc = 0; pc < k; pc += GEMM_KC) {
+            int64_t kc = k - pc < GEMM_KC ? k - pc : GEMM_KC;
+            for (int64_t jr = 0; jr < nc; jr += GEMM_NR) gemm_panel(q4, w, rb, pc, kc, jc + jr, nc - jr < GEMM_NR ? nc - jr : GEMM_NR, bp + jr * kc);
+            for (int64_t ic = 0; ic < tiles; ic += GEMM_MC_TILES) {
+                int64_t last = ic + GEMM_MC_TILES < tiles ? ic + GEMM_MC_TILES : tiles;
+                for (int64_t jr = 0; jr < nc; jr += GEMM_NR) {
+                    for (int64_t t = ic; t < last; t++) {
+                        int64_t m = rows - t * GEMM_MR < GEMM_MR ? rows - t * GEMM_MR : GEMM_MR;
+                        gemm_tile(ap + t * k * GEMM_MR + pc * GEMM_MR, bp + jr * kc, kc, out + t * GEMM_MR * n + jc + jr, n, m,
+                                  nc - jr < GEMM_NR ? nc - jr : GEMM_NR, pc > 0);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/*
+ * Rows [from, to) of w (Q8_0, rb bytes a row, k values) with `rows` rows of x packed by kiln_gemm_pack_rows, into out
+ * (rows, n); bp: kiln_gemm_scratch_floats() floats of scratch, the caller's (one per thread).
+ */
+EXPORT void kiln_q8_0_gemm(const uint8_t *w, int64_t rb, int64_t k, const float *ap, int64_t rows, float *out, int64_t n, int64_t from,
+                           int64_t to, float *bp) {
+    gemm(0, w, rb, k, ap, rows, out, n, from, to, bp);
+}
+
+/* The same for Q4_0. */
+EXPORT void kiln_q4_0_gemm(const uint8_t *w, int64_t rb, int64_t k, const float *ap, int64_t rows, float *out, int64_t n, int64_t from,
+                           int64_t to, float *bp) {
+    gemm(1, w, rb, k, ap, rows, out, n, from, to, bp);
 }

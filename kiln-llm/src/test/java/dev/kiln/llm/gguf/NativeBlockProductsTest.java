@@ -27,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * double precision, within {@link QuantizedMatmulTest}'s f32 summation bound: rows of one to 70 blocks (the loops' first,
  * last and only block), 1 to 9 rows of w (four at a time and the rest alone), 1 to 24 rows of x (one at a time, and four
  * by four in the AVX-512 tile, with the rest one at a time), segments on the
- * Java heap as well as native ones, and a product large enough to be split over the workers. Skipped, with the reason,
+ * Java heap as well as native ones, a product large enough to be split over the workers, and the GEMM of many rows. Skipped, with the reason,
  * where the machine has no C compiler.
  */
 class NativeBlockProductsTest {
@@ -76,6 +76,37 @@ class NativeBlockProductsTest {
                         MemorySegment.copy(x, 0, xs, ValueLayout.JAVA_FLOAT, 0, x.length);
                         QuantizedMatmul.multiply(type, data, n, k, xs, rows, out, natives);
                         QuantizedMatmulTest.check(out.toArray(ValueLayout.JAVA_FLOAT), x, w, rows, n, k);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * More rows than the dot products take (prefill) go through the GEMM: partial tiles of x's rows (25, 37, 100 rows
+     * against tiles of 12, 6 or 4), partial panels of w (1, 31, 70 rows; the odd 1,030 split over the workers), k in one
+     * pass, in two passes with a partial second (288) and in three (544), on every path; x quantised or not (the GEMM
+     * keeps x in f32 either way).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"native", "x86-64-v3", "x86-64"})
+    void manyRowsGoThroughTheGemm(String build) throws IOException {
+        NativeBlockProducts products = build.equals("native") ? natives : compiledFor(build);
+        for (GgmlType type : new GgmlType[] {GgmlType.Q8_0, GgmlType.Q4_0}) {
+            try (Arena arena = Arena.ofShared()) {
+                for (int k : new int[] {32, 288, 544}) {
+                    for (int n : new int[] {1, 31, 70, 1030}) {
+                        MemorySegment data = QuantizedMatmulTest.randomBlocks(type, n, k, 13L * k + n, arena);
+                        float[] w = dequantized(type, data, n, k);
+                        for (int rows : new int[] {25, 37, 100}) {
+                            if (n == 1030 && rows != 37) continue;
+                            float[] x = QuantizedMatmulTest.random(rows * k, rows * 5L + k + n);
+                            MemorySegment xs = arena.allocate(4L * rows * k, 64), out = arena.allocate(4L * rows * n, 64);
+                            MemorySegment.copy(x, 0, xs, ValueLayout.JAVA_FLOAT, 0, x.length);
+                            out.fill((byte) 0x7f);
+                            QuantizedMatmul.multiply(type, data, n, k, xs, rows, out, products.withQuantizedActivations(rows == 100));
+                            QuantizedMatmulTest.check(out.toArray(ValueLayout.JAVA_FLOAT), x, w, rows, n, k);
+                        }
                     }
                 }
             }
@@ -178,13 +209,17 @@ class NativeBlockProductsTest {
         }
     }
 
-    /** More rows than the native products take, and the other block types, stay on the Vector API (and stay right). */
+    /** Decode rows go to the dot products, more rows to the GEMM; the other block types stay on the Vector API. */
     @Test
-    void handlesDecodeRowsOfQ8_0AndQ4_0Only() {
+    void handlesQ8_0AndQ4_0Only() {
         assertThat(natives.handles(GgmlType.Q8_0, NativeBlockProducts.MAX_ROWS)).isTrue();
         assertThat(natives.handles(GgmlType.Q8_0, NativeBlockProducts.MAX_ROWS + 1)).isFalse();
         assertThat(natives.handles(GgmlType.Q4_0, NativeBlockProducts.MAX_ROWS)).isTrue();
         assertThat(natives.handles(GgmlType.Q4_0, NativeBlockProducts.MAX_ROWS + 1)).isFalse();
+        assertThat(natives.handlesGemm(GgmlType.Q8_0, NativeBlockProducts.MAX_ROWS)).isFalse();
+        assertThat(natives.handlesGemm(GgmlType.Q8_0, NativeBlockProducts.MAX_ROWS + 1)).isTrue();
+        assertThat(natives.handlesGemm(GgmlType.Q4_0, 512)).isTrue();
+        assertThat(natives.handlesGemm(GgmlType.Q4_K, 512)).isFalse();
         assertThat(natives.handles(GgmlType.Q4_K, 1)).isFalse();
         assertThat(natives.handles(GgmlType.Q6_K, 1)).isFalse();
         assertThat(NativeBlockProducts.forDevice(DeviceRegistry.get("CPU"))).isEmpty();

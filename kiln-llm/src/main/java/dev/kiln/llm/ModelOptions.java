@@ -13,10 +13,10 @@ import dev.kiln.types.DType;
  * @param prefillChunk  the most prompt tokens one run of the model takes (longer prompts run in pieces; the plan's
  *                      buffers are laid out for it); 0 takes the smaller of 256 and the context
  * @param kvCacheType   {@link DType#F32} or {@link DType#F16} (half the memory, keys and values rounded to f16)
- * @param quantizedActivations whether the products with Q8_0 and Q4_0 weights of up to a few rows (decode, short
- *                      prompts) first quantise x to Q8_0 blocks, as llama.cpp does, so that greedy choices follow
- *                      llama.cpp's where its rounding decides them (not faster on the hosts measured): CLANG only, off by
- *                      default (x in f32)
+ * @param quantizedActivations whether the products with Q8_0 and Q4_0 weights first quantise x to Q8_0 blocks, as
+ *                      llama.cpp does, so that greedy choices follow llama.cpp's where its rounding decides them; the
+ *                      blocks' sums are then exact integer sums (decode is not faster for it on the hosts measured; a long
+ *                      prompt's prefill is, about 1.2x, with AVX-512 VNNI): CLANG only, off by default (x in f32)
  */
 public record ModelOptions(String device, int contextLength, int prefillChunk, DType kvCacheType, boolean quantizedActivations) {
     /** The context a model gets when {@code contextLength} is 0 and it was trained for more. */

@@ -57,23 +57,36 @@ public final class NativeBlockProducts {
      * The library's functions: Q8_0 and Q4_0 weights with x in f32, and with x quantised to Q8_0; the GEMM of many rows
      * (x packed first, {@code kiln_gemm_pack_rows}) and its sizes.
      */
-    private record Handles(MethodHandle q8_0, MethodHandle q4_0, MethodHandle q8_0Q8, MethodHandle q4_0Q8, MethodHandle gemmQ8_0,
-                           MethodHandle gemmQ4_0, MethodHandle packRows, MethodHandle packedFloats, long scratchFloats, int panelRows) {
+    private record Handles(MethodHandle q8_0, MethodHandle q4_0, MethodHandle q8_0Q8, MethodHandle q4_0Q8, Gemm f32, Gemm q8) {
         /** The functions by name and signature. */
         static Handles of(BiFunction<String, FunctionDescriptor, MethodHandle> function) {
+            return new Handles(function.apply("kiln_q8_0_products", PRODUCTS), function.apply("kiln_q4_0_products", PRODUCTS),
+                    function.apply("kiln_q8_0_q8_products", PRODUCTS), function.apply("kiln_q4_0_q8_products", PRODUCTS),
+                    Gemm.of(function, "kiln_q8_0_gemm", "kiln_q4_0_gemm", "kiln_gemm_"), Gemm.of(function, "kiln_q8_0_q8_gemm", "kiln_q4_0_q8_gemm", "kiln_q8_gemm_"));
+        }
+    }
+
+    /**
+     * One of the library's GEMMs (x in f32, or quantised to Q8_0): its two products, the packing of x, and its sizes, read once.
+     *
+     * @param packedBytes bytes of x packed, as a function of (rows, k)
+     */
+    private record Gemm(MethodHandle q8_0, MethodHandle q4_0, MethodHandle packRows, MethodHandle packedBytes, long scratchBytes, int panelRows) {
+        static Gemm of(BiFunction<String, FunctionDescriptor, MethodHandle> function, String q8_0, String q4_0, String prefix) {
             try {
-                return new Handles(function.apply("kiln_q8_0_products", PRODUCTS), function.apply("kiln_q4_0_products", PRODUCTS),
-                        function.apply("kiln_q8_0_q8_products", PRODUCTS), function.apply("kiln_q4_0_q8_products", PRODUCTS),
-                        function.apply("kiln_q8_0_gemm", GEMM), function.apply("kiln_q4_0_gemm", GEMM), function.apply("kiln_gemm_pack_rows", PACK),
-                        function.apply("kiln_gemm_packed_floats", SIZE_OF_ROWS), (long) function.apply("kiln_gemm_scratch_floats", SIZE).invokeExact(),
-                        Math.toIntExact((long) function.apply("kiln_gemm_panel_rows", SIZE).invokeExact()));
+                return new Gemm(function.apply(q8_0, GEMM), function.apply(q4_0, GEMM), function.apply(prefix + "pack_rows", PACK),
+                        function.apply(prefix + "packed_bytes", SIZE_OF_ROWS), (long) function.apply(prefix + "scratch_bytes", SIZE).invokeExact(),
+                        Math.toIntExact((long) function.apply(prefix + "panel_rows", SIZE).invokeExact()));
             } catch (RuntimeException | Error e) {
                 throw e;
             } catch (Throwable t) {
-                throw new IllegalStateException("block products: reading the GEMM's sizes failed: " + t, t);
+                throw new IllegalStateException("block products: reading the sizes of " + q8_0 + " failed: " + t, t);
             }
         }
     }
+
+    /** The GEMM of this mode. */
+    private Gemm gemm() { return quantizedActivations ? handles.q8 : handles.f32; }
 
     private final Handles handles;
     private final boolean quantizedActivations;
@@ -137,23 +150,28 @@ public final class NativeBlockProducts {
 
     /**
      * Whether products of {@code rows} rows of x with a {@code type} matrix run here as a GEMM ({@link #gemm}): more rows
-     * than the dot products take (prefill), Q8_0 and Q4_0. x stays f32 there, with {@link #quantizedActivations} too.
+     * than the dot products take (prefill), Q8_0 and Q4_0. With {@link #quantizedActivations}, x is quantised to Q8_0
+     * there too and each block's sum is the exact sum of integer products (AVX-512 VNNI where the CPU has it).
      */
     boolean handlesGemm(GgmlType type, int rows) {
         return rows > MAX_ROWS && (type == GgmlType.Q8_0 || type == GgmlType.Q4_0);
     }
 
     /** Rows of w in one of the GEMM's panels: the ranges of {@link #gemm} are best multiples of it. */
-    int panelRows() { return handles.panelRows; }
+    int panelRows() { return gemm().panelRows(); }
 
     /** Bytes of scratch one {@link #gemm} call needs (its own: one per thread). */
-    long scratchBytes() { return 4 * handles.scratchFloats; }
+    long scratchBytes() { return gemm().scratchBytes(); }
 
-    /** The first {@code rows} rows of x (native, k floats each) packed for {@link #gemm}, in a new segment of {@code arena}. */
+    /**
+     * The first {@code rows} rows of x (native, k floats each) packed for {@link #gemm} (quantised to Q8_0 as {@link
+     * #quantizeQ8_0} does, in C, when {@link #quantizedActivations}), in a new segment of {@code arena}.
+     */
     MemorySegment packRows(MemorySegment x, int rows, int k, Arena arena) {
+        Gemm g = gemm();
         try {
-            MemorySegment packed = arena.allocate(4 * (long) handles.packedFloats.invokeExact((long) rows, (long) k), 64);
-            handles.packRows.invokeExact(x, (long) rows, (long) k, packed);
+            MemorySegment packed = arena.allocate((long) g.packedBytes().invokeExact((long) rows, (long) k), 64);
+            g.packRows().invokeExact(x, (long) rows, (long) k, packed);
             return packed;
         } catch (RuntimeException | Error e) {
             throw e;
@@ -168,7 +186,7 @@ public final class NativeBlockProducts {
      */
     void gemm(GgmlType type, MemorySegment w, long rowBytes, int from, int to, int k, MemorySegment packed, int rows, int n, MemorySegment out,
               MemorySegment scratch) {
-        MethodHandle f = type == GgmlType.Q8_0 ? handles.gemmQ8_0 : handles.gemmQ4_0;
+        MethodHandle f = type == GgmlType.Q8_0 ? gemm().q8_0() : gemm().q4_0();
         try {
             f.invokeExact(w, rowBytes, (long) k, packed, (long) rows, out, (long) n, (long) from, (long) to, scratch);
         } catch (RuntimeException | Error e) {

@@ -13,6 +13,7 @@
  * Many rows of x (prefill) go through a GEMM at the end of this file instead: w dequantised into packed panels once per
  * pass, met by register tiles of x's rows (kiln_q8_0_gemm, kiln_q4_0_gemm).
  */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
@@ -570,10 +571,10 @@ EXPORT void kiln_gemm_pack_rows(const float *x, int64_t rows, int64_t k, float *
 #define GEMM_NC 512
 #define GEMM_MC_TILES 8
 
-/* Floats of the packed rows (kiln_gemm_pack_rows) and of a caller's scratch for kiln_*_gemm. */
-EXPORT int64_t kiln_gemm_packed_floats(int64_t rows, int64_t k) { return (rows + GEMM_MR - 1) / GEMM_MR * GEMM_MR * k; }
+/* Bytes of the packed rows (kiln_gemm_pack_rows) and of a caller's scratch for kiln_*_gemm. */
+EXPORT int64_t kiln_gemm_packed_bytes(int64_t rows, int64_t k) { return (rows + GEMM_MR - 1) / GEMM_MR * GEMM_MR * k * 4; }
 
-EXPORT int64_t kiln_gemm_scratch_floats(void) { return (int64_t) GEMM_KC * GEMM_NC; }
+EXPORT int64_t kiln_gemm_scratch_bytes(void) { return (int64_t) GEMM_KC * GEMM_NC * 4; }
 
 /* Rows of w per panel: the ranges [from, to) the callers split n into are best multiples of it. */
 EXPORT int64_t kiln_gemm_panel_rows(void) { return GEMM_NR; }
@@ -619,4 +620,219 @@ EXPORT void kiln_q8_0_gemm(const uint8_t *w, int64_t rb, int64_t k, const float 
 EXPORT void kiln_q4_0_gemm(const uint8_t *w, int64_t rb, int64_t k, const float *ap, int64_t rows, float *out, int64_t n, int64_t from,
                            int64_t to, float *bp) {
     gemm(1, w, rb, k, ap, rows, out, n, from, to, bp);
+}
+
+/*
+ * The same GEMM with x quantised to Q8_0 (NativeBlockProducts.withQuantizedActivations, llama.cpp's products): per block
+ * of 32 values, the exact integer sum of the products of w's and x's integers, times both scales, summed in f32. With
+ * AVX-512 VNNI, vpdpbusd multiplies four bytes of x (as unsigned: q + 128) by four of w (signed) into each 32-bit lane; a
+ * lane is a row of w, so a block's sums for GEMM_Q8_NR rows of w take 8 steps, and 128 times the sum of w's integers
+ * (kept with the panel) is taken off. Elsewhere the same layout is summed in plain C, the integer part as exactly.
+ *
+ * x packed (kiln_q8_gemm_pack_rows), per tile of GEMM_Q8_MR rows and block: the bytes q + 128 as [8][GEMM_Q8_MR][4],
+ * then (after every tile) the scales [tiles][blocks][GEMM_Q8_MR]. A panel: per block, w's bytes [8][GEMM_Q8_NR][4], and
+ * per block the rows' scales and 128 times their integers' sums.
+ */
+#define GEMM_Q8_MR 4
+#define GEMM_Q8_NR 32
+#define GEMM_Q8_KB 8 /* blocks a pass */
+
+EXPORT int64_t kiln_q8_gemm_packed_bytes(int64_t rows, int64_t k) {
+    int64_t units = (rows + GEMM_Q8_MR - 1) / GEMM_Q8_MR * (k / 32) * GEMM_Q8_MR;
+    return units * 32 + units * 4;
+}
+
+EXPORT int64_t kiln_q8_gemm_scratch_bytes(void) { return (int64_t) (GEMM_NC / GEMM_Q8_NR) * GEMM_Q8_KB * GEMM_Q8_NR * (32 + 4 + 4); }
+
+EXPORT int64_t kiln_q8_gemm_panel_rows(void) { return GEMM_Q8_NR; }
+
+/* f to f16 and back, rounded to nearest even (Java's Float.floatToFloat16): the scale a Q8_0 block of x stores. */
+static inline float f16_rounded(float f) {
+#if defined(__F16C__)
+    return _cvtsh_ss(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT));
+#else
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    uint32_t sign = bits & 0x80000000u, a = bits & 0x7fffffffu;
+    uint16_t h;
+    if (a >= 0x7f800000u) h = (uint16_t) (a > 0x7f800000u ? 0x7e00u : 0x7c00u);            /* NaN, infinity */
+    else if (a >= 0x477ff000u) h = 0x7c00u;                                                /* rounds past 65504 */
+    else if (a >= 0x38800000u) {                                                           /* normal */
+        uint32_t m = a + 0xfffu + ((a >> 13) & 1u);
+        h = (uint16_t) ((m - 0x38000000u) >> 13);
+    } else {                                                                               /* subnormal or zero */
+        int shift = 126 - (int) (a >> 23);
+        if (shift > 24) h = 0;
+        else {
+            uint32_t m = (a & 0x7fffffu) | 0x800000u, r = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+            h = (uint16_t) (r + (rem > half || (rem == half && (r & 1u))));
+        }
+    }
+    uint8_t p[2];
+    h |= (uint16_t) (sign >> 16);
+    memcpy(p, &h, 2);
+    return half_at(p);
+#endif
+}
+
+/*
+ * The first `rows` rows of x (f32, k values each) quantised to Q8_0 as NativeBlockProducts.quantizeQ8_0 does (d = max|x|
+ * / 127 rounded to f16; q = rint(x * (127 / max|x|))) and packed for the tiles; zeros (bytes 128, scales 0) past the last row.
+ */
+EXPORT void kiln_q8_gemm_pack_rows(const float *x, int64_t rows, int64_t k, uint8_t *packed) {
+    int64_t blocks = k / 32, tiles = (rows + GEMM_Q8_MR - 1) / GEMM_Q8_MR;
+    float *scales = (float *) (packed + tiles * blocks * 32 * GEMM_Q8_MR);
+    for (int64_t t = 0; t < tiles; t++)
+        for (int m = 0; m < GEMM_Q8_MR; m++) {
+            int64_t r = t * GEMM_Q8_MR + m;
+            for (int64_t b = 0; b < blocks; b++) {
+                uint8_t q[32];
+                float d = 0;
+                if (r < rows) {
+                    const float *v = x + r * k + b * 32;
+                    float max = 0;
+                    for (int i = 0; i < 32; i++) max = fabsf(v[i]) > max ? fabsf(v[i]) : max;
+                    float inverse = max == 0 ? 0 : 127.0f / max;
+                    for (int i = 0; i < 32; i++) q[i] = (uint8_t) ((int) rintf(v[i] * inverse) + 128);
+                    d = f16_rounded(max / 127.0f);
+                } else {
+                    memset(q, 128, 32);
+                }
+                scales[(t * blocks + b) * GEMM_Q8_MR + m] = d;
+                for (int g = 0; g < 8; g++) memcpy(packed + ((t * blocks + b) * 8 + g) * GEMM_Q8_MR * 4 + m * 4, q + 4 * g, 4);
+            }
+        }
+}
+
+/* Rows [j0, j0 + nr) of w (Q8_0 or Q4_0), blocks [b0, b0 + nb), as a panel (zeros past nr). */
+static void gemm_q8_panel(int q4, const uint8_t *w, int64_t rb, int64_t b0, int64_t nb, int64_t j0, int64_t nr, int8_t *bq, float *bd,
+                          int32_t *bs) {
+    int bytes = q4 ? 18 : 34;
+    for (int64_t b = 0; b < nb; b++) {
+        for (int c = 0; c < GEMM_Q8_NR; c++) {
+            int8_t v[32] = {0};
+            float d = 0;
+            if (c < nr) {
+                const uint8_t *blk = w + (j0 + c) * rb + (b0 + b) * bytes;
+                d = half_at(blk);
+                if (q4) {
+                    for (int t = 0; t < 16; t++) {
+                        v[t] = (int8_t) ((blk[2 + t] & 15) - 8);
+                        v[t + 16] = (int8_t) ((blk[2 + t] >> 4) - 8);
+                    }
+                } else {
+                    memcpy(v, blk + 2, 32);
+                }
+            }
+            int32_t s = 0;
+            for (int t = 0; t < 32; t++) s += v[t];
+            for (int g = 0; g < 8; g++) memcpy(bq + ((b * 8 + g) * GEMM_Q8_NR + c) * 4, v + 4 * g, 4);
+            bd[b * GEMM_Q8_NR + c] = d;
+            bs[b * GEMM_Q8_NR + c] = 128 * s;
+        }
+    }
+}
+
+/* One tile: out rows [0, m), columns [0, nr) (ldc apart) = the nb blocks' sums of ap's rows with the panel's, added when `add`. */
+static void gemm_q8_tile(const uint8_t *apq, const float *apd, const int8_t *bq, const float *bd, const int32_t *bs, int64_t nb, float *out,
+                         int64_t ldc, int64_t m, int64_t nr, int add) {
+    float row[GEMM_Q8_NR];
+#if defined(__AVX512VNNI__) && defined(__AVX512F__)
+    __m512 f0[GEMM_Q8_MR], f1[GEMM_Q8_MR];
+#pragma GCC unroll 8
+    for (int i = 0; i < GEMM_Q8_MR; i++) f0[i] = f1[i] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        __m512i s0[GEMM_Q8_MR], s1[GEMM_Q8_MR];
+#pragma GCC unroll 8
+        for (int i = 0; i < GEMM_Q8_MR; i++) s0[i] = s1[i] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+        for (int g = 0; g < 8; g++) {
+            __m512i w0 = _mm512_loadu_si512(bq + (b * 8 + g) * GEMM_Q8_NR * 4), w1 = _mm512_loadu_si512(bq + (b * 8 + g) * GEMM_Q8_NR * 4 + 64);
+            const uint8_t *xa = apq + (b * 8 + g) * GEMM_Q8_MR * 4;
+#pragma GCC unroll 8
+            for (int i = 0; i < GEMM_Q8_MR; i++) {
+                int32_t x4;
+                memcpy(&x4, xa + 4 * i, 4);
+                __m512i xb = _mm512_set1_epi32(x4);
+                s0[i] = _mm512_dpbusd_epi32(s0[i], xb, w0);
+                s1[i] = _mm512_dpbusd_epi32(s1[i], xb, w1);
+            }
+        }
+        __m512i c0 = _mm512_loadu_si512(bs + b * GEMM_Q8_NR), c1 = _mm512_loadu_si512(bs + b * GEMM_Q8_NR + 16);
+        __m512 d0 = _mm512_loadu_ps(bd + b * GEMM_Q8_NR), d1 = _mm512_loadu_ps(bd + b * GEMM_Q8_NR + 16);
+#pragma GCC unroll 8
+        for (int i = 0; i < GEMM_Q8_MR; i++) {
+            __m512 dx = _mm512_set1_ps(apd[b * GEMM_Q8_MR + i]);
+            f0[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(s0[i], c0)), _mm512_mul_ps(d0, dx), f0[i]);
+            f1[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(s1[i], c1)), _mm512_mul_ps(d1, dx), f1[i]);
+        }
+    }
+    for (int i = 0; i < m; i++) {
+        _mm512_storeu_ps(row, f0[i]);
+        _mm512_storeu_ps(row + 16, f1[i]);
+        float *o = out + i * ldc;
+        for (int64_t j = 0; j < nr; j++) o[j] = add ? o[j] + row[j] : row[j];
+    }
+#else
+    for (int i = 0; i < m; i++) {
+        for (int c = 0; c < GEMM_Q8_NR; c++) row[c] = 0;
+        for (int64_t b = 0; b < nb; b++) {
+            float dx = apd[b * GEMM_Q8_MR + i];
+            for (int c = 0; c < GEMM_Q8_NR; c++) {
+                int32_t s = 0;
+                for (int g = 0; g < 8; g++)
+                    for (int j = 0; j < 4; j++)
+                        s += (int32_t) apq[(b * 8 + g) * GEMM_Q8_MR * 4 + i * 4 + j] * bq[((b * 8 + g) * GEMM_Q8_NR + c) * 4 + j];
+                row[c] += (float) (s - bs[b * GEMM_Q8_NR + c]) * (bd[b * GEMM_Q8_NR + c] * dx);
+            }
+        }
+        float *o = out + i * ldc;
+        for (int64_t j = 0; j < nr; j++) o[j] = add ? o[j] + row[j] : row[j];
+    }
+#endif
+}
+
+/* The loops of gemm() over panels of GEMM_Q8_NR rows of w and passes of GEMM_Q8_KB blocks. */
+static void gemm_q8(int q4, const uint8_t *w, int64_t rb, int64_t k, const uint8_t *packed, int64_t rows, float *out, int64_t n, int64_t from,
+                    int64_t to, uint8_t *scratch) {
+    int64_t blocks = k / 32, tiles = (rows + GEMM_Q8_MR - 1) / GEMM_Q8_MR, panels = GEMM_NC / GEMM_Q8_NR;
+    const float *scales = (const float *) (packed + tiles * blocks * 32 * GEMM_Q8_MR);
+    int8_t *bq = (int8_t *) scratch;
+    float *bd = (float *) (scratch + panels * GEMM_Q8_KB * GEMM_Q8_NR * 32);
+    int32_t *bs = (int32_t *) (bd + panels * GEMM_Q8_KB * GEMM_Q8_NR);
+    for (int64_t jc = from; jc < to; jc += GEMM_NC) {
+        int64_t nc = to - jc < GEMM_NC ? to - jc : GEMM_NC;
+        for (int64_t pb = 0; pb < blocks; pb += GEMM_Q8_KB) {
+            int64_t nb = blocks - pb < GEMM_Q8_KB ? blocks - pb : GEMM_Q8_KB;
+            for (int64_t jr = 0; jr < nc; jr += GEMM_Q8_NR) {
+                int64_t p = jr / GEMM_Q8_NR;
+                gemm_q8_panel(q4, w, rb, pb, nb, jc + jr, nc - jr < GEMM_Q8_NR ? nc - jr : GEMM_Q8_NR, bq + p * GEMM_Q8_KB * GEMM_Q8_NR * 32,
+                              bd + p * GEMM_Q8_KB * GEMM_Q8_NR, bs + p * GEMM_Q8_KB * GEMM_Q8_NR);
+            }
+            for (int64_t ic = 0; ic < tiles; ic += GEMM_MC_TILES) {
+                int64_t last = ic + GEMM_MC_TILES < tiles ? ic + GEMM_MC_TILES : tiles;
+                for (int64_t jr = 0; jr < nc; jr += GEMM_Q8_NR) {
+                    int64_t p = jr / GEMM_Q8_NR;
+                    for (int64_t t = ic; t < last; t++) {
+                        int64_t m = rows - t * GEMM_Q8_MR < GEMM_Q8_MR ? rows - t * GEMM_Q8_MR : GEMM_Q8_MR;
+                        gemm_q8_tile(packed + (t * blocks + pb) * 32 * GEMM_Q8_MR, scales + (t * blocks + pb) * GEMM_Q8_MR,
+                                     bq + p * GEMM_Q8_KB * GEMM_Q8_NR * 32, bd + p * GEMM_Q8_KB * GEMM_Q8_NR, bs + p * GEMM_Q8_KB * GEMM_Q8_NR, nb,
+                                     out + t * GEMM_Q8_MR * n + jc + jr, n, m, nc - jr < GEMM_Q8_NR ? nc - jr : GEMM_Q8_NR, pb > 0);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* Rows [from, to) of w (Q8_0) with x quantised and packed (kiln_q8_gemm_pack_rows), into out; scratch: kiln_q8_gemm_scratch_bytes(). */
+EXPORT void kiln_q8_0_q8_gemm(const uint8_t *w, int64_t rb, int64_t k, const uint8_t *packed, int64_t rows, float *out, int64_t n,
+                              int64_t from, int64_t to, uint8_t *scratch) {
+    gemm_q8(0, w, rb, k, packed, rows, out, n, from, to, scratch);
+}
+
+/* The same for Q4_0. */
+EXPORT void kiln_q4_0_q8_gemm(const uint8_t *w, int64_t rb, int64_t k, const uint8_t *packed, int64_t rows, float *out, int64_t n,
+                              int64_t from, int64_t to, uint8_t *scratch) {
+    gemm_q8(1, w, rb, k, packed, rows, out, n, from, to, scratch);
 }

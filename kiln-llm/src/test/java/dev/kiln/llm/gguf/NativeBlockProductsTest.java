@@ -85,8 +85,8 @@ class NativeBlockProductsTest {
     /**
      * More rows than the dot products take (prefill) go through the GEMM: partial tiles of x's rows (25, 37, 100 rows
      * against tiles of 12, 6 or 4), partial panels of w (1, 31, 70 rows; the odd 1,030 split over the workers), k in one
-     * pass, in two passes with a partial second (288) and in three (544), on every path; x quantised or not (the GEMM
-     * keeps x in f32 either way).
+     * pass, in two passes with a partial second (288) and in three (544), on every path; x in f32, and quantised to Q8_0
+     * (VNNI's byte products where the CPU has them: within the f32 bound of the exact product of the quantised values).
      */
     @ParameterizedTest
     @ValueSource(strings = {"native", "x86-64-v3", "x86-64"})
@@ -103,9 +103,16 @@ class NativeBlockProductsTest {
                             float[] x = QuantizedMatmulTest.random(rows * k, rows * 5L + k + n);
                             MemorySegment xs = arena.allocate(4L * rows * k, 64), out = arena.allocate(4L * rows * n, 64);
                             MemorySegment.copy(x, 0, xs, ValueLayout.JAVA_FLOAT, 0, x.length);
-                            out.fill((byte) 0x7f);
-                            QuantizedMatmul.multiply(type, data, n, k, xs, rows, out, products.withQuantizedActivations(rows == 100));
-                            QuantizedMatmulTest.check(out.toArray(ValueLayout.JAVA_FLOAT), x, w, rows, n, k);
+                            for (boolean quantised : new boolean[] {false, true}) {
+                                out.fill((byte) 0x7f);
+                                QuantizedMatmul.multiply(type, data, n, k, xs, rows, out, products.withQuantizedActivations(quantised));
+                                float[] exact = x;
+                                if (quantised) { // the exact product of the quantised values (see the test below)
+                                    exact = new float[rows * k];
+                                    Dequantize.row(GgmlType.Q8_0, NativeBlockProducts.quantizeQ8_0(xs, (long) rows * k), exact, 0, rows * k);
+                                }
+                                QuantizedMatmulTest.check(out.toArray(ValueLayout.JAVA_FLOAT), exact, w, rows, n, k);
+                            }
                         }
                     }
                 }
@@ -162,6 +169,32 @@ class NativeBlockProductsTest {
                 q.get(ValueLayout.JAVA_BYTE, 5), q.get(ValueLayout.JAVA_BYTE, 6), q.get(ValueLayout.JAVA_BYTE, 7)}).containsExactly(127, -127, 0, 2, -2, 3);
         assertThat(q.get(ValueLayout.JAVA_SHORT_UNALIGNED, 34)).isZero();
         for (int i = 0; i < 32; i++) assertThat(q.get(ValueLayout.JAVA_BYTE, 36 + i)).isZero();
+    }
+
+    /**
+     * The GEMM quantises x in C as {@link NativeBlockProducts#quantizeQ8_0} does, ties to even included: against w = the
+     * identity (row j of w: 1 at j, scale 1), each output is x's integer at j times its scale (1 here), on every path.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"native", "x86-64-v3", "x86-64"})
+    void theGemmQuantisesXAsLlamaCppDoes(String build) throws IOException {
+        NativeBlockProducts products = (build.equals("native") ? natives : compiledFor(build)).withQuantizedActivations(true);
+        int n = 32, k = 32, rows = NativeBlockProducts.MAX_ROWS + 1;
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment w = arena.allocate(34L * n);
+            for (int j = 0; j < n; j++) {
+                w.set(ValueLayout.JAVA_SHORT_UNALIGNED, 34L * j, Float.floatToFloat16(1f));
+                w.set(ValueLayout.JAVA_BYTE, 34L * j + 2 + j, (byte) 1);
+            }
+            float[] row = {127f, -127f, 0.5f, 1.5f, -2.5f, 3.4f, -0.5f, 126.5f};
+            MemorySegment x = arena.allocate(4L * rows * k), out = arena.allocate(4L * rows * n);
+            for (int r = 0; r < rows; r++) MemorySegment.copy(row, 0, x, ValueLayout.JAVA_FLOAT, 4L * r * k, row.length);
+            QuantizedMatmul.multiply(GgmlType.Q8_0, w, n, k, x, rows, out, products);
+            for (int r = 0; r < rows; r++) {
+                assertThat(out.asSlice(4L * r * n, 4L * 8).toArray(ValueLayout.JAVA_FLOAT)).as("row %d", r)
+                        .containsExactly(127f, -127f, 0f, 2f, -2f, 3f, 0f, 126f);
+            }
+        }
     }
 
     /** The source compiled here for {@code -march=build} and loaded. */

@@ -690,10 +690,22 @@ EXPORT void kiln_q8_gemm_pack_rows(const float *x, int64_t rows, int64_t k, uint
                 float d = 0;
                 if (r < rows) {
                     const float *v = x + r * k + b * 32;
+#if defined(__AVX512F__)
+                    __m512 lo = _mm512_loadu_ps(v), hi = _mm512_loadu_ps(v + 16);
+                    float max = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(lo), _mm512_abs_ps(hi)));
+                    __m512 inverse = _mm512_set1_ps(max == 0 ? 0 : 127.0f / max);
+                    __m512i bias = _mm512_set1_epi32(128);
+                    const int nearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+                    _mm_storeu_si128((__m128i *) q, _mm512_cvtepi32_epi8(_mm512_add_epi32(
+                            _mm512_cvtps_epi32(_mm512_roundscale_ps(_mm512_mul_ps(lo, inverse), nearest)), bias)));
+                    _mm_storeu_si128((__m128i *) (q + 16), _mm512_cvtepi32_epi8(_mm512_add_epi32(
+                            _mm512_cvtps_epi32(_mm512_roundscale_ps(_mm512_mul_ps(hi, inverse), nearest)), bias)));
+#else
                     float max = 0;
                     for (int i = 0; i < 32; i++) max = fabsf(v[i]) > max ? fabsf(v[i]) : max;
                     float inverse = max == 0 ? 0 : 127.0f / max;
                     for (int i = 0; i < 32; i++) q[i] = (uint8_t) ((int) rintf(v[i] * inverse) + 128);
+#endif
                     d = f16_rounded(max / 127.0f);
                 } else {
                     memset(q, 128, 32);

@@ -16,6 +16,7 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 
 /**
@@ -57,14 +58,37 @@ public final class NativeBlockProducts {
      * The library's functions: Q8_0 and Q4_0 weights with x in f32, and with x quantised to Q8_0; the GEMM of many rows
      * (x packed first, {@code kiln_gemm_pack_rows}) and its sizes.
      */
-    private record Handles(MethodHandle q8_0, MethodHandle q4_0, MethodHandle q8_0Q8, MethodHandle q4_0Q8, Gemm f32, Gemm q8) {
+    private record Handles(MethodHandle q8_0, MethodHandle q4_0, MethodHandle q8_0Q8, MethodHandle q4_0Q8, Gemm f32, Gemm q8, boolean q8Vectorised) {
         /** The functions by name and signature. */
         static Handles of(BiFunction<String, FunctionDescriptor, MethodHandle> function) {
+            boolean vectorised;
+            try {
+                vectorised = (long) function.apply("kiln_q8_gemm_vectorised", SIZE).invokeExact() != 0;
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable t) {
+                throw new IllegalStateException("block products: kiln_q8_gemm_vectorised failed: " + t, t);
+            }
             return new Handles(function.apply("kiln_q8_0_products", PRODUCTS), function.apply("kiln_q4_0_products", PRODUCTS),
                     function.apply("kiln_q8_0_q8_products", PRODUCTS), function.apply("kiln_q4_0_q8_products", PRODUCTS),
-                    Gemm.of(function, "kiln_q8_0_gemm", "kiln_q4_0_gemm", "kiln_gemm_"), Gemm.of(function, "kiln_q8_0_q8_gemm", "kiln_q4_0_q8_gemm", "kiln_q8_gemm_"));
+                    Gemm.of(function, "kiln_q8_0_gemm", "kiln_q4_0_gemm", "kiln_gemm_"), Gemm.of(function, "kiln_q8_0_q8_gemm", "kiln_q4_0_q8_gemm", "kiln_q8_gemm_"),
+                    vectorised);
         }
     }
+
+    /**
+     * Rows of x up to which products with x quantised run as dot products where the int8 GEMM is vectorised (AVX-512
+     * VNNI): from 8 rows the GEMM was faster (8,192 x 2,048 and 2,048 x 8,192, 2 threads: 8 rows 2.7 against 4.7 ms,
+     * 16 rows 2.5 against 9.1), since the dot products of quantised x have no register tile of several rows.
+     */
+    static final int Q8_DOT_ROWS = 7;
+    private static final AtomicBoolean SLOW_Q8_LOGGED = new AtomicBoolean();
+
+    /** Whether the int8 GEMM of this library runs in vector registers (AVX-512 VNNI). */
+    boolean q8Vectorised() { return handles.q8Vectorised; }
+
+    /** Rows of x up to which the products are dot products ({@link #products}); the GEMM above. */
+    private int dotRows() { return quantizedActivations && handles.q8Vectorised ? Q8_DOT_ROWS : MAX_ROWS; }
 
     /**
      * One of the library's GEMMs (x in f32, or quantised to Q8_0): its two products, the packing of x, and its sizes, read once.
@@ -145,16 +169,16 @@ public final class NativeBlockProducts {
 
     /** Whether products of {@code rows} rows of x with a {@code type} matrix run here as dot products ({@link #products}). */
     boolean handles(GgmlType type, int rows) {
-        return rows <= MAX_ROWS && (type == GgmlType.Q8_0 || type == GgmlType.Q4_0);
+        return rows <= dotRows() && (type == GgmlType.Q8_0 || type == GgmlType.Q4_0);
     }
 
     /**
      * Whether products of {@code rows} rows of x with a {@code type} matrix run here as a GEMM ({@link #gemm}): more rows
-     * than the dot products take (prefill), Q8_0 and Q4_0. With {@link #quantizedActivations}, x is quantised to Q8_0
+     * than the dot products take (prefill; with x quantised, from {@value #Q8_DOT_ROWS} + 1 rows where VNNI runs it), Q8_0 and Q4_0. With {@link #quantizedActivations}, x is quantised to Q8_0
      * there too and each block's sum is the exact sum of integer products (AVX-512 VNNI where the CPU has it).
      */
     boolean handlesGemm(GgmlType type, int rows) {
-        return rows > MAX_ROWS && (type == GgmlType.Q8_0 || type == GgmlType.Q4_0);
+        return rows > dotRows() && (type == GgmlType.Q8_0 || type == GgmlType.Q4_0);
     }
 
     /** Rows of w in one of the GEMM's panels: the ranges of {@link #gemm} are best multiples of it. */
@@ -186,6 +210,10 @@ public final class NativeBlockProducts {
      */
     void gemm(GgmlType type, MemorySegment w, long rowBytes, int from, int to, int k, MemorySegment packed, int rows, int n, MemorySegment out,
               MemorySegment scratch) {
+        if (quantizedActivations && !handles.q8Vectorised && SLOW_Q8_LOGGED.compareAndSet(false, true)) {
+            LOG.log(System.Logger.Level.INFO, "CLANG: the products of many rows with x quantised to Q8_0 run in plain C on this CPU (no AVX-512"
+                    + " VNNI): exact, but slower than with x in f32");
+        }
         MethodHandle f = type == GgmlType.Q8_0 ? gemm().q8_0() : gemm().q4_0();
         try {
             f.invokeExact(w, rowBytes, (long) k, packed, (long) rows, out, (long) n, (long) from, (long) to, scratch);

@@ -646,6 +646,15 @@ EXPORT int64_t kiln_q8_gemm_scratch_bytes(void) { return (int64_t) (GEMM_NC / GE
 
 EXPORT int64_t kiln_q8_gemm_panel_rows(void) { return GEMM_Q8_NR; }
 
+/* Whether the int8 GEMM runs in vector registers here (AVX-512 VNNI); elsewhere in plain C, exact but slow. */
+EXPORT int64_t kiln_q8_gemm_vectorised(void) {
+#if defined(__AVX512VNNI__) && defined(__AVX512F__)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 /* f to f16 and back, rounded to nearest even (Java's Float.floatToFloat16): the scale a Q8_0 block of x stores. */
 static inline float f16_rounded(float f) {
 #if defined(__F16C__)
@@ -716,6 +725,50 @@ EXPORT void kiln_q8_gemm_pack_rows(const float *x, int64_t rows, int64_t k, uint
         }
 }
 
+#if defined(__AVX512VNNI__) && defined(__AVX512F__)
+/*
+ * gemm_q8_panel's panel, 16 rows of w at a time: each row's 32 integers of a block (Q4_0's nibbles less 8) as eight
+ * 32-bit groups in a register, the 16 rows turned into 8 columns of groups by transpose16, the sums of the integers by
+ * vpdpbusd against ones.
+ */
+static void gemm_q8_panel(int q4, const uint8_t *w, int64_t rb, int64_t b0, int64_t nb, int64_t j0, int64_t nr, int8_t *bq, float *bd,
+                          int32_t *bs) {
+    int bytes = q4 ? 18 : 34;
+    const __m512i ones = _mm512_set1_epi8(1);
+    for (int64_t b = 0; b < nb; b++) {
+        for (int c0 = 0; c0 < GEMM_Q8_NR; c0 += 16) {
+            __m512 r[16];
+#pragma GCC unroll 16
+            for (int i = 0; i < 16; i++) {
+                if (c0 + i >= nr) {
+                    r[i] = _mm512_setzero_ps();
+                    bd[b * GEMM_Q8_NR + c0 + i] = 0;
+                    continue;
+                }
+                const uint8_t *blk = w + (j0 + c0 + i) * rb + (b0 + b) * bytes;
+                __m256i v;
+                if (q4) {
+                    __m128i raw = _mm_loadu_si128((const __m128i *) (blk + 2)), low = _mm_set1_epi8(15), eight = _mm_set1_epi8(8);
+                    v = _mm256_set_m128i(_mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(raw, 4), low), eight), _mm_sub_epi8(_mm_and_si128(raw, low), eight));
+                } else {
+                    v = _mm256_loadu_si256((const __m256i *) (blk + 2));
+                }
+                r[i] = _mm512_castsi512_ps(_mm512_zextsi256_si512(v));
+                bd[b * GEMM_Q8_NR + c0 + i] = half_at(blk);
+            }
+            transpose16(r);
+            __m512i sums = _mm512_setzero_si512();
+#pragma GCC unroll 8
+            for (int g = 0; g < 8; g++) {
+                __m512i col = _mm512_castps_si512(r[g]);
+                _mm512_storeu_si512(bq + ((b * 8 + g) * GEMM_Q8_NR + c0) * 4, col);
+                sums = _mm512_dpbusd_epi32(sums, ones, col);
+            }
+            _mm512_storeu_si512(bs + b * GEMM_Q8_NR + c0, _mm512_slli_epi32(sums, 7));
+        }
+    }
+}
+#else
 /* Rows [j0, j0 + nr) of w (Q8_0 or Q4_0), blocks [b0, b0 + nb), as a panel (zeros past nr). */
 static void gemm_q8_panel(int q4, const uint8_t *w, int64_t rb, int64_t b0, int64_t nb, int64_t j0, int64_t nr, int8_t *bq, float *bd,
                           int32_t *bs) {
@@ -744,6 +797,7 @@ static void gemm_q8_panel(int q4, const uint8_t *w, int64_t rb, int64_t b0, int6
         }
     }
 }
+#endif
 
 /* One tile: out rows [0, m), columns [0, nr) (ldc apart) = the nb blocks' sums of ap's rows with the panel's, added when `add`. */
 static void gemm_q8_tile(const uint8_t *apq, const float *apd, const int8_t *bq, const float *bd, const int32_t *bs, int64_t nb, float *out,

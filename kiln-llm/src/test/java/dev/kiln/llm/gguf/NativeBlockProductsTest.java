@@ -84,7 +84,7 @@ class NativeBlockProductsTest {
 
     /**
      * More rows than the dot products take (prefill) go through the GEMM: partial tiles of x's rows (25, 37, 100 rows
-     * against tiles of 12, 6 or 4), partial panels of w (1, 31, 70 rows; the odd 1,030 split over the workers), k in one
+     * against tiles of 12, 6 or 4; 8 and 13 rows, which the GEMM takes with x quantised where VNNI runs it), partial panels of w (1, 31, 70 rows; the odd 1,030 split over the workers), k in one
      * pass, in two passes with a partial second (288) and in three (544), on every path; x in f32, and quantised to Q8_0
      * (VNNI's byte products where the CPU has them: within the f32 bound of the exact product of the quantised values).
      */
@@ -98,7 +98,7 @@ class NativeBlockProductsTest {
                     for (int n : new int[] {1, 31, 70, 1030}) {
                         MemorySegment data = QuantizedMatmulTest.randomBlocks(type, n, k, 13L * k + n, arena);
                         float[] w = dequantized(type, data, n, k);
-                        for (int rows : new int[] {25, 37, 100}) {
+                        for (int rows : new int[] {8, 13, 25, 37, 100}) {
                             if (n == 1030 && rows != 37) continue;
                             float[] x = QuantizedMatmulTest.random(rows * k, rows * 5L + k + n);
                             MemorySegment xs = arena.allocate(4L * rows * k, 64), out = arena.allocate(4L * rows * n, 64);
@@ -249,6 +249,12 @@ class NativeBlockProductsTest {
         assertThat(natives.handles(GgmlType.Q8_0, NativeBlockProducts.MAX_ROWS + 1)).isFalse();
         assertThat(natives.handles(GgmlType.Q4_0, NativeBlockProducts.MAX_ROWS)).isTrue();
         assertThat(natives.handles(GgmlType.Q4_0, NativeBlockProducts.MAX_ROWS + 1)).isFalse();
+        // with x quantised, the GEMM takes over at 8 rows where it is vectorised (VNNI), else where the f32 one does
+        NativeBlockProducts q8 = natives.withQuantizedActivations(true);
+        int q8DotRows = natives.q8Vectorised() ? NativeBlockProducts.Q8_DOT_ROWS : NativeBlockProducts.MAX_ROWS;
+        assertThat(q8.handles(GgmlType.Q4_0, q8DotRows)).isTrue();
+        assertThat(q8.handles(GgmlType.Q4_0, q8DotRows + 1)).isFalse();
+        assertThat(q8.handlesGemm(GgmlType.Q4_0, q8DotRows + 1)).isTrue();
         assertThat(natives.handlesGemm(GgmlType.Q8_0, NativeBlockProducts.MAX_ROWS)).isFalse();
         assertThat(natives.handlesGemm(GgmlType.Q8_0, NativeBlockProducts.MAX_ROWS + 1)).isTrue();
         assertThat(natives.handlesGemm(GgmlType.Q4_0, 512)).isTrue();

@@ -808,9 +808,15 @@ static void gemm_q8_tile(const uint8_t *apq, const float *apd, const int8_t *bq,
 #pragma GCC unroll 8
     for (int i = 0; i < GEMM_Q8_MR; i++) f0[i] = f1[i] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
+        /* the sums start at minus 128 times w's, so that x + 128 leaves the products of x */
+        __m512i c0 = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_loadu_si512(bs + b * GEMM_Q8_NR));
+        __m512i c1 = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_loadu_si512(bs + b * GEMM_Q8_NR + 16));
         __m512i s0[GEMM_Q8_MR], s1[GEMM_Q8_MR];
 #pragma GCC unroll 8
-        for (int i = 0; i < GEMM_Q8_MR; i++) s0[i] = s1[i] = _mm512_setzero_si512();
+        for (int i = 0; i < GEMM_Q8_MR; i++) {
+            s0[i] = c0;
+            s1[i] = c1;
+        }
 #pragma GCC unroll 8
         for (int g = 0; g < 8; g++) {
             __m512i w0 = _mm512_loadu_si512(bq + (b * 8 + g) * GEMM_Q8_NR * 4), w1 = _mm512_loadu_si512(bq + (b * 8 + g) * GEMM_Q8_NR * 4 + 64);
@@ -824,13 +830,12 @@ static void gemm_q8_tile(const uint8_t *apq, const float *apd, const int8_t *bq,
                 s1[i] = _mm512_dpbusd_epi32(s1[i], xb, w1);
             }
         }
-        __m512i c0 = _mm512_loadu_si512(bs + b * GEMM_Q8_NR), c1 = _mm512_loadu_si512(bs + b * GEMM_Q8_NR + 16);
         __m512 d0 = _mm512_loadu_ps(bd + b * GEMM_Q8_NR), d1 = _mm512_loadu_ps(bd + b * GEMM_Q8_NR + 16);
 #pragma GCC unroll 8
         for (int i = 0; i < GEMM_Q8_MR; i++) {
             __m512 dx = _mm512_set1_ps(apd[b * GEMM_Q8_MR + i]);
-            f0[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(s0[i], c0)), _mm512_mul_ps(d0, dx), f0[i]);
-            f1[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(s1[i], c1)), _mm512_mul_ps(d1, dx), f1[i]);
+            f0[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s0[i]), _mm512_mul_ps(d0, dx), f0[i]);
+            f1[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s1[i]), _mm512_mul_ps(d1, dx), f1[i]);
         }
     }
     for (int i = 0; i < m; i++) {

@@ -26,9 +26,10 @@ import java.util.function.BiFunction;
  * them, plain C elsewhere. By default the same terms as the Vector API's dot products ({@link QuantizedMatmul}), in f32,
  * reassociated; {@link #withQuantizedActivations} quantises x to Q8_0 first, as llama.cpp does. {@link
  * QuantizedMatmul#multiply(GgmlType, MemorySegment, int, int, MemorySegment, int, MemorySegment, NativeBlockProducts)}
- * calls them for up to {@value #MAX_ROWS} rows of x; more rows (prefill) go through the source's GEMM ({@link #gemm}: w
- * dequantised into packed panels once per pass, x's rows in register tiles, BLIS's loops), and the other block types
- * through the Vector API as on the CPU device.
+ * calls them for up to {@value #MAX_ROWS} rows of x (up to {@value #Q8_DOT_ROWS} with x quantised where VNNI runs the int8
+ * GEMM); more rows (prefill) go through the source's GEMMs ({@link #gemm}: w dequantised, or its integers kept, in packed
+ * panels once per pass, x's rows in register tiles, BLIS's loops), and the other block types through the Vector API as
+ * on the CPU device.
  *
  * <p>Why C: each pass prefetches the next four rows of w, which Java cannot ask for. Without it a core kept too few
  * lines in flight to stream its share of the bandwidth, in C as in Java (an Intel Xeon with AVX-512, the 16 ffn_gate
@@ -39,7 +40,8 @@ public final class NativeBlockProducts {
      * Rows of x up to which the products run here: decode's one row, a batched decode step's rows and short prompts (four
      * rows of x against four of w in registers, {@code TILE4X4}, with AVX-512). 16 ffn_gate products of Llama-3.2-1B's
      * shapes, 2 threads, against the Vector API: Q4_0 12 rows 84 against 304 ms, 24 rows 282 against 493; Q8_0 12 rows 80
-     * against 156, 24 rows 159 against 260. More rows go through the GEMM's tiles, where dequantised panels are shared.
+     * against 156, 24 rows 159 against 260. More rows go through the native GEMM ({@link #gemm}), where the panels of w
+     * are shared by every row of x.
      */
     static final int MAX_ROWS = 24;
 

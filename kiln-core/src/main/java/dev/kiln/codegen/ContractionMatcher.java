@@ -289,18 +289,14 @@ public final class ContractionMatcher {
         private void findSplits(UOp... expressions) throws NotAffine {
             Map<Variable, TreeSet<Long>> cuts = new LinkedHashMap<>();
             for (UOp e : expressions) for (UOp u : e.toposort()) {
-                if (u.op() != Op.FLOORDIV && u.op() != Op.FLOORMOD || !u.src(1).isConst()) continue;
-                long c = u.src(1).constLong();
-                UOp x = u.src(0);
-                if (x.op() == Op.FLOORDIV && x.src(1).isConst()) { // (v // d) % c or v // d // c: a cut at d * c
-                    c = Math.multiplyExact(c, x.src(1).constLong());
-                    x = x.src(0);
+                Division division = division(u);
+                if (division == null) continue;
+                Variable v = division.v();
+                for (long c : division.m() == 0 ? new long[] {division.d()} : new long[] {division.d(), Math.multiplyExact(division.d(), division.m())}) {
+                    if (c == 1 || c >= v.max() + 1) continue; // v // c is 0 (or v), v % c is v (or 0): no digit
+                    if (limits.containsKey(v)) throw new NotAffine();
+                    cuts.computeIfAbsent(v, k -> new TreeSet<>()).add(c);
                 }
-                if (x.op() != Op.DEFINE_VAR || !(x.arg() instanceof Variable v) || !outer.contains(v) && !reduce.contains(v)) continue;
-                if (c <= 0) throw new NotAffine();
-                if (c == 1 || c >= v.max() + 1) continue; // v // c is 0 (or v), v % c is v (or 0): no digit
-                if (limits.containsKey(v)) throw new NotAffine();
-                cuts.computeIfAbsent(v, k -> new TreeSet<>()).add(c);
             }
             for (Map.Entry<Variable, TreeSet<Long>> entry : cuts.entrySet()) {
                 Variable v = entry.getKey();
@@ -316,6 +312,28 @@ public final class ContractionMatcher {
                 }
                 splits.put(v, new Digits(parts, weights));
             }
+        }
+
+        /** {@code (v // d) % m} of a loop variable v (no modulus when m is 0). */
+        private record Division(Variable v, long d, long m) {}
+
+        /**
+         * {@code u} as a {@link Division} if it is {@code v // d}, {@code v % m}, {@code (v // d) % m} or {@code v // d // e}
+         * of a loop variable, else null.
+         *
+         * @throws NotAffine if a divisor is not positive
+         */
+        private Division division(UOp u) throws NotAffine {
+            if (u.op() != Op.FLOORDIV && u.op() != Op.FLOORMOD || !u.src(1).isConst()) return null;
+            long c = u.src(1).constLong(), d = u.op() == Op.FLOORDIV ? c : 1, m = u.op() == Op.FLOORMOD ? c : 0;
+            UOp x = u.src(0);
+            if (x.op() == Op.FLOORDIV && x.src(1).isConst()) {
+                d = Math.multiplyExact(d, x.src(1).constLong());
+                x = x.src(0);
+            }
+            if (x.op() != Op.DEFINE_VAR || !(x.arg() instanceof Variable v) || !outer.contains(v) && !reduce.contains(v)) return null;
+            if (d <= 0 || m < 0 || u.op() == Op.FLOORMOD && m == 0) throw new NotAffine();
+            return new Division(v, d, m);
         }
 
         /** v as digits: {@code v = sum(parts[l] * weights[l])}, most significant first (the last weight is 1). */
@@ -432,20 +450,11 @@ public final class ContractionMatcher {
                     yield s == null ? new Affine(Map.of(v, 1L), 0) : s.digits(1, 0);
                 }
                 case FLOORDIV, FLOORMOD -> {
-                    if (!u.src(1).isConst()) throw new NotAffine();
-                    long c = u.src(1).constLong(), d = u.op() == Op.FLOORDIV ? c : 1, m = u.op() == Op.FLOORMOD ? c : 0;
-                    UOp x = u.src(0);
-                    if (x.op() == Op.FLOORDIV && x.src(1).isConst()) { // (v // e) % c, v // e // c
-                        long e = x.src(1).constLong();
-                        d = Math.multiplyExact(d, e);
-                        x = x.src(0);
-                    }
-                    if (x.op() != Op.DEFINE_VAR || !(x.arg() instanceof Variable v) || !outer.contains(v) && !reduce.contains(v) || d <= 0 || m < 0) {
-                        throw new NotAffine();
-                    }
-                    Digits s = splits.get(v);
-                    if (s == null) s = new Digits(List.of(v), new long[] {1}); // every divisor at or past the extent
-                    yield s.digits(d, m);
+                    Division division = division(u);
+                    if (division == null) throw new NotAffine();
+                    Digits s = splits.get(division.v());
+                    if (s == null) s = new Digits(List.of(division.v()), new long[] {1}); // every divisor at or past the extent
+                    yield s.digits(division.d(), division.m());
                 }
                 case ADD -> affine(u.src(0)).plus(affine(u.src(1)));
                 case NEG -> affine(u.src(0)).times(-1);

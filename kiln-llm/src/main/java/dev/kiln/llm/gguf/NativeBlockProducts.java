@@ -63,14 +63,7 @@ public final class NativeBlockProducts {
     private record Handles(MethodHandle q8_0, MethodHandle q4_0, MethodHandle q8_0Q8, MethodHandle q4_0Q8, Gemm f32, Gemm q8, boolean q8Vectorised) {
         /** The functions by name and signature. */
         static Handles of(BiFunction<String, FunctionDescriptor, MethodHandle> function) {
-            boolean vectorised;
-            try {
-                vectorised = (long) function.apply("kiln_q8_gemm_vectorised", SIZE).invokeExact() != 0;
-            } catch (RuntimeException | Error e) {
-                throw e;
-            } catch (Throwable t) {
-                throw new IllegalStateException("block products: kiln_q8_gemm_vectorised failed: " + t, t);
-            }
+            boolean vectorised = size(function, "kiln_q8_gemm_vectorised") != 0;
             return new Handles(function.apply("kiln_q8_0_products", PRODUCTS), function.apply("kiln_q4_0_products", PRODUCTS),
                     function.apply("kiln_q8_0_q8_products", PRODUCTS), function.apply("kiln_q4_0_q8_products", PRODUCTS),
                     Gemm.of(function, "kiln_q8_0_gemm", "kiln_q4_0_gemm", "kiln_gemm_"), Gemm.of(function, "kiln_q8_0_q8_gemm", "kiln_q4_0_q8_gemm", "kiln_q8_gemm_"),
@@ -99,15 +92,20 @@ public final class NativeBlockProducts {
      */
     private record Gemm(MethodHandle q8_0, MethodHandle q4_0, MethodHandle packRows, MethodHandle packedBytes, long scratchBytes, int panelRows) {
         static Gemm of(BiFunction<String, FunctionDescriptor, MethodHandle> function, String q8_0, String q4_0, String prefix) {
-            try {
-                return new Gemm(function.apply(q8_0, GEMM), function.apply(q4_0, GEMM), function.apply(prefix + "pack_rows", PACK),
-                        function.apply(prefix + "packed_bytes", SIZE_OF_ROWS), (long) function.apply(prefix + "scratch_bytes", SIZE).invokeExact(),
-                        Math.toIntExact((long) function.apply(prefix + "panel_rows", SIZE).invokeExact()));
-            } catch (RuntimeException | Error e) {
-                throw e;
-            } catch (Throwable t) {
-                throw new IllegalStateException("block products: reading the sizes of " + q8_0 + " failed: " + t, t);
-            }
+            return new Gemm(function.apply(q8_0, GEMM), function.apply(q4_0, GEMM), function.apply(prefix + "pack_rows", PACK),
+                    function.apply(prefix + "packed_bytes", SIZE_OF_ROWS), size(function, prefix + "scratch_bytes"),
+                    Math.toIntExact(size(function, prefix + "panel_rows")));
+        }
+    }
+
+    /** What the library's function {@code name} of no arguments ({@link #SIZE}) returns. */
+    private static long size(BiFunction<String, FunctionDescriptor, MethodHandle> function, String name) {
+        try {
+            return (long) function.apply(name, SIZE).invokeExact();
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("block products: " + name + " failed: " + t, t);
         }
     }
 

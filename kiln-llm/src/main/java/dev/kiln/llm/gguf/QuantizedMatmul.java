@@ -114,12 +114,8 @@ public final class QuantizedMatmul {
         }
         if (rows == 0 || n == 0) return;
         long rowBytes = type.rowBytes(k);
-        if (natives != null && natives.handles(type, rows)) {
-            nativeProducts(natives, type, w, rowBytes, n, k, x, rows, out);
-            return;
-        }
-        if (natives != null && natives.handlesGemm(type, rows)) {
-            nativeGemm(natives, type, w, rowBytes, n, k, x, rows, out);
+        if (natives != null && (natives.handles(type, rows) || natives.handlesGemm(type, rows))) {
+            nativeProducts(natives, type, w, rowBytes, n, k, x, rows, out, natives.handlesGemm(type, rows));
             return;
         }
         boolean fused = B != null && (type == GgmlType.Q8_0 ? rows <= Q8_0_DOT_ROWS : type == GgmlType.Q4_0 && rows <= Q4_0_DOT_ROWS);
@@ -140,41 +136,33 @@ public final class QuantizedMatmul {
         return work < PARALLEL_WORK || WorkerPool.size() <= 1 ? 1 : WorkerPool.balancedShares(units);
     }
 
-    /** The dot products by {@code natives}, split over the workers as the Vector API's are. */
-    private static void nativeProducts(NativeBlockProducts natives, GgmlType type, MemorySegment w, long rowBytes, int n, int k, MemorySegment x,
-                                       int rows, MemorySegment out) {
-        int parts = parts((long) rows * n * k, n);
-        long outBytes = 4L * rows * n;
-        // native code reads native memory only: a segment on the Java heap goes through a copy (shared: workers read it)
-        try (Arena staging = w.isNative() && x.isNative() && out.isNative() ? null : Arena.ofShared()) {
-            MemorySegment wn = NativeBlockProducts.nativeOf(w, rowBytes * n, staging);
-            MemorySegment xn = natives.quantizedActivations() ? NativeBlockProducts.quantizeQ8_0(x, (long) rows * k)
-                    : NativeBlockProducts.nativeOf(x, 4L * rows * k, staging);
-            MemorySegment on = out.isNative() ? out : staging.allocate(outBytes, 64);
-            WorkerPool.forRanges(n, parts, (from, to) -> natives.products(type, wn, rowBytes, (int) from, (int) to, k, xn, rows, n, on));
-            if (on != out) MemorySegment.copy(on, 0, out, 0, outBytes);
-        }
-    }
-
     /**
-     * The GEMM of {@code natives} (many rows): x packed once by the calling thread, then the panels of w split over the
-     * workers, each with its own scratch.
+     * The products by {@code natives}, split over the workers as the Vector API's are: as dot products by rows of w, or
+     * ({@code gemm}) x packed once by the calling thread and the GEMM's panels of w split, each worker with its own scratch.
      */
-    private static void nativeGemm(NativeBlockProducts natives, GgmlType type, MemorySegment w, long rowBytes, int n, int k, MemorySegment x,
-                                   int rows, MemorySegment out) {
-        int panel = natives.panelRows(), units = (n + panel - 1) / panel;
+    private static void nativeProducts(NativeBlockProducts natives, GgmlType type, MemorySegment w, long rowBytes, int n, int k, MemorySegment x,
+                                       int rows, MemorySegment out, boolean gemm) {
+        int unit = gemm ? natives.panelRows() : 1, units = (n + unit - 1) / unit;
         int parts = parts((long) rows * n * k, units);
         long outBytes = 4L * rows * n;
-        try (Arena staging = Arena.ofShared()) {
+        // native code reads native memory only: a segment on the Java heap goes through a copy (shared: workers read it);
+        // decode's products, all native, take no arena
+        try (Arena staging = !gemm && w.isNative() && x.isNative() && out.isNative() ? null : Arena.ofShared()) {
             MemorySegment wn = NativeBlockProducts.nativeOf(w, rowBytes * n, staging);
-            MemorySegment packed = natives.packRows(NativeBlockProducts.nativeOf(x, 4L * rows * k, staging), rows, k, staging);
             MemorySegment on = out.isNative() ? out : staging.allocate(outBytes, 64);
-            WorkerPool.forRanges(units, parts, (from, to) -> {
-                try (Arena scratch = Arena.ofConfined()) {
-                    natives.gemm(type, wn, rowBytes, (int) from * panel, (int) Math.min((long) to * panel, n), k, packed, rows, n, on,
-                            scratch.allocate(natives.scratchBytes(), 64));
-                }
-            });
+            if (gemm) {
+                MemorySegment packed = natives.packRows(NativeBlockProducts.nativeOf(x, 4L * rows * k, staging), rows, k, staging);
+                WorkerPool.forRanges(units, parts, (from, to) -> {
+                    try (Arena scratch = Arena.ofConfined()) {
+                        natives.gemm(type, wn, rowBytes, (int) from * unit, (int) Math.min((long) to * unit, n), k, packed, rows, n, on,
+                                scratch.allocate(natives.scratchBytes(), 64));
+                    }
+                });
+            } else {
+                MemorySegment xn = natives.quantizedActivations() ? NativeBlockProducts.quantizeQ8_0(x, (long) rows * k)
+                        : NativeBlockProducts.nativeOf(x, 4L * rows * k, staging);
+                WorkerPool.forRanges(n, parts, (from, to) -> natives.products(type, wn, rowBytes, (int) from, (int) to, k, xn, rows, n, on));
+            }
             if (on != out) MemorySegment.copy(on, 0, out, 0, outBytes);
         }
     }

@@ -27,6 +27,11 @@ Cases:
   greedy_last       a scripted greedy decoder that reads its last token from the tokens it grows (`tok = tokens[-1:]`,
                     exported as a Slice of the loop-carried tensor from -1 to INT64_MAX) instead of carrying it beside them,
                     with a `break` at the end-of-sequence token. Four data sets (four starts, of different lengths)
+  greedy_attend     a scripted greedy decoder that attends over all the tokens it has made so far (embeddings of
+                    `tokens`, softmax of their products with the state, the weighted sum) before choosing the next,
+                    grown with torch.cat and a `break` at the end-of-sequence token: the body reads the whole of a
+                    loop-carried tensor whose length changes every iteration. Four data sets (prompts of two tokens, of
+                    different decode lengths). Generated alone with `gen_torch_exports.py greedy_attend`
   nms_head          a tiny detector head (1x1 convolutions giving boxes and scores over a 4x4 grid) ending in ONNX
                     NonMaxSuppression and a gather of the kept boxes. torchvision is installed here but does not load
                     against this torch ("operator torchvision::nms does not exist"), so NMS is an autograd.Function whose
@@ -131,6 +136,20 @@ class GreedyLast(Greedy):
         for _ in range(self.max_len):
             tok = tokens[-1:]
             h = torch.tanh(self.w(self.emb(tok)) + self.u(h))
+            nxt = self.out(h).argmax(-1)
+            tokens = torch.cat([tokens, nxt])
+            if bool(nxt[0] == self.eos):
+                break
+        return tokens, h
+
+
+class GreedyAttend(Greedy):
+    def forward(self, start: torch.Tensor, h: torch.Tensor):
+        tokens = start
+        for _ in range(self.max_len):
+            e = self.emb(tokens)
+            weights = torch.softmax(self.w(h) @ e.t(), -1)
+            h = torch.tanh(weights @ e + self.u(h))
             nxt = self.out(h).argmax(-1)
             tokens = torch.cat([tokens, nxt])
             if bool(nxt[0] == self.eos):
@@ -315,7 +334,37 @@ def main():
     print(f"greedy_last EOS {eos}, lengths by start:", lengths)
     export("greedy_last", last, (torch.tensor([starts[0]]), h), ["start", "h"], ["tokens", "h_final"],
            more_args=[(torch.tensor([s]), h) for s in starts[1:]])
+    greedy_attend()
 
+
+def greedy_attend():
+    # a seed of its own, so that the case can be made alone without changing the others' data
+    torch.manual_seed(29)
+    decoder = GreedyAttend()
+    h = torch.randn(1, 8)
+    # an end-of-sequence token that ends some decodes early and not others: prompts of as many different lengths
+    prompts = [torch.tensor([a, b]) for a in range(11) for b in range(11)]
+    for eos in range(11):
+        decoder.eos = eos
+        scripted = torch.jit.script(decoder)
+        by_length = {}
+        for p in prompts:
+            by_length.setdefault(scripted(p, h)[0].shape[0], p)
+        if len(by_length) >= 4:
+            break
+    else:
+        raise AssertionError("no end-of-sequence token gives decodes of four lengths")
+    starts = [by_length[n] for n in sorted(by_length, reverse=True)[:4]]
+    print(f"greedy_attend EOS {eos}, lengths:", sorted(by_length))
+    export("greedy_attend", scripted, (starts[0], h), ["start", "h"], ["tokens", "h_final"], more_args=[(p, h) for p in starts[1:]])
+
+
+CASES = {"greedy_attend": greedy_attend}
 
 if __name__ == "__main__":
-    main()
+    import sys
+    if len(sys.argv) > 1:
+        for case in sys.argv[1:]:
+            CASES[case]()
+    else:
+        main()

@@ -18,6 +18,13 @@ import java.util.Objects;
  * {@link LoopLimit#maxIterations()} iterations fails with a {@link LoopLimitException}. {@code Tensor.loop} throws an
  * {@link IllegalArgumentException} if the trip count or condition is not one value, a shape is symbolic, the step's
  * next states do not match the state, or it reads a value supplied from outside the loop (pass it as a constant).
+ *
+ * <p>A step whose work depends on a length its state carries (a decoder attending over the tokens it has made so far,
+ * kept in a state laid out at the most it may hold) may size its values by that length: each {@link Size} of the
+ * loop binds a {@link dev.kiln.types.Variable} to an i64 scalar state before every iteration, and the step may use the
+ * variable in its values' shapes ({@link Tensor#withSymbolicDim}); its condition, next states and outputs stay
+ * static. An iteration whose length falls outside the variable's range fails with an
+ * {@link dev.kiln.runtime.ExtentOutOfRangeException} naming the variable, before the body runs.
  */
 @FunctionalInterface
 public interface LoopStep {
@@ -28,6 +35,16 @@ public interface LoopStep {
      * @return the condition, the next state and the outputs of this iteration
      */
     Next step(Tensor iteration, List<Tensor> state, List<Tensor> constants);
+
+    /**
+     * Variable {@code variable} bound, before every iteration, to the value of state {@code state} (an i64 scalar): the
+     * step may size its values by it ({@link Tensor#withSymbolicDim}).
+     */
+    record Size(dev.kiln.types.Variable variable, int state) {
+        public Size {
+            Objects.requireNonNull(variable, "loop: a size's variable");
+        }
+    }
 
     /**
      * What an iteration gives.

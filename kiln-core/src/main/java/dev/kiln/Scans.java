@@ -10,9 +10,12 @@ import dev.kiln.runtime.Buffer;
 import dev.kiln.runtime.Device;
 import dev.kiln.runtime.DeviceRegistry;
 import dev.kiln.runtime.ExecutionPlan;
+import dev.kiln.runtime.ExtentOutOfRangeException;
 import dev.kiln.runtime.PlanBuilder;
+import dev.kiln.runtime.VariableSource;
 import dev.kiln.types.DType;
 import dev.kiln.types.Shape;
+import dev.kiln.types.Variable;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -21,7 +24,9 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -72,9 +77,10 @@ final class Scans {
     /**
      * What a loop adds to a scan: whether the host step reads a trip count and an initial condition (its first inputs,
      * in that order), whether the body computes a condition (its plan's first output), how many iterations the outputs
-     * keep, the most it may run, and its name for errors.
+     * keep, the most it may run, its name for errors, and the variables it binds from its state before each iteration.
      */
-    private record LoopSpec(String name, boolean tripCount, boolean condition, boolean conditionOutput, int capacity, long maxIterations) {
+    private record LoopSpec(String name, boolean tripCount, boolean condition, boolean conditionOutput, int capacity, long maxIterations,
+                            List<LoopStep.Size> sizes) {
         int leadingInputs() { return (tripCount ? 1 : 0) + (condition ? 1 : 0); }
     }
 
@@ -193,10 +199,24 @@ final class Scans {
     }
 
     /** {@link Tensor#loop}: see {@link LoopStep}. */
-    static LoopResult loop(LoopStep step, Tensor tripCount, Tensor condition, List<Tensor> initial, List<Tensor> constants, int capacity, long maxIterations) {
+    static LoopResult loop(LoopStep step, Tensor tripCount, Tensor condition, List<Tensor> initial, List<Tensor> constants, int capacity,
+                           List<LoopStep.Size> sizes, long maxIterations) {
         Objects.requireNonNull(step, "loop: step");
         String name = Indexing.OP_NAME.orElse("loop");
         List<Tensor> init = copyOf(initial, "initial state"), consts = copyOf(constants, "constants");
+        List<LoopStep.Size> sized = List.copyOf(Objects.requireNonNull(sizes, "loop: sizes"));
+        Set<Variable> bound = new HashSet<>();
+        for (LoopStep.Size z : sized) {
+            if (z.state() < 0 || z.state() >= init.size()) {
+                throw new IllegalArgumentException(name + ": size '" + z.variable().name() + "' reads state " + z.state() + ", the loop carries " + init.size());
+            }
+            Tensor s = init.get(z.state());
+            if (s.dtype() != DType.I64 || s.ndim() != 0) {
+                throw new IllegalArgumentException(name + ": size '" + z.variable().name() + "' reads state " + z.state() + ", which is " + s.dtype() + s.shape()
+                        + "; a size is an i64 scalar state");
+            }
+            if (!bound.add(z.variable())) throw new IllegalArgumentException(name + ": variable '" + z.variable().name() + "' is bound by two sizes");
+        }
         if (capacity < 0) throw new IllegalArgumentException(name + ": capacity must be >= 0, got " + capacity);
         if (maxIterations < 1) throw new IllegalArgumentException(name + ": maxIterations must be >= 1, got " + maxIterations);
         Device device = !init.isEmpty() ? init.getFirst().device() : !consts.isEmpty() ? consts.getFirst().device()
@@ -247,6 +267,12 @@ final class Scans {
             roots.add(t.to(device).uop());
         }
         checkLeaves(roots, arguments);
+        for (Variable v : shapeVariables(roots)) {
+            if (!bound.contains(v)) {
+                throw new IllegalArgumentException(name + ": the step sizes a value by variable '" + v.name() + "', which none of the loop's sizes binds "
+                        + "(a loop binds only the variables of its sizes, from its state)");
+            }
+        }
 
         // the result block: the iterations that ran, the final states, then the outputs stacked at the capacity
         List<Part> parts = new ArrayList<>();
@@ -262,7 +288,7 @@ final class Scans {
             parts.add(p);
             offset += p.bytes();
         }
-        LoopSpec spec = new LoopSpec(name, tripCount != null, condition != null, cond != null, capacity, maxIterations);
+        LoopSpec spec = new LoopSpec(name, tripCount != null, condition != null, cond != null, capacity, maxIterations, sized);
         Body body = new Body(device.spec().toString(), List.copyOf(roots), List.copyOf(arguments), init.size(), 0, -1, List.copyOf(parts), spec);
         List<Tensor> inputs = new ArrayList<>(leading);
         inputs.addAll(init);
@@ -275,6 +301,28 @@ final class Scans {
         Objects.requireNonNull(list, "scan: " + what);
         for (int i = 0; i < list.size(); i++) Objects.requireNonNull(list.get(i), "scan: " + what + " " + i);
         return List.copyOf(list);
+    }
+
+    /**
+     * The variables that size any value the roots are computed from, but for those a host step among them binds when it
+     * runs (a data-dependent count inside the body).
+     */
+    private static Set<Variable> shapeVariables(List<UOp> roots) {
+        Set<Variable> out = new LinkedHashSet<>(), produced = new HashSet<>();
+        Set<UOp> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        ArrayDeque<UOp> work = new ArrayDeque<>(roots);
+        while (!work.isEmpty()) {
+            UOp u = work.pop();
+            if (!seen.add(u)) continue;
+            if (u.shape().isSymbolic()) {
+                for (int a = 0; a < u.shape().rank(); a++) if (u.shape().variable(a) != null) out.add(u.shape().variable(a));
+            }
+            if (u.op() == Op.DEFINE_VAR && u.arg() instanceof Variable v) out.add(v);
+            if (u.op() == Op.CUSTOM && u.functionArg().producedVariable() != null) produced.add(u.functionArg().producedVariable());
+            work.addAll(u.src());
+        }
+        out.removeAll(produced);
+        return out;
     }
 
     private static void checkStatic(Tensor t) {
@@ -398,6 +446,7 @@ final class Scans {
             for (; going && t < tripCount; t++) {
                 if (t >= loop.maxIterations()) throw new LoopLimitException(loop.name(), loop.maxIterations());
                 iteration.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, t);
+                run.bindSizes(loop);
                 run.plan.execute();
                 if (loop.conditionOutput()) going = run.result(0).get(ValueLayout.JAVA_BYTE, 0) != 0;
                 if (t < loop.capacity()) {
@@ -425,6 +474,8 @@ final class Scans {
         /** Whether a next state may be read from a state buffer another next state overwrites first (the step swaps or keeps states). */
         private final boolean stageCarry;
         private final MemorySegment carryScratch;
+        /** For each of the plan's variables, the loop's size that binds it. */
+        private final int[] sizeIndex;
 
         Run(Body body, String placedOn) {
             this.body = body;
@@ -450,6 +501,15 @@ final class Scans {
                 PatternMatcher bind = new PatternMatcher(List.of(
                         rule(UPat.anyOf(EnumSet.of(Op.CUSTOM)).where(replacement::containsKey).named("a"), m -> replacement.get(m.get("a")))));
                 plan = PlanBuilder.build(at, GraphRewriter.substitute(body.roots, bind));
+                // the plan's variables are its own steps' or the sizes' (the loop was refused otherwise): which size binds each
+                List<LoopStep.Size> sizes = body.loop != null ? body.loop.sizes() : List.of();
+                sizeIndex = new int[plan.variables().size()];
+                for (int i = 0; i < sizeIndex.length; i++) {
+                    Variable v = plan.variables().get(i);
+                    sizeIndex[i] = plan.variableSource(i) instanceof VariableSource.Step ? -1
+                            : java.util.stream.IntStream.range(0, sizes.size()).filter(z -> sizes.get(z).variable().equals(v)).findFirst()
+                            .orElseThrow(() -> new IllegalStateException("scan: the body's plan has variable '" + v.name() + "', which no size binds"));
+                }
                 boolean overlaps = false;
                 long stateBytes = 0;
                 for (int s = 0; s < body.states; s++) {
@@ -467,6 +527,24 @@ final class Scans {
         }
 
         MemorySegment argument(int i) { return argumentBuffers[i].segment(); }
+
+        /**
+         * Binds each of the loop's sizes to its state's value for the next iteration: past its variable's range, the
+         * iteration fails before the body runs (the state outgrew what its values are laid out for).
+         */
+        void bindSizes(LoopSpec loop) {
+            for (int i = 0; i < sizeIndex.length; i++) {
+                if (sizeIndex[i] < 0) continue; // bound by a step of the body
+                LoopStep.Size z = loop.sizes().get(sizeIndex[i]);
+                long value = argument(z.state()).get(ValueLayout.JAVA_LONG_UNALIGNED, 0);
+                Variable v = z.variable();
+                if (value < v.min() || value > v.max()) {
+                    throw new ExtentOutOfRangeException(loop.name(), v, value, loop.name() + ": state " + z.state() + " sizes the next iteration by "
+                            + value + " for '" + v.name() + "', outside [" + v.min() + ", " + v.max() + "] (more than the values it sizes are laid out for)");
+                }
+                plan.setVariable(i, value);
+            }
+        }
 
         MemorySegment result(int i) { return plan.outputBuffer(i).segment(); }
 

@@ -2,8 +2,10 @@ package dev.kiln;
 
 import dev.kiln.runtime.DeviceRegistry;
 import dev.kiln.runtime.ExecutionPlan;
+import dev.kiln.runtime.ExtentOutOfRangeException;
 import dev.kiln.testing.DeviceAssumptions;
 import dev.kiln.types.DType;
+import dev.kiln.types.Variable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -155,5 +157,70 @@ class LoopTest {
                 null, null, List.of(Tensor.zeros(DType.I64).to(d)), List.of(), 0).realize();
         assertThat(once.iterations().toLongArray()).containsExactly(1);
         assertThat(once.states().getFirst().toLongArray()).containsExactly(1);
+    }
+
+    /**
+     * A step sized by a length its state carries: the state holds up to 8 values and their count, each iteration sums
+     * the values so far (a reduction over the symbolic count, bound from the state before it runs) and appends the sum.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU", "CLANG"})
+    void aStepSizedByALengthItsStateCarries(String device) {
+        DeviceAssumptions.assumeAvailable(device, "loop tests");
+        var d = DeviceRegistry.get(device);
+        Variable length = new Variable("length", 0, 8);
+        LoopStep appendSum = (i, s, c) -> {
+            Tensor values = s.get(0), n = s.get(1);
+            Tensor sum = values.withSymbolicDim(0, length).sum();
+            Tensor at = Tensor.arange(8).to(d).cast(DType.I64).eq(n);
+            return new LoopStep.Next(null, List.of(Tensor.where(at, sum.reshape(1).expand(8), values), n.add(1L)), List.of(sum));
+        };
+        Tensor m = Tensor.of(new long[] {6}, 1).to(d).contiguous().realize();
+        Tensor start = Tensor.of(new float[] {1, 2, 0, 0, 0, 0, 0, 0}, 8).to(d);
+        LoopResult r = Tensor.loop(appendSum, m, null, List.of(start, Tensor.scalar(2, DType.I64).to(d)), List.of(), 8,
+                List.of(new LoopStep.Size(length, 1)));
+        try (ExecutionPlan plan = Tensor.prepare(r.iterations(), r.states().get(0), r.outputs().getFirst())) {
+            plan.execute();
+            assertThat(plan.outputBuffer(0).getLong(0)).isEqualTo(6);
+            assertThat(floats(plan.outputBuffer(1), 8)).containsExactly(1, 2, 3, 6, 12, 24, 48, 96);
+            assertThat(floats(plan.outputBuffer(2), 6)).containsExactly(3, 6, 12, 24, 48, 96);
+            // one plan for every count: three iterations, then seven (the last reads all eight values and has no room to
+            // append), then one more than the state holds values for
+            m.buffer().setLong(0, 3);
+            plan.execute();
+            assertThat(floats(plan.outputBuffer(1), 8)).containsExactly(1, 2, 3, 6, 12, 0, 0, 0);
+            m.buffer().setLong(0, 7);
+            plan.execute();
+            assertThat(floats(plan.outputBuffer(2), 7)).containsExactly(3, 6, 12, 24, 48, 96, 192);
+            m.buffer().setLong(0, 8);
+            assertThatThrownBy(plan::execute).isInstanceOfSatisfying(ExtentOutOfRangeException.class, e -> {
+                assertThat(e.variable()).isEqualTo(length);
+                assertThat(e.extent()).isEqualTo(9);
+            }).hasMessageContaining("state 1 sizes the next iteration by 9 for 'length', outside [0, 8]");
+        }
+    }
+
+    /** A loop binds only its sizes' variables, from i64 scalar states. */
+    @Test
+    void sizesAreRefusedWhereTheyCannotBind() {
+        var d = DeviceRegistry.get("INTERP");
+        Variable length = new Variable("length", 0, 4), other = new Variable("other", 0, 4);
+        Tensor values = Tensor.zeros(DType.F32, 4).to(d), n = Tensor.zeros(DType.I64).to(d);
+        LoopStep summing = (i, s, c) -> new LoopStep.Next(null, s, List.of(s.getFirst().withSymbolicDim(0, length).sum()));
+        assertThatThrownBy(() -> Tensor.loop(summing, null, null, List.of(values, n), List.of(), 0, List.of(new LoopStep.Size(other, 1))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("variable 'length', which none of the loop's sizes binds");
+        assertThatThrownBy(() -> Tensor.loop(summing, null, null, List.of(values, n), List.of(), 0, List.of(new LoopStep.Size(length, 0))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("a size is an i64 scalar state");
+        assertThatThrownBy(() -> Tensor.loop(summing, null, null, List.of(values, n), List.of(), 0, List.of(new LoopStep.Size(length, 2))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reads state 2, the loop carries 2");
+        assertThatThrownBy(() -> Tensor.loop(summing, null, null, List.of(values, n), List.of(), 0,
+                List.of(new LoopStep.Size(length, 1), new LoopStep.Size(length, 1))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bound by two sizes");
+    }
+
+    private static float[] floats(dev.kiln.runtime.Buffer b, int n) {
+        float[] out = new float[n];
+        for (int i = 0; i < n; i++) out[i] = (float) b.getDouble(i);
+        return out;
     }
 }

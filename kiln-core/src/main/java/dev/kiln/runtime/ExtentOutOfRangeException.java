@@ -21,6 +21,14 @@ public final class ExtentOutOfRangeException extends IllegalStateException {
         this.extent = extent;
     }
 
+    /** An extent outside {@code variable}'s range that {@code step} found elsewhere than in a host step's count, as {@code message} says. */
+    public ExtentOutOfRangeException(String step, Variable variable, long extent, String message) {
+        super(message);
+        this.step = step;
+        this.variable = variable;
+        this.extent = extent;
+    }
+
     /** The name of the host step (an ONNX node's, as {@code NonZero node 'nz'}). */
     public String step() { return step; }
 

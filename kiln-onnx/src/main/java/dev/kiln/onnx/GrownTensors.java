@@ -88,18 +88,74 @@ final class GrownTensors {
     /** The name the Concat of {@code g} reads the state under in {@link #renamed}: no ONNX value has it. */
     static String emptyName(OnnxGraph body, ListAccumulators.Grows g) { return "\0kiln:grown:" + body.inputs().get(2 + g.state()); }
 
+    /** The name the last reads of {@code g} read the state's one-long tail under in {@link #renamed}: no ONNX value has it. */
+    static String tailName(OnnxGraph body, ListAccumulators.Grows g) { return "\0kiln:tail:" + body.inputs().get(2 + g.state()); }
+
     /**
      * The body with the Concat of {@code g} reading the state under {@link #emptyName}, bound to the empty stand-in (so it gives
-     * the iteration's element) while the state's own name is bound to its one-long tail, which its last reads read.
+     * the iteration's element), and its last reads reading it under {@link #tailName}, bound to its one-long tail; its whole
+     * reads read the state's own name.
      */
     static OnnxGraph renamed(OnnxGraph body, ListAccumulators.Grows g) {
-        String empty = emptyName(body, g);
+        String empty = emptyName(body, g), tail = tailName(body, g);
         List<Node> nodes = new ArrayList<>();
         for (Node n : body.nodes()) {
-            nodes.add(n.index() != g.concat().index() ? n
-                    : new Node(n.index(), n.opType(), n.domain(), n.name(), List.of(empty, n.inputs().get(1)), n.outputs(), n.attrs()));
+            List<String> in = new ArrayList<>(n.inputs());
+            if (n.index() == g.concat().index()) in.set(0, empty);
+            else if (g.lastReads().stream().anyMatch(r -> r.index() == n.index())) in.set(0, tail);
+            else {
+                nodes.add(n);
+                continue;
+            }
+            nodes.add(new Node(n.index(), n.opType(), n.domain(), n.name(), List.copyOf(in), n.outputs(), n.attrs()));
         }
         return new OnnxGraph(body.source(), List.copyOf(nodes), body.initializers(), body.inputs(), body.outputs(), body.opsets());
+    }
+
+    /**
+     * A grown tensor the body reads whole ({@link ListAccumulators.Grows#wholeReads}): carried as a buffer laid out at
+     * {@code capacity} along the axis (the initial length plus an element per row the loop keeps) and its length, an i64
+     * scalar that binds {@code length} before each iteration, so the body reads the tensor as it is so far.
+     */
+    record Whole(ListAccumulators.Grows grows, Variable length, int capacity) {
+        /**
+         * {@code g} for a loop keeping {@code rows} rows of elements {@code element} long on the axis; at most as many as
+         * a tensor's axis holds.
+         */
+        static Whole of(OpContext c, ListAccumulators.Grows g, int element, int rows) {
+            long capacity = g.initial().dim(g.axis()) + (long) element * rows;
+            if (capacity > Integer.MAX_VALUE - 8) throw c.unsupported("a value grown to " + capacity + " along axis " + g.axis() + " is more than a tensor's axis holds");
+            String name = c.node.outputs().get(g.state());
+            return new Whole(g, new Variable("length of '" + name + "' in " + SizedSteps.name(c), 0, capacity), (int) capacity);
+        }
+
+        /** The buffer's initial value: the initial tensor, zeros after it. */
+        Tensor initialBuffer() {
+            int[][] pads = new int[grows.initial().ndim()][2];
+            pads[grows.axis()][1] = capacity - grows.initial().dim(grows.axis());
+            return grows.initial().pad(pads);
+        }
+
+        /** The initial length. */
+        Tensor initialLength(Device device) { return Tensor.scalar(grows.initial().dim(grows.axis()), DType.I64).to(device); }
+
+        /** The tensor so far, as the body reads it: the buffer's first {@code length} along the axis. */
+        Tensor view(Tensor buffer) { return buffer.withSymbolicDim(grows.axis(), length); }
+
+        /** The next buffer: {@code element} written at {@code at} along the axis (past the capacity, nothing is). */
+        Tensor appended(Tensor buffer, Tensor at, Tensor element) {
+            int a = grows.axis(), k = element.dim(a), rank = buffer.ndim();
+            if (k == 0) return buffer;
+            int[] along = new int[rank];
+            Arrays.fill(along, 1);
+            along[a] = capacity;
+            Tensor from = Tensor.arange(capacity).to(buffer.device()).cast(DType.I64).reshape(along).sub(at);
+            Tensor inside = from.ge(0L).logicalAnd(from.lt((long) k));
+            int[] dims = element.dims();
+            dims[a] = capacity;
+            Tensor picked = element.gather(a, from.clamp(0L, (long) Math.max(0, k - 1)).expand(dims));
+            return Tensor.where(inside, picked, buffer);
+        }
     }
 
     /** The last element of {@code t} along {@code axis} (one long there), or null where the axis is empty. */

@@ -5,15 +5,18 @@ import dev.kiln.LoopResult;
 import dev.kiln.LoopStep;
 import dev.kiln.Tensor;
 import dev.kiln.types.DType;
+import dev.kiln.runtime.ExtentOutOfRangeException;
 import dev.kiln.types.Variable;
 import onnx.Onnx.GraphProto;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * ONNX Loop over tensors, on {@link Tensor#loop}: the body is built once, over stand-ins, into a plan of its own that runs
@@ -31,10 +34,13 @@ import java.util.Map;
  * plan reserves in its {@link PlanCapacities}, which it grows when a run needs more) and binds their length when it runs to
  * the iterations that ran, as NonZero's count is bound ({@link SizedSteps}). A list the body only appends to, or a tensor it
  * only extends with Concat ({@link ListAccumulators}), is built as one more scan output, under {@link OnnxModel#run} and in a
- * prepared plan alike. Only a body that cannot be one plan over stand-ins (other sequences and optionals, a loop-carried
- * tensor whose shape changes and that the body reads, an operator that needs an iteration's values while it is built) is
- * built once per iteration instead ({@link LoopUnrolling}, which logs why), where the values are known while the graph is
- * built or the loop is a for-loop, and refused otherwise.
+ * prepared plan alike; where the body also reads such a tensor, its last element is carried beside the states, and the
+ * whole of it so far in a buffer laid out at the most the loop's rows let it grow to, its length binding a variable of
+ * the body's plan before each iteration ({@link GrownTensors.Whole}, on {@link LoopStep.Size}). Only a body that cannot be
+ * one plan over stand-ins (other sequences and optionals, a loop-carried tensor whose shape changes otherwise, a read of a
+ * grown tensor that its symbolic length does not allow, an operator that needs an iteration's values while it is built)
+ * is built once per iteration instead ({@link LoopUnrolling}, which logs why), where the values are known while the graph
+ * is built or the loop is a for-loop, and refused otherwise.
  */
 final class LoopOp {
     /** Rows kept for the scan outputs on the first run of a loop of unknown length (M when smaller). */
@@ -50,13 +56,34 @@ final class LoopOp {
         PerIteration(String message, Throwable cause) { super(message, cause, false, false); }
     }
 
+    /** A read of a grown tensor taken for a read of its last element reads more of it: it is built again as a whole read. */
+    private static final class ReadsWhole extends RuntimeException {
+        final int node;
+
+        ReadsWhole(int node) {
+            super(null, null, false, false);
+            this.node = node;
+        }
+    }
+
     static List<OnnxValue> apply(OpContext c) {
+        Set<Integer> readWhole = new HashSet<>();
+        while (true) {
+            try {
+                return apply(c, readWhole);
+            } catch (ReadsWhole e) {
+                if (!readWhole.add(e.node)) throw new IllegalStateException("node " + e.node + " was already built as a whole read", e);
+            }
+        }
+    }
+
+    private static List<OnnxValue> apply(OpContext c, Set<Integer> readWhole) {
         GraphBuilder outer = c.builder();
         OnnxGraph body = body(c);
         int n = Math.max(0, c.node.inputs().size() - 2), k = body.outputs().size() - 1 - n;
         // a list the body only appends to, or a tensor it only extends with Concat, is a scan output by another name: one
         // plan, whether the values are known now (under run) or only when a prepared plan runs
-        List<ListAccumulators.Accumulator> lists = ListAccumulators.of(c, body, n);
+        List<ListAccumulators.Accumulator> lists = ListAccumulators.of(c, body, n, readWhole);
         if (lists == null) {
             return LoopUnrolling.unroll(c, "it carries a sequence or optional that the body does more with than append to (its length and "
                     + "elements are values of the build, known one iteration at a time)");
@@ -76,31 +103,29 @@ final class LoopOp {
         boolean forLoop = conditionStaysTrue(body);
         long known = knownIterations(c, forLoop);
         Layout shape = new Layout(n, k, lists);
-        List<Tensor> initial = new ArrayList<>();
-        for (int i : shape.carried()) initial.add(c.in(2 + i));
-        for (ListAccumulators.Grows g : shape.tails()) initial.add(GrownTensors.last(g.initial(), g.axis()));
         OuterReads reads = OuterReads.of(body, outer, c);
-        LoopStep step = step(c, body, shape, forLoop, reads);
         // what decides the number of iterations: the node's inputs and what the body reads of the enclosing graph
         List<String> deciding = new ArrayList<>(c.node.inputs());
         deciding.addAll(reads.names());
         int rows = k + lists.size();
         try {
+            Loop loop = new Loop(c, body, shape, forLoop, reads, m, cond);
             if (rows == 0 || known >= 0) {
                 // no rows to count, or as many as known now: the loop's outputs as they are
                 int capacity = rows == 0 ? 0 : (int) Math.min(known, Integer.MAX_VALUE - 8);
-                LoopResult r = Tensor.loop(step, m, cond, initial, reads.values(), capacity);
+                LoopResult r = loop.at(capacity);
                 return shape.values(c, r.states(), r.outputs(), capacity);
             }
-            if (!outer.valuesKnownNow(deciding)) return shape.values(c, plannedRun(c, step, m, cond, initial, reads), -1);
+            if (!outer.valuesKnownNow(deciding)) return shape.values(c, plannedRun(c, loop), -1);
             long limit = m == null ? FIRST_CAPACITY : Math.max(0, c.longs(0)[0]);
             int capacity = (int) Math.min(limit, FIRST_CAPACITY);
-            LoopResult r = Tensor.loop(step, m, cond, initial, reads.values(), capacity).realize();
+            LoopResult r = loop.realizedAt(capacity, limit);
+            capacity = r.outputs().getFirst().dim(0);
             long ran = r.iterations().toLongArray()[0];
             if (ran > capacity) {
                 // more iterations than rows: run again with a row for each (the body is deterministic, so it runs as many)
                 if (ran > Integer.MAX_VALUE - 8) throw c.unsupported(ran + " iterations are more rows than a scan output holds");
-                r = Tensor.loop(step, m, cond, initial, reads.values(), (int) ran).realize();
+                r = loop.at((int) ran).realize();
             }
             List<Tensor> outputs = new ArrayList<>();
             for (Tensor y : r.outputs()) outputs.add(y.slice(0, 0, (int) ran, 1));
@@ -115,10 +140,90 @@ final class LoopOp {
         }
     }
 
-    /** The loop in a prepared plan whose iterations are known only when it runs: its final states, then its sized rows. */
-    private static List<List<Tensor>> plannedRun(OpContext c, LoopStep step, Tensor m, Tensor cond, List<Tensor> initial, OuterReads reads) {
-        LoopResult r = Tensor.loop(step, m, cond, initial, reads.values(), planCapacity(c));
+    /**
+     * The loop in a prepared plan whose iterations are known only when it runs: its final states, then its sized rows. The
+     * lengths of the grown tensors it reads whole grow with its rows: a run past them fails on the length, and the plan grows.
+     */
+    private static List<List<Tensor>> plannedRun(OpContext c, Loop loop) {
+        LoopResult r = loop.at(planCapacity(c));
+        PlanCapacities capacities = c.builder().capacities();
+        for (Variable v : loop.lengths()) capacities.register(capacityKey(c), v);
         return List.of(r.states(), planned(c, r));
+    }
+
+    /**
+     * The loop to build at a number of rows: its step, initial states and sizes, which depend on the rows where the body
+     * reads a grown tensor whole (its buffer holds the initial tensor and an element a row). Such an element's length is
+     * learnt by tracing the body once before (a loop of no rows, never run).
+     */
+    private static final class Loop {
+        private final OpContext c;
+        private final OnnxGraph body;
+        private final Layout layout;
+        private final boolean forLoop;
+        private final OuterReads reads;
+        private final Tensor m, cond;
+        private final List<Integer> elements = new ArrayList<>();
+        private List<Variable> lengths = List.of();
+
+        Loop(OpContext c, OnnxGraph body, Layout layout, boolean forLoop, OuterReads reads, Tensor m, Tensor cond) {
+            this.c = c;
+            this.body = body;
+            this.layout = layout;
+            this.forLoop = forLoop;
+            this.reads = reads;
+            this.m = m;
+            this.cond = cond;
+            List<ListAccumulators.Grows> wholes = layout.wholes();
+            if (!wholes.isEmpty()) {
+                for (int j = 0; j < wholes.size(); j++) elements.add(1);
+                LoopResult probe = at(0);
+                for (int j = 0; j < wholes.size(); j++) {
+                    ListAccumulators.Grows g = wholes.get(j);
+                    elements.set(j, probe.outputs().get(layout.k() + layout.lists().indexOf(g)).dim(1 + g.axis()));
+                }
+            }
+        }
+
+        /** The variables the lengths of the grown tensors read whole bind, in the last loop built. */
+        List<Variable> lengths() { return lengths; }
+
+        /** The loop with its outputs stacked at {@code rows} rows (lazy). */
+        LoopResult at(int rows) {
+            List<GrownTensors.Whole> wholes = new ArrayList<>();
+            List<ListAccumulators.Grows> grows = layout.wholes();
+            for (int j = 0; j < grows.size(); j++) wholes.add(GrownTensors.Whole.of(c, grows.get(j), elements.get(j), rows));
+            List<Tensor> initial = new ArrayList<>();
+            for (int i : layout.carried()) initial.add(c.in(2 + i));
+            for (ListAccumulators.Grows g : layout.tails()) initial.add(GrownTensors.last(g.initial(), g.axis()));
+            List<LoopStep.Size> sizes = new ArrayList<>();
+            for (GrownTensors.Whole w : wholes) {
+                initial.add(w.initialBuffer().to(c.device));
+                sizes.add(new LoopStep.Size(w.length(), initial.size()));
+                initial.add(w.initialLength(c.device));
+            }
+            lengths = wholes.stream().map(GrownTensors.Whole::length).toList();
+            return Tensor.loop(step(c, body, layout, forLoop, reads, wholes), m, cond, initial, reads.values(), rows, sizes);
+        }
+
+        /**
+         * The loop at {@code rows} rows, run now; where a grown tensor it reads whole outgrows its buffer (more iterations
+         * than rows), run again at twice the rows, up to {@code limit}.
+         */
+        LoopResult realizedAt(int rows, long limit) {
+            while (true) {
+                List<Variable> built = List.of();
+                try {
+                    LoopResult r = at(rows);
+                    built = lengths;
+                    return r.realize();
+                } catch (ExtentOutOfRangeException e) {
+                    long more = Math.min(2L * Math.max(1, rows), Math.min(limit, Integer.MAX_VALUE - 8));
+                    if (!built.contains(e.variable()) || more <= rows) throw e;
+                    rows = (int) more;
+                }
+            }
+        }
     }
 
     /**
@@ -134,6 +239,13 @@ final class LoopOp {
         List<ListAccumulators.Grows> tails() {
             List<ListAccumulators.Grows> out = new ArrayList<>();
             for (ListAccumulators.Accumulator a : lists) if (a instanceof ListAccumulators.Grows g && !g.lastReads().isEmpty()) out.add(g);
+            return out;
+        }
+
+        /** The grown tensors the body reads whole, each carried as a buffer and its length after the tails. */
+        List<ListAccumulators.Grows> wholes() {
+            List<ListAccumulators.Grows> out = new ArrayList<>();
+            for (ListAccumulators.Accumulator a : lists) if (a instanceof ListAccumulators.Grows g && !g.wholeReads().isEmpty()) out.add(g);
             return out;
         }
 
@@ -260,14 +372,17 @@ final class LoopOp {
     }
 
     /** The body as a loop step: built by a builder of its own over the step's stand-ins. */
-    private static LoopStep step(OpContext c, OnnxGraph body, Layout layout, boolean forLoop, OuterReads reads) {
+    private static LoopStep step(OpContext c, OnnxGraph body, Layout layout, boolean forLoop, OuterReads reads, List<GrownTensors.Whole> wholes) {
         Tensor yes = Tensor.of(new boolean[] {true}).reshape().to(c.device).realize();
-        List<ListAccumulators.Grows> tails = layout.tails();
-        // a grown tensor the body also reads (its last element): its Concat reads it under another name, bound to the empty
-        // stand-in, and its own name is bound to the carried tail, which is all the body's reads of it see
+        List<ListAccumulators.Grows> tails = layout.tails(), whole = layout.wholes();
+        // a grown tensor the body also reads: its Concat reads it under another name, bound to the empty stand-in, its last
+        // reads under a third, bound to the carried tail, and its whole reads its own name, bound to the tensor so far
         OnnxGraph built = body;
-        for (ListAccumulators.Grows g : tails) built = GrownTensors.renamed(built, g);
+        for (ListAccumulators.Accumulator a : layout.lists()) {
+            if (a instanceof ListAccumulators.Grows g && (tails.contains(g) || whole.contains(g))) built = GrownTensors.renamed(built, g);
+        }
         OnnxGraph traced = built;
+        int firstWhole = layout.carried().size() + tails.size();
         return (iteration, state, constants) -> {
             Map<String, Tensor> bound = new LinkedHashMap<>();
             bound.put(body.inputs().get(0), iteration);
@@ -286,9 +401,11 @@ final class LoopOp {
                 String name = body.inputs().get(2 + a.state());
                 switch (a) {
                     case ListAccumulators.ListOf l -> lists.put(name, new OnnxValue.SequenceValue(List.of(), l.dtype()));
-                    case ListAccumulators.Grows g when tails.contains(g) -> {
+                    case ListAccumulators.Grows g when tails.contains(g) || whole.contains(g) -> {
                         fixed.put(GrownTensors.emptyName(body, g), GrownTensors.empty(g, c.device));
-                        bound.put(name, state.get(layout.carried().size() + tails.indexOf(g)));
+                        if (tails.contains(g)) bound.put(GrownTensors.tailName(body, g), state.get(layout.carried().size() + tails.indexOf(g)));
+                        int w = whole.indexOf(g);
+                        if (w >= 0) bound.put(name, wholes.get(w).view(state.get(firstWhole + 2 * w)));
                     }
                     case ListAccumulators.Grows g -> fixed.put(name, GrownTensors.empty(g, c.device));
                 }
@@ -301,17 +418,20 @@ final class LoopOp {
                 // an operator of the body needs values it has only when the loop runs (a Slice to the iteration number, a
                 // SequenceAt of it): the body is not one plan over stand-ins, but may be built with each iteration's values
                 throw new PerIteration("the body cannot be built once for every iteration: " + e.getMessage(), e);
+            } catch (OnnxFormatException e) {
+                // a tensor the body grows and reads whole has a symbolic length, which some reads cannot take (a Slice
+                // from its end): built per iteration, where the length is known; a fault of the model itself recurs there
+                if (whole.isEmpty()) throw e;
+                throw new PerIteration("the body reads a tensor it grows in a way its length known only when the loop runs does not allow: "
+                        + e.getMessage(), e);
             }
             for (ListAccumulators.Grows g : tails) {
                 for (Node r : g.lastReads()) {
                     String problem = GrownTensors.lastReadProblem(builder, r, g);
-                    if (problem != null) {
-                        throw new PerIteration("loop-carried value " + g.state() + " ('" + body.inputs().get(2 + g.state()) + "') grows by Concat, and "
-                                + problem + ": a body reading more of a tensor it grows needs the tensor's length inside the body", null);
-                    }
+                    if (problem != null) throw new ReadsWhole(r.index()); // built again, reading the tensor so far
                 }
             }
-            List<Tensor> nextTails = new ArrayList<>();
+            List<Tensor> nextTails = new ArrayList<>(), nextWholes = new ArrayList<>();
             List<Tensor> next = new ArrayList<>(), rows = new ArrayList<>();
             for (int j = 0; j < layout.carried().size(); j++) {
                 int i = layout.carried().get(j);
@@ -341,10 +461,17 @@ final class LoopOp {
                             Tensor last = GrownTensors.last(element, g.axis());
                             nextTails.add(last != null ? last : state.get(layout.carried().size() + tails.indexOf(g)));
                         }
+                        int w = whole.indexOf(g);
+                        if (w >= 0) {
+                            Tensor buffer = state.get(firstWhole + 2 * w), length = state.get(firstWhole + 2 * w + 1);
+                            nextWholes.add(wholes.get(w).appended(buffer, length, element));
+                            nextWholes.add(length.add((long) element.dim(g.axis())));
+                        }
                     }
                 }
             }
             next.addAll(nextTails);
+            next.addAll(nextWholes);
             Tensor condition = forLoop ? null : tensorOutput(body, out, 0);
             if (condition != null && condition.numel() != 1) throw new IllegalArgumentException("the body's condition output has shape " + condition.shape()
                     + ", expected one value");

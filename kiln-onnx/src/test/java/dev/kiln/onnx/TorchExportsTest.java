@@ -28,7 +28,7 @@ class TorchExportsTest {
         Path cases = Path.of(TorchExportsTest.class.getResource("/torch/nms_head/model.onnx").toURI()).getParent().getParent();
         ConformanceRunner.Report report = ConformanceRunner.run(List.of(cases), device, line -> {});
         assertThat(report.results()).extracting(ConformanceRunner.CaseResult::name)
-                .containsExactlyInAnyOrder("greedy_decode", "greedy_last", "greedy_list", "nms_head", "script_if_sizes", "script_if_while", "script_if_while_negative",
+                .containsExactlyInAnyOrder("greedy_attend", "greedy_decode", "greedy_last", "greedy_list", "nms_head", "script_if_sizes", "script_if_while", "script_if_while_negative",
                         "script_while_list");
         assertThat(report.results()).allSatisfy(r -> assertThat(r.status()).as(r.line()).isEqualTo(ConformanceRunner.Status.PASS));
     }
@@ -112,6 +112,35 @@ class TorchExportsTest {
             assertThat(out.getFirst().toLongArray()).containsExactly(TensorProtos.read(data.resolve("output_0.pb")).toLongArray());
         }
         assertThat(LoopUnrolling.said()).noneMatch(s -> s.contains("greedy_last"));
+    }
+
+    /**
+     * The scripted greedy decoder that attends over all the tokens it has made so far (the embeddings of the loop-carried
+     * {@code tokens}, which {@code torch.cat} grows every iteration) in one prepared plan: the body is one plan over the
+     * tokens so far, carried at the most they may grow to with their length bound before each iteration (14, 12, 9 and 5
+     * tokens). The plan first reserves 12 rows (the constant trip count), so no run outgrows it. Under run the same body is
+     * one plan too: nothing is logged as built per iteration.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU", "CLANG"})
+    void greedyDecoderAttendingOverItsTokensRunsInAPreparedPlan(String device) throws Exception {
+        var unavailable = DeviceRegistry.providers().get(device).unavailableReason();
+        Assumptions.assumeTrue(unavailable.isEmpty(), () -> device + " unavailable: " + unavailable.orElse(""));
+        long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
+        assertThat(runPrepared(device, "greedy_attend", 4, 0)).containsExactly(14, 12, 9, 5);
+        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plan's memory is freed").isEqualTo(baseline);
+        Path dir = Path.of(TorchExportsTest.class.getResource("/torch/greedy_attend/model.onnx").toURI()).getParent();
+        var d = DeviceRegistry.get(device);
+        try (OnnxModel model = OnnxModel.load(dir.resolve("model.onnx"))) {
+            for (String set : List.of("test_data_set_0", "test_data_set_3")) {
+                Path data = dir.resolve(set);
+                List<Tensor> out = model.run(Map.of("start", TensorProtos.read(data.resolve("input_0.pb")).to(d).realize(),
+                        "h", TensorProtos.read(data.resolve("input_1.pb")).to(d).realize()));
+                assertThat(out.getFirst().toLongArray()).as(set).containsExactly(TensorProtos.read(data.resolve("output_0.pb")).toLongArray());
+                assertThat(out.get(1).toFloatArray()).as(set).containsExactly(TensorProtos.read(data.resolve("output_1.pb")).toFloatArray(), within(1e-4f));
+            }
+        }
+        assertThat(LoopUnrolling.said()).noneMatch(s -> s.contains("greedy_attend"));
     }
 
     /**

@@ -126,7 +126,9 @@ final class GrownTensors {
             long capacity = g.initial().dim(g.axis()) + (long) element * rows;
             if (capacity > Integer.MAX_VALUE - 8) throw c.unsupported("a value grown to " + capacity + " along axis " + g.axis() + " is more than a tensor's axis holds");
             String name = c.node.outputs().get(g.state());
-            return new Whole(g, new Variable("length of '" + name + "' in " + SizedSteps.name(c), 0, capacity), (int) capacity);
+            // never shorter than at first: a read of a constant length from its end is one of the body's shapes
+            int first = g.initial().dim(g.axis());
+            return new Whole(g, new Variable("length of '" + name + "' in " + SizedSteps.name(c), first, capacity), (int) capacity);
         }
 
         /** The buffer's initial value: the initial tensor, zeros after it. */

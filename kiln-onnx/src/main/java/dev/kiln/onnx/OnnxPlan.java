@@ -173,7 +173,11 @@ public final class OnnxPlan implements AutoCloseable {
     }
 
     private void setVariables() {
-        for (var e : bound.entrySet()) plan.setVariable(plan.variables().indexOf(variables.get(e.getKey())), e.getValue());
+        for (var e : bound.entrySet()) {
+            // a size no step of the plan reads (an output that is an input as it is) is known from the binding alone
+            int i = plan.variables().indexOf(variables.get(e.getKey()));
+            if (i >= 0) plan.setVariable(i, e.getValue());
+        }
     }
 
     /**

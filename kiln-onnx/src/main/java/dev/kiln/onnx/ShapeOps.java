@@ -317,6 +317,10 @@ final class ShapeOps {
             int axis = axes == null ? k : c.axis(axes[k], x.ndim(), "axis");
             long step = steps == null ? 1 : steps[k];
             if (step == 0) throw c.bad("step 0 on axis " + axis);
+            if (axis < x.ndim() && x.shape().variable(axis) != null) {
+                x = symbolicSlice(c, x, axis, starts[k], ends[k], step);
+                continue;
+            }
             int n = x.dim(axis);
             // ONNX clamps starts and ends to the axis; Python slicing does the same
             long s = starts[k], e = ends[k];
@@ -328,6 +332,29 @@ final class ShapeOps {
             x = x.slice(axis, si, ei, (int) step);
         }
         return one(x);
+    }
+
+    /**
+     * A Slice along an axis whose size {@code n} is known only when the plan runs: the whole axis as it is, or a part of a
+     * length that does not depend on {@code n} (from the front, or counted from the end: a decoder's {@code tokens[-2:]},
+     * a model's last position), picked by indices computed from {@code n} when the plan runs. Refused where the part's
+     * length depends on {@code n} (a symbolic size less a constant is no size a shape holds) or may be cut by it.
+     */
+    private static Tensor symbolicSlice(OpContext c, Tensor x, int axis, long start, long end, long step) {
+        Variable n = x.shape().variable(axis);
+        boolean toEnd = end >= n.max();
+        if (step == 1 && (start == 0 || start <= -n.max()) && toEnd) return x;
+        // a position from the front (a constant) or from the end (n less a constant)
+        boolean startFromEnd = start < 0, endFromEnd = end < 0 || toEnd;
+        long length = Math.max(0, toEnd ? -start : end - start);
+        if (step != 1 || startFromEnd != endFromEnd || startFromEnd && -start > n.min() || !startFromEnd && end > n.min()) {
+            throw c.unsupported("Slice [" + start + ", " + end + ") step " + step + " of axis " + axis + " of " + x.shape() + ", whose size '" + n.name()
+                    + "' is in [" + n.min() + ", " + n.max() + "]: only the whole axis, or a part of a constant length within its smallest size, "
+                    + "counted from its front or its end with step 1, has a shape known before the plan runs");
+        }
+        Tensor offsets = c.here(Tensor.arange((int) length).cast(DType.I64));
+        Tensor at = startFromEnd ? offsets.add(c.here(Tensor.variable(n)).add(start)) : offsets.add(start);
+        return x.indexSelect(axis, at);
     }
 
     private static List<Tensor> pad(OpContext c) {

@@ -25,9 +25,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * A Loop whose body reads the last element of the tensor it grows by Concat (a greedy decoder's {@code tokens[-1]}, as
  * TorchScript exports it: a Slice from -1 to INT64_MAX, or a Gather of -1) is one body plan, in a prepared plan and under
  * run: the last element is carried as a one-long tail beside the loop's states ({@link GrownTensors#lastReadProblem}). So
- * is a body that reads all of it (a sum of the tokens so far: {@link GrownTensors.Whole}); one that reads it from its end
- * ({@code tokens[-2:]}) is not, since the length is symbolic in the body: built per iteration under run, saying why, and
- * refused in a prepared plan. Models built in Java, checked against Java.
+ * is a body that reads all of it (a sum of the tokens so far: {@link GrownTensors.Whole}), or its last two elements where
+ * it starts with two; from a start of one, {@code tokens[-2:]} holds one or two, a length its shape cannot hold: built per
+ * iteration under run, saying why, and refused in a prepared plan. Models built in Java, checked against Java.
  */
 class LastElementLoopTest {
     private static final int INT64 = TensorProto.DataType.INT64_VALUE, BOOL = TensorProto.DataType.BOOL_VALUE;
@@ -50,7 +50,10 @@ class LastElementLoopTest {
      * tokens starts as the input {@code start} and grows by next = (3 * last + 1) mod 11 per iteration while next is not 0
      * and fewer than M (an input) ran: a TorchScript {@code while} with a break, reading {@code tokens[-1]} as {@code read} says.
      */
-    private static ModelProto decoder(Read read) {
+    private static ModelProto decoder(Read read) { return decoder(read, 1); }
+
+    /** The decoder of a start of {@code startLength} tokens. */
+    private static ModelProto decoder(Read read, int startLength) {
         GraphProto.Builder body = GraphProto.newBuilder().setName("body")
                 .addInput(value("i", INT64)).addInput(value("cond_in", BOOL)).addInput(OnnxTestModels.anyShape("tokens_in", INT64))
                 .addInitializer(longs("three", new long[0], 3)).addInitializer(longs("one", new long[0], 1))
@@ -77,7 +80,7 @@ class LastElementLoopTest {
                 .addNode(node("Equal", "eos", List.of("n0", "zero"), List.of("stop")))
                 .addNode(node("Not", "go_on", List.of("stop"), List.of("cond_out")))
                 .addOutput(value("cond_out", BOOL)).addOutput(OnnxTestModels.anyShape("tokens_out", INT64));
-        GraphProto.Builder g = GraphProto.newBuilder().addInput(value("start", INT64, 1)).addInput(value("m", INT64))
+        GraphProto.Builder g = GraphProto.newBuilder().addInput(value("start", INT64, startLength)).addInput(value("m", INT64))
                 .addNode(node("Loop", "decode", List.of("m", "", "start"), List.of("tokens"),
                         AttributeProto.newBuilder().setName("body").setType(AttributeProto.AttributeType.GRAPH).setG(body).build()))
                 .addOutput(OnnxTestModels.anyShape("tokens", INT64));
@@ -108,8 +111,10 @@ class LastElementLoopTest {
         return out.stream().mapToLong(Long::longValue).toArray();
     }
 
-    private static Map<String, Tensor> inputs(Device d, long start, long m) {
-        return Map.of("start", Tensor.of(new long[] {start}, 1).to(d).realize(), "m", Tensor.scalar(m, DType.I64).to(d).realize());
+    private static Map<String, Tensor> inputs(Device d, long start, long m) { return inputs(d, new long[] {start}, m); }
+
+    private static Map<String, Tensor> inputs(Device d, long[] start, long m) {
+        return Map.of("start", Tensor.of(start, start.length).to(d).realize(), "m", Tensor.scalar(m, DType.I64).to(d).realize());
     }
 
     /**
@@ -195,19 +200,40 @@ class LastElementLoopTest {
     void readingMoreThanTheLastElementIsNotOneBodyPlan() {
         var d = DeviceRegistry.get("INTERP");
         ModelProto proto = decoder(Read.SECOND_TO_LAST);
-        // max(tokens[-2:]) in Java
-        List<Long> want = new ArrayList<>(List.of(4L));
-        for (int t = 0; t < 6; t++) {
-            long last = want.size() == 1 ? want.getLast() : Math.max(want.getLast(), want.get(want.size() - 2));
+        assertThat(OnnxModel.fromProto(proto, "second.onnx").run(inputs(d, 4, 6)).getFirst().toLongArray()).containsExactly(decodedFromLastTwo(new long[] {4}, 6));
+        assertThat(LoopUnrolling.said()).filteredOn(s -> s.startsWith("second.onnx: Loop node 'decode'")).singleElement().asString()
+                .contains("at node 'last'").contains("is in [1, 7]");
+        assertThatThrownBy(() -> OnnxModel.fromProto(proto, "second.onnx").prepare(d, Map.of())).isInstanceOf(UnsupportedOnnxOpException.class)
+                .hasMessageContaining("'decode'").hasMessageContaining("at node 'last'").hasMessageContaining("a part of a constant length within its smallest size");
+    }
+
+    /**
+     * From a start of two tokens, {@code tokens[-2:]} always holds two: the body reads them from the tokens so far, at
+     * indices computed from their length when it runs, one body plan in a prepared plan (past its first rows: it grows).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void theLastTwoElementsOfALongEnoughTensorAreReadInAPreparedPlan(String device) {
+        var d = DeviceRegistry.get(device);
+        try (OnnxPlan plan = OnnxModel.fromProto(decoder(Read.SECOND_TO_LAST, 2), "two.onnx").prepare(d, Map.of())) {
+            for (long[] r : new long[][] {{4, 6, 6}, {5, 2, 100}, {1, 2, 0}, {9, 3, 70}}) {
+                long[] start = {r[0], r[1]};
+                assertThat(plan.run(inputs(d, start, r[2])).getFirst().toLongArray()).as("start %d %d M %d", r[0], r[1], r[2])
+                        .containsExactly(decodedFromLastTwo(start, r[2]));
+            }
+        }
+    }
+
+    /** The decode of {@link Read#SECOND_TO_LAST} in Java: the next token from the larger of the last two, (3 * max + 1) mod 11. */
+    private static long[] decodedFromLastTwo(long[] start, long m) {
+        List<Long> out = new ArrayList<>();
+        for (long s : start) out.add(s);
+        for (long t = 0; t < m; t++) {
+            long last = out.size() == 1 ? out.getLast() : Math.max(out.getLast(), out.get(out.size() - 2));
             long next = (3 * last + 1) % 11;
-            want.add(next);
+            out.add(next);
             if (next == 0) break;
         }
-        assertThat(OnnxModel.fromProto(proto, "second.onnx").run(inputs(d, 4, 6)).getFirst().toLongArray())
-                .containsExactly(want.stream().mapToLong(Long::longValue).toArray());
-        assertThat(LoopUnrolling.said()).filteredOn(s -> s.startsWith("second.onnx: Loop node 'decode'")).singleElement().asString()
-                .contains("Slice node 'last'").contains("a symbolic axis cannot be padded or sliced");
-        assertThatThrownBy(() -> OnnxModel.fromProto(proto, "second.onnx").prepare(d, Map.of())).isInstanceOf(UnsupportedOnnxOpException.class)
-                .hasMessageContaining("'decode'").hasMessageContaining("a symbolic axis cannot be padded or sliced");
+        return out.stream().mapToLong(Long::longValue).toArray();
     }
 }

@@ -156,4 +156,43 @@ class OnnxPlanTest {
             }
         }
     }
+
+    /**
+     * Slice along a symbolic axis (N in [1, 6]) in one plan: the last row ({@code x[-1:]}, a model's last position) and the
+     * first ({@code x[0:1]}) each run against Java at every size; the whole axis is x itself; a part whose length would
+     * depend on N ({@code x[1:]}), or that N may cut ({@code x[-2:]} when N may be 1), is refused naming the node.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void sliceAlongASymbolicAxis(String device) {
+        var d = DeviceRegistry.get(device);
+        java.util.function.Function<long[], ModelProto> slice = se -> model(GraphProto.newBuilder().addInput(value("x", "N", 2))
+                .addInitializer(longs("starts", se[0])).addInitializer(longs("ends", se[1])).addInitializer(longs("axes", 0))
+                .addOutput(OnnxTestModels.anyShape("y", 1))
+                .addNode(node("Slice", List.of("x", "starts", "ends", "axes"), List.of("y"))));
+        for (long[] se : new long[][] {{-1, Long.MAX_VALUE}, {0, 1}, {0, Long.MAX_VALUE}, {-9, 9}}) {
+            try (OnnxModel m = OnnxModel.fromProto(slice.apply(se), "slice"); OnnxPlan plan = m.prepare(d, Map.of("N", MAX))) {
+                for (int n : new int[] {3, 1, 6}) {
+                    float[] x = data(2 * n, n);
+                    int from = (int) (se[0] < 0 ? Math.max(0, n + se[0]) : Math.min(se[0], n));
+                    int to = (int) (se[1] < 0 ? Math.max(0, n + se[1]) : Math.min(se[1], n));
+                    Tensor y = plan.run(Map.of("x", Tensor.of(x, n, 2).to(d).realize())).getFirst();
+                    assertThat(y.dims()).as("x[%d:%d] of %d rows", se[0], se[1], n).containsExactly(Math.max(0, to - from), 2);
+                    assertThat(y.toFloatArray()).as("x[%d:%d] of %d rows", se[0], se[1], n)
+                            .containsExactly(Arrays.copyOfRange(x, 2 * from, 2 * Math.max(from, to)));
+                }
+            }
+        }
+        for (long[] se : new long[][] {{1, Long.MAX_VALUE}, {-2, Long.MAX_VALUE}, {0, 2}, {-1, 3}, {-1, 0}}) {
+            OnnxModel m = OnnxModel.fromProto(slice.apply(se), "slice");
+            assertThatThrownBy(() -> m.prepare(d, Map.of("N", MAX))).as("x[%d:%d]", se[0], se[1]).isInstanceOf(UnsupportedOnnxOpException.class)
+                    .hasMessageContaining("'slice_y'").hasMessageContaining("whose size 'N' is in [1, 6]");
+        }
+    }
+
+    static TensorProto longs(String name, long... v) {
+        TensorProto.Builder b = TensorProto.newBuilder().setName(name).setDataType(7).addDims(v.length);
+        for (long x : v) b.addInt64Data(x);
+        return b.build();
+    }
 }

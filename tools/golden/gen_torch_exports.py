@@ -32,6 +32,11 @@ Cases:
                     grown with torch.cat and a `break` at the end-of-sequence token: the body reads the whole of a
                     loop-carried tensor whose length changes every iteration. Four data sets (prompts of two tokens, of
                     different decode lengths). Generated alone with `gen_torch_exports.py greedy_attend`
+  greedy_attend_last the same, its query the embedding of the last token (`tokens[-1:]`) beside the attention over all
+                    of them: both reads of the grown tensor in one body. Four data sets. Alone: `... greedy_attend_last`
+  script_rnn_early_exit a scripted recurrent cell over the rows of its input (`x[t:t + 1]`, a Slice from the loop's
+                    iteration to it plus one) that stops once its state's sum passes a limit (an input), counting its
+                    steps. Three data sets (stops after a few steps, runs all 7, stops at once). Alone: `... script_rnn_early_exit`
   nms_head          a tiny detector head (1x1 convolutions giving boxes and scores over a 4x4 grid) ending in ONNX
                     NonMaxSuppression and a gather of the kept boxes. torchvision is installed here but does not load
                     against this torch ("operator torchvision::nms does not exist"), so NMS is an autograd.Function whose
@@ -155,6 +160,38 @@ class GreedyAttend(Greedy):
             if bool(nxt[0] == self.eos):
                 break
         return tokens, h
+
+
+class GreedyAttendLast(Greedy):
+    def forward(self, start: torch.Tensor, h: torch.Tensor):
+        tokens = start
+        for _ in range(self.max_len):
+            e = self.emb(tokens)
+            last = self.emb(tokens[-1:])
+            weights = torch.softmax(last @ e.t(), -1)
+            h = torch.tanh(self.w(weights @ e) + self.u(h))
+            nxt = self.out(h).argmax(-1)
+            tokens = torch.cat([tokens, nxt])
+            if bool(nxt[0] == self.eos):
+                break
+        return tokens, h
+
+
+class RnnEarlyExit(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Linear(3, 5)
+        self.u = torch.nn.Linear(5, 5, bias=False)
+
+    def forward(self, x: torch.Tensor, limit: torch.Tensor):
+        h = torch.zeros(1, 5)
+        steps = 0
+        for t in range(x.size(0)):
+            h = torch.tanh(self.w(x[t:t + 1]) + self.u(h))
+            steps += 1
+            if bool(h.sum() > limit):
+                break
+        return h, torch.tensor(steps)
 
 
 class WhileList(torch.nn.Module):
@@ -335,12 +372,14 @@ def main():
     export("greedy_last", last, (torch.tensor([starts[0]]), h), ["start", "h"], ["tokens", "h_final"],
            more_args=[(torch.tensor([s]), h) for s in starts[1:]])
     greedy_attend()
+    greedy_attend_last()
+    script_rnn_early_exit()
 
 
-def greedy_attend():
+def greedy_attend(seed=29, case="greedy_attend", decoder=None):
     # a seed of its own, so that the case can be made alone without changing the others' data
-    torch.manual_seed(29)
-    decoder = GreedyAttend()
+    torch.manual_seed(seed)
+    decoder = decoder or GreedyAttend()
     h = torch.randn(1, 8)
     # an end-of-sequence token that ends some decodes early and not others: prompts of as many different lengths
     prompts = [torch.tensor([a, b]) for a in range(11) for b in range(11)]
@@ -355,11 +394,27 @@ def greedy_attend():
     else:
         raise AssertionError("no end-of-sequence token gives decodes of four lengths")
     starts = [by_length[n] for n in sorted(by_length, reverse=True)[:4]]
-    print(f"greedy_attend EOS {eos}, lengths:", sorted(by_length))
-    export("greedy_attend", scripted, (starts[0], h), ["start", "h"], ["tokens", "h_final"], more_args=[(p, h) for p in starts[1:]])
+    print(f"{case} EOS {eos}, lengths:", sorted(by_length))
+    export(case, scripted, (starts[0], h), ["start", "h"], ["tokens", "h_final"], more_args=[(p, h) for p in starts[1:]])
 
 
-CASES = {"greedy_attend": greedy_attend}
+def greedy_attend_last():
+    torch.manual_seed(31)
+    greedy_attend(31, "greedy_attend_last", GreedyAttendLast())
+
+
+def script_rnn_early_exit():
+    torch.manual_seed(37)
+    rnn = torch.jit.script(RnnEarlyExit())
+    x = torch.randn(7, 3)
+    # a limit the state's sum passes after a few steps, not at once
+    limit = next(v / 8 for v in range(-16, 17) if 1 < int(rnn(x, torch.tensor(v / 8))[1]) < 6)
+    print("script_rnn_early_exit steps:", [int(rnn(x, torch.tensor(v))[1]) for v in (limit, 100.0, -100.0)])
+    export("script_rnn_early_exit", rnn, (x, torch.tensor(limit)), ["x", "limit"], ["h", "steps"],
+           more_args=[(x, torch.tensor(100.0)), (x, torch.tensor(-100.0))])
+
+
+CASES = {"greedy_attend": greedy_attend, "greedy_attend_last": greedy_attend_last, "script_rnn_early_exit": script_rnn_early_exit}
 
 if __name__ == "__main__":
     import sys

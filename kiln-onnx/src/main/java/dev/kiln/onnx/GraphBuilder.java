@@ -368,6 +368,13 @@ final class GraphBuilder {
     /** True when value {@code name} is a constant: an initializer not overridden by an input, or a folded node's output. */
     boolean isConstant(String name) { return constants.contains(name); }
 
+    /** The values of {@code name} where it is a constant of integers, else null. */
+    long[] constantIntegers(String name) {
+        if (name.isEmpty() || !isConstant(name)) return null;
+        Tensor t = outerValue(name, dev.kiln.runtime.DeviceRegistry.get("INTERP"));
+        return t.dtype().isFloat() ? null : t.toLongArray();
+    }
+
     /**
      * Whether values computed from {@code names} may be computed now, while the graph is built: always when they are all
      * constants, and for others unless a plan is being built (whose inputs have no values yet). A value computed from a

@@ -203,10 +203,5 @@ final class GrownTensors {
 
     private static long normalised(long axis, int rank) { return axis < 0 ? axis + rank : axis; }
 
-    /** The values of {@code name} where the builder holds it as a constant (an integer list), else null. */
-    private static long[] constant(GraphBuilder b, String name) {
-        if (name.isEmpty() || !b.isConstant(name)) return null;
-        Tensor t = b.outerValue(name, dev.kiln.runtime.DeviceRegistry.get("INTERP"));
-        return t.dtype().isFloat() ? null : t.toLongArray();
-    }
+    private static long[] constant(GraphBuilder b, String name) { return b.constantIntegers(name); }
 }

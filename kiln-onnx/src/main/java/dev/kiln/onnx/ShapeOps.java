@@ -298,8 +298,15 @@ final class ShapeOps {
             ends = c.a.longs("ends");
             axes = c.a.longs("axes");
         } else {
-            starts = c.longs(1);
-            ends = c.longs(2);
+            try {
+                starts = c.longs(1);
+                ends = c.longs(2);
+            } catch (UnsupportedOperationException e) {
+                // bounds known only when the plan runs (a loop's x[t:t + 1]): a part of a constant length is still a shape
+                Tensor part = slicedAtRunTime(c, x);
+                if (part == null) throw e;
+                return one(part);
+            }
             axes = c.has(3) ? c.longs(3) : null;
             steps = c.has(4) ? c.longs(4) : null;
         }
@@ -332,6 +339,31 @@ final class ShapeOps {
             x = x.slice(axis, si, ei, (int) step);
         }
         return one(x);
+    }
+
+    /**
+     * A Slice of one axis whose start is known only when the plan runs and whose end is that start plus a constant
+     * ({@link ConstantOffsets}), step 1: that many elements from the start (negative counts from the end), picked by indices
+     * computed when the plan runs. ONNX clamps a part that runs past the axis to its end, which would change the shape: such
+     * a run fails its index check instead. Null where the Slice is not of this form.
+     */
+    private static Tensor slicedAtRunTime(OpContext c, Tensor x) {
+        if (!c.has(1) || !c.has(2) || c.in(1).numel() != 1 || c.in(2).numel() != 1 || c.in(1).dtype().isFloat()) return null;
+        long[] axes = c.has(3) ? c.builder().constantIntegers(c.node.inputs().get(3)) : new long[] {0};
+        long[] steps = c.has(4) ? c.builder().constantIntegers(c.node.inputs().get(4)) : new long[] {1};
+        Long length = ConstantOffsets.difference(c.builder(), c.node.inputs().get(1), c.node.inputs().get(2));
+        if (axes == null || axes.length != 1 || steps == null || steps.length != 1 || steps[0] != 1 || length == null || length < 0
+                || length > Integer.MAX_VALUE - 8) {
+            return null;
+        }
+        int axis = c.axis(axes[0], x.ndim(), "axis");
+        Variable v = x.shape().variable(axis);
+        Tensor n = c.here(v != null ? Tensor.variable(v) : Tensor.scalar(x.dim(axis), DType.I64));
+        Tensor start = c.in(1).reshape().cast(DType.I64);
+        start = Tensor.where(start.lt(0L), start.add(n), start);
+        start = Tensor.where(start.lt(0L), 0L, start); // ONNX clamps a start before the axis to its beginning
+        Tensor at = c.here(Tensor.arange(length.intValue()).cast(DType.I64)).add(start);
+        return Tensor.withOpName("Slice node '" + c.node.label() + "'", () -> x.indexSelect(axis, at));
     }
 
     /**

@@ -195,4 +195,32 @@ class OnnxPlanTest {
         for (long x : v) b.addInt64Data(x);
         return b.build();
     }
+
+    /**
+     * A Slice from a start known only when the plan runs to that start plus 2 (a loop's {@code x[t:t + 2]}): two rows at an
+     * offset computed when the plan runs, a negative start counted from the end and one before the axis clamped to it, as
+     * ONNX says; a part past the end (which ONNX would shorten, changing the shape) fails the run naming the node.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU"})
+    void sliceFromAStartKnownWhenThePlanRuns(String device) {
+        var d = DeviceRegistry.get(device);
+        ModelProto p = model(GraphProto.newBuilder().addInput(value("x", 6, 2))
+                .addInput(ValueInfoProto.newBuilder().setName("t").setType(TypeProto.newBuilder().setTensorType(TypeProto.Tensor.newBuilder().setElemType(7)
+                        .setShape(TensorShapeProto.newBuilder().addDim(TensorShapeProto.Dimension.newBuilder().setDimValue(1))))))
+                .addInitializer(longs("two", 2)).addOutput(OnnxTestModels.anyShape("y", 1))
+                .addNode(node("Add", List.of("t", "two"), List.of("end")))
+                .addNode(node("Slice", List.of("x", "t", "end"), List.of("y"))));
+        float[] x = data(12, 3);
+        try (OnnxModel m = OnnxModel.fromProto(p, "slice_at"); OnnxPlan plan = m.prepare(d, Map.of())) {
+            for (long t : new long[] {0, 3, 4, -2, -6, -9}) {
+                int from = (int) (t < 0 ? Math.max(0, 6 + t) : t);
+                Tensor y = plan.run(Map.of("x", Tensor.of(x, 6, 2).to(d).realize(), "t", Tensor.of(new long[] {t}, 1).to(d).realize())).getFirst();
+                assertThat(y.dims()).containsExactly(2, 2);
+                assertThat(y.toFloatArray()).as("x[%d:%d]", t, t + 2).containsExactly(Arrays.copyOfRange(x, 2 * from, 2 * from + 4));
+            }
+            assertThatThrownBy(() -> plan.run(Map.of("x", Tensor.of(x, 6, 2).to(d).realize(), "t", Tensor.of(new long[] {5}, 1).to(d).realize())))
+                    .isInstanceOf(dev.kiln.runtime.IndexOutOfRangeException.class).hasMessageContaining("Slice node 'slice_y'");
+        }
+    }
 }

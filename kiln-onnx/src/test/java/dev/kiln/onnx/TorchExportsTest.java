@@ -28,8 +28,8 @@ class TorchExportsTest {
         Path cases = Path.of(TorchExportsTest.class.getResource("/torch/nms_head/model.onnx").toURI()).getParent().getParent();
         ConformanceRunner.Report report = ConformanceRunner.run(List.of(cases), device, line -> {});
         assertThat(report.results()).extracting(ConformanceRunner.CaseResult::name)
-                .containsExactlyInAnyOrder("greedy_attend", "greedy_decode", "greedy_last", "greedy_list", "nms_head", "script_if_sizes", "script_if_while", "script_if_while_negative",
-                        "script_while_list");
+                .containsExactlyInAnyOrder("greedy_attend", "greedy_attend_last", "greedy_decode", "greedy_last", "greedy_list", "nms_head", "script_if_sizes",
+                        "script_if_while", "script_if_while_negative", "script_rnn_early_exit", "script_while_list");
         assertThat(report.results()).allSatisfy(r -> assertThat(r.status()).as(r.line()).isEqualTo(ConformanceRunner.Status.PASS));
     }
 
@@ -128,19 +128,46 @@ class TorchExportsTest {
         Assumptions.assumeTrue(unavailable.isEmpty(), () -> device + " unavailable: " + unavailable.orElse(""));
         long baseline = dev.kiln.runtime.MemoryStats.liveBytes();
         assertThat(runPrepared(device, "greedy_attend", 4, 0)).containsExactly(14, 12, 9, 5);
-        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plan's memory is freed").isEqualTo(baseline);
-        Path dir = Path.of(TorchExportsTest.class.getResource("/torch/greedy_attend/model.onnx").toURI()).getParent();
+        assertThat(runPrepared(device, "greedy_attend_last", 4, 0)).containsExactly(14, 5, 4, 3);
+        assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plans' memory is freed").isEqualTo(baseline);
+        assertRunsAsOneBodyPlan(device, "greedy_attend", 0, 3);
+        assertRunsAsOneBodyPlan(device, "greedy_attend_last", 0, 1);
+    }
+
+    /**
+     * A scripted recurrent cell over its input's rows ({@code x[t:t + 1]}: a Slice from the iteration to it plus one, a part
+     * of length 1 at an offset known when the body runs) that stops when its state passes a limit: one prepared plan and
+     * one body plan (2, 7 and 1 steps); under run the same, nothing built per iteration.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU", "CLANG"})
+    void recurrentCellOverRowsWithAnEarlyExitRunsInAPreparedPlan(String device) throws Exception {
+        var unavailable = DeviceRegistry.providers().get(device).unavailableReason();
+        Assumptions.assumeTrue(unavailable.isEmpty(), () -> device + " unavailable: " + unavailable.orElse(""));
+        // every output against PyTorch's, the steps among them; the state has 5 columns whatever ran
+        assertThat(runPrepared(device, "script_rnn_early_exit", 3, 1)).containsExactly(5, 5, 5);
+        assertRunsAsOneBodyPlan(device, "script_rnn_early_exit", 0, 2);
+    }
+
+    /** Case {@code c} under {@link OnnxModel#run} on the given data sets: PyTorch's outputs, and no loop built per iteration. */
+    private static void assertRunsAsOneBodyPlan(String device, String c, int... sets) throws Exception {
+        Path dir = Path.of(TorchExportsTest.class.getResource("/torch/" + c + "/model.onnx").toURI()).getParent();
         var d = DeviceRegistry.get(device);
         try (OnnxModel model = OnnxModel.load(dir.resolve("model.onnx"))) {
-            for (String set : List.of("test_data_set_0", "test_data_set_3")) {
-                Path data = dir.resolve(set);
-                List<Tensor> out = model.run(Map.of("start", TensorProtos.read(data.resolve("input_0.pb")).to(d).realize(),
-                        "h", TensorProtos.read(data.resolve("input_1.pb")).to(d).realize()));
-                assertThat(out.getFirst().toLongArray()).as(set).containsExactly(TensorProtos.read(data.resolve("output_0.pb")).toLongArray());
-                assertThat(out.get(1).toFloatArray()).as(set).containsExactly(TensorProtos.read(data.resolve("output_1.pb")).toFloatArray(), within(1e-4f));
+            for (int set : sets) {
+                Path data = dir.resolve("test_data_set_" + set);
+                Map<String, Tensor> in = new java.util.LinkedHashMap<>();
+                for (int k = 0; k < model.inputs().size(); k++) {
+                    in.put(model.inputs().get(k).name(), TensorProtos.read(data.resolve("input_" + k + ".pb")).to(d).realize());
+                }
+                List<Tensor> out = model.run(in);
+                for (int k = 0; k < out.size(); k++) {
+                    assertThat(out.get(k).toDoubleArray()).as("%s set %d output %d", c, set, k)
+                            .containsExactly(TensorProtos.read(data.resolve("output_" + k + ".pb")).toDoubleArray(), within(1e-5));
+                }
             }
         }
-        assertThat(LoopUnrolling.said()).noneMatch(s -> s.contains("greedy_attend"));
+        assertThat(LoopUnrolling.said()).noneMatch(s -> s.contains("/" + c + "/"));
     }
 
     /**

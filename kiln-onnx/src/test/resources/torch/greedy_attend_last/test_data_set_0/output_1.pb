@@ -1,0 +1,1 @@
+Bh_finalJ "0c¾M?xÚ‹>®ÂK¿S»H?7Tq¾&cA?rYK¿

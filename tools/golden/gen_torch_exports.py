@@ -34,6 +34,10 @@ Cases:
                     different decode lengths). Generated alone with `gen_torch_exports.py greedy_attend`
   greedy_attend_last the same, its query the embedding of the last token (`tokens[-1:]`) beside the attention over all
                     of them: both reads of the grown tensor in one body. Four data sets. Alone: `... greedy_attend_last`
+  nms_two_class_head a detector head with two classes of scores over its boxes, ending in NonMaxSuppression, the kept
+                    boxes' scores read by advanced indexing (exported as Shape, Concat and Reshape of the selected count)
+                    and the best three kept by TopK. Three data sets (each keeps three boxes or more, which TopK needs).
+                    Alone: `... nms_two_class_head`
   script_rnn_early_exit a scripted recurrent cell over the rows of its input (`x[t:t + 1]`, a Slice from the loop's
                     iteration to it plus one) that stops once its state's sum passes a limit (an input), counting its
                     steps. Three data sets (stops after a few steps, runs all 7, stops at once). Alone: `... script_rnn_early_exit`
@@ -297,6 +301,24 @@ class NmsHead(torch.nn.Module):
         return selected, boxes[0].index_select(0, kept), scores[0, 0].index_select(0, kept)
 
 
+class TwoClassNmsHead(torch.nn.Module):
+    """Two classes of scores over the same boxes; the kept boxes' scores read by advanced indexing, the best three kept."""
+    def __init__(self):
+        super().__init__()
+        self.box = torch.nn.Conv2d(3, 4, 1)
+        self.score = torch.nn.Conv2d(3, 2, 1)
+
+    def forward(self, f):
+        b = self.box(f).flatten(2).transpose(1, 2)  # [1, 16, 4]
+        xy = b[..., :2].sigmoid() * 10
+        boxes = torch.cat([xy, xy + b[..., 2:].exp()], -1)
+        scores = self.score(f).flatten(2).sigmoid()  # [1, 2, 16]
+        selected = Nms.apply(boxes, scores)
+        kept_scores = scores[0, selected[:, 1], selected[:, 2]]
+        top = torch.topk(kept_scores, 3)
+        return selected, boxes[0].index_select(0, selected[:, 2]).index_select(0, top.indices), top.values
+
+
 def main():
     x = torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
     export("script_if_while", torch.jit.script(IfWhile()), (x,), ["x"], ["y", "iterations"])
@@ -374,6 +396,7 @@ def main():
     greedy_attend()
     greedy_attend_last()
     script_rnn_early_exit()
+    nms_two_class_head()
 
 
 def greedy_attend(seed=29, case="greedy_attend", decoder=None):
@@ -414,7 +437,35 @@ def script_rnn_early_exit():
            more_args=[(x, torch.tensor(100.0)), (x, torch.tensor(-100.0))])
 
 
-CASES = {"greedy_attend": greedy_attend, "greedy_attend_last": greedy_attend_last, "script_rnn_early_exit": script_rnn_early_exit}
+def nms_two_class_head():
+    torch.manual_seed(41)
+    head = TwoClassNmsHead()
+
+
+    def selected(f):
+        with torch.no_grad():
+            b = head.box(f).flatten(2).transpose(1, 2)
+            xy = b[..., :2].sigmoid() * 10
+            return Nms.apply(torch.cat([xy, xy + b[..., 2:].exp()], -1), head.score(f).flatten(2).sigmoid()).shape[0]
+
+    # feature maps that keep different numbers of boxes, each at least the three TopK takes
+    sets, counts = [], []
+    # pushed against the second class's score weights by more and more: fewer of its boxes pass the score threshold
+    against = -torch.sign(head.score.weight.detach()[1]).reshape(1, 3, 1, 1)
+    for push in (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0) * 3:
+        f = torch.randn(1, 3, 4, 4) + push * against
+        n = selected(f)
+        if n >= 3 and n not in counts:
+            sets.append((f,))
+            counts.append(n)
+        if len(sets) == 3:
+            break
+    print("nms_two_class_head selected:", counts)
+    assert len(sets) == 3, counts
+    export("nms_two_class_head", head, sets[0], ["features"], ["selected", "boxes", "scores"], more_args=sets[1:], opset=11)
+
+
+CASES = {"nms_two_class_head": nms_two_class_head, "greedy_attend": greedy_attend, "greedy_attend_last": greedy_attend_last, "script_rnn_early_exit": script_rnn_early_exit}
 
 if __name__ == "__main__":
     import sys

@@ -20,7 +20,7 @@ final class ConstantOffsets {
         for (int guard = 0; guard < 16; guard++) {
             long[] v = b.constantIntegers(name);
             if (v != null) return v.length == 1 ? new Offset("", constant + v[0]) : new Offset(name, constant);
-            Node n = producer(b.graph(), name);
+            Node n = b.graph().producer(name);
             if (n == null || !n.domainName().equals("ai.onnx")) break;
             List<String> in = n.inputs();
             switch (n.opType()) {
@@ -49,10 +49,5 @@ final class ConstantOffsets {
     static Long difference(GraphBuilder b, String from, String to) {
         Offset f = of(b, from), t = of(b, to);
         return f.base().equals(t.base()) ? t.constant() - f.constant() : null;
-    }
-
-    private static Node producer(OnnxGraph g, String name) {
-        for (Node n : g.nodes()) if (n.outputs().contains(name)) return n;
-        return null;
     }
 }

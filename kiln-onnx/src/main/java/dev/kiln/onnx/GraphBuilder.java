@@ -368,6 +368,12 @@ final class GraphBuilder {
     /** True when value {@code name} is a constant: an initializer not overridden by an input, or a folded node's output. */
     boolean isConstant(String name) { return constants.contains(name); }
 
+    /** The shape of tensor value {@code name} of this graph, or null where it holds none. */
+    dev.kiln.types.Shape shapeOf(String name) {
+        Tensor t = values.get(name);
+        return t == null ? null : t.shape();
+    }
+
     /** The values of {@code name} where it is a constant of integers, else null. */
     long[] constantIntegers(String name) {
         if (name.isEmpty() || !isConstant(name)) return null;

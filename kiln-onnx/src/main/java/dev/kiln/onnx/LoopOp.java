@@ -497,7 +497,7 @@ final class LoopOp {
             Tensor init = body.initializers().get(name);
             if (init != null) return init.numel() == 1 && init.toDoubleArray()[0] != 0;
             String target = name;
-            Node producer = body.nodes().stream().filter(x -> x.outputs().contains(target)).findFirst().orElse(null);
+            Node producer = body.producer(target);
             if (producer == null) return false;
             switch (producer.opType()) {
                 case "Identity" -> name = producer.inputs().getFirst();

@@ -37,6 +37,12 @@ record OnnxGraph(String source, List<Node> nodes, Map<String, Tensor> initialize
 
     long opsetFor(String domain) { return opsets.applyAsLong(domain); }
 
+    /** The node that gives value {@code name}, or null where none does (an input, an initializer, an outer value). */
+    Node producer(String name) {
+        for (Node n : nodes) if (n.outputs().contains(name)) return n;
+        return null;
+    }
+
     /**
      * Graph attribute {@code g}, parsed and checked like a model's graph: every value defined once (and none that
      * {@code outer}, the names the graphs around it define, already defines: ONNX's names are unique across scopes),

@@ -66,7 +66,15 @@ final class ShapeOps {
 
         add("Reshape", 5, c -> {
             Tensor x = c.in(0);
-            long[] s = c.longs(1);
+            long[] s;
+            try {
+                s = c.longs(1);
+            } catch (UnsupportedOperationException e) {
+                // a shape holding sizes known only when the plan runs (x.reshape(y.shape)): the symbolic axes kept
+                Tensor y = reshapedToSymbolic(c, x);
+                if (y == null) throw e;
+                return one(y);
+            }
             boolean allowZero = c.opset >= 14 && c.a.b("allowzero", false);
             int[] target = new int[s.length];
             for (int k = 0; k < s.length; k++) {
@@ -339,6 +347,43 @@ final class ShapeOps {
             x = x.slice(axis, si, ei, (int) step);
         }
         return one(x);
+    }
+
+    /**
+     * A Reshape whose shape holds sizes known only when the plan runs, as {@link ShapeValues} reads them: each such size
+     * laid out at its maximum, where it must stay one of x's symbolic axes (kiln-core's reshape keeps such an axis where
+     * it starts at the same element). Null where the shape is not read so; refused where a symbolic size would be merged,
+     * split or moved.
+     */
+    private static Tensor reshapedToSymbolic(OpContext c, Tensor x) {
+        List<Object> shape = ShapeValues.of(c.builder(), c.node.inputs().get(1));
+        if (shape == null || shape.stream().noneMatch(e -> e instanceof Variable)) return null;
+        int[] target = new int[shape.size()];
+        for (int k = 0; k < target.length; k++) {
+            switch (shape.get(k)) {
+                case Variable v -> target[k] = (int) v.max();
+                case Long l when l == 0 && !(c.opset >= 14 && c.a.b("allowzero", false)) -> {
+                    if (k >= x.ndim()) throw c.bad("shape " + shape + " copies axis " + k + " of " + x.shape() + ", which has no such axis");
+                    target[k] = x.dim(k);
+                }
+                case Long l -> target[k] = Math.toIntExact(l);
+                default -> throw new IllegalStateException("a shape element " + shape.get(k));
+            }
+        }
+        Tensor y;
+        try {
+            y = x.reshape(target);
+        } catch (IllegalArgumentException e) {
+            throw c.unsupported("shape " + shape + " of sizes known only when the plan runs does not keep the symbolic axes of " + x.shape() + ": "
+                    + e.getMessage());
+        }
+        for (int k = 0; k < target.length; k++) {
+            if (shape.get(k) instanceof Variable v && !v.equals(y.shape().variable(k))) {
+                throw c.unsupported("shape " + shape + " of sizes known only when the plan runs puts '" + v.name() + "' at axis " + k
+                        + ", where reshaping " + x.shape() + " gives " + y.shape());
+            }
+        }
+        return y;
     }
 
     /**

@@ -28,7 +28,7 @@ class TorchExportsTest {
         Path cases = Path.of(TorchExportsTest.class.getResource("/torch/nms_head/model.onnx").toURI()).getParent().getParent();
         ConformanceRunner.Report report = ConformanceRunner.run(List.of(cases), device, line -> {});
         assertThat(report.results()).extracting(ConformanceRunner.CaseResult::name)
-                .containsExactlyInAnyOrder("greedy_attend", "greedy_attend_last", "greedy_decode", "greedy_last", "greedy_list", "nms_head", "script_if_sizes",
+                .containsExactlyInAnyOrder("greedy_attend", "greedy_attend_last", "greedy_decode", "greedy_last", "greedy_list", "nms_head", "nms_two_class_head", "script_if_sizes",
                         "script_if_while", "script_if_while_negative", "script_rnn_early_exit", "script_while_list");
         assertThat(report.results()).allSatisfy(r -> assertThat(r.status()).as(r.line()).isEqualTo(ConformanceRunner.Status.PASS));
     }
@@ -238,5 +238,18 @@ class TorchExportsTest {
         }
         assertThat(counts).containsExactly(5, 5, 0, 3);
         assertThat(dev.kiln.runtime.MemoryStats.liveBytes()).as("the plan's memory is freed").isEqualTo(baseline);
+    }
+
+    /**
+     * A detector head of two classes whose kept boxes' scores are read by advanced indexing, which the exporter writes as a
+     * Reshape to the Shape of the selected count (a size known only when the plan runs), before TopK keeps the best three:
+     * one prepared plan, 10, 6 and 7 boxes selected.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INTERP", "CPU", "CLANG"})
+    void twoClassDetectorHeadRunsInAPreparedPlan(String device) throws Exception {
+        var unavailable = DeviceRegistry.providers().get(device).unavailableReason();
+        Assumptions.assumeTrue(unavailable.isEmpty(), () -> device + " unavailable: " + unavailable.orElse(""));
+        assertThat(runPrepared(device, "nms_two_class_head", 3, 0)).containsExactly(10, 6, 7);
     }
 }

@@ -9,7 +9,7 @@ import java.util.Objects;
  * tensors, when the loop is built; the tensors it returns are compiled into a plan of their own that runs once per
  * iteration.
  *
- * <p>{@code Tensor.loop(step, tripCount, condition, initial, constants, capacity)} runs iteration {@code t} (from 0) while
+ * <p>{@code Tensor.loop(step, tripCount, condition, initial, constants, capacity, sizes...)} runs iteration {@code t} (from 0) while
  * {@code t < tripCount} and the condition holds: {@code condition} before the first iteration, the step's own after each.
  * The trip count (one integer element; negative runs none) and the condition (one element) may each be null: no limit
  * but the other, and yes. In a plan the loop is one host step that reads them when it runs, so one plan serves every

@@ -353,18 +353,9 @@ public final class Tensor {
         return Scans.scan(step, Scans.requireSteps(steps), initial, sequences, constants);
     }
 
-    /** A while-loop traced and compiled once, run per iteration; its trip count and condition are read when it runs (see {@link LoopStep}). */
-    public static LoopResult loop(LoopStep step, Tensor tripCount, Tensor condition, List<Tensor> initial, List<Tensor> constants, int capacity) {
-        return loop(step, tripCount, condition, initial, constants, capacity, List.of());
-    }
-
-    /**
-     * A while-loop whose step sizes its values by lengths its state carries: each of {@code sizes} binds a variable to an
-     * i64 scalar state before every iteration (see {@link LoopStep.Size}).
-     */
-    public static LoopResult loop(LoopStep step, Tensor tripCount, Tensor condition, List<Tensor> initial, List<Tensor> constants, int capacity,
-                                  List<LoopStep.Size> sizes) {
-        return Scans.loop(step, tripCount, condition, initial, constants, capacity, sizes, LoopLimit.maxIterations());
+    /** A while-loop traced and compiled once, run per iteration; trip count and condition read when it runs, sizes bound per iteration (see {@link LoopStep}). */
+    public static LoopResult loop(LoopStep step, Tensor tripCount, Tensor condition, List<Tensor> initial, List<Tensor> constants, int capacity, LoopStep.Size... sizes) {
+        return Scans.loop(step, tripCount, condition, initial, constants, capacity, List.of(sizes), LoopLimit.maxIterations());
     }
 
     /** The values converted to float (C order). */

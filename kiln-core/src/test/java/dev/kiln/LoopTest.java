@@ -177,8 +177,7 @@ class LoopTest {
         };
         Tensor m = Tensor.of(new long[] {6}, 1).to(d).contiguous().realize();
         Tensor start = Tensor.of(new float[] {1, 2, 0, 0, 0, 0, 0, 0}, 8).to(d);
-        LoopResult r = Tensor.loop(appendSum, m, null, List.of(start, Tensor.scalar(2, DType.I64).to(d)), List.of(), 8,
-                List.of(new LoopStep.Size(length, 1)));
+        LoopResult r = Tensor.loop(appendSum, m, null, List.of(start, Tensor.scalar(2, DType.I64).to(d)), List.of(), 8, new LoopStep.Size(length, 1));
         try (ExecutionPlan plan = Tensor.prepare(r.iterations(), r.states().get(0), r.outputs().getFirst())) {
             plan.execute();
             assertThat(plan.outputBuffer(0).getLong(0)).isEqualTo(6);
@@ -207,14 +206,14 @@ class LoopTest {
         Variable length = new Variable("length", 0, 4), other = new Variable("other", 0, 4);
         Tensor values = Tensor.zeros(DType.F32, 4).to(d), n = Tensor.zeros(DType.I64).to(d);
         LoopStep summing = (i, s, c) -> new LoopStep.Next(null, s, List.of(s.getFirst().withSymbolicDim(0, length).sum()));
-        assertThatThrownBy(() -> Tensor.loop(summing, null, null, List.of(values, n), List.of(), 0, List.of(new LoopStep.Size(other, 1))))
+        assertThatThrownBy(() -> Tensor.loop(summing, null, null, List.of(values, n), List.of(), 0, new LoopStep.Size(other, 1)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("variable 'length', which none of the loop's sizes binds");
-        assertThatThrownBy(() -> Tensor.loop(summing, null, null, List.of(values, n), List.of(), 0, List.of(new LoopStep.Size(length, 0))))
+        assertThatThrownBy(() -> Tensor.loop(summing, null, null, List.of(values, n), List.of(), 0, new LoopStep.Size(length, 0)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("a size is an i64 scalar state");
-        assertThatThrownBy(() -> Tensor.loop(summing, null, null, List.of(values, n), List.of(), 0, List.of(new LoopStep.Size(length, 2))))
+        assertThatThrownBy(() -> Tensor.loop(summing, null, null, List.of(values, n), List.of(), 0, new LoopStep.Size(length, 2)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reads state 2, the loop carries 2");
         assertThatThrownBy(() -> Tensor.loop(summing, null, null, List.of(values, n), List.of(), 0,
-                List.of(new LoopStep.Size(length, 1), new LoopStep.Size(length, 1))))
+                new LoopStep.Size(length, 1), new LoopStep.Size(length, 1)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bound by two sizes");
     }
 

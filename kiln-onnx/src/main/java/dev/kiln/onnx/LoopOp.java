@@ -203,7 +203,7 @@ final class LoopOp {
                 initial.add(w.initialLength(c.device));
             }
             lengths = wholes.stream().map(GrownTensors.Whole::length).toList();
-            return Tensor.loop(step(c, body, layout, forLoop, reads, wholes), m, cond, initial, reads.values(), rows, sizes);
+            return Tensor.loop(step(c, body, layout, forLoop, reads, wholes), m, cond, initial, reads.values(), rows, sizes.toArray(LoopStep.Size[]::new));
         }
 
         /**

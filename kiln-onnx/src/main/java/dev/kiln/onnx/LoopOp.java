@@ -4,8 +4,8 @@ import dev.kiln.LoopLimit;
 import dev.kiln.LoopResult;
 import dev.kiln.LoopStep;
 import dev.kiln.Tensor;
-import dev.kiln.types.DType;
 import dev.kiln.runtime.ExtentOutOfRangeException;
+import dev.kiln.types.DType;
 import dev.kiln.types.Variable;
 import onnx.Onnx.GraphProto;
 
@@ -496,8 +496,7 @@ final class LoopOp {
             if (name.equals(condIn)) return true;
             Tensor init = body.initializers().get(name);
             if (init != null) return init.numel() == 1 && init.toDoubleArray()[0] != 0;
-            String target = name;
-            Node producer = body.producer(target);
+            Node producer = body.producer(name);
             if (producer == null) return false;
             switch (producer.opType()) {
                 case "Identity" -> name = producer.inputs().getFirst();

@@ -495,6 +495,7 @@ public class CRenderer extends CFamilyRenderer<Void> {
 
     @Override
     protected final Expr<Void> transcendental(Op op, DType dt, Expr<Void> a) {
+        if (op == Op.EXP2 && dt == DType.F32) return helper("kiln_exp2f", a); // softmax's exponentials, in vector lanes
         return fromDouble(dt, helper(switch (op) {
             case EXP2 -> "kiln_exp2";
             case LOG2 -> "kiln_log2";

@@ -35,6 +35,39 @@ class ClangDeviceTest {
         return plan.outputBuffer().segment().asSlice(0, 4L * plan.outputBuffer().count()).toArray(ValueLayout.JAVA_FLOAT);
     }
 
+    /**
+     * f32 exp2 (softmax's exponentials) is Alu's {@code (float) Math.pow(2, x)} bit for bit over a sample of every float
+     * magnitude from subnormal results to overflow, and at the edges: NaN, the infinities, zeros, the last normal and
+     * subnormal results, and where 2^x overflows. The kernel runs its lanes through the C prelude's {@code kiln_exp2f}.
+     */
+    @Test
+    void f32ExponentialsAreTheInterpretersBitForBit() {
+        ClangAvailability.compiler();
+        List<Float> xs = new ArrayList<>(List.of(Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, 0f, -0f, 1f, -1f, 0.5f, -126f,
+                -126.5f, -149f, -149.5f, -150f, -150.5f, -151f, 127f, 127.99999f, 128f, 128.5f, Float.MAX_VALUE, -Float.MAX_VALUE, Float.MIN_VALUE,
+                1e-30f, -1e-30f, 24.5f, -0.75f));
+        for (int bits = 0x3000_0000; bits < 0x4340_0000; bits += 4099) {
+            xs.add(Float.intBitsToFloat(bits)); // |x| from 4.7e-10 to 192, both signs
+            xs.add(-Float.intBitsToFloat(bits));
+        }
+        float[] x = new float[xs.size()];
+        for (int i = 0; i < x.length; i++) x[i] = xs.get(i);
+        Tensor y = Tensor.of(x, x.length).to("CLANG").exp2();
+        try (ExecutionPlan plan = y.prepare()) {
+            assertThat(plan.kernels()).anySatisfy(k -> assertThat(k.source()).contains("kiln_exp2f("));
+            plan.execute();
+            float[] got = floats(plan);
+            List<String> differ = new ArrayList<>();
+            for (int i = 0; i < x.length; i++) {
+                float want = (float) Math.pow(2, x[i]);
+                if (Float.floatToRawIntBits(got[i]) != Float.floatToRawIntBits(want) && !(Float.isNaN(want) && Float.isNaN(got[i]))) {
+                    differ.add("2^" + x[i] + ": " + got[i] + ", expected " + want);
+                }
+            }
+            assertThat(differ).as("of %d arguments", x.length).isEmpty();
+        }
+    }
+
     @Test
     void threadedKernelsGiveTheInterpretersValuesBitForBit() {
         ClangAvailability.compiler();

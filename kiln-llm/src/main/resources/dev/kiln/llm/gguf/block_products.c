@@ -335,14 +335,22 @@ static inline __m128 pair_scales(const uint8_t *p, int64_t stride) {
     return _mm_cvtph_ps(_mm_cvtsi32_si128(a | (uint32_t) b << 16));
 }
 
-/* Two Q4_0 blocks of w with x's pair (xv, its sums times -8 in neg8x, its scales dx), scaled and added to acc. */
-static inline __m512 q4_pair(__m512 acc, const uint8_t *w, __m512i xv, __m512i neg8x, __m128 dx) {
+/* Two Q4_0 blocks of w with x's pair (xv, its sums times -8 in neg8x), scaled by d (each block's lanes its d_w * d_x) and added to acc. */
+static inline __m512 q4_pair(__m512 acc, const uint8_t *w, __m512i xv, __m512i neg8x, __m512 d) {
     __m256i raw = _mm256_loadu2_m128i((const __m128i *) (w + 20), (const __m128i *) (w + 2));
     __m512i nibbles = _mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(raw), _mm256_srli_epi16(raw, 4), 1), _mm512_set1_epi8(15));
-    __m512i sums = _mm512_dpbusd_epi32(neg8x, nibbles, xv);
-    __m512 d = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),
-                                     _mm512_castps128_ps512(_mm_mul_ps(pair_scales(w, 18), dx)));
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), d, acc);
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(neg8x, nibbles, xv)), d, acc);
+}
+
+/* Lanes 2 * r and 2 * r + 1 of a vector of scales where q4_pair's lanes want them: the first block's, then the second's, twice. */
+#define Q4_PAIR_LANES(r) _mm512_setr_epi32(2 * r, 2 * r, 2 * r, 2 * r, 2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r, 2 * r, 2 * r, 2 * r, 2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r + 1)
+
+/* The f16 scales of two consecutive Q4_0 blocks, side by side in the low 32 bits. */
+static inline uint64_t pair_halves(const uint8_t *p) {
+    uint16_t a, b;
+    memcpy(&a, p, 2);
+    memcpy(&b, p + 18, 2);
+    return a | (uint64_t) b << 16;
 }
 
 static inline __m512i q4_neg8x(__m512i xv) {
@@ -355,18 +363,25 @@ static inline float q4_q8_block(const uint8_t *w, const uint8_t *x) {
                               _mm256_set1_ps(half_at(w) * half_at(x))));
 }
 
+/*
+ * Four rows: the pair's eight scales of w gathered in two general registers (ports the vectors leave idle) and
+ * converted and multiplied by x's in one instruction each, then dealt to each row's lanes by one permute.
+ */
 static void q4_0_q8_dot4(const uint8_t *w, int64_t rb, int64_t blocks, const uint8_t *x, float *o) {
     const uint8_t *w0 = w, *w1 = w + rb, *w2 = w + 2 * rb, *w3 = w + 3 * rb, *ahead = w + 4 * rb;
+    const __m512i l0 = Q4_PAIR_LANES(0), l1 = Q4_PAIR_LANES(1), l2 = Q4_PAIR_LANES(2), l3 = Q4_PAIR_LANES(3);
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     int64_t b = 0;
     for (; b + 2 <= blocks; b += 2, x += 68, w0 += 36, w1 += 36, w2 += 36, w3 += 36, ahead += 4 * 36) {
         PREFETCH_GROUP(ahead, 36);
         __m512i xv = q4_pair_x(x), neg8x = q4_neg8x(xv);
-        __m128 dx = pair_scales(x, 34);
-        a0 = q4_pair(a0, w0, xv, neg8x, dx);
-        a1 = q4_pair(a1, w1, xv, neg8x, dx);
-        a2 = q4_pair(a2, w2, xv, neg8x, dx);
-        a3 = q4_pair(a3, w3, xv, neg8x, dx);
+        __m256 dx = _mm256_castpd_ps(_mm256_broadcastsd_pd(_mm_castps_pd(pair_scales(x, 34))));
+        __m128i dw = _mm_set_epi64x((long long) (pair_halves(w2) | pair_halves(w3) << 32), (long long) (pair_halves(w0) | pair_halves(w1) << 32));
+        __m512 d = _mm512_castps256_ps512(_mm256_mul_ps(_mm256_cvtph_ps(dw), dx));
+        a0 = q4_pair(a0, w0, xv, neg8x, _mm512_permutexvar_ps(l0, d));
+        a1 = q4_pair(a1, w1, xv, neg8x, _mm512_permutexvar_ps(l1, d));
+        a2 = q4_pair(a2, w2, xv, neg8x, _mm512_permutexvar_ps(l2, d));
+        a3 = q4_pair(a3, w3, xv, neg8x, _mm512_permutexvar_ps(l3, d));
     }
     o[0] = _mm512_reduce_add_ps(a0); o[1] = _mm512_reduce_add_ps(a1); o[2] = _mm512_reduce_add_ps(a2); o[3] = _mm512_reduce_add_ps(a3);
     if (b < blocks) {
@@ -379,7 +394,8 @@ static float q4_0_q8_dot1(const uint8_t *w, int64_t blocks, const uint8_t *x) {
     int64_t b = 0;
     for (; b + 2 <= blocks; b += 2, x += 68, w += 36) {
         __m512i xv = q4_pair_x(x);
-        a = q4_pair(a, w, xv, q4_neg8x(xv), pair_scales(x, 34));
+        __m128 d = _mm_mul_ps(pair_scales(w, 18), pair_scales(x, 34));
+        a = q4_pair(a, w, xv, q4_neg8x(xv), _mm512_permutexvar_ps(Q4_PAIR_LANES(0), _mm512_castps128_ps512(d)));
     }
     float total = _mm512_reduce_add_ps(a);
     return b < blocks ? total + q4_q8_block(w, x) : total;

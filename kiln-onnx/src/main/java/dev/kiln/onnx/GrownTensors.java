@@ -123,11 +123,11 @@ final class GrownTensors {
          * a tensor's axis holds.
          */
         static Whole of(OpContext c, ListAccumulators.Grows g, int element, int rows) {
-            long capacity = g.initial().dim(g.axis()) + (long) element * rows;
+            int first = g.initial().dim(g.axis());
+            long capacity = first + (long) element * rows;
             if (capacity > Integer.MAX_VALUE - 8) throw c.unsupported("a value grown to " + capacity + " along axis " + g.axis() + " is more than a tensor's axis holds");
             String name = c.node.outputs().get(g.state());
             // never shorter than at first: a read of a constant length from its end is one of the body's shapes
-            int first = g.initial().dim(g.axis());
             return new Whole(g, new Variable("length of '" + name + "' in " + SizedSteps.name(c), first, capacity), (int) capacity);
         }
 
@@ -176,7 +176,7 @@ final class GrownTensors {
         String what = r.opType() + " node '" + r.label() + "'";
         if (r.opType().equals("Gather")) {
             long axis = r.attrs().i("axis", 0);
-            long[] index = constant(b, r.inputs().get(1));
+            long[] index = b.constantIntegers(r.inputs().get(1));
             if (normalised(axis, rank) != g.axis() || index == null || index.length == 0 || Arrays.stream(index).anyMatch(v -> v != -1)) {
                 return what + " reads other than its last element along axis " + g.axis();
             }
@@ -189,11 +189,11 @@ final class GrownTensors {
             axes = r.attrs().longs("axes");
         } else {
             List<String> in = r.inputs();
-            starts = constant(b, in.get(1));
-            ends = constant(b, in.get(2));
-            axes = in.size() > 3 && !in.get(3).isEmpty() ? constant(b, in.get(3)) : null;
+            starts = b.constantIntegers(in.get(1));
+            ends = b.constantIntegers(in.get(2));
+            axes = in.size() > 3 && !in.get(3).isEmpty() ? b.constantIntegers(in.get(3)) : null;
             if (in.size() > 3 && !in.get(3).isEmpty() && axes == null) return what + " slices along axes known only when the loop runs";
-            steps = in.size() > 4 && !in.get(4).isEmpty() ? constant(b, in.get(4)) : new long[] {1};
+            steps = in.size() > 4 && !in.get(4).isEmpty() ? b.constantIntegers(in.get(4)) : new long[] {1};
         }
         boolean last = starts != null && ends != null && steps != null && starts.length == 1 && ends.length == 1 && steps.length == 1
                 && (axes == null ? 0 : axes.length == 1 ? normalised(axes[0], rank) : -1) == g.axis() && starts[0] == -1
@@ -202,6 +202,4 @@ final class GrownTensors {
     }
 
     private static long normalised(long axis, int rank) { return axis < 0 ? axis + rank : axis; }
-
-    private static long[] constant(GraphBuilder b, String name) { return b.constantIntegers(name); }
 }

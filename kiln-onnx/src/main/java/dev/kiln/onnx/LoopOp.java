@@ -212,14 +212,11 @@ final class LoopOp {
          */
         LoopResult realizedAt(int rows, long limit) {
             while (true) {
-                List<Variable> built = List.of();
                 try {
-                    LoopResult r = at(rows);
-                    built = lengths;
-                    return r.realize();
+                    return at(rows).realize();
                 } catch (ExtentOutOfRangeException e) {
                     long more = Math.min(2L * Math.max(1, rows), Math.min(limit, Integer.MAX_VALUE - 8));
-                    if (!built.contains(e.variable()) || more <= rows) throw e;
+                    if (!lengths.contains(e.variable()) || more <= rows) throw e;
                     rows = (int) more;
                 }
             }

@@ -66,24 +66,15 @@ final class ShapeOps {
 
         add("Reshape", 5, c -> {
             Tensor x = c.in(0);
-            long[] s;
+            List<Object> shape;
             try {
-                s = c.longs(1);
+                shape = ShapeValues.boxed(c.longs(1));
             } catch (UnsupportedOperationException e) {
                 // a shape holding sizes known only when the plan runs (x.reshape(y.shape)): the symbolic axes kept
-                Tensor y = reshapedToSymbolic(c, x);
-                if (y == null) throw e;
-                return one(y);
+                shape = ShapeValues.of(c.builder(), c.node.inputs().get(1));
+                if (shape == null || shape.stream().noneMatch(v -> v instanceof Variable)) throw e;
             }
-            boolean allowZero = c.opset >= 14 && c.a.b("allowzero", false);
-            int[] target = new int[s.length];
-            for (int k = 0; k < s.length; k++) {
-                if (s[k] == 0 && !allowZero) {
-                    if (k >= x.ndim()) throw c.bad("shape " + Arrays.toString(s) + " copies axis " + k + " of " + x.shape() + ", which has no such axis");
-                    target[k] = x.dim(k);
-                } else target[k] = Math.toIntExact(s[k]);
-            }
-            return one(x.reshape(target));
+            return one(reshaped(c, x, shape));
         });
         add("Flatten", 1, c -> {
             Tensor x = c.in(0);
@@ -266,7 +257,7 @@ final class ShapeOps {
         return v == null ? c.scalarOf(c.in(0).dim(a), DType.I64) : Tensor.variable(v).to(c.device);
     }
 
-    private static int clampAxis(long a, int r) {
+    static int clampAxis(long a, int r) {
         long v = a < 0 ? a + r : a;
         return (int) Math.max(0, Math.min(r, v));
     }
@@ -350,19 +341,20 @@ final class ShapeOps {
     }
 
     /**
-     * A Reshape whose shape holds sizes known only when the plan runs, as {@link ShapeValues} reads them: each such size
-     * laid out at its maximum, where it must stay one of x's symbolic axes (kiln-core's reshape keeps such an axis where
-     * it starts at the same element). Null where the shape is not read so; refused where a symbolic size would be merged,
-     * split or moved.
+     * x reshaped to {@code shape}, whose elements are constants or, as {@link ShapeValues} reads them, sizes known only
+     * when the plan runs: each such size laid out at its maximum, where it must stay one of x's symbolic axes (kiln-core's
+     * reshape keeps such an axis where it starts at the same element); refused where it would be merged, split or moved.
      */
-    private static Tensor reshapedToSymbolic(OpContext c, Tensor x) {
-        List<Object> shape = ShapeValues.of(c.builder(), c.node.inputs().get(1));
-        if (shape == null || shape.stream().noneMatch(e -> e instanceof Variable)) return null;
+    private static Tensor reshaped(OpContext c, Tensor x, List<Object> shape) {
+        boolean allowZero = c.opset >= 14 && c.a.b("allowzero", false), symbolic = false;
         int[] target = new int[shape.size()];
         for (int k = 0; k < target.length; k++) {
             switch (shape.get(k)) {
-                case Variable v -> target[k] = (int) v.max();
-                case Long l when l == 0 && !(c.opset >= 14 && c.a.b("allowzero", false)) -> {
+                case Variable v -> {
+                    target[k] = (int) v.max();
+                    symbolic = true;
+                }
+                case Long l when l == 0 && !allowZero -> {
                     if (k >= x.ndim()) throw c.bad("shape " + shape + " copies axis " + k + " of " + x.shape() + ", which has no such axis");
                     target[k] = x.dim(k);
                 }
@@ -370,6 +362,7 @@ final class ShapeOps {
                 default -> throw new IllegalStateException("a shape element " + shape.get(k));
             }
         }
+        if (!symbolic) return x.reshape(target);
         Tensor y;
         try {
             y = x.reshape(target);

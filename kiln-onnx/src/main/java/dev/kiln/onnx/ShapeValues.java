@@ -20,13 +20,16 @@ final class ShapeValues {
     /** The elements of the 1-D (or one-element) integer value {@code name}, or null where a node computing it is not followed. */
     static List<Object> of(GraphBuilder b, String name) { return of(b, name, 0); }
 
+    /** Constant elements as a shape's elements. */
+    static List<Object> boxed(long[] values) {
+        List<Object> out = new ArrayList<>();
+        for (long v : values) out.add(v);
+        return out;
+    }
+
     private static List<Object> of(GraphBuilder b, String name, int depth) {
         long[] constant = b.constantIntegers(name);
-        if (constant != null) {
-            List<Object> out = new ArrayList<>();
-            for (long v : constant) out.add(v);
-            return out;
-        }
+        if (constant != null) return boxed(constant);
         Node n = depth > 32 ? null : b.graph().producer(name);
         if (n == null || !n.domainName().equals("ai.onnx")) return null;
         List<String> in = n.inputs();
@@ -37,8 +40,8 @@ final class ShapeValues {
                 if (s == null) yield null;
                 int r = s.rank(), start = 0, end = r;
                 if (opset >= 15) {
-                    start = clamp(n.attrs().i("start", 0), r);
-                    end = clamp(n.attrs().i("end", r), r);
+                    start = ShapeOps.clampAxis(n.attrs().i("start", 0), r);
+                    end = ShapeOps.clampAxis(n.attrs().i("end", r), r);
                 }
                 List<Object> out = new ArrayList<>();
                 for (int a = start; a < end; a++) out.add(s.variable(a) != null ? s.variable(a) : (Object) (long) s.dim(a));
@@ -75,15 +78,10 @@ final class ShapeValues {
                 if (axes == null || axes.length != 1 || axes[0] != 0 && axes[0] != -1) yield null;
                 if (starts == null || ends == null || steps == null || starts.length != 1 || ends.length != 1 || steps.length != 1 || steps[0] != 1) yield null;
                 int r = data.size();
-                yield new ArrayList<>(data.subList(clamp(starts[0], r), Math.max(clamp(starts[0], r), clamp(ends[0], r))));
+                int from = ShapeOps.clampAxis(starts[0], r);
+                yield new ArrayList<>(data.subList(from, Math.max(from, ShapeOps.clampAxis(ends[0], r))));
             }
             default -> null;
         };
-    }
-
-    /** A position along {@code r} elements, negative from the end, clamped to [0, r]. */
-    private static int clamp(long a, int r) {
-        long v = a < 0 ? a + r : a;
-        return (int) Math.max(0, Math.min(r, v));
     }
 }

@@ -8,7 +8,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 g=$root/.gpu
 out=${OUT:-/tmp/gpu-out}
 mkdir -p "$out" /tmp/kiln-jre
-[ -x /tmp/kiln-jre/jre/bin/java ] || tar -C /tmp/kiln-jre -xzf "$g/jre.tgz"
+[ -x /tmp/kiln-jre/jre/bin/java ] || tar -C /tmp/kiln-jre -xJf "$g/jre.txz" 2>/dev/null ||
+  python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$g/jre.txz" /tmp/kiln-jre
 java=/tmp/kiln-jre/jre/bin/java
 opts="--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Xss8m"
 cp="$(ls "$g"/lib/*.jar | tr '\n' ':')$g/test-classes"

@@ -62,8 +62,10 @@ final class HugeMethodGuard {
         try {
             HotSpotDiagnosticMXBean hotspot = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
             return hotspot == null || !"false".equals(hotspot.getVMOption("DontCompileHugeMethods").getValue());
-        } catch (IllegalArgumentException | UnsupportedOperationException e) {
-            return true; // not HotSpot, or the flag is unknown: measuring costs little, so assume the limit
+        } catch (IllegalArgumentException | UnsupportedOperationException | NoClassDefFoundError e) {
+            // not HotSpot, the flag unknown, or a runtime image without jdk.management (on the class path):
+            // measuring costs little, so assume the limit
+            return true;
         }
     }
 }

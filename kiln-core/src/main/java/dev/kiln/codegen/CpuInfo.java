@@ -9,15 +9,22 @@ package dev.kiln.codegen;
  *                    (UPCAST and GROUP use {@code vectorBytes / itemSize} lanes)
  * @param stridedLanes the renderer loads every other element into vector lanes itself (the Java renderer: two loads
  *                     and a permute); a C compiler left to vectorise such loads made a pooling kernel ten times slower
+ * @param maskedLanes  the renderer runs a group's lanes past a reduction's end as masked vector lanes (the Java
+ *                     renderer), so GROUP may leave a remainder; GCC does not vectorise a loop whose loads are
+ *                     conditional ({@code .MASK_LOAD} without a vector type), and there a global average pool over
+ *                     13 x 13 grouped with a remainder ran 40 % slower than its plain loop
  */
-public record CpuInfo(int cores, int vectorBytes, boolean stridedLanes) {
+public record CpuInfo(int cores, int vectorBytes, boolean stridedLanes, boolean maskedLanes) {
     public CpuInfo {
         if (cores < 1) throw new IllegalArgumentException("CpuInfo: cores must be at least 1, got " + cores);
         if (vectorBytes < 1) throw new IllegalArgumentException("CpuInfo: vectorBytes must be at least 1, got " + vectorBytes);
     }
 
-    /** A CPU whose renderer leaves strided loads to single lanes. */
-    public CpuInfo(int cores, int vectorBytes) { this(cores, vectorBytes, false); }
+    /** A CPU whose renderer leaves strided and masked loads to single lanes. */
+    public CpuInfo(int cores, int vectorBytes) { this(cores, vectorBytes, false, false); }
+
+    /** A CPU whose renderer leaves masked loads to single lanes. */
+    public CpuInfo(int cores, int vectorBytes, boolean stridedLanes) { this(cores, vectorBytes, stridedLanes, false); }
 
     /** Vector lanes of elements of {@code itemSize} bytes (at least 1, at most {@link Optimizer#MAX_EXPANSION}). */
     public int lanes(int itemSize) { return Math.clamp(vectorBytes / Math.max(1, itemSize), 1, Optimizer.MAX_EXPANSION); }

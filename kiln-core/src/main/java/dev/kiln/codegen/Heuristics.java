@@ -439,7 +439,9 @@ public final class Heuristics {
             if (acc == null) continue;
             int lanes = cpu.lanes(acc.dtype().itemSize());
             boolean mayGroup = ReductionOrder.current().mayReorder() || !acc.dtype().isFloat(); // GROUP reorders float sums
-            if (mayGroup && !upcast && lanes >= 2 && r.extent() >= 4L * lanes && r.extent() % lanes == 0 && contiguous(r)) {
+            // a remainder is masked in the last group (a global average pool over 13 x 13 is 169 = 10 x 16 + 9)
+            if (mayGroup && !upcast && lanes >= 2 && r.extent() >= 4L * lanes && contiguous(r)
+                    && (r.extent() % lanes == 0 || cpu.maskedLanes() && !containsStore(r.body()))) {
                 todo.add(new Opt.Group(k, lanes));
             } else if (r.limit() == null && r.extent() <= UNROLL_MAX) {
                 todo.add(new Opt.Unroll(k, (int) r.extent()));

@@ -28,7 +28,7 @@ public final class KernelLowering {
     /** The program of the kernel {@code output} over {@code inputs}, lowered as its structure, named {@code name}. */
     public static KernelProgram lower(UOp output, List<UOp> inputs, String name) {
         List<UOp> placeholders = placeholders(inputs);
-        return Lowerer.lower(canonical(output, inputs, placeholders), placeholders, "kernel").withName(name);
+        return ReduceLoopMerging.merge(Lowerer.lower(canonical(output, inputs, placeholders), placeholders, "kernel")).withName(name);
     }
 
     /**

@@ -100,8 +100,10 @@ public sealed interface Opt {
     /**
      * Splits a reduce loop {@code r} (extent n) into {@code amount} interleaved partial reductions:
      * lane {@code l} accumulates the elements {@code r = r_o * amount + l} into its own register, the
-     * loop {@code r_o} (n / amount) runs the lanes' bodies one after another, and the lanes are combined
-     * into the original register after the loop. Independent accumulators give instruction-level
+     * loop {@code r_o} (n / amount, rounded up) runs the lanes' bodies one after another, and the lanes are
+     * combined into the original register after the loop. Where {@code amount} does not divide n, the last
+     * group's lanes past n are masked off (they read nothing and add the reduction's identity), as past a
+     * symbolic size. Independent accumulators give instruction-level
      * parallelism and vectorisable reductions; float sums and products round differently.
      */
     record Group(int axis, int amount) implements Opt {

@@ -209,7 +209,10 @@ public final class Optimizer {
             }
             case Opt.Group g -> {
                 if (kind != Stmt.LoopKind.REDUCE) throw fail(loop, "GROUP splits a reduction and needs a reduce loop");
-                checkSplit(loop, g.amount(), true);
+                if (g.amount() > MAX_EXPANSION) {
+                    throw fail(loop, "the amount " + g.amount() + " is above the limit of " + MAX_EXPANSION + " copies of the loop body");
+                }
+                if (loop.extent() < g.amount()) throw fail(loop, "the extent " + loop.extent() + " is less than one group of " + g.amount());
                 yield group(loop, g.amount());
             }
             case Opt.Thread t -> thread(loop, axes, t.workers());
@@ -335,13 +338,20 @@ public final class Optimizer {
      * ({@link LiveLanes}); {@code partials} are the registers GROUP accumulates per lane, by reduction.
      */
     private Stmt.Block liveLanes(Stmt.Loop loop, Stmt.Block body, UOp i, Variable lane, Map<Slot, ReduceArg.Kind> partials) {
-        if (loop.limit() == null) return body;
+        return liveLanes(loop, body, i, lane, partials, false);
+    }
+
+    /** {@link #liveLanes}, where {@code pastExtent} says the last group also runs past the loop's constant extent. */
+    private Stmt.Block liveLanes(Stmt.Loop loop, Stmt.Block body, UOp i, Variable lane, Map<Slot, ReduceArg.Kind> partials, boolean pastExtent) {
+        if (loop.limit() == null && !pastExtent) return body;
         Set<Object> perLane = new HashSet<>();
         perLane.add(lane);
         walk(body, s -> {
             if (s instanceof Stmt.Define d) perLane.add(d.register());
         });
-        UOp live = Symbolic.simplify(i.lt(UOp.variable(loop.limit())));
+        UOp end = UOp.constant(i.dtype(), loop.extent());
+        UOp below = loop.limit() == null ? i.lt(end) : pastExtent ? UOp.of(Op.AND, DType.BOOL, null, i.lt(end), i.lt(UOp.variable(loop.limit()))) : i.lt(UOp.variable(loop.limit()));
+        UOp live = Symbolic.simplify(below);
         return new LiveLanes(loop, live, partials, perLane).block(body);
     }
 
@@ -465,11 +475,12 @@ public final class Optimizer {
             }
         });
         if (carried.isEmpty()) throw fail(loop, "the loop accumulates no register defined outside it");
-        if (loop.limit() != null) {
+        boolean pastExtent = loop.extent() % lanes != 0;
+        if (loop.limit() != null || pastExtent) {
             walk(loop.body(), s -> {
                 if (s instanceof Stmt.Store st) {
-                    throw fail(loop, "the loop stores into " + st.param().name() + ", which a lane past its symbolic size " + loop.limit().name()
-                            + " must not do, and a store has no gate");
+                    throw fail(loop, "the loop stores into " + st.param().name() + ", which a lane past its "
+                            + (loop.limit() != null ? "symbolic size " + loop.limit().name() : "extent") + " must not do, and a store has no gate");
                 }
             });
         }
@@ -478,7 +489,7 @@ public final class Optimizer {
                 throw fail(loop, "the loop reads register " + r.name() + ", which it accumulates, so partial lanes would change what it reads");
             }
         }
-        Variable outer = fresh(loop.index().name() + "_o", loop.extent() / lanes);
+        Variable outer = fresh(loop.index().name() + "_o", (loop.extent() + lanes - 1) / lanes);
         Variable lane = fresh(loop.index().name() + "_g", lanes);
         Map<Object, UOp> map = new HashMap<>();
         UOp r = UOp.variable(outer).mul(lanes).add(UOp.variable(lane));
@@ -494,7 +505,7 @@ public final class Optimizer {
         // a symbolic size: the groups that hold an iteration below it, the lanes past it masked off (see LiveLanes)
         Map<Slot, ReduceArg.Kind> kinds = new HashMap<>();
         partials.forEach((c, p) -> kinds.put(p, carried.get(c)));
-        Stmt.Block body = liveLanes(loop, substitute(loop.body(), map), r, lane, kinds);
+        Stmt.Block body = liveLanes(loop, substitute(loop.body(), map), r, lane, kinds, pastExtent);
         inLane.add(new Stmt.Loop(outer, Stmt.LoopKind.REDUCE, body, loop.limit(), loop.limit() == null ? 1 : lanes));
         for (var p : partials.entrySet()) inLane.add(new Stmt.Accumulate(p.getKey(), carried.get(p.getKey()), p.getValue().uop()));
         return replace(program.body(), loop, List.of(new Stmt.Loop(lane, Stmt.LoopKind.UPCAST, new Stmt.Block(inLane))));

@@ -79,7 +79,7 @@ public final class OutputLoopMerging {
     }
 
     /** Whether no expression of {@code body} divides {@code j} or takes its remainder. */
-    private static boolean exact(Stmt.Block body, Variable j) {
+    static boolean exact(Stmt.Block body, Variable j) {
         boolean[] ok = {true};
         Optimizer.walk(body, s -> {
             for (UOp e : Optimizer.expressions(s)) {

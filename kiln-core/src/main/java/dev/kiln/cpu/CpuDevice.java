@@ -40,7 +40,7 @@ public final class CpuDevice implements CompilingDevice {
     /** A kernel class as the cache keeps it: its bytes (what goes to disk) and its loaded entry point. */
     private record Loaded(byte[] classBytes, MethodHandle run) {}
 
-    private static final CpuInfo CPU = new CpuInfo(WorkerPool.size(), FloatVector.SPECIES_PREFERRED.vectorByteSize(), true);
+    private static final CpuInfo CPU = new CpuInfo(WorkerPool.size(), FloatVector.SPECIES_PREFERRED.vectorByteSize(), true, true);
     private static final CompilerIdentity IDENTITY = CompilerIdentity.of("kiln-java",
             "java.version", Runtime.version().toString(),
             "os.arch", System.getProperty("os.arch"),

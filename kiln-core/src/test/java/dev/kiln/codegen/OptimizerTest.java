@@ -211,6 +211,21 @@ class OptimizerTest {
     }
 
     @Test
+    void aReductionOfAnOddLengthIsGroupedWhereTheRendererMasksItsLastGroup() {
+        KernelProgram p = onlyKernel(data(12, 8, 169).sum(1), "rows");
+        assertThat(axisNames(p)).containsExactly("i0 (extent 8, GLOBAL)", "r0 (extent 169, REDUCE)");
+        assertThat(Heuristics.defaultOpts(p, new CpuInfo(1, 64, true, true))).containsExactly(new Opt.Group(1, 16));
+        assertThat(Heuristics.defaultOpts(p, new CpuInfo(1, 64, true))).doesNotContain(new Opt.Group(1, 16));
+        KernelProgram q = Optimizer.apply(p, new Opt.Group(1, 16));
+        // 169 = 10 x 16 + 9: eleven groups, the last one's lanes from 9 on read nothing
+        assertThat(axisNames(q)).containsExactly("i0 (extent 8, GLOBAL)", "r0_o (extent 11, REDUCE)");
+        forEachKernel(() -> data(12, 8, 169).sum(1), k -> k.check(List.of(new Opt.Group(1, 16))));
+        forEachKernel(() -> data(12, 8, 169).max(1), k -> k.check(List.of(new Opt.Group(1, 16))));
+        assertRejected(p, new Opt.Group(1, 170), "above the limit");
+        assertRejected(onlyKernel(data(12, 8, 13).sum(1)), new Opt.Group(1, 16), "the extent 13 is less than one group of 16");
+    }
+
+    @Test
     void smallKernelsAreNotThreadedAndStridedStoresNotUpcast() {
         assertThat(Heuristics.defaultOpts(onlyKernel(data(1, 16, 16).add(1)), new CpuInfo(8, 32))).containsExactly(new Opt.Upcast(1, 8));
         // a transpose loads with stride 16 in the innermost loop: no vector loads
@@ -399,6 +414,9 @@ class OptimizerTest {
                     if (a <= Optimizer.MAX_EXPANSION) out.add(new Opt.Upcast(k, a));
                     out.add(new Opt.Tile(k, a));
                 }
+            }
+            if (l.kind() == Stmt.LoopKind.REDUCE) { // groups whose last one runs past the extent, masked
+                for (int a : new int[] {3, 4, 16}) if (a < l.extent() && l.extent() % a != 0) addIfValid(p, new Opt.Group(k, a), out);
             }
             if (l.kind() != Stmt.LoopKind.REDUCE && remainderApplies(p, l)) {
                 for (int a : new int[] {3, 4, 16}) if (a < l.extent() && l.extent() % a != 0) out.add(new Opt.UpcastRemainder(k, a));

@@ -58,6 +58,26 @@ class SymbolicLanesTest {
     }
 
     /**
+     * CLANG renders a reduction over a symbolic size as its whole groups, without the lanes' gates (GCC vectorises no
+     * loop with conditional loads), then its last group with them; the test above runs both at every size.
+     */
+    @org.junit.jupiter.api.Test
+    void clangRunsTheWholeGroupsOfASymbolicSizeWithoutTheLanesGates() {
+        dev.kiln.testing.DeviceAssumptions.assumeAvailable("CLANG", "symbolic lane tests");
+        Variable n = new Variable("n", 0, MAX);
+        Tensor input = Tensor.zeros(ROWS, MAX).to("CLANG").contiguous().realize();
+        try (ExecutionPlan plan = input.withSymbolicDim(1, n).exp().sum(1).prepare()) {
+            String source = plan.kernels().getLast().source();
+            java.util.regex.Matcher whole = java.util.regex.Pattern.compile("for \\(int64_t (\\w+) = 0; \\1 < \\(n / (\\d+)\\); \\1\\+\\+\\)").matcher(source);
+            assertThat(whole.find()).as("the whole groups' loop in\n%s", source).isTrue();
+            String index = whole.group(1), lanes = whole.group(2);
+            assertThat(source).as("the last group's loop").contains("for (int64_t " + index + " = (n / " + lanes + "); " + index + " < ((n + ");
+            String wholeBody = source.substring(whole.end(), source.indexOf("for (int64_t " + index + " = (n / "));
+            assertThat(wholeBody).as("the whole groups read without a gate").doesNotContain("< n;").doesNotContain("? ");
+        }
+    }
+
+    /**
      * The outermost loop over the size is the range the runtime splits across workers: split in groups, it runs
      * {@code ceil(n / lanes)} iterations, the active extent the workers share (a larger one would only hand them
      * empty ranges, since the generated loop stops at the groups too).

@@ -144,6 +144,10 @@ public class CRenderer extends CFamilyRenderer<Void> {
         return List.of("KILN_INDEPENDENT", forLoop("int64_t", name(split.index()), "start", stop(split)));
     }
 
+    /** GCC vectorises the whole groups of a loop over a symbolic size only without their lanes' gates. */
+    @Override
+    protected boolean peelsLastGroup() { return true; }
+
     /** The pragma before an UNROLL loop of {@code extent} iterations. */
     protected String unrollPragma(long extent) { return "#pragma GCC unroll " + Math.min(extent, 64); }
 

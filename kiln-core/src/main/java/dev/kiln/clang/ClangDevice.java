@@ -41,7 +41,7 @@ import java.util.Optional;
  */
 public final class ClangDevice implements CompilingDevice {
     /** Renderer output format: bump when generated code changes meaning, so stale disk entries miss. */
-    private static final String RENDER_FORMAT = "3";
+    private static final String RENDER_FORMAT = "4";
     /** The same for {@link #library}'s hand-written sources (compiled as they are, without the kernels' prelude). */
     private static final String LIBRARY_FORMAT = "1";
 

@@ -137,6 +137,10 @@ public final class CudaRenderer extends CRenderer {
     @Override
     protected String unrollPragma(long extent) { return "#pragma unroll " + Math.min(extent, 64); }
 
+    /** A loop over a symbolic size keeps one form on the GPU: its peeled form has not run on one. */
+    @Override
+    protected boolean peelsLastGroup() { return false; }
+
     @Override
     protected String function(String functionName, Set<Slot> written, String body) {
         List<String> params = new ArrayList<>();

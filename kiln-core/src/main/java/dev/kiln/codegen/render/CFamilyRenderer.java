@@ -252,6 +252,21 @@ public abstract class CFamilyRenderer<T> {
             case Stmt.Loop l -> {
                 String i = name(l.index());
                 String hint = loopHint(l.kind(), l.extent());
+                Stmt.Block whole = peelsLastGroup() ? LastGroupPeeling.wholeGroups(l) : null;
+                if (whole != null) {
+                    // the groups whose lanes are all below the limit run without the lanes' gates, so a compiler vectorises
+                    // them (GCC does not vectorise a loop with conditional loads); the last group keeps them
+                    String full = "(" + name(l.limit()) + " / " + l.limitStep() + ")";
+                    if (hint != null) line(hint);
+                    line(forLoop(indexType(l.index()), i, "0", full));
+                    block(whole);
+                    line("}");
+                    if (hint != null) line(hint);
+                    line(forLoop(indexType(l.index()), i, full, limit(l)));
+                    block(l.body());
+                    line("}");
+                    return;
+                }
                 if (hint != null) line(hint);
                 line(forLoop(indexType(l.index()), i, "0", l.limit() != null ? limit(l) : extentLiteral(l.extent(), l.index())));
                 block(l.body());
@@ -268,6 +283,13 @@ public abstract class CFamilyRenderer<T> {
             }
         }
     }
+
+    /**
+     * Whether a loop split in groups up to a symbolic limit is rendered as its whole groups, without the gates of the
+     * lanes past the limit, then its last group ({@link LastGroupPeeling}). No by default: the Java renderer masks
+     * the lanes in vector registers, and the CUDA renderer's loops have not run peeled on a GPU.
+     */
+    protected boolean peelsLastGroup() { return false; }
 
     /**
      * Where a loop with a limit stops: the limit's variable, or for a loop split in groups of {@code limitStep}

@@ -78,6 +78,37 @@ class SymbolicLanesTest {
     }
 
     /**
+     * The same for a reduction whose length the lanes do not divide (a global pool over 13 x 13 = 169 = 10 x 16 + 9, or
+     * 21 x 8 + 1 with 8 lanes): the whole groups run ungated over a loop whose range ends before the last group, and the
+     * maxima (exact in any order) equal INTERP's, NaN and infinities included.
+     */
+    @org.junit.jupiter.api.Test
+    void clangRunsTheWholeGroupsOfAReductionWithARemainderWithoutTheLanesGates() {
+        dev.kiln.testing.DeviceAssumptions.assumeAvailable("CLANG", "symbolic lane tests");
+        int channels = 40;
+        float[] values = new float[channels * 169];
+        for (int i = 0; i < values.length; i++) values[i] = (float) Math.sin(i * 0.37) * (i % 169);
+        values[5 * 169 + 168] = Float.NaN; // in a last group
+        values[7 * 169 + 3] = Float.POSITIVE_INFINITY; // in a whole group
+        values[9 * 169 + 160] = 1e30f;
+        Tensor x = Tensor.of(DType.F32, java.util.stream.IntStream.range(0, values.length).mapToDouble(i -> values[i]).toArray(), 1, channels, 13, 13);
+        float[] want = x.to("INTERP").max(new int[] {2, 3}, false).toFloatArray();
+        try (ExecutionPlan plan = x.to("CLANG").max(new int[] {2, 3}, false).prepare()) {
+            String source = plan.kernels().getLast().source();
+            java.util.regex.Matcher whole = java.util.regex.Pattern.compile("for \\(int64_t (\\w+) = 0; \\1 < (\\d+); \\1\\+\\+\\) \\{\\s+KILN_INDEPENDENT\\s+for").matcher(source);
+            assertThat(whole.find()).as("the whole groups' loop in\n%s", source).isTrue();
+            String wholeBody = source.substring(whole.end(), source.indexOf("for (int64_t", source.indexOf("}", whole.end())));
+            assertThat(wholeBody).as("the whole groups read without a gate or a check").doesNotContain(" < 169").doesNotContain("kiln_in_range");
+            plan.execute();
+            MemorySegment got = plan.outputBuffer().segment();
+            for (int c = 0; c < channels; c++) {
+                float g = got.getAtIndex(ValueLayout.JAVA_FLOAT, c);
+                assertThat(Float.floatToIntBits(g)).as("channel %d: %s, want %s", c, g, want[c]).isEqualTo(Float.floatToIntBits(want[c]));
+            }
+        }
+    }
+
+    /**
      * The outermost loop over the size is the range the runtime splits across workers: split in groups, it runs
      * {@code ceil(n / lanes)} iterations, the active extent the workers share (a larger one would only hand them
      * empty ranges, since the generated loop stops at the groups too).

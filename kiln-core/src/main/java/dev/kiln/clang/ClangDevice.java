@@ -55,7 +55,7 @@ public final class ClangDevice implements CompilingDevice {
         this.spec = spec;
         this.compiler = compiler;
         this.pipeline = new KernelPipeline<>(new CBackend(compiler, compiler.identity().with("render.format", RENDER_FORMAT),
-                new CpuInfo(WorkerPool.size(), compiler.vectorBytes())), CACHE);
+                new CpuInfo(WorkerPool.size(), compiler.vectorBytes(), false, true)), CACHE);
     }
 
     /** What the CLANG device supplies to the pipeline: the CPU heuristic for its vectors, the C renderer, the C compiler. */

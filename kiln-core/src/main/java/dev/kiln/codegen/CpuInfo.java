@@ -9,10 +9,11 @@ package dev.kiln.codegen;
  *                    (UPCAST and GROUP use {@code vectorBytes / itemSize} lanes)
  * @param stridedLanes the renderer loads every other element into vector lanes itself (the Java renderer: two loads
  *                     and a permute); a C compiler left to vectorise such loads made a pooling kernel ten times slower
- * @param maskedLanes  the renderer runs a group's lanes past a reduction's end as masked vector lanes (the Java
- *                     renderer), so GROUP may leave a remainder; GCC does not vectorise a loop whose loads are
- *                     conditional ({@code .MASK_LOAD} without a vector type), and there a global average pool over
- *                     13 x 13 grouped with a remainder ran 40 % slower than its plain loop
+ * @param maskedLanes  the renderer vectorises a reduction grouped with a remainder, so GROUP may leave one: the Java
+ *                     renderer masks the last group's lanes; the C renderer runs the whole groups without their gates
+ *                     and the last one apart ({@code LastGroupPeeling}), since GCC vectorises no loop whose loads are
+ *                     conditional (a global average pool over 13 x 13 grouped with its gated last group inside the
+ *                     loop ran 40 % slower than its plain loop); the CUDA renderer does neither
  */
 public record CpuInfo(int cores, int vectorBytes, boolean stridedLanes, boolean maskedLanes) {
     public CpuInfo {

@@ -252,17 +252,17 @@ public abstract class CFamilyRenderer<T> {
             case Stmt.Loop l -> {
                 String i = name(l.index());
                 String hint = loopHint(l.kind(), l.extent());
-                Stmt.Block whole = peelsLastGroup() ? LastGroupPeeling.wholeGroups(l) : null;
-                if (whole != null) {
-                    // the groups whose lanes are all below the limit run without the lanes' gates, so a compiler vectorises
+                LastGroupPeeling peel = peelsLastGroup() ? LastGroupPeeling.of(l) : null;
+                if (peel != null) {
+                    // the groups whose lanes are all below the end run without the lanes' gates, so a compiler vectorises
                     // them (GCC does not vectorise a loop with conditional loads); the last group keeps them
-                    String full = "(" + name(l.limit()) + " / " + l.limitStep() + ")";
+                    String full = peel.limit() != null ? "(" + name(peel.limit()) + " / " + peel.step() + ")" : Long.toString(peel.groups());
                     if (hint != null) line(hint);
-                    line(forLoop(indexType(l.index()), i, "0", full));
-                    block(whole);
+                    line(forLoop(indexType(peel.index()), name(peel.index()), "0", full));
+                    block(peel.whole());
                     line("}");
                     if (hint != null) line(hint);
-                    line(forLoop(indexType(l.index()), i, full, limit(l)));
+                    line(forLoop(indexType(l.index()), i, full, l.limit() != null ? limit(l) : extentLiteral(l.extent(), l.index())));
                     block(l.body());
                     line("}");
                     return;

@@ -122,7 +122,8 @@ class ContractionMatcherTest {
         return kernels.getFirst();
     }
 
-    private static List<MemorySegment> buffers(KernelProgram p, Arena arena) {
+    /** A buffer of random values for each of {@code p}'s parameters (seeded). */
+    static List<MemorySegment> buffers(KernelProgram p, Arena arena) {
         java.util.Random random = new java.util.Random(42);
         List<MemorySegment> out = new ArrayList<>();
         for (long size : p.sizes()) {

@@ -9,11 +9,9 @@ import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -48,7 +46,7 @@ class ReduceLoopMergingTest {
         ScheduleItem.Kernel k = kernels.getFirst();
         KernelProgram merged = KernelLowering.lower(k.output(), k.inputs(), "k"), plain = Lowerer.lower(k.output(), k.inputs(), "k");
         try (Arena arena = Arena.ofConfined()) {
-            List<MemorySegment> a = buffers(plain, arena), b = new ArrayList<>();
+            List<MemorySegment> a = ContractionMatcherTest.buffers(plain, arena), b = new ArrayList<>();
             for (MemorySegment s : a) b.add(arena.allocate(s.byteSize()).copyFrom(s));
             KernelEvaluator.run(plain, a, Map.of());
             KernelEvaluator.run(merged, b, Map.of());
@@ -59,16 +57,5 @@ class ReduceLoopMergingTest {
 
     private static List<String> reduceLoops(KernelProgram p) {
         return Optimizer.axes(p).stream().filter(l -> l.kind() == Stmt.LoopKind.REDUCE).map(l -> l.index().name() + " (extent " + l.extent() + ")").toList();
-    }
-
-    private static List<MemorySegment> buffers(KernelProgram p, Arena arena) {
-        Random random = new Random(7);
-        List<MemorySegment> out = new ArrayList<>();
-        for (long size : p.sizes()) {
-            MemorySegment s = arena.allocate(ValueLayout.JAVA_FLOAT, Math.max(1, size));
-            for (long i = 0; i < size; i++) s.setAtIndex(ValueLayout.JAVA_FLOAT, i, (float) random.nextGaussian());
-            out.add(s);
-        }
-        return out;
     }
 }

@@ -55,7 +55,7 @@ record LastGroupPeeling(Variable index, Stmt.Block whole, Variable limit, int st
                 case Stmt.Block x -> collect(x, l, gates, end);
                 case Stmt.Loop x -> collect(x.body(), l, gates, end);
                 default -> {
-                    for (UOp e : expressions(s)) for (UOp u : e.toposort()) if (isLaneGate(u, l, end)) gates.put(u, yes);
+                    for (UOp e : Optimizer.expressions(s)) for (UOp u : e.toposort()) if (isLaneGate(u, l, end)) gates.put(u, yes);
                 }
             }
         }
@@ -87,15 +87,6 @@ record LastGroupPeeling(Variable index, Stmt.Block whole, Variable limit, int st
             return true;
         }
         return false;
-    }
-
-    private static List<UOp> expressions(Stmt s) {
-        return switch (s) {
-            case Stmt.Define d -> List.of(d.init());
-            case Stmt.Accumulate a -> List.of(a.value());
-            case Stmt.Store st -> st.gate() == null ? List.of(st.index(), st.value()) : List.of(st.index(), st.value(), st.gate());
-            default -> List.of();
-        };
     }
 
     private static Stmt.Block map(Stmt.Block b, java.util.function.UnaryOperator<UOp> f) {

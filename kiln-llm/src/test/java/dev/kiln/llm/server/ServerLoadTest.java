@@ -26,7 +26,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * sending requests back to back, every answer checked against the single-client greedy result; prints the aggregate
  * generated tokens per second. Run it with
  * {@code ./mvnw -pl kiln-llm verify -Dtest=ServerLoadTest -Dkiln.test.excludedGroups=none}; {@code -Dkiln.load.model=PATH}
- * loads another model (default: the tiny test Llama, context 128), {@code -Dkiln.load.tokens=N} sets max_tokens.
+ * loads another model (default: the tiny test Llama, context 128), {@code -Dkiln.load.tokens=N} sets max_tokens,
+ * {@code -Dkiln.load.context=N} the context, {@code -Dkiln.load.q8Activations=true} quantises x (CLANG, Q8_0/Q4_0).
  */
 @Tag("soak")
 class ServerLoadTest {
@@ -36,7 +37,9 @@ class ServerLoadTest {
         Path model = path != null ? Path.of(path) : LlmFixtures.root().resolve("llama/llama-f32.gguf");
         int tokens = Integer.getInteger("kiln.load.tokens", 64);
         int perClient = Integer.getInteger("kiln.load.requests", 8);
-        try (LanguageModel lm = LanguageModel.open(model, ModelOptions.defaults().withContextLength(Integer.getInteger("kiln.load.context", 128)));
+        ModelOptions options = ModelOptions.defaults().withContextLength(Integer.getInteger("kiln.load.context", 128))
+                .withQuantizedActivations(Boolean.getBoolean("kiln.load.q8Activations"));
+        try (LanguageModel lm = LanguageModel.open(model, options);
              KilnServer server = KilnServer.start(lm, ServerOptions.defaults().withPort(0).withModelName("load").withParallel(8).withQueue(64))) {
             String prompt = "Once upon a time";
             String want = lm.generate(prompt, GenerationOptions.greedy().withMaxTokens(tokens).withIgnoreEos(true)).text();

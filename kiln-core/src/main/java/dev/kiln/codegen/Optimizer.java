@@ -209,10 +209,8 @@ public final class Optimizer {
             }
             case Opt.Group g -> {
                 if (kind != Stmt.LoopKind.REDUCE) throw fail(loop, "GROUP splits a reduction and needs a reduce loop");
-                if (g.amount() > MAX_EXPANSION) {
-                    throw fail(loop, "the amount " + g.amount() + " is above the limit of " + MAX_EXPANSION + " copies of the loop body");
-                }
-                if (loop.extent() < g.amount()) throw fail(loop, "the extent " + loop.extent() + " is less than one group of " + g.amount());
+                checkExpansion(loop, g.amount()); // a remainder is masked in the last group
+                checkOneGroup(loop, g.amount());
                 yield group(loop, g.amount());
             }
             case Opt.Thread t -> thread(loop, axes, t.workers());
@@ -225,11 +223,9 @@ public final class Optimizer {
     /** UPCAST_REMAINDER and UPCAST_OVERLAP: vectors over an innermost output loop that their amount does not divide. */
     private void checkRowEnd(Stmt.Loop loop, boolean output, Opt u) {
         if (!output) throw fail(loop, u.kind() + " needs an output loop with independent iterations");
-        if (u.amount() > MAX_EXPANSION) {
-            throw fail(loop, "the amount " + u.amount() + " is above the limit of " + MAX_EXPANSION + " copies of the loop body");
-        }
+        checkExpansion(loop, u.amount());
         if (loop.extent() % u.amount() == 0) throw fail(loop, u.amount() + " divides the extent " + loop.extent() + "; use UPCAST");
-        if (loop.extent() < u.amount()) throw fail(loop, "the extent " + loop.extent() + " is less than one group of " + u.amount());
+        checkOneGroup(loop, u.amount());
         checkInnermostOutput(loop, u.kind());
     }
 
@@ -244,12 +240,18 @@ public final class Optimizer {
     }
 
     private void checkSplit(Stmt.Loop loop, int amount, boolean expands) {
-        if (expands && amount > MAX_EXPANSION) {
-            throw fail(loop, "the amount " + amount + " is above the limit of " + MAX_EXPANSION + " copies of the loop body");
-        }
+        if (expands) checkExpansion(loop, amount);
         if (loop.extent() % amount != 0) {
             throw fail(loop, amount + " does not divide the extent " + loop.extent() + " (remainders are not supported; pick a divisor)");
         }
+    }
+
+    private void checkExpansion(Stmt.Loop loop, int amount) {
+        if (amount > MAX_EXPANSION) throw fail(loop, "the amount " + amount + " is above the limit of " + MAX_EXPANSION + " copies of the loop body");
+    }
+
+    private void checkOneGroup(Stmt.Loop loop, int amount) {
+        if (loop.extent() < amount) throw fail(loop, "the extent " + loop.extent() + " is less than one group of " + amount);
     }
 
     private IllegalArgumentException fail(Stmt.Loop loop, String why) {
@@ -334,24 +336,21 @@ public final class Optimizer {
 
     /**
      * {@code body}, the body of {@code loop} at iteration {@code i} of a split into groups with lane variable
-     * {@code lane}: as it is for a loop without a limit, else with the lanes at or past the limit masked off
+     * {@code lane}: as it is for a loop without a limit whose extent the lanes divide, else with the lanes at or past
+     * the limit or the extent masked off
      * ({@link LiveLanes}); {@code partials} are the registers GROUP accumulates per lane, by reduction.
      */
     private Stmt.Block liveLanes(Stmt.Loop loop, Stmt.Block body, UOp i, Variable lane, Map<Slot, ReduceArg.Kind> partials) {
-        return liveLanes(loop, body, i, lane, partials, false);
-    }
-
-    /** {@link #liveLanes}, where {@code pastExtent} says the last group also runs past the loop's constant extent. */
-    private Stmt.Block liveLanes(Stmt.Loop loop, Stmt.Block body, UOp i, Variable lane, Map<Slot, ReduceArg.Kind> partials, boolean pastExtent) {
+        // the last group also runs past a constant extent its lanes do not divide (GROUP with a remainder)
+        boolean pastExtent = loop.extent() % (lane.max() + 1) != 0;
         if (loop.limit() == null && !pastExtent) return body;
         Set<Object> perLane = new HashSet<>();
         perLane.add(lane);
         walk(body, s -> {
             if (s instanceof Stmt.Define d) perLane.add(d.register());
         });
-        UOp end = UOp.constant(i.dtype(), loop.extent());
-        UOp below = loop.limit() == null ? i.lt(end) : pastExtent ? UOp.of(Op.AND, DType.BOOL, null, i.lt(end), i.lt(UOp.variable(loop.limit()))) : i.lt(UOp.variable(loop.limit()));
-        UOp live = Symbolic.simplify(below);
+        UOp belowLimit = loop.limit() == null ? null : i.lt(UOp.variable(loop.limit())), belowEnd = pastExtent ? i.lt(UOp.constant(i.dtype(), loop.extent())) : null;
+        UOp live = Symbolic.simplify(belowLimit == null ? belowEnd : belowEnd == null ? belowLimit : UOp.of(Op.AND, DType.BOOL, null, belowEnd, belowLimit));
         return new LiveLanes(loop, live, partials, perLane).block(body);
     }
 
@@ -505,7 +504,7 @@ public final class Optimizer {
         // a symbolic size: the groups that hold an iteration below it, the lanes past it masked off (see LiveLanes)
         Map<Slot, ReduceArg.Kind> kinds = new HashMap<>();
         partials.forEach((c, p) -> kinds.put(p, carried.get(c)));
-        Stmt.Block body = liveLanes(loop, substitute(loop.body(), map), r, lane, kinds, pastExtent);
+        Stmt.Block body = liveLanes(loop, substitute(loop.body(), map), r, lane, kinds);
         inLane.add(new Stmt.Loop(outer, Stmt.LoopKind.REDUCE, body, loop.limit(), loop.limit() == null ? 1 : lanes));
         for (var p : partials.entrySet()) inLane.add(new Stmt.Accumulate(p.getKey(), carried.get(p.getKey()), p.getValue().uop()));
         return replace(program.body(), loop, List.of(new Stmt.Loop(lane, Stmt.LoopKind.UPCAST, new Stmt.Block(inLane))));

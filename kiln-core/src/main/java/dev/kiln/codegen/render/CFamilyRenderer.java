@@ -250,27 +250,17 @@ public abstract class CFamilyRenderer<T> {
             case Stmt.Block b -> b.body().forEach(this::stmt);
             case Stmt.Loop l when l.kind() == Stmt.LoopKind.UPCAST && inLanes(l) -> lanes(l);
             case Stmt.Loop l -> {
-                String i = name(l.index());
-                String hint = loopHint(l.kind(), l.extent());
+                String i = name(l.index()), stop = l.limit() != null ? limit(l) : extentLiteral(l.extent(), l.index());
                 LastGroupPeeling peel = peelsLastGroup() ? LastGroupPeeling.of(l) : null;
-                if (peel != null) {
-                    // the groups whose lanes are all below the end run without the lanes' gates, so a compiler vectorises
-                    // them (GCC does not vectorise a loop with conditional loads); the last group keeps them
-                    String full = peel.limit() != null ? "(" + name(peel.limit()) + " / " + peel.step() + ")" : Long.toString(peel.groups());
-                    if (hint != null) line(hint);
-                    line(forLoop(indexType(peel.index()), name(peel.index()), "0", full));
-                    block(peel.whole());
-                    line("}");
-                    if (hint != null) line(hint);
-                    line(forLoop(indexType(l.index()), i, full, l.limit() != null ? limit(l) : extentLiteral(l.extent(), l.index())));
-                    block(l.body());
-                    line("}");
+                if (peel == null) {
+                    loop(l, l.index(), i, "0", stop, l.body());
                     return;
                 }
-                if (hint != null) line(hint);
-                line(forLoop(indexType(l.index()), i, "0", l.limit() != null ? limit(l) : extentLiteral(l.extent(), l.index())));
-                block(l.body());
-                line("}");
+                // the groups whose lanes are all below the end run without the lanes' gates, so a compiler vectorises
+                // them (GCC does not vectorise a loop with conditional loads); the last group keeps them
+                String whole = peel.limit() != null ? "(" + name(peel.limit()) + " / " + peel.step() + ")" : Long.toString(peel.groups());
+                loop(l, peel.index(), name(peel.index()), "0", whole, peel.whole());
+                loop(l, l.index(), i, whole, stop, l.body());
             }
             case Stmt.Define d -> define(d);
             case Stmt.Accumulate a -> accumulate(a);
@@ -284,10 +274,20 @@ public abstract class CFamilyRenderer<T> {
         }
     }
 
+    /** {@code body} in a counting loop over {@code index} (named {@code i}) from {@code from} to {@code stop}, with {@code l}'s hint. */
+    private void loop(Stmt.Loop l, Variable index, String i, String from, String stop, Stmt.Block body) {
+        String hint = loopHint(l.kind(), l.extent());
+        if (hint != null) line(hint);
+        line(forLoop(indexType(index), i, from, stop));
+        block(body);
+        line("}");
+    }
+
     /**
-     * Whether a loop split in groups up to a symbolic limit is rendered as its whole groups, without the gates of the
-     * lanes past the limit, then its last group ({@link LastGroupPeeling}). No by default: the Java renderer masks
-     * the lanes in vector registers, and the CUDA renderer's loops have not run peeled on a GPU.
+     * Whether a loop split in groups whose last one runs past a symbolic limit or a constant extent is rendered as its
+     * whole groups, without the gates of the lanes past the end, then its last group ({@link LastGroupPeeling}). No by
+     * default: the Java renderer masks the lanes in vector registers, and the CUDA renderer's loops have not run
+     * peeled on a GPU.
      */
     protected boolean peelsLastGroup() { return false; }
 

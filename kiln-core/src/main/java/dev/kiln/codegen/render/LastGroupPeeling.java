@@ -32,6 +32,8 @@ import java.util.Map;
 record LastGroupPeeling(Variable index, Stmt.Block whole, Variable limit, int step, long groups) {
     /** The peeling of {@code l}, or null when its last group has no lane gates to drop. */
     static LastGroupPeeling of(Stmt.Loop l) {
+        // groups past a constant extent come from GROUP only (its outer loop is a reduce loop): other loops are not read
+        if (l.limit() == null ? l.kind() != Stmt.LoopKind.REDUCE : l.limitStep() <= 1) return null;
         Map<UOp, UOp> gates = new HashMap<>();
         long[] end = {-1, -1}; // a constant end: n and s
         collect(l.body(), l, gates, end);

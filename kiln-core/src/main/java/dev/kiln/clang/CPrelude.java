@@ -1,5 +1,7 @@
 package dev.kiln.clang;
 
+import dev.kiln.types.DType;
+
 /**
  * The C text every kernel translation unit starts with: headers, checks that the compiler computes as
  * the kernels assume, and the helpers that give C the semantics of {@link dev.kiln.ir.Alu} (ports of
@@ -7,6 +9,9 @@ package dev.kiln.clang;
  */
 public final class CPrelude {
     private CPrelude() {}
+
+    /** Lane counts {@code kiln_every_other_*} exists for. */
+    static final int[] EVERY_OTHER_LANES = {4, 8, 16};
 
     /**
      * The helpers that give a C-family language Alu's semantics, shared by the C and CUDA preludes. They
@@ -16,7 +21,7 @@ public final class CPrelude {
      */
     static final String HELPERS = integerHelpers() + floatHelpers();
 
-    static final String TEXT = header() + HELPERS;
+    static final String TEXT = header() + HELPERS + laneHelpers();
 
     /**
      * The fixed-width integer types from the compiler's predefined macros (gcc, clang and nvcc all define
@@ -100,6 +105,45 @@ public final class CPrelude {
 
                 """;
     }
+
+    /**
+     * Helpers for the lanes of vectorised loops, which only a host C compiler sees (the CUDA prelude has {@link #HELPERS}
+     * alone): {@code kiln_every_other_T x N(dst, src)} sets {@code dst[k] = src[2k]} for {@code k < N} with two overlapping
+     * vector loads ({@code src[0..N-1]}, {@code src[N-1..2N-2]}: never past the last element read) and one permute;
+     * GCC vectorises no loop with a stride-2 load of exactly its vector's lanes, since its own loads would read one
+     * element past the last lane's. Without {@code __builtin_shufflevector}, an element at a time.
+     */
+    private static String laneHelpers() {
+        StringBuilder s = new StringBuilder("""
+                /* every other element into the lanes of a vectorised loop (see CPrelude) */
+                #if defined(__has_builtin)
+                #if __has_builtin(__builtin_shufflevector)
+                #define KILN_SHUFFLE_VECTOR 1
+                #endif
+                #endif
+                #ifdef KILN_SHUFFLE_VECTOR
+                #define KILN_EVERY_OTHER(name, T, N, ...) KILN_FN void name(T* dst, const T* src) { \\
+                    typedef T kiln_v __attribute__((vector_size(N * sizeof(T)))); \\
+                    kiln_v lo, hi; __builtin_memcpy(&lo, src, sizeof lo); __builtin_memcpy(&hi, src + N - 1, sizeof hi); \\
+                    kiln_v r = __builtin_shufflevector(lo, hi, __VA_ARGS__); __builtin_memcpy(dst, &r, sizeof r); }
+                #else
+                #define KILN_EVERY_OTHER(name, T, N, ...) KILN_FN void name(T* dst, const T* src) { \\
+                    for (int k = 0; k < N; k++) dst[k] = src[2 * k]; }
+                #endif
+                """);
+        for (String type : new String[] {"float", "double"}) {
+            for (int n : EVERY_OTHER_LANES) {
+                StringBuilder lanes = new StringBuilder();
+                for (int k = 0; k < n; k++) lanes.append(", ").append(2 * k < n ? 2 * k : 2 * k + 1); // lo's, then hi's (from n)
+                s.append("KILN_EVERY_OTHER(").append(everyOther(type.equals("float") ? DType.F32 : DType.F64, n)).append(", ").append(type)
+                        .append(", ").append(n).append(lanes).append(")\n");
+            }
+        }
+        return s.toString();
+    }
+
+    /** The name of the helper that fetches every other element of {@code dt} into {@code lanes} lanes. */
+    static String everyOther(DType dt, int lanes) { return "kiln_every_other_" + (dt == DType.F64 ? "f64" : "f32") + "x" + lanes; }
 
     /** Signed division, remainder, floor division and floor modulo: 0 for a zero divisor, no overflow for -1. */
     private static String integerHelpers() {
@@ -273,6 +317,29 @@ public final class CPrelude {
                 KILN_FN double kiln_max_f64(double a, double b) { return a != a ? a : a == 0 && b == 0 && __builtin_signbit(a) ? b : a >= b ? a : b; }
                 KILN_FN float kiln_min_f32(float a, float b) { return a != a ? a : a == 0 && b == 0 && __builtin_signbit(b) ? b : a <= b ? a : b; }
                 KILN_FN double kiln_min_f64(double a, double b) { return a != a ? a : a == 0 && b == 0 && __builtin_signbit(b) ? b : a <= b ? a : b; }
+                /* the same in the lanes of a vectorised loop: selects only, each a vector compare and blend (the forms above,
+                   if-converted, took half as long again in a max pooling); a NaN b fails the first compare and is the
+                   answer, and equal values are +-0 or the same bits, whose AND (max) or OR (min) is the answer */
+                KILN_FN float kiln_vmax_f32(float a, float b) {
+                    float m = a > b ? a : b;
+                    m = a == b ? kiln_f32_from_bits(kiln_f32_bits(a) & kiln_f32_bits(b)) : m;
+                    return a != a ? a : m;
+                }
+                KILN_FN double kiln_vmax_f64(double a, double b) {
+                    double m = a > b ? a : b;
+                    m = a == b ? kiln_f64_from_bits(kiln_f64_bits(a) & kiln_f64_bits(b)) : m;
+                    return a != a ? a : m;
+                }
+                KILN_FN float kiln_vmin_f32(float a, float b) {
+                    float m = a < b ? a : b;
+                    m = a == b ? kiln_f32_from_bits(kiln_f32_bits(a) | kiln_f32_bits(b)) : m;
+                    return a != a ? a : m;
+                }
+                KILN_FN double kiln_vmin_f64(double a, double b) {
+                    double m = a < b ? a : b;
+                    m = a == b ? kiln_f64_from_bits(kiln_f64_bits(a) | kiln_f64_bits(b)) : m;
+                    return a != a ? a : m;
+                }
 
                 /* Alu.threefry2x32: Threefry-2x32, 20 rounds; the low 32 bits of counter and key are word 0 */
                 KILN_FN uint64_t kiln_threefry(uint64_t counter, uint64_t key) {

@@ -41,7 +41,7 @@ import java.util.Optional;
  */
 public final class ClangDevice implements CompilingDevice {
     /** Renderer output format: bump when generated code changes meaning, so stale disk entries miss. */
-    private static final String RENDER_FORMAT = "4";
+    private static final String RENDER_FORMAT = "5";
     /** The same for {@link #library}'s hand-written sources (compiled as they are, without the kernels' prelude). */
     private static final String LIBRARY_FORMAT = "1";
 
@@ -55,7 +55,7 @@ public final class ClangDevice implements CompilingDevice {
         this.spec = spec;
         this.compiler = compiler;
         this.pipeline = new KernelPipeline<>(new CBackend(compiler, compiler.identity().with("render.format", RENDER_FORMAT),
-                new CpuInfo(WorkerPool.size(), compiler.vectorBytes(), false, true)), CACHE);
+                new CpuInfo(WorkerPool.size(), compiler.vectorBytes(), true, true)), CACHE);
     }
 
     /** What the CLANG device supplies to the pipeline: the CPU heuristic for its vectors, the C renderer, the C compiler. */

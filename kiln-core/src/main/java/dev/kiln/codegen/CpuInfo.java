@@ -7,8 +7,9 @@ package dev.kiln.codegen;
  * @param vectorBytes bytes of the preferred SIMD vector, e.g.
  *                    {@code jdk.incubator.vector.FloatVector.SPECIES_PREFERRED.vectorByteSize()}
  *                    (UPCAST and GROUP use {@code vectorBytes / itemSize} lanes)
- * @param stridedLanes the renderer loads every other element into vector lanes itself (the Java renderer: two loads
- *                     and a permute); a C compiler left to vectorise such loads made a pooling kernel ten times slower
+ * @param stridedLanes the renderer loads every other element into vector lanes itself with two loads and a permute
+ *                     (the Java renderer; the C renderer through {@code kiln_every_other_*}); a C compiler left to
+ *                     vectorise such loads made a pooling kernel ten times slower
  * @param maskedLanes  the renderer vectorises a reduction grouped with a remainder, so GROUP may leave one: the Java
  *                     renderer masks the last group's lanes; the C renderer runs the whole groups without their gates
  *                     and the last one apart ({@code LastGroupPeeling}), since GCC vectorises no loop whose loads are

@@ -137,6 +137,10 @@ public final class CudaRenderer extends CRenderer {
     @Override
     protected String unrollPragma(long extent) { return "#pragma unroll " + Math.min(extent, 64); }
 
+    /** A GPU thread runs its lanes one after the other, and the CUDA prelude has no lane helpers. */
+    @Override
+    protected boolean vectorisedLanes() { return false; }
+
     /** A loop over a symbolic size keeps one form on the GPU: its peeled form has not run on one. */
     @Override
     protected boolean peelsLastGroup() { return false; }

@@ -437,9 +437,30 @@ public final class Optimizer {
         Variable outer = fresh(loop.index().name() + "_o", loop.extent() / amount);
         Variable inner = fresh(loop.index().name() + "_ur", amount);
         Stmt.Block body = substitute(loop.body(), Map.of(loop.index(), UOp.variable(outer).mul(amount).add(UOp.variable(inner))));
-        Stmt.Loop split = new Stmt.Loop(outer, Stmt.LoopKind.REDUCE,
-                new Stmt.Block(List.of(new Stmt.Loop(inner, Stmt.LoopKind.UNROLL, body))));
-        return replace(program.body(), loop, List.of(split));
+        Stmt.Block unrolled = body.body().size() == 1 && body.body().getFirst() instanceof Stmt.Accumulate a && amount > 1
+                && (a.kind() == ReduceArg.Kind.MAX || a.kind() == ReduceArg.Kind.MIN) && !a.value().toposort().contains(a.register().uop())
+                ? extremumOfUnrolled(a, inner, amount)
+                : new Stmt.Block(List.of(new Stmt.Loop(inner, Stmt.LoopKind.UNROLL, body)));
+        return replace(program.body(), loop, List.of(new Stmt.Loop(outer, Stmt.LoopKind.REDUCE, unrolled)));
+    }
+
+    /**
+     * The unrolled copies of {@code acc = max(acc, value(inner))} (or min) as {@code t = value(0); t = max(t, value(k))}
+     * for the other copies, then {@code acc = max(acc, t)}: one step per group on the register's chain instead of one
+     * per copy, and the copies' own chain free to overlap the previous group's (a 3 x 3 max pooling waited on the
+     * latency of nine dependent maxima, each several instructions with Java's NaN and signed-zero rules). The same
+     * left-to-right fold, regrouped: max and min with those rules are associative, the first NaN included, so the
+     * result is bit for bit the chain's.
+     */
+    private Stmt.Block extremumOfUnrolled(Stmt.Accumulate a, Variable inner, int amount) {
+        Slot t = newRegister(a.register());
+        Variable rest = fresh(inner.name() + "_r", amount - 1);
+        UOp value = a.value();
+        return new Stmt.Block(List.of(
+                new Stmt.Define(t, substitute(value, Map.of(inner, UOp.index(0)))),
+                new Stmt.Loop(rest, Stmt.LoopKind.UNROLL, new Stmt.Block(List.of(
+                        new Stmt.Accumulate(t, a.kind(), substitute(value, Map.of(inner, UOp.variable(rest).add(1))))))),
+                new Stmt.Accumulate(a.register(), a.kind(), t.uop())));
     }
 
     /**

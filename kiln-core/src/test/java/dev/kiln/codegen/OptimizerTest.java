@@ -4,6 +4,7 @@ import dev.kiln.types.DType;
 import dev.kiln.types.Variable;
 import dev.kiln.Tensor;
 import dev.kiln.ir.Op;
+import dev.kiln.ir.ReduceArg;
 import dev.kiln.ir.Slot;
 import dev.kiln.ir.UOp;
 import dev.kiln.runtime.Buffer;
@@ -306,6 +307,36 @@ class OptimizerTest {
                 new int[] {1, 1}, new int[] {1, 1}, new int[] {1, 1}, 1));
         List<Opt> opts = Heuristics.defaultOpts(p, new CpuInfo(1, 16));
         assertThat(opts).contains(new Opt.Unroll(Optimizer.axes(p).size() - 1, 3));
+    }
+
+    /**
+     * UNROLL of a max (or min) reduction folds its copies into a register of their own and that once into the
+     * accumulator, so the accumulator's chain has one step per group of copies (the property tests above check the
+     * values bit for bit, max pooling and integer maxima and minima among them).
+     */
+    @Test
+    void unrolledMaximaFoldIntoARegisterOfTheirOwnFirst() {
+        KernelProgram p = onlyKernel(data(16, 6, 12).max(1));
+        KernelProgram q = Optimizer.apply(p, List.of(new Opt.Unroll(1, 4)));
+        Stmt.Loop outer = Optimizer.axes(q).get(1);
+        assertThat(outer.extent()).isEqualTo(3);
+        List<Stmt> body = outer.body().body();
+        assertThat(body).hasSize(3);
+        Slot copies = ((Stmt.Define) body.getFirst()).register();
+        assertThat(body.get(1)).isInstanceOfSatisfying(Stmt.Loop.class, rest -> {
+            assertThat(rest.kind()).isEqualTo(Stmt.LoopKind.UNROLL);
+            assertThat(rest.extent()).as("the copies after the first").isEqualTo(3);
+            assertThat(rest.body().body()).singleElement().isInstanceOfSatisfying(Stmt.Accumulate.class, a -> assertThat(a.register()).isEqualTo(copies));
+        });
+        assertThat(body.getLast()).isInstanceOfSatisfying(Stmt.Accumulate.class, a -> {
+            assertThat(a.kind()).isEqualTo(ReduceArg.Kind.MAX);
+            assertThat(a.register()).isNotEqualTo(copies);
+            assertThat(a.value()).isEqualTo(copies.uop());
+        });
+        // a sum keeps its order: its copies accumulate one by one
+        KernelProgram sum = Optimizer.apply(onlyKernel(data(16, 6, 12).sum(1)), List.of(new Opt.Unroll(1, 4)));
+        assertThat(Optimizer.axes(sum).get(1).body().body()).singleElement().isInstanceOfSatisfying(Stmt.Loop.class,
+                l -> assertThat(l.kind()).isEqualTo(Stmt.LoopKind.UNROLL));
     }
 
     @Test

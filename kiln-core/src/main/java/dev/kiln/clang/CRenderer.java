@@ -1,5 +1,6 @@
 package dev.kiln.clang;
 
+import dev.kiln.codegen.GatedBounds;
 import dev.kiln.codegen.Heuristics;
 import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Optimizer;
@@ -278,8 +279,9 @@ public class CRenderer extends CFamilyRenderer<Void> {
      * kiln_every_other_*}, two vector loads and a permute); the lane loop then reads the array. GCC leaves a loop with
      * such a load scalar (its vector loads would read past the last lane's element), and a 3 x 3 stride-2 max pooling
      * ran six times slower than the Java renderer's. Only for one lane loop of 4, 8 or 16 f32 or f64 lanes, an index
-     * range analysis keeps within the buffer for every lane (the elements between two lanes' are then in it too), and
-     * a load under no gate (or one that is always true).
+     * range analysis keeps within the buffer for every lane where the load's gate holds (the elements between two
+     * lanes' are then in it too), and a gate the same in every lane (a padded window's rows), under which the fetch
+     * reads the buffer's start instead.
      */
     private void fetchEveryOther(List<UOp> expressions) {
         if (lanes.size() != 1 || !vectorisedLanes()) return;
@@ -288,15 +290,21 @@ public class CRenderer extends CFamilyRenderer<Void> {
         if (Arrays.stream(CPrelude.EVERY_OTHER_LANES).noneMatch(c -> c == n)) return;
         for (UOp e : expressions) {
             for (UOp u : e.toposort()) {
-                if (u.op() != Op.LOAD || u.src().size() > 2 && !(u.src(2).isConst() && u.src(2).constLong() != 0) || known(u) != null || u.dtype() != DType.F32 && u.dtype() != DType.F64) continue;
+                if (u.op() != Op.LOAD || known(u) != null || u.dtype() != DType.F32 && u.dtype() != DType.F64) continue;
                 Slot p = u.src(0).slotArg();
-                if (p.dtype() != u.dtype() || !registersRead(u).isEmpty() || !inRange(u.src(1), p)
-                        || Heuristics.stride(u.src(1), lane.index()).orElse(0) != 2) continue;
+                UOp gate = gate(u);
+                if (p.dtype() != u.dtype() || !registersRead(u).isEmpty() || gate != null && gate.variables().contains(lane.index())
+                        || !inRange(u.src(1), p, gate) || Heuristics.stride(u.src(1), lane.index()).orElse(0) != 2
+                        || gate != null && program.sizes().get(p.index()) < 2L * n - 1) continue;
                 Expr<Void> first = ref(Optimizer.substitute(u.src(1), Map.of(lane.index(), UOp.index(0))));
+                // under a false gate (a padded window's rows above the image) the fetch reads from the buffer's start
+                Expr<Void> g = gate == null ? null : ref(gate);
+                String from = g == null ? first.text() : "(" + g.text() + " ? " + first.text() + " : 0)";
                 String array = valueName();
                 line(valueType(u.dtype()) + " " + array + "[" + n + "];");
-                line(CPrelude.everyOther(u.dtype(), n) + "(" + array + ", " + p.name() + " + " + first.text() + ");");
-                remember(u, atom(array + "[" + name(lane.index()) + "]"));
+                line(CPrelude.everyOther(u.dtype(), n) + "(" + array + ", " + p.name() + " + " + from + ");");
+                Expr<Void> lanes = atom(array + "[" + name(lane.index()) + "]");
+                remember(u, g == null ? lanes : cond(g, lanes, zero(u.dtype()), null));
             }
         }
     }
@@ -489,13 +497,24 @@ public class CRenderer extends CFamilyRenderer<Void> {
             case Q8_0, Q4_0 -> throw new IllegalArgumentException("kernel " + program.name() + " loads packed dtype " + dt);
             default -> atom(get);
         };
-        return inRange(u.src(1), p) ? read : cond(rangeCheck(index, p), read, zero(dt));
+        return inRange(u.src(1), p, gate(u)) ? read : cond(rangeCheck(index, p), read, zero(dt));
     }
 
-    /** Whether range analysis proves {@code index} within {@code p} for every iteration (then it needs no check). */
-    private boolean inRange(UOp index, Slot p) {
-        return index.vmin() >= 0 && index.vmax() < program.sizes().get(p.index());
+    /** A load's gate, or null for none or one that is always true. */
+    private static UOp gate(UOp load) {
+        return load.src().size() > 2 && !(load.src(2).isConst() && load.src(2).constLong() != 0) ? load.src(2) : null;
     }
+
+    /**
+     * Whether range analysis proves {@code index} within {@code p} for every iteration where {@code gate} holds (then
+     * it needs no check: a gated read happens only there).
+     */
+    private boolean inRange(UOp index, Slot p, UOp gate) {
+        long[] bounds = GatedBounds.of(index, gate);
+        return bounds[0] >= 0 && bounds[1] < program.sizes().get(p.index());
+    }
+
+    private boolean inRange(UOp index, Slot p) { return inRange(index, p, null); }
 
     /**
      * The run-time test of an index range analysis cannot bound: out of range, the access is skipped and

@@ -1,7 +1,7 @@
 package dev.kiln.cpu;
 
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 import java.lang.foreign.MemorySegment;
@@ -51,6 +51,29 @@ final class GemmDots {
         }
     }
 
+    /** Lane i + h moved to lane i, for h = L/2, L/4, L/8, L/16 (what lands in the other lanes is never read). */
+    private static final VectorShuffle<Float> HALF = fold(L / 2), QUARTER = fold(L / 4), EIGHTH = fold(L / 8), SIXTEENTH = fold(L / 16);
+
+    private static VectorShuffle<Float> fold(int h) {
+        if (L > 16) throw new IllegalStateException("GemmDots sums at most 16 lanes; the preferred float species has " + L);
+        return VectorShuffle.fromOp(S, i -> (i + h) % L);
+    }
+
+    /**
+     * The sum of v's lanes, halves added pairwise down to lane 0, always in this order. {@code reduceLanes(ADD)} leaves
+     * its order open, and HotSpot's compiled form sums in another order than the interpreted one: the same scores came
+     * out an ulp apart before and after the JIT compiled this class, so a decode step's logits depended on how warm the
+     * JVM was (and with activations quantised to Q8_0 an ulp can move a value across a rounding step and change a
+     * greedy answer).
+     */
+    static float sum(FloatVector v) {
+        v = v.add(v.rearrange(HALF));
+        if (L >= 4) v = v.add(v.rearrange(QUARTER));
+        if (L >= 8) v = v.add(v.rearrange(EIGHTH));
+        if (L >= 16) v = v.add(v.rearrange(SIXTEENTH));
+        return v.lane(0);
+    }
+
     /** The dot products of the rows at byte offsets {@code a0..a3} with the column at {@code bAt}, into {@code tmp[i * NR + j]}. */
     private static void dots(MemorySegment as, long a0, long a1, long a2, long a3, MemorySegment bs, long bAt, int k, float[] tmp, int j) {
         FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0;
@@ -63,8 +86,7 @@ final class GemmDots {
             s2 = FloatVector.fromMemorySegment(S, as, a2 + o, LE).fma(bv, s2);
             s3 = FloatVector.fromMemorySegment(S, as, a3 + o, LE).fma(bv, s3);
         }
-        float r0 = s0.reduceLanes(VectorOperators.ADD), r1 = s1.reduceLanes(VectorOperators.ADD),
-                r2 = s2.reduceLanes(VectorOperators.ADD), r3 = s3.reduceLanes(VectorOperators.ADD);
+        float r0 = sum(s0), r1 = sum(s1), r2 = sum(s2), r3 = sum(s3);
         for (; x < k; x++) {
             long o = 4L * x;
             float bv = bs.get(F, bAt + o);

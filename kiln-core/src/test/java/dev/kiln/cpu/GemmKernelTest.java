@@ -541,4 +541,23 @@ class GemmKernelTest {
             assertThat(mismatches(reference(c, bufs, new long[0], -1), bufs[0])).isEmpty();
         }
     }
+
+    /**
+     * {@link GemmDots} sums a vector's lanes in one fixed order (halves added pairwise down to one lane), the order it
+     * documents, so a dot product's bits do not depend on whether HotSpot has compiled the caller: {@code reduceLanes}
+     * summed in another order compiled than interpreted, and a decode step's logits changed as the JVM warmed up.
+     */
+    @Test
+    void dotsSumLanesInOneFixedPairwiseOrder() {
+        var species = jdk.incubator.vector.FloatVector.SPECIES_PREFERRED;
+        Random r = new Random(7);
+        for (int t = 0; t < 1000; t++) {
+            float[] lanes = new float[species.length()];
+            for (int i = 0; i < lanes.length; i++) lanes[i] = (float) (r.nextGaussian() * Math.pow(10, r.nextInt(8) - 4));
+            float[] want = lanes.clone();
+            for (int h = want.length / 2; h >= 1; h /= 2) for (int i = 0; i < h; i++) want[i] += want[i + h];
+            assertThat(GemmDots.sum(jdk.incubator.vector.FloatVector.fromArray(species, lanes, 0))).as("lanes %s", java.util.Arrays.toString(lanes))
+                    .isEqualTo(want[0]);
+        }
+    }
 }

@@ -20,8 +20,9 @@ import java.util.OptionalLong;
  * <p>A gate is read as a conjunction; each conjunct {@code c < e} or {@code e < c} with a constant {@code c} and an
  * expression {@code e} in which every variable moves by a constant stride bounds {@code e}. Where the index moves
  * with each of {@code e}'s variables by the same multiple {@code k} of {@code e}'s stride, the index is {@code k * e}
- * plus a part that does not depend on those variables, and {@code e}'s bound gives the index one. Other conjuncts
- * are ignored, which only loses precision.
+ * plus a part that does not depend on those variables, and {@code e}'s bound gives the index one; conjuncts over
+ * disjoint variables (a window's row and column) bound it together. Other conjuncts are ignored, which only loses
+ * precision.
  */
 public final class GatedBounds {
     private GatedBounds() {}
@@ -30,26 +31,47 @@ public final class GatedBounds {
     public static long[] of(UOp index, UOp gate) {
         long lo = index.vmin(), hi = index.vmax();
         if (gate == null) return new long[] {lo, hi};
+        List<Bound> lower = new ArrayList<>(), upper = new ArrayList<>();
         for (UOp c : conjuncts(gate)) {
-            if (c.op() != Op.CMPLT) continue;
+            if (c.op() != Op.CMPLT || !c.src(0).dtype().isInt()) continue; // an index condition, not a comparison of values
             boolean below = c.src(0).isConst(); // c < e: e >= c + 1; else e < c: e <= c - 1
             if (below == c.src(1).isConst()) continue;
             UOp e = below ? c.src(1) : c.src(0);
-            long bound = below ? c.src(0).constLong() + 1 : c.src(1).constLong() - 1;
             OptionalLong k = multiple(index, e);
             if (k.isEmpty() || k.getAsLong() == 0) continue;
-            // index = k * e + rest, rest free of e's variables: its range with them at 0, less k * e there
-            Map<Object, UOp> atZero = new HashMap<>();
-            for (Variable v : e.variables()) atZero.put(v, UOp.index(0));
-            UOp e0 = Optimizer.substitute(e, atZero);
-            if (!e0.isConst()) continue;
-            UOp rest = Optimizer.substitute(index, atZero);
-            long kk = k.getAsLong(), shift = kk * e0.constLong();
+            Bound b = new Bound(e, k.getAsLong(), below ? c.src(0).constLong() + 1 : c.src(1).constLong() - 1);
             // k * e is at least (at most) k * bound when k and the side agree in sign
-            if (below == kk > 0) lo = Math.max(lo, kk * bound + rest.vmin() - shift);
-            else hi = Math.min(hi, kk * bound + rest.vmax() - shift);
+            (below == b.k > 0 ? lower : upper).add(b);
         }
+        lo = Math.max(lo, combined(index, lower, true));
+        hi = Math.min(hi, combined(index, upper, false));
         return new long[] {lo, hi};
+    }
+
+    /** A conjunct's expression {@code e}, the index's multiple {@code k} of it, and the bound the gate puts on {@code e}. */
+    private record Bound(UOp e, long k, long bound) {}
+
+    /**
+     * The least (greatest) value of {@code index} where the bounds hold: with the bounds whose expressions share no
+     * variable, {@code index = sum(k * e) + rest}, rest free of their variables (the index moves with each of them
+     * by a constant, the matching multiple of e's stride, so it is affine in them); so a padded window's row and
+     * column conditions bound it together, as neither alone does at a corner.
+     */
+    private static long combined(UOp index, List<Bound> bounds, boolean least) {
+        Map<Object, UOp> atZero = new HashMap<>();
+        long sum = 0;
+        for (Bound b : bounds) {
+            if (b.e.variables().stream().anyMatch(atZero::containsKey)) continue;
+            Map<Object, UOp> own = new HashMap<>();
+            for (Variable v : b.e.variables()) own.put(v, UOp.index(0));
+            UOp e0 = Optimizer.substitute(b.e, own);
+            if (!e0.isConst()) continue;
+            atZero.putAll(own);
+            sum += b.k * b.bound - b.k * e0.constLong();
+        }
+        if (atZero.isEmpty()) return least ? Long.MIN_VALUE : Long.MAX_VALUE;
+        UOp rest = Optimizer.substitute(index, atZero);
+        return sum + (least ? rest.vmin() : rest.vmax());
     }
 
     /** {@code k} where {@code index} moves by {@code k} times {@code e}'s stride with each of {@code e}'s variables. */

@@ -35,6 +35,23 @@ class GatedBoundsTest {
     }
 
     /**
+     * At a corner a padded window's row and column conditions bound its index only together: the last channel's
+     * last row and column read one past the buffer where either gate is dropped.
+     */
+    @Test
+    void rowAndColumnGatesBoundTheIndexTogether() {
+        Variable c = new Variable("c", 0, 5), oh = new Variable("oh", 0, 18), r = new Variable("r", 0, 2),
+                ow = new Variable("ow", 0, 18), s = new Variable("s", 0, 2);
+        UOp row = v(r).add(v(oh).mul(2)), col = v(s).add(v(ow).mul(2)); // padded coordinates of a 37 x 37 image
+        UOp index = v(c).mul(37 * 37).add(row.add(-1).mul(37)).add(col.add(-1));
+        UOp rows = and(UOp.index(0).lt(row), row.lt(UOp.index(38))), cols = and(UOp.index(0).lt(col), col.lt(UOp.index(38)));
+        long last = 6L * 37 * 37 - 1;
+        assertThat(GatedBounds.of(index, rows)[1]).as("rows alone").isGreaterThan(last);
+        assertThat(GatedBounds.of(index, cols)[1]).as("columns alone").isGreaterThan(last);
+        assertThat(GatedBounds.of(index, and(rows, cols))).containsExactly(0L, last);
+    }
+
+    /**
      * Soundness: over random linear indices and gates (comparisons of linear expressions, often a multiple of the
      * index's own terms, with a constant), every index value an iteration with a true gate takes lies within the
      * bounds, by enumeration; and the gates do tighten them often (else the test would prove nothing).

@@ -288,6 +288,10 @@ final class GemmSide {
             packColPanelsByColumns(seg, b, r0, nr, c0, nc, dst, at, row);
             return;
         }
+        if (nGates == 0 && runStride == 1 && c0 % runLen + nc <= runLen) {
+            packContiguousRows(seg, b, r0, nr, c0, nc, dst, at);
+            return;
+        }
         final int w = NR;
         int panels = (nc + w - 1) / w;
         Arrays.fill(row, nc, panels * w, 0f);
@@ -299,6 +303,29 @@ final class GemmSide {
             for (int p = 0, d = at + r * w; p < panels; p++, d += panelSize) {
                 FloatVector.fromArray(S, row, p * w).intoArray(dst, d);
                 FloatVector.fromArray(S, row, p * w + L).intoArray(dst, d + L);
+            }
+        }
+    }
+
+    /**
+     * {@link #packColPanels} where each row's columns are one contiguous run (an unpadded 1 x 1 convolution's pixels, a
+     * row-major B): vectors straight from the segment into the panels, no staging row; the last panel's part by a bulk
+     * copy and zeros. Staged, B of SqueezeNet's 512 -> 64 convolution at 13 x 13 was written twice, and packing it
+     * took a third of the kernel.
+     */
+    private void packContiguousRows(MemorySegment seg, int b, int r0, int nr, int c0, int nc, float[] dst, int at) {
+        final int w = NR;
+        int full = nc / w, rest = nc - full * w, panelSize = nr * w;
+        for (int r = 0; r < nr; r++) {
+            long off = 4 * (batchAddr[b] + rowAddr[r0 + r] + colAddr[c0]);
+            int d = at + r * w;
+            for (int p = 0; p < full; p++, d += panelSize, off += 4L * w) {
+                FloatVector.fromMemorySegment(S, seg, off, ByteOrder.LITTLE_ENDIAN).intoArray(dst, d);
+                FloatVector.fromMemorySegment(S, seg, off + 4L * L, ByteOrder.LITTLE_ENDIAN).intoArray(dst, d + L);
+            }
+            if (rest > 0) {
+                MemorySegment.copy(seg, F, off, dst, d, rest);
+                Arrays.fill(dst, d + rest, d + w, 0f);
             }
         }
     }

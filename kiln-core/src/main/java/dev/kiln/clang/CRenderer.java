@@ -303,8 +303,8 @@ public class CRenderer extends CFamilyRenderer<Void> {
                 String array = valueName();
                 line(valueType(u.dtype()) + " " + array + "[" + n + "];");
                 line(CPrelude.everyOther(u.dtype(), n) + "(" + array + ", " + p.name() + " + " + from + ");");
-                Expr<Void> lanes = atom(array + "[" + name(lane.index()) + "]");
-                remember(u, g == null ? lanes : cond(g, lanes, zero(u.dtype()), null));
+                Expr<Void> fetched = atom(array + "[" + name(lane.index()) + "]");
+                remember(u, g == null ? fetched : cond(g, fetched, zero(u.dtype()), null));
             }
         }
     }

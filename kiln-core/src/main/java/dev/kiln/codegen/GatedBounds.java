@@ -39,7 +39,9 @@ public final class GatedBounds {
             UOp e = below ? c.src(1) : c.src(0);
             OptionalLong k = multiple(index, e);
             if (k.isEmpty() || k.getAsLong() == 0) continue;
-            Bound b = new Bound(e, k.getAsLong(), below ? c.src(0).constLong() + 1 : c.src(1).constLong() - 1);
+            long c0 = below ? c.src(0).constLong() : c.src(1).constLong();
+            if (c0 == (below ? Long.MAX_VALUE : Long.MIN_VALUE)) continue; // no e passes it: nothing to bound by
+            Bound b = new Bound(e, k.getAsLong(), below ? c0 + 1 : c0 - 1);
             // k * e is at least (at most) k * bound when k and the side agree in sign
             (below == b.k > 0 ? lower : upper).add(b);
         }
@@ -66,12 +68,21 @@ public final class GatedBounds {
             for (Variable v : b.e.variables()) own.put(v, UOp.index(0));
             UOp e0 = Optimizer.substitute(b.e, own);
             if (!e0.isConst()) continue;
+            try {
+                sum = Math.addExact(sum, Math.multiplyExact(b.k, Math.subtractExact(b.bound, e0.constLong())));
+            } catch (ArithmeticException overflow) {
+                continue; // a bound past the range of long bounds nothing
+            }
             atZero.putAll(own);
-            sum += b.k * b.bound - b.k * e0.constLong();
         }
-        if (atZero.isEmpty()) return least ? Long.MIN_VALUE : Long.MAX_VALUE;
+        long none = least ? Long.MIN_VALUE : Long.MAX_VALUE;
+        if (atZero.isEmpty()) return none;
         UOp rest = Optimizer.substitute(index, atZero);
-        return sum + (least ? rest.vmin() : rest.vmax());
+        try {
+            return Math.addExact(sum, least ? rest.vmin() : rest.vmax());
+        } catch (ArithmeticException overflow) {
+            return none;
+        }
     }
 
     /** {@code k} where {@code index} moves by {@code k} times {@code e}'s stride with each of {@code e}'s variables. */

@@ -292,7 +292,7 @@ public class CRenderer extends CFamilyRenderer<Void> {
             for (UOp u : e.toposort()) {
                 if (u.op() != Op.LOAD || known(u) != null || u.dtype() != DType.F32 && u.dtype() != DType.F64) continue;
                 Slot p = u.src(0).slotArg();
-                UOp gate = gate(u);
+                UOp gate = gateOf(u);
                 if (p.dtype() != u.dtype() || !registersRead(u).isEmpty() || gate != null && gate.variables().contains(lane.index())
                         || !inRange(u.src(1), p, gate) || Heuristics.stride(u.src(1), lane.index()).orElse(0) != 2
                         || gate != null && program.sizes().get(p.index()) < 2L * n - 1) continue;
@@ -497,12 +497,7 @@ public class CRenderer extends CFamilyRenderer<Void> {
             case Q8_0, Q4_0 -> throw new IllegalArgumentException("kernel " + program.name() + " loads packed dtype " + dt);
             default -> atom(get);
         };
-        return inRange(u.src(1), p, gate(u)) ? read : cond(rangeCheck(index, p), read, zero(dt));
-    }
-
-    /** A load's gate, or null for none or one that is always true. */
-    private static UOp gate(UOp load) {
-        return load.src().size() > 2 && !(load.src(2).isConst() && load.src(2).constLong() != 0) ? load.src(2) : null;
+        return inRange(u.src(1), p, gateOf(u)) ? read : cond(rangeCheck(index, p), read, zero(dt));
     }
 
     /**

@@ -437,8 +437,7 @@ public final class Optimizer {
         Variable outer = fresh(loop.index().name() + "_o", loop.extent() / amount);
         Variable inner = fresh(loop.index().name() + "_ur", amount);
         Stmt.Block body = substitute(loop.body(), Map.of(loop.index(), UOp.variable(outer).mul(amount).add(UOp.variable(inner))));
-        Stmt.Block unrolled = body.body().size() == 1 && body.body().getFirst() instanceof Stmt.Accumulate a && amount > 1
-                && (a.kind() == ReduceArg.Kind.MAX || a.kind() == ReduceArg.Kind.MIN) && !a.value().toposort().contains(a.register().uop())
+        Stmt.Block unrolled = amount > 1 && extremum(body) instanceof Stmt.Accumulate a
                 ? extremumOfUnrolled(a, inner, amount)
                 : new Stmt.Block(List.of(new Stmt.Loop(inner, Stmt.LoopKind.UNROLL, body)));
         return replace(program.body(), loop, List.of(new Stmt.Loop(outer, Stmt.LoopKind.REDUCE, unrolled)));
@@ -452,6 +451,12 @@ public final class Optimizer {
      * left-to-right fold, regrouped: max and min with those rules are associative, the first NaN included, so the
      * result is bit for bit the chain's.
      */
+    /** The body's one statement where it is a max or min accumulation of a value that does not read its register, else null. */
+    private static Stmt.Accumulate extremum(Stmt.Block body) {
+        return body.body().size() == 1 && body.body().getFirst() instanceof Stmt.Accumulate a
+                && (a.kind() == ReduceArg.Kind.MAX || a.kind() == ReduceArg.Kind.MIN) && !a.value().toposort().contains(a.register().uop()) ? a : null;
+    }
+
     private Stmt.Block extremumOfUnrolled(Stmt.Accumulate a, Variable inner, int amount) {
         Slot t = newRegister(a.register());
         Variable rest = fresh(inner.name() + "_r", amount - 1);

@@ -409,15 +409,21 @@ public abstract class CFamilyRenderer<T> {
         return new Expr<>(n, e.type(), ATOM);
     }
 
+    /** A load's gate, or null for none or one that is always true. */
+    protected static UOp gateOf(UOp load) {
+        return load.src().size() > 2 && !(load.src(2).isConst() && load.src(2).constLong() != 0) ? load.src(2) : null;
+    }
+
     private Expr<T> load(UOp u) {
         Slot p = u.src(0).slotArg();
         DType dt = u.dtype();
         if (dt != p.dtype()) throw new IllegalArgumentException("kernel " + program.name() + " loads " + dt + " from " + p.name() + " of " + p.dtype());
         Expr<T> index = elementIndex(u.src(1));
         Expr<T> read = read(u, p, index);
-        if (u.src().size() < 3 || u.src(2).isConst() && u.src(2).constLong() != 0) return read;
-        if (u.src(2).isConst()) return zero(dt, read.type());
-        Expr<T> gate = ref(u.src(2));
+        UOp g = gateOf(u);
+        if (g == null) return read;
+        if (g.isConst()) return zero(dt, read.type());
+        Expr<T> gate = ref(g);
         if (readsAtSafeIndex(p)) {
             // the read always happens, at element 0 where the gate is false, and its value is then dropped
             read = local(localType(u, read), read(u, p, cond(gate, index, zero(DType.I64, index.type()), index.type())));

@@ -281,18 +281,36 @@ final class GemmKernel {
                     int kc = Math.min(kcStep, p.k - pc);
                     boolean first = pc == 0;
                     TileEpilogue epilogue = pc + kc == p.k ? p.epilogue : null;
+                    // one K block and an epilogue of at most a value per row: full tiles go from the registers into C
+                    boolean direct = first && pc + kc == p.k && (epilogue == null || epilogue.runAddend(buffers) == null);
+                    float lower = epilogue == null ? Float.NEGATIVE_INFINITY : epilogue.lowerOrNone();
+                    float upper = epilogue == null ? Float.POSITIVE_INFINITY : epilogue.upperOrNone();
                     for (int ic = m0; ic < m1; ic += mcStep) {
                         int mc = Math.min(mcStep, m1 - ic);
                         int aAt = 0;
                         if (preA == null) p.a.packRows(as, b, ic, mc, pc, kc, ap, 0, s.row);
                         else aAt = aBase(p, b, pc) + ic * kc;
+                        if (direct) {
+                            for (int i = 0; i < mc; i++) {
+                                s.blockRowOff[i] = 4 * (cBase + p.cRow[ic + i]);
+                                s.blockRowAdd[i] = epilogue == null ? -0.0f : epilogue.rowAddend(b, ic + i, buffers);
+                            }
+                        }
                         for (int u = uc; u < ue; u++) {
                             int o = u / tiles, q = (u - o * tiles) * NR;
                             int at = im.imageBase(b, o) + q;
                             boolean narrow = im.qPerImage - q <= GemmMicroKernel.L;
                             int[] offs = s.offsets;
                             for (int k = 0; k < kc; k++) offs[k] = im.kOff[pc + k] + at;
+                            int n = fullTileColumn(p, o, q / NR, epilogue);
                             for (int ir = 0; ir < mc; ir += MR) {
+                                if (direct && n >= 0 && mc - ir >= MR) {
+                                    long col = 4 * p.cCol[n];
+                                    for (int i = 0; i < MR; i++) s.rowOff[i] = s.blockRowOff[ir + i] + col;
+                                    System.arraycopy(s.blockRowAdd, ir, s.rowAdd, 0, MR);
+                                    GemmMicroKernel.imageTileInto(ap, aAt + ir * kc, img, offs, kc, cs, s.rowOff, s.rowAdd, lower, upper);
+                                    continue;
+                                }
                                 GemmMicroKernel.imageSums(ap, aAt + ir * kc, img, offs, kc, Math.min(MR, mc - ir), narrow, s.tmp);
                                 storeImageTile(p, cs, cBase, ic + ir, Math.min(MR, mc - ir), o, q, first, s.tmp, epilogue, b, buffers);
                             }
@@ -302,6 +320,20 @@ final class GemmKernel {
             }
         }
     }
+
+    /**
+     * The output column of tile {@code t} of image {@code o} when the tile's {@code NR} lanes are all output columns,
+     * adjacent in C and storable from the registers by the epilogue (if any): else -1.
+     */
+    private static int fullTileColumn(GemmPlan p, int o, int t, TileEpilogue epilogue) {
+        PaddedImage im = p.image;
+        if (im.tileLanes[t] != FULL_TILE) return -1;
+        int n = o * im.outH * im.outW + im.tileFirst[t];
+        return p.contiguous[n] >= NR && (epilogue == null || epilogue.storableFromRegisters(n)) ? n : -1;
+    }
+
+    /** The lanes of a tile whose columns are all output columns. */
+    private static final long FULL_TILE = NR == 64 ? -1L : (1L << NR) - 1;
 
     /**
      * Stores (or adds) a tile of padded-image columns {@code [q, q + NR)} of image {@code o} into C, dropping the

@@ -82,6 +82,88 @@ final class GemmMicroKernel {
         else imageTile(a, ao, img, at, kc, tmp);
     }
 
+    /**
+     * A full image tile ({@link #MR} rows, all {@link #NR} lanes output columns adjacent in C) stored from the registers,
+     * as {@link #wideInto} stores a packed one: row i's floats at byte {@code off[i]} of {@code c} take
+     * {@code min(max(sum + add[i], lower), upper)}.
+     */
+    static void imageTileInto(float[] a, int ao, float[] img, int[] at, int kc, MemorySegment c, long[] off, float[] add, float lower, float upper) {
+        imageInto(a, ao, img, at, kc, c, off, add, lower, upper);
+    }
+
+    /** {@link #imageTileInto}'s loop: {@link #wideInto}'s, B's steps read from the image at {@code at[k]}. */
+    private static void imageInto(float[] a, int ao, float[] img, int[] at, int kc, MemorySegment c, long[] off, float[] add, float lower, float upper) {
+        FloatVector z = FloatVector.broadcast(S, -0.0f);
+        FloatVector c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z, c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z, c8_0 = z, c8_1 = z, c9_0 = z, c9_1 = z, c10_0 = z, c10_1 = z, c11_0 = z, c11_1 = z;
+        for (int k = 0, ak = ao; k < kc; k++, ak += MR) {
+            int bi = at[k];
+            FloatVector b0 = FloatVector.fromArray(S, img, bi);
+            FloatVector b1 = FloatVector.fromArray(S, img, bi + L);
+            FloatVector x = FloatVector.broadcast(S, a[ak + 0]);
+            c0_0 = x.fma(b0, c0_0);
+            c0_1 = x.fma(b1, c0_1);
+            x = FloatVector.broadcast(S, a[ak + 1]);
+            c1_0 = x.fma(b0, c1_0);
+            c1_1 = x.fma(b1, c1_1);
+            x = FloatVector.broadcast(S, a[ak + 2]);
+            c2_0 = x.fma(b0, c2_0);
+            c2_1 = x.fma(b1, c2_1);
+            x = FloatVector.broadcast(S, a[ak + 3]);
+            c3_0 = x.fma(b0, c3_0);
+            c3_1 = x.fma(b1, c3_1);
+            x = FloatVector.broadcast(S, a[ak + 4]);
+            c4_0 = x.fma(b0, c4_0);
+            c4_1 = x.fma(b1, c4_1);
+            x = FloatVector.broadcast(S, a[ak + 5]);
+            c5_0 = x.fma(b0, c5_0);
+            c5_1 = x.fma(b1, c5_1);
+            x = FloatVector.broadcast(S, a[ak + 6]);
+            c6_0 = x.fma(b0, c6_0);
+            c6_1 = x.fma(b1, c6_1);
+            x = FloatVector.broadcast(S, a[ak + 7]);
+            c7_0 = x.fma(b0, c7_0);
+            c7_1 = x.fma(b1, c7_1);
+            x = FloatVector.broadcast(S, a[ak + 8]);
+            c8_0 = x.fma(b0, c8_0);
+            c8_1 = x.fma(b1, c8_1);
+            x = FloatVector.broadcast(S, a[ak + 9]);
+            c9_0 = x.fma(b0, c9_0);
+            c9_1 = x.fma(b1, c9_1);
+            x = FloatVector.broadcast(S, a[ak + 10]);
+            c10_0 = x.fma(b0, c10_0);
+            c10_1 = x.fma(b1, c10_1);
+            x = FloatVector.broadcast(S, a[ak + 11]);
+            c11_0 = x.fma(b0, c11_0);
+            c11_1 = x.fma(b1, c11_1);
+        }
+        FloatVector lo = FloatVector.broadcast(S, lower), hi = FloatVector.broadcast(S, upper);
+        long half = 4L * L;
+        c0_0.add(add[0]).max(lo).min(hi).intoMemorySegment(c, off[0], LE);
+        c0_1.add(add[0]).max(lo).min(hi).intoMemorySegment(c, off[0] + half, LE);
+        c1_0.add(add[1]).max(lo).min(hi).intoMemorySegment(c, off[1], LE);
+        c1_1.add(add[1]).max(lo).min(hi).intoMemorySegment(c, off[1] + half, LE);
+        c2_0.add(add[2]).max(lo).min(hi).intoMemorySegment(c, off[2], LE);
+        c2_1.add(add[2]).max(lo).min(hi).intoMemorySegment(c, off[2] + half, LE);
+        c3_0.add(add[3]).max(lo).min(hi).intoMemorySegment(c, off[3], LE);
+        c3_1.add(add[3]).max(lo).min(hi).intoMemorySegment(c, off[3] + half, LE);
+        c4_0.add(add[4]).max(lo).min(hi).intoMemorySegment(c, off[4], LE);
+        c4_1.add(add[4]).max(lo).min(hi).intoMemorySegment(c, off[4] + half, LE);
+        c5_0.add(add[5]).max(lo).min(hi).intoMemorySegment(c, off[5], LE);
+        c5_1.add(add[5]).max(lo).min(hi).intoMemorySegment(c, off[5] + half, LE);
+        c6_0.add(add[6]).max(lo).min(hi).intoMemorySegment(c, off[6], LE);
+        c6_1.add(add[6]).max(lo).min(hi).intoMemorySegment(c, off[6] + half, LE);
+        c7_0.add(add[7]).max(lo).min(hi).intoMemorySegment(c, off[7], LE);
+        c7_1.add(add[7]).max(lo).min(hi).intoMemorySegment(c, off[7] + half, LE);
+        c8_0.add(add[8]).max(lo).min(hi).intoMemorySegment(c, off[8], LE);
+        c8_1.add(add[8]).max(lo).min(hi).intoMemorySegment(c, off[8] + half, LE);
+        c9_0.add(add[9]).max(lo).min(hi).intoMemorySegment(c, off[9], LE);
+        c9_1.add(add[9]).max(lo).min(hi).intoMemorySegment(c, off[9] + half, LE);
+        c10_0.add(add[10]).max(lo).min(hi).intoMemorySegment(c, off[10], LE);
+        c10_1.add(add[10]).max(lo).min(hi).intoMemorySegment(c, off[10] + half, LE);
+        c11_0.add(add[11]).max(lo).min(hi).intoMemorySegment(c, off[11], LE);
+        c11_1.add(add[11]).max(lo).min(hi).intoMemorySegment(c, off[11] + half, LE);
+    }
+
     /** The MR x NR tile of sums into {@code tmp} (row i at {@code i * NR}). */
     private static void wide(float[] a, int ao, float[] b, int bo, int kc, float[] tmp) {
         FloatVector z = FloatVector.broadcast(S, -0.0f);

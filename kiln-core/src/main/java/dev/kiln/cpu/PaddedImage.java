@@ -26,13 +26,19 @@ import java.util.List;
  * window offset picks its phase and its place in it, and output pixels one apart read phase pixels one apart. For a
  * fixed k, consecutive output columns are consecutive floats across rows too, if the columns
  * {@code outW <= ow < pitch} in between are computed as well. The tiles do that and drop them when they store
- * ({@code pitch - outW} of every {@code pitch} columns: 2 of 57 for a 3 x 3 convolution of a 55-wide image, 1 of 8
+ * ({@code pitch - outW} of every {@code pitch} columns: 1 of 56 for a 3 x 3 convolution of a 55-wide image, 1 of 8
  * for a stride-2 one of a 14-wide image).
+ *
+ * <p>With unit column strides, a row's right padding and the next row's left padding are the same zeros: the pitch is
+ * {@code wp} less the {@link #sharedColumns shared} columns (a 13-wide image padded by 1 has pitch 14, not 15: its
+ * 169 output pixels take 181 columns of the padded numbering, 192 lanes of the tiles instead of 208), and a plane ends
+ * with that many zeros, read past its last row.
  *
  * <p>It applies when B has exactly two gates (the image's rows and columns), the last two N variables are the
  * output's row and column with a positive coefficient (the stride) in one gate each, the image's columns are
  * adjacent in memory, every other variable moving a gate is a K variable (the window) whose address moves with the
- * gates alone, and the copy is at most {@link #MAX_FLOATS} floats.
+ * gates alone, and the copy is at most {@link #MAX_FLOATS} floats. A convolution without padding has no gates: its
+ * window is then read from the addresses alone ({@link #windowGates}).
  */
 final class PaddedImage {
     /** Most floats of a padded copy: larger images are packed as usual. */
@@ -71,15 +77,15 @@ final class PaddedImage {
     private final long[] planeSource;
     private final long loH, hiH, loW, hiW, rowStride;
 
-    private PaddedImage(int hp, int wp, int sh, int sw, int outH, int outW, int outers, int planesPerImage, int[] kOff, long[] planeSource,
+    private PaddedImage(int hp, int wp, int sh, int sw, int pitch, int outH, int outW, int outers, int planesPerImage, int[] kOff, long[] planeSource,
                         long loH, long hiH, long loW, long hiW, long rowStride) {
         this.hp = hp;
         this.wp = wp;
         this.sh = sh;
         this.sw = sw;
         this.phaseRows = phaseRows(hp, sh);
-        this.pitch = phaseRows(wp, sw);
-        this.planeFloats = (int) planeFloats(hp, wp, sh, sw);
+        this.pitch = pitch;
+        this.planeFloats = (int) planeFloats(hp, wp, sh, sw, pitch);
         this.outH = outH;
         this.outW = outW;
         this.qPerImage = (outH - 1) * pitch + outW;
@@ -108,8 +114,25 @@ final class PaddedImage {
     /** Rows (or columns) of a phase: {@code ceil(extent / stride)}. */
     private static int phaseRows(long extent, long stride) { return Math.toIntExact((extent + stride - 1) / stride); }
 
-    /** Floats of a plane of {@code hp x wp} padded pixels in {@code sh x sw} phases. */
-    private static long planeFloats(long hp, long wp, long sh, long sw) { return sh * sw * phaseRows(hp, sh) * (long) phaseRows(wp, sw); }
+    /**
+     * Floats of a plane of {@code hp x wp} padded pixels in {@code sh x sw} phases of rows {@code pitch} apart: the
+     * phases, and the columns the last row shares with what would follow it.
+     */
+    private static long planeFloats(long hp, long wp, long sh, long sw, long pitch) {
+        return sh * sw * phaseRows(hp, sh) * pitch + (phaseRows(wp, sw) - pitch);
+    }
+
+    /**
+     * How many of a row's last columns may also be the next row's first ones: with unit column strides, the zeros both
+     * sides of the image that every row has ({@code u0} on the left, {@code wp - u1} on the right), but no more than
+     * keeps a row's output columns apart from the next row's ({@code wp - outW}). Strided columns are dealt to phases
+     * whose rows have no such common zeros.
+     */
+    private static int sharedColumns(long sw, long wp, long outW, long loW, long hiW) {
+        if (sw != 1) return 0;
+        long u0 = Math.clamp(loW, 0, wp), u1 = Math.clamp(hiW, u0, wp);
+        return (int) Math.max(0, Math.min(Math.min(u0, wp - u1), wp - outW));
+    }
 
     /**
      * Per B element, what packing costs beside the multiply-adds of {@code m} rows, as that many rows' worth. Packing
@@ -150,9 +173,15 @@ final class PaddedImage {
      * when B is not a unit-stride convolution's image of a size worth copying.
      */
     static PaddedImage of(Contraction.Operand op, int[] batchVars, int[] kVars, int[] nVars, long[] ext) {
-        List<Contraction.Gate> gates = op.gates();
-        if (gates.size() != 2 || nVars.length < 2) return null;
+        if (nVars.length < 2) return null;
         for (long e : ext) if (e < 1) return null; // an empty run (a symbolic size of 0) computes nothing
+        if (op.gates().isEmpty()) {
+            List<Contraction.Gate> window = windowGates(op, kVars, nVars, ext);
+            if (window == null) return null;
+            op = new Contraction.Operand(op.param(), op.offset(), op.strides(), window);
+        }
+        List<Contraction.Gate> gates = op.gates();
+        if (gates.size() != 2) return null;
         int ow = nVars[nVars.length - 1], oh = nVars[nVars.length - 2];
         Contraction.Gate gw = gates.get(0).coeff(ow) > 0 ? gates.get(0) : gates.get(1), gh = gw == gates.get(0) ? gates.get(1) : gates.get(0);
         long sh = gh.coeff(oh), sw = gw.coeff(ow);
@@ -185,8 +214,9 @@ final class PaddedImage {
         long perImage = 1;
         for (int v : freeK) perImage *= ext[v];
         planes *= outers * perImage;
-        if (planes * (double) planeFloats(hp, wp, sh, sw) + SLACK > MAX_FLOATS) return null;
-        int planeFloats = (int) planeFloats(hp, wp, sh, sw), phaseRows = phaseRows(hp, sh), pitch = phaseRows(wp, sw);
+        int pitch = phaseRows(wp, sw) - sharedColumns(sw, wp, ext[ow], gw.lo(), gw.hi());
+        if (planes * (double) planeFloats(hp, wp, sh, sw, pitch) + SLACK > MAX_FLOATS) return null;
+        int planeFloats = (int) planeFloats(hp, wp, sh, sw, pitch), phaseRows = phaseRows(hp, sh);
         // reduction offsets: free K variables pick the plane, window variables a padded pixel (t, u) of it, which lies
         // in phase (t mod sh, u mod sw) at (t / sh, u / sw)
         long radix = planeFloats;
@@ -211,8 +241,47 @@ final class PaddedImage {
         long[] planeSource = new long[(int) planes];
         int p = 0;
         for (long b : sb) for (long o : so) for (long f : sf) planeSource[p++] = op.offset() + b + o + f;
-        return new PaddedImage((int) hp, (int) wp, (int) sh, (int) sw, (int) ext[oh], (int) ext[ow], (int) outers, (int) perImage, kOff, planeSource,
+        return new PaddedImage((int) hp, (int) wp, (int) sh, (int) sw, pitch, (int) ext[oh], (int) ext[ow], (int) outers, (int) perImage, kOff, planeSource,
                 gh.lo(), gh.hi(), gw.lo(), gw.hi(), rowStride);
+    }
+
+    /**
+     * The row and column gates an ungated B would have as a convolution's image, always true ({@code [0, MAX)}), read
+     * from its addresses; or null when they do not read as one. The output's row ({@code oh}, the next-to-last N
+     * variable) and column ({@code ow}, the last) step {@code R * sh} and {@code sw} floats, for an image row of
+     * {@code R} floats, {@code R} the largest stride of a window variable that divides {@code oh}'s. Window variables
+     * are the K variables that move less than the output's rows span; the others (input channels) are free, a plane
+     * each. A window variable's stride is {@code ch * R + cw}: {@code ch} image rows and {@code cw} columns. Any such
+     * split reads the same floats (the copy of pixel (t, u) is the source's {@code t * R + u}); it must only not read a
+     * column twice ({@code wp <= R}), and the window must move along every strided dimension, else most of the phases
+     * would be copied for nothing (a strided 1 x 1 convolution is packed).
+     */
+    static List<Contraction.Gate> windowGates(Contraction.Operand op, int[] kVars, int[] nVars, long[] ext) {
+        int oh = nVars[nVars.length - 2], ow = nVars[nVars.length - 1], nv = ext.length;
+        long sOh = op.stride(oh), sw = op.stride(ow);
+        if (sOh < 1 || sw < 1) return null;
+        long rows = sOh * ext[oh], r = 0;
+        for (int v : kVars) {
+            long s = op.stride(v);
+            if (s >= 1 && s < rows && ext[v] > 1 && sOh % s == 0) r = Math.max(r, s);
+        }
+        if (r <= sw || sOh % r != 0) return null;
+        long[] ch = new long[nv], cw = new long[nv];
+        ch[oh] = sOh / r;
+        cw[ow] = sw;
+        boolean rowsMove = ch[oh] == 1, columnsMove = sw == 1;
+        for (int v : kVars) {
+            long s = op.stride(v);
+            if (s < 0 || s >= rows || ext[v] == 1) continue;
+            ch[v] = s / r;
+            cw[v] = s % r;
+            rowsMove |= ch[v] > 0;
+            columnsMove |= cw[v] > 0;
+        }
+        long wSpan = 0;
+        for (int v = 0; v < nv; v++) wSpan += cw[v] * (ext[v] - 1);
+        if (!rowsMove || !columnsMove || wSpan + 1 > r) return null;
+        return List.of(new Contraction.Gate(ch, 0, Long.MAX_VALUE), new Contraction.Gate(cw, 0, Long.MAX_VALUE));
     }
 
     private static boolean contains(int[] a, int v) {
@@ -250,10 +319,10 @@ final class PaddedImage {
             fillPhases(seg, img, u0, u1, p0, p1);
             return;
         }
-        int at = p0 * planeFloats;
         for (int p = p0; p < p1; p++) {
             long source = planeSource[p];
-            for (int t = 0; t < hp; t++, at += wp) {
+            int at = p * planeFloats;
+            for (int t = 0; t < hp; t++, at += pitch) {
                 if (t < loH || t >= hiH || u0 == u1) {
                     Arrays.fill(img, at, at + wp, 0f);
                     continue;
@@ -263,7 +332,8 @@ final class PaddedImage {
                 if (u1 < wp) Arrays.fill(img, at + u1, at + wp, 0f);
             }
         }
-        if (p1 == planeSource.length) Arrays.fill(img, at, floats, 0f);
+        // the plane's last shared columns (written with its last row), then the slack
+        if (p1 == planeSource.length) Arrays.fill(img, p1 * planeFloats, floats, 0f);
     }
 
     /** A source row, staged for {@link #fillPhases}; grown on demand. */

@@ -111,7 +111,11 @@ class ContractionKernelTest {
                 Arguments.of("3x3 stride 2 pad 1, 20 planes of 66 x 66", new Case(new int[]{1, 20, 64, 64}, new int[]{8, 20, 3, 3}, 180,
                         (x, w) -> x.conv2d(w, null, new int[]{2, 2}, new int[]{1, 1}, null, 1))),
                 Arguments.of("stride 3, pad 1, 40 channels", new Case(new int[]{1, 8, 20, 22}, new int[]{40, 8, 3, 3}, 72,
-                        (x, w) -> x.conv2d(w, null, new int[]{3, 3}, new int[]{1, 1}, null, 1))));
+                        (x, w) -> x.conv2d(w, null, new int[]{3, 3}, new int[]{1, 1}, null, 1))),
+                Arguments.of("3x3 stride 2, no padding: the window read from the addresses", new Case(new int[]{1, 3, 47, 49}, new int[]{32, 3, 3, 3}, 27,
+                        (x, w) -> x.conv2d(w, null, new int[]{2, 2}, null, null, 1).relu())),
+                Arguments.of("3x3, no padding, batch 2", new Case(new int[]{2, 8, 11, 9}, new int[]{24, 8, 3, 3}, 72,
+                        (x, w) -> x.conv2d(w, null, null, null, null, 1))));
         return convs.flatMap(a -> Stream.of("force", "false").map(mode -> Arguments.of(mode, a.get()[0], a.get()[1])));
     }
 
@@ -153,6 +157,8 @@ class ContractionKernelTest {
                 Arguments.of("x · W + residual, full tiles stored from the registers", new int[]{48, 64}, new int[]{64, 64},
                         (BiFunction<Tensor, Tensor, Tensor>) Tensor::matmul,
                         (Function<Tensor, Tensor>) y -> y.add(TestGraphs.data(14, 48, 64).to(y.device()))),
+                Arguments.of("conv + bias + relu, 40 wide: full image tiles stored from the registers", new int[]{1, 8, 6, 40}, new int[]{24, 8, 3, 3},
+                        conv, (Function<Tensor, Tensor>) y -> y.add(bias24.reshape(24, 1, 1).to(y.device())).relu()),
                 Arguments.of("conv + bias + residual, relu, K 576 in two blocks", new int[]{1, 64, 9, 11}, new int[]{16, 64, 3, 3}, conv,
                         (Function<Tensor, Tensor>) y -> y.add(bias16.reshape(16, 1, 1).to(y.device())).add(TestGraphs.data(9, 1, 16, 9, 11).to(y.device())).relu()),
                 Arguments.of("conv + residual, relu (no bias: the residual is the first addend)", new int[]{1, 8, 12, 30}, new int[]{16, 8, 3, 3}, conv,

@@ -405,6 +405,74 @@ class GemmKernelTest {
         check(conv(1, 4, 6, 7, 5, 1, 2, true), new long[0]);
     }
 
+    /** {@code c} without B's gates: an unpadded convolution, as the lowering gives it (no bounds to test). */
+    static Contraction ungated(Contraction c) {
+        Operand b = c.b();
+        return new Contraction(c.vars(), c.a(), new Operand(b.param(), b.offset(), b.strides(), List.of()), c.c());
+    }
+
+    /** {@code c}'s plan with {@code kiln.gemm.paddedImage} at {@code mode} (read when a plan is made). */
+    private static GemmPlan planUnder(String mode, Contraction c) {
+        String before = System.getProperty("kiln.gemm.paddedImage");
+        System.setProperty("kiln.gemm.paddedImage", mode);
+        try {
+            return new GemmKernel(c).fullPlan();
+        } finally {
+            if (before == null) System.clearProperty("kiln.gemm.paddedImage");
+            else System.setProperty("kiln.gemm.paddedImage", before);
+        }
+    }
+
+    /**
+     * An unpadded convolution has no gates; its window is read from the addresses alone, and its image copied in
+     * stride phases as a padded one's. A strided 1 x 1 convolution, whose window moves no pixel, and a batched matmul
+     * with two N variables, are packed.
+     */
+    @Test
+    void unpaddedConvolutionsReadTheirImageFromTheAddresses() {
+        for (Contraction c : List.of(ungated(conv(2, 3, 16, 23, 3, 2, 0)), ungated(conv(1, 5, 13, 12, 3, 1, 0)),
+                ungated(conv(1, 2, 14, 21, 5, 3, 0)))) {
+            PaddedImage image = planUnder("force", c).image;
+            assertThat(image).as(c.toString()).isNotNull();
+            long sw = c.b().stride(3);
+            assertThat(image.pitch).as("no padding: no columns shared, " + c).isEqualTo((image.wp + sw - 1) / sw);
+            check(c, new long[0]);
+        }
+        assertThat(planUnder("force", ungated(conv(1, 4, 6, 9, 1, 2, 0))).image).as("1 x 1, stride 2").isNull();
+        List<Var> vars = List.of(v("b", Role.BATCH, 2), v("m", Role.M, 5), v("n1", Role.N, 6), v("n2", Role.N, 7), v("k", Role.K, 4));
+        Contraction bmm = new Contraction(vars, op(1, 0, 20, 4, 0, 0, 1), op(2, 0, 168, 0, 7, 1, 42), op(0, 0, 210, 42, 7, 1, 0));
+        assertThat(planUnder("force", bmm).image).as("batched matmul").isNull();
+        check(bmm, new long[0]);
+    }
+
+    /**
+     * With unit column strides a row's right padding is the next row's left padding: a 13-wide image padded by 1 is
+     * copied at pitch 14 (181 columns of the padded numbering for 169 pixels), a 55-wide one at 56; padding 3 of a
+     * 3-wide window shares only the 2 columns that keep a row's outputs apart from the next row's; strided columns
+     * share none.
+     */
+    @Test
+    void paddedRowsShareTheirZeroColumns() {
+        assertThat(planUnder("force", conv(1, 4, 12, 13, 3, 1, 1)).image.pitch).isEqualTo(14);
+        assertThat(planUnder("force", conv(1, 4, 12, 13, 3, 1, 1)).image.qPerImage).isEqualTo(181);
+        assertThat(planUnder("force", conv(1, 4, 12, 55, 3, 1, 1)).image.pitch).isEqualTo(56);
+        assertThat(planUnder("force", conv(1, 4, 12, 10, 3, 1, 3)).image.pitch).isEqualTo(14);
+        assertThat(planUnder("force", conv(1, 4, 12, 13, 3, 2, 1)).image.pitch).isEqualTo(8);
+        check(conv(3, 4, 12, 13, 3, 1, 1), new long[0]);  // several planes, each ending in its shared zeros
+        check(conv(1, 4, 12, 10, 3, 1, 3), new long[0]);
+    }
+
+    /**
+     * Full image tiles (all NR lanes output columns, MR rows) go from the registers straight into C; the rest through
+     * the tile's scratch: a 40-wide image has both, and 28 rows leave a 4-row edge.
+     */
+    @Test
+    void fullImageTilesAreStoredFromTheRegisters() {
+        Contraction c = conv(1, 6, 28, 40, 3, 1, 1);
+        assertThat(planUnder("auto", c).image).isNotNull();
+        check(c, new long[0]);
+    }
+
     @Test
     void convolutionsWithTheGatedInputAsA() {
         // the image as A (M = output pixels, runs along K), the weights as B

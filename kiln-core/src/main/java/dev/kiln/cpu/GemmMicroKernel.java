@@ -85,14 +85,10 @@ final class GemmMicroKernel {
     /**
      * A full image tile ({@link #MR} rows, all {@link #NR} lanes output columns adjacent in C) stored from the registers,
      * as {@link #wideInto} stores a packed one: row i's floats at byte {@code off[i]} of {@code c} take
-     * {@code min(max(sum + add[i], lower), upper)}.
+     * {@code min(max(sum + add[i], lower), upper)}. {@link #wideInto}'s loop, B's steps read from the image at
+     * {@code at[k]}.
      */
     static void imageTileInto(float[] a, int ao, float[] img, int[] at, int kc, MemorySegment c, long[] off, float[] add, float lower, float upper) {
-        imageInto(a, ao, img, at, kc, c, off, add, lower, upper);
-    }
-
-    /** {@link #imageTileInto}'s loop: {@link #wideInto}'s, B's steps read from the image at {@code at[k]}. */
-    private static void imageInto(float[] a, int ao, float[] img, int[] at, int kc, MemorySegment c, long[] off, float[] add, float lower, float upper) {
         FloatVector z = FloatVector.broadcast(S, -0.0f);
         FloatVector c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z, c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z, c8_0 = z, c8_1 = z, c9_0 = z, c9_1 = z, c10_0 = z, c10_1 = z, c11_0 = z, c11_1 = z;
         for (int k = 0, ak = ao; k < kc; k++, ak += MR) {

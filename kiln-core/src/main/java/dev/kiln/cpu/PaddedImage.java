@@ -10,6 +10,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.LongStream;
 
 /**
  * B of a convolution, read by the register tiles straight from a zero-padded copy of its image instead of being
@@ -249,27 +250,39 @@ final class PaddedImage {
      * The row and column gates an ungated B would have as a convolution's image, always true ({@code [0, MAX)}), read
      * from its addresses; or null when they do not read as one. The output's row ({@code oh}, the next-to-last N
      * variable) and column ({@code ow}, the last) step {@code R * sh} and {@code sw} floats, for an image row of
-     * {@code R} floats, {@code R} the largest stride of a window variable that divides {@code oh}'s. Window variables
-     * are the K variables that move less than the output's rows span; the others (input channels) are free, a plane
-     * each. A window variable's stride is {@code ch * R + cw}: {@code ch} image rows and {@code cw} columns. Any such
-     * split reads the same floats (the copy of pixel (t, u) is the source's {@code t * R + u}); it must only not read a
-     * column twice ({@code wp <= R}), and the window must move along every strided dimension, else most of the phases
-     * would be copied for nothing (a strided 1 x 1 convolution is packed).
+     * {@code R} floats. Window variables are the K variables that move less than the output's rows span; the others
+     * (input channels) are free, a plane each. A window variable's stride is {@code ch * R + cw}: {@code ch} image
+     * rows and {@code cw} columns. Any such split reads the same floats (the copy of pixel (t, u) is the source's
+     * {@code t * R + u}); it must only not read a column twice ({@code wp <= R}), and the window must move along every
+     * strided dimension, else most of the phases would be copied for nothing (a strided 1 x 1 convolution is packed).
+     * {@code R} is the largest candidate that splits so: {@code oh}'s stride (unit row stride), or a window variable's
+     * stride that divides it (a strided window's row step; a dilated one's row step is {@code oh}'s stride times the
+     * dilation, and divides nothing).
      */
     static List<Contraction.Gate> windowGates(Contraction.Operand op, int[] kVars, int[] nVars, long[] ext) {
-        int oh = nVars[nVars.length - 2], ow = nVars[nVars.length - 1], nv = ext.length;
+        int oh = nVars[nVars.length - 2], ow = nVars[nVars.length - 1];
         long sOh = op.stride(oh), sw = op.stride(ow);
         if (sOh < 1 || sw < 1) return null;
-        long rows = sOh * ext[oh], r = 0;
-        for (int v : kVars) {
-            long s = op.stride(v);
-            if (s >= 1 && s < rows && ext[v] > 1 && sOh % s == 0) r = Math.max(r, s);
+        long rows = sOh * ext[oh];
+        long[] candidates = LongStream.concat(LongStream.of(sOh),
+                Arrays.stream(kVars).filter(v -> ext[v] > 1).mapToLong(op::stride).filter(s -> s >= 1 && s < rows && sOh % s == 0))
+                .distinct().sorted().toArray();
+        for (int i = candidates.length - 1; i >= 0; i--) {
+            List<Contraction.Gate> gates = windowGates(op, kVars, oh, ow, ext, rows, candidates[i]);
+            if (gates != null) return gates;
         }
-        if (r <= sw || sOh % r != 0) return null;
+        return null;
+    }
+
+    /** {@link #windowGates} for image rows of {@code r} floats, or null when B does not split so. */
+    private static List<Contraction.Gate> windowGates(Contraction.Operand op, int[] kVars, int oh, int ow, long[] ext, long rows, long r) {
+        long sw = op.stride(ow);
+        if (r <= sw) return null;
+        int nv = ext.length;
         long[] ch = new long[nv], cw = new long[nv];
-        ch[oh] = sOh / r;
+        ch[oh] = op.stride(oh) / r;
         cw[ow] = sw;
-        boolean rowsMove = ch[oh] == 1, columnsMove = sw == 1;
+        boolean rowsMove = ch[oh] == 1, columnsMove = sw == 1, window = false;
         for (int v : kVars) {
             long s = op.stride(v);
             if (s < 0 || s >= rows || ext[v] == 1) continue;
@@ -277,10 +290,11 @@ final class PaddedImage {
             cw[v] = s % r;
             rowsMove |= ch[v] > 0;
             columnsMove |= cw[v] > 0;
+            window = true;
         }
         long wSpan = 0;
         for (int v = 0; v < nv; v++) wSpan += cw[v] * (ext[v] - 1);
-        if (!rowsMove || !columnsMove || wSpan + 1 > r) return null;
+        if (!window || !rowsMove || !columnsMove || wSpan + 1 > r) return null;
         return List.of(new Contraction.Gate(ch, 0, Long.MAX_VALUE), new Contraction.Gate(cw, 0, Long.MAX_VALUE));
     }
 

@@ -115,7 +115,11 @@ class ContractionKernelTest {
                 Arguments.of("3x3 stride 2, no padding: the window read from the addresses", new Case(new int[]{1, 3, 47, 49}, new int[]{32, 3, 3, 3}, 27,
                         (x, w) -> x.conv2d(w, null, new int[]{2, 2}, null, null, 1).relu())),
                 Arguments.of("3x3, no padding, batch 2", new Case(new int[]{2, 8, 11, 9}, new int[]{24, 8, 3, 3}, 72,
-                        (x, w) -> x.conv2d(w, null, null, null, null, 1))));
+                        (x, w) -> x.conv2d(w, null, null, null, null, 1))),
+                Arguments.of("3x3 dilated 2, no padding", new Case(new int[]{1, 8, 15, 17}, new int[]{16, 8, 3, 3}, 72,
+                        (x, w) -> x.conv2d(w, null, null, null, new int[]{2, 2}, 1))),
+                Arguments.of("3x3 stride 2, dilated 2, no padding", new Case(new int[]{1, 8, 19, 21}, new int[]{16, 8, 3, 3}, 72,
+                        (x, w) -> x.conv2d(w, null, new int[]{2, 2}, null, new int[]{2, 2}, 1))));
         return convs.flatMap(a -> Stream.of("force", "false").map(mode -> Arguments.of(mode, a.get()[0], a.get()[1])));
     }
 

@@ -177,7 +177,7 @@ final class GemmKernel {
             // worker with 32 would wait for nothing while the other has 17 (the same conv, weights prepacked:
             // 2.35 -> 2.28 ms; M 2048, N 49, K 512: 0.81 -> 0.79 ms).
             int nPanels = (nUnits + nAlign - 1) / nAlign;
-            boolean byM = p.m >= workers * MR && (nPanels <= workers || p.m >= p.n && nPanels >= 4 * workers || unevenTiles(p, img != null, nPanels, workers));
+            boolean byM = p.m >= workers * MR && (nPanels <= workers || p.m >= p.n && nPanels >= 4 * workers || unevenPanels(p, img != null || sharesPackedB(p, pre), nPanels, workers));
             if (byM && img == null && (pre == null || pre.b() == null)) pre = packSharedB(p, pre, bs, workers);
             // balanced shares (WorkerPool.balancedShares) where no share packs what another packs too: by M with B
             // packed once, by N with A prepacked; else one share a worker
@@ -197,13 +197,21 @@ final class GemmKernel {
     }
 
     /**
-     * Whether a padded image's few tiles fall unevenly on the workers while the rows would not: ResNet-50's 3 x 3
-     * convolutions at 14 x 14 have 7 tiles of 32 columns, 4 for one worker and 3 for the other, and 22 panels of rows.
-     * Split by rows (690-720 -> 580-606 us each, in the whole model), both workers read the whole image (a few hundred
-     * KB), and each half of the weights.
+     * Whether B's few panels (of packed columns, or a padded image's tiles) would fall unevenly on the workers while the
+     * rows would not, and a split by rows packs nothing twice ({@code shared}: B read from one image or one packed copy).
+     * ResNet-50's convolutions at 14 x 14 have 7 panels of 32 columns, 4 for one worker and 3 for the other, and 22 or
+     * more panels of rows. Split by rows, each worker also reads only half of the weights: in the whole model (two
+     * pairs, alternating) its 3 x 3 convolutions there went from 690-720 to 580-606 us each, its 1 x 1 ones from
+     * 433-482 to 364-394 us.
      */
-    static boolean unevenTiles(GemmPlan p, boolean image, int tiles, int workers) {
-        return image && tiles % workers != 0 && tiles < 4 * workers && p.m >= 2 * workers * MR;
+    static boolean unevenPanels(GemmPlan p, boolean shared, int panels, int workers) {
+        return shared && panels % workers != 0 && panels < 4 * workers && p.m >= 2 * workers * MR;
+    }
+
+    /** Whether the workers of a split by rows read one packed B: prepacked, or packed once per run ({@link #packSharedB}). */
+    private static boolean sharesPackedB(GemmPlan p, Prepacked pre) {
+        return pre != null && pre.b() != null
+                || (long) p.batches * roundUp(p.n, NR) * p.k <= SHARED_B_MAX && roundUp(p.n, NR) <= Math.max(KC, NC);
     }
 
     /**

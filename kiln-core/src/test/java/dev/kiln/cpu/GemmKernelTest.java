@@ -474,18 +474,23 @@ class GemmKernelTest {
     }
 
     /**
-     * An image of few tiles that the workers would share unevenly (14 x 14 padded by 1: 7 tiles of 32 columns) is split
-     * by rows instead; every row of C is still written once, right.
+     * B of few panels that the workers would share unevenly (7 panels of 32 columns: a 14 x 14 image padded by 1, or 200
+     * packed columns) is split by rows instead, B read from one image or one packed copy; every element of C is still
+     * written once, right.
      */
     @Test
-    void fewImageTilesSplitUnevenlyAreSplitByRows() {
+    void fewPanelsSplitUnevenlyAreSplitByRows() {
         Contraction c = conv(1, 16, 60, 14, 3, 1, 1);
         GemmPlan p = planUnder("auto", c);
         assertThat(p.image).isNotNull();
-        assertThat(GemmKernel.unevenTiles(p, true, p.image.outers * ((p.image.qPerImage + GemmMicroKernel.NR - 1) / GemmMicroKernel.NR), 2)).isTrue();
-        assertThat(GemmKernel.unevenTiles(planUnder("auto", conv(1, 16, 60, 13, 3, 1, 1)), true, 6, 2)).as("13 x 13: 6 tiles").isFalse();
+        assertThat(GemmKernel.unevenPanels(p, true, p.image.outers * ((p.image.qPerImage + GemmMicroKernel.NR - 1) / GemmMicroKernel.NR), 2)).isTrue();
+        assertThat(GemmKernel.unevenPanels(planUnder("auto", conv(1, 16, 60, 13, 3, 1, 1)), true, 6, 2)).as("13 x 13: 6 tiles").isFalse();
         check(c, new long[0]);
         check(conv(1, 16, 61, 14, 3, 2, 1), new long[0]); // stride 2: 7 x 7 out, rows not a multiple of the tile's
+        Contraction mm = matmul(100, 200, 64, false, false, false, 0);
+        assertThat(GemmKernel.unevenPanels(new GemmKernel(mm).fullPlan(), true, 7, 2)).isTrue();
+        check(mm, new long[0]);
+        check(matmul(100, 200, 64, false, true, false, 0), new long[0]);
     }
 
     @Test

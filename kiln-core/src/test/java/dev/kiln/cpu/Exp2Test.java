@@ -32,6 +32,18 @@ class Exp2Test {
         check(x, "exp2fLanes(", true);
     }
 
+    /**
+     * Every float whose 2^x is subnormal ([-150, -126), about 1.7 million), where the helper rounds its own value to the
+     * subnormal grid instead of calling Math.pow, and the odd count leaves every element to the scalar helper.
+     */
+    @Test
+    void f32Exp2EqualsTheInterpreterForEverySubnormalResult() {
+        int from = Float.floatToRawIntBits(-126f) + 1, to = Float.floatToRawIntBits(-150f);
+        float[] x = new float[(to - from + 1) | 1];
+        for (int i = 0; i < x.length; i++) x[i] = Float.intBitsToFloat(Math.min(to, from + i));
+        check(x, "exp2f(", false);
+    }
+
     /** The sample, with {@code extra} more values (zeros and the special values again) at the end. */
     private static float[] inputs(int extra) {
         int sweep = 1 << 20, n = 2 * sweep + SPECIAL.length;

@@ -443,6 +443,12 @@ public final class Optimizer {
         return replace(program.body(), loop, List.of(new Stmt.Loop(outer, Stmt.LoopKind.REDUCE, unrolled)));
     }
 
+    /** The body's one statement where it is a max or min accumulation of a value that does not read its register, else null. */
+    private static Stmt.Accumulate extremum(Stmt.Block body) {
+        return body.body().size() == 1 && body.body().getFirst() instanceof Stmt.Accumulate a
+                && (a.kind() == ReduceArg.Kind.MAX || a.kind() == ReduceArg.Kind.MIN) && !a.value().toposort().contains(a.register().uop()) ? a : null;
+    }
+
     /**
      * The unrolled copies of {@code acc = max(acc, value(inner))} (or min) as {@code t = value(0); t = max(t, value(k))}
      * for the other copies, then {@code acc = max(acc, t)}: one step per group on the register's chain instead of one
@@ -451,12 +457,6 @@ public final class Optimizer {
      * left-to-right fold, regrouped: max and min with those rules are associative, the first NaN included, so the
      * result is bit for bit the chain's.
      */
-    /** The body's one statement where it is a max or min accumulation of a value that does not read its register, else null. */
-    private static Stmt.Accumulate extremum(Stmt.Block body) {
-        return body.body().size() == 1 && body.body().getFirst() instanceof Stmt.Accumulate a
-                && (a.kind() == ReduceArg.Kind.MAX || a.kind() == ReduceArg.Kind.MIN) && !a.value().toposort().contains(a.register().uop()) ? a : null;
-    }
-
     private Stmt.Block extremumOfUnrolled(Stmt.Accumulate a, Variable inner, int amount) {
         Slot t = newRegister(a.register());
         Variable rest = fresh(inner.name() + "_r", amount - 1);

@@ -72,6 +72,28 @@ final class GemmKernel {
             if (a.length < aSize) a = new float[aSize];
             if (b.length < bSize) b = new float[bSize];
         }
+
+        /**
+         * What the tiles stored from the registers need per row of the block of {@code mc} rows from {@code ic}, once
+         * for all the block's columns (a tile of 16 steps took as long as finding its rows' addresses and addends anew):
+         * C's byte offsets, the epilogue's value per row, and the run addend's byte offsets (0 without {@code run}).
+         */
+        void blockRows(GemmPlan p, int batch, long cBase, int ic, int mc, TileEpilogue epilogue, MemorySegment run, MemorySegment[] buffers) {
+            for (int i = 0; i < mc; i++) {
+                blockRowOff[i] = 4 * (cBase + p.cRow[ic + i]);
+                blockRowAdd[i] = epilogue == null ? -0.0f : epilogue.rowAddend(batch, ic + i, buffers);
+                blockRunOff[i] = run == null ? 0 : epilogue.runAddendRow(batch, ic + i);
+            }
+        }
+
+        /** {@link #blockRows} of the tile from block row {@code ir}, at C's column {@code col} and the run's {@code runCol} (bytes). */
+        void tileRows(int ir, long col, long runCol) {
+            for (int i = 0; i < MR; i++) {
+                rowOff[i] = blockRowOff[ir + i] + col;
+                runOff[i] = blockRunOff[ir + i] + runCol;
+            }
+            System.arraycopy(blockRowAdd, ir, rowAdd, 0, MR);
+        }
     }
 
     /** A GEMM whose caller runs the epilogue, if any, after {@link #run}. */
@@ -209,9 +231,11 @@ final class GemmKernel {
     }
 
     /** Whether the workers of a split by rows read one packed B: prepacked, or packed once per run ({@link #packSharedB}). */
-    private static boolean sharesPackedB(GemmPlan p, Prepacked pre) {
-        return pre != null && pre.b() != null
-                || (long) p.batches * roundUp(p.n, NR) * p.k <= SHARED_B_MAX && roundUp(p.n, NR) <= Math.max(KC, NC);
+    private static boolean sharesPackedB(GemmPlan p, Prepacked pre) { return pre != null && pre.b() != null || sharedBFits(p); }
+
+    /** Whether B is small enough to be packed once per run for all workers ({@link #packSharedB}). */
+    private static boolean sharedBFits(GemmPlan p) {
+        return (long) p.batches * roundUp(p.n, NR) * p.k <= SHARED_B_MAX && roundUp(p.n, NR) <= Math.max(KC, NC);
     }
 
     /**
@@ -231,8 +255,8 @@ final class GemmKernel {
      * {@code pre} unchanged when B is too large for it.
      */
     private static Prepacked packSharedB(GemmPlan p, Prepacked pre, MemorySegment bs, int workers) {
+        if (!sharedBFits(p)) return pre;
         long size = (long) p.batches * roundUp(p.n, NR) * p.k;
-        if (size > SHARED_B_MAX || roundUp(p.n, NR) > Math.max(KC, NC)) return pre;
         float[][] holder = SHARED_B.get();
         if (holder[0].length < size) holder[0] = new float[(int) size];
         float[] b = holder[0];
@@ -308,12 +332,7 @@ final class GemmKernel {
                         int aAt = 0;
                         if (preA == null) p.a.packRows(as, b, ic, mc, pc, kc, ap, 0, s.row);
                         else aAt = aBase(p, b, pc) + ic * kc;
-                        if (direct) {
-                            for (int i = 0; i < mc; i++) {
-                                s.blockRowOff[i] = 4 * (cBase + p.cRow[ic + i]);
-                                s.blockRowAdd[i] = epilogue == null ? -0.0f : epilogue.rowAddend(b, ic + i, buffers);
-                            }
-                        }
+                        if (direct) s.blockRows(p, b, cBase, ic, mc, epilogue, null, buffers);
                         for (int u = uc; u < ue; u++) {
                             int o = u / tiles, q = (u - o * tiles) * NR;
                             int at = im.imageBase(b, o) + q;
@@ -323,9 +342,7 @@ final class GemmKernel {
                             int n = fullTileColumn(p, o, q / NR, epilogue);
                             for (int ir = 0; ir < mc; ir += MR) {
                                 if (direct && n >= 0 && mc - ir >= MR) {
-                                    long col = 4 * p.cCol[n];
-                                    for (int i = 0; i < MR; i++) s.rowOff[i] = s.blockRowOff[ir + i] + col;
-                                    System.arraycopy(s.blockRowAdd, ir, s.rowAdd, 0, MR);
+                                    s.tileRows(ir, 4 * p.cCol[n], 0);
                                     GemmMicroKernel.imageTileInto(ap, aAt + ir * kc, img, offs, kc, cs, s.rowOff, s.rowAdd, lower, upper);
                                     continue;
                                 }
@@ -509,27 +526,14 @@ final class GemmKernel {
                         int aAt = 0;
                         if (preA == null) p.a.packRows(as, b, ic, mc, pc, kc, ap, 0, s.row);
                         else aAt = aBase(p, b, pc) + ic * kc;
-                        if (direct) {
-                            // what the tiles stored from the registers need per row, once for all the block's columns (a
-                            // tile of 16 steps took as long as finding its rows' addresses and addends anew)
-                            for (int i = 0; i < mc; i++) {
-                                s.blockRowOff[i] = 4 * (cBase + p.cRow[ic + i]);
-                                s.blockRowAdd[i] = epilogue == null ? -0.0f : epilogue.rowAddend(b, ic + i, buffers);
-                                s.blockRunOff[i] = run == null ? 0 : epilogue.runAddendRow(b, ic + i);
-                            }
-                        }
+                        if (direct) s.blockRows(p, b, cBase, ic, mc, epilogue, run, buffers);
                         for (int jr = 0; jr < nc; jr += NR) {
                             int nr = Math.min(NR, nc - jr), n = jc + jr;
                             boolean contiguous = p.contiguous[n] >= nr;
                             for (int ir = 0; ir < mc; ir += MR) {
                                 int mr = Math.min(MR, mc - ir);
                                 if (direct && nr == NR && mr == MR && contiguous && (epilogue == null || epilogue.storableFromRegisters(n))) {
-                                    long col = 4 * p.cCol[n], runCol = run == null ? 0 : epilogue.runAddendColumn(n);
-                                    for (int i = 0; i < MR; i++) {
-                                        s.rowOff[i] = s.blockRowOff[ir + i] + col;
-                                        s.runOff[i] = s.blockRunOff[ir + i] + runCol;
-                                    }
-                                    System.arraycopy(s.blockRowAdd, ir, s.rowAdd, 0, MR);
+                                    s.tileRows(ir, 4 * p.cCol[n], run == null ? 0 : epilogue.runAddendColumn(n));
                                     if (run == null) GemmMicroKernel.wideInto(ap, aAt + ir * kc, bp, bAt + jr * kc, kc, cs, s.rowOff, s.rowAdd, lower, upper);
                                     else GemmMicroKernel.wideIntoRun(ap, aAt + ir * kc, bp, bAt + jr * kc, kc, cs, s.rowOff, s.rowAdd, run, s.runOff, lower, upper, s.tmp);
                                     continue;

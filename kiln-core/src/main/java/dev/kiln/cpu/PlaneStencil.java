@@ -213,6 +213,10 @@ final class PlaneStencil {
             for (int a = 0; a < sy; a++) if (rowLo[a] <= rowHi[a]) split(planeRows, plane, a, rowLo[a], rowHi[a] + rows);
             return;
         }
+        if (sy == 1) {
+            fillRows1(b, plane, size, base, y0, rows);
+            return;
+        }
         // plane rows in B's order (each row phase's rows interleaved with the others'), so B is read as one stream
         for (int i = minRowLo, last = maxRowHi + rows; i < last; i++) {
             for (int a = 0; a < sy; a++) {
@@ -226,6 +230,28 @@ final class PlaneStencil {
                 }
                 copy(b, base + g.rowStride * u + copyLo[0], size, plane, row + copyLo[0], copyHi[0] - copyLo[0]);
             }
+        }
+    }
+
+    /**
+     * {@link #fill} with stride 1 along both axes: one phase, its rows copied in order, the partial vector's mask made
+     * once. Rows narrower than a vector (a 14 x 14 plane's) are one masked load and store each.
+     */
+    private void fillRows1(MemorySegment b, float[] plane, long size, long base, int y0, int rows) {
+        int n = copyHi[0] - copyLo[0], whole = n / L * L, lo = copyLo[0];
+        long ylo = g.ylo, yhi = g.yhi, rowStride = g.rowStride;
+        VectorMask<Float> tail = lanes(0, n - whole);
+        for (int i = rowLo[0], last = rowHi[0] + rows; i < last; i++) {
+            long u = y0 + i;
+            int row = i * width;
+            if (u < ylo || u >= yhi) {
+                if (bands > 1) Arrays.fill(plane, row + hullLo[0], row + hullHi[0], 0f);
+                continue;
+            }
+            long src = base + rowStride * u + lo;
+            int dst = row + lo;
+            for (int j = 0; j < whole; j += L) FloatVector.fromMemorySegment(F, b, 4 * (src + j), ORDER).intoArray(plane, dst + j);
+            if (whole < n) FloatVector.fromMemorySegment(F, b, 4 * (src + whole), ORDER, tail).intoArray(plane, dst + whole, tail);
         }
     }
 

@@ -207,16 +207,16 @@ final class PlaneStencil {
      */
     private void fill(MemorySegment b, float[] plane, float[] planeRows, long base, int y0, int rows) {
         int sy = g.sy, sx = g.sx;
-        long size = b.byteSize() / 4;
         if (sx == 2) {
-            fillRows(b, planeRows, size, base, y0, rows);
+            fillRows(b, planeRows, base, y0, rows);
             for (int a = 0; a < sy; a++) if (rowLo[a] <= rowHi[a]) split(planeRows, plane, a, rowLo[a], rowHi[a] + rows);
             return;
         }
         if (sy == 1) {
-            fillRows1(b, plane, size, base, y0, rows);
+            fillRows1(b, plane, base, y0, rows);
             return;
         }
+        VectorMask<Float> tail = lanes(0, (copyHi[0] - copyLo[0]) % L);
         // plane rows in B's order (each row phase's rows interleaved with the others'), so B is read as one stream
         for (int i = minRowLo, last = maxRowHi + rows; i < last; i++) {
             for (int a = 0; a < sy; a++) {
@@ -228,7 +228,7 @@ final class PlaneStencil {
                     if (bands > 1) for (int p = 0; p < sx; p++) Arrays.fill(plane, row + p * phaseSize + hullLo[p], row + p * phaseSize + hullHi[p], 0f);
                     continue;
                 }
-                copy(b, base + g.rowStride * u + copyLo[0], size, plane, row + copyLo[0], copyHi[0] - copyLo[0]);
+                copy(b, base + g.rowStride * u + copyLo[0], plane, row + copyLo[0], copyHi[0] - copyLo[0], tail);
             }
         }
     }
@@ -237,7 +237,7 @@ final class PlaneStencil {
      * {@link #fill} with stride 1 along both axes: one phase, its rows copied in order, the partial vector's mask made
      * once. Rows narrower than a vector (a 14 x 14 plane's) are one masked load and store each.
      */
-    private void fillRows1(MemorySegment b, float[] plane, long size, long base, int y0, int rows) {
+    private void fillRows1(MemorySegment b, float[] plane, long base, int y0, int rows) {
         int n = copyHi[0] - copyLo[0], whole = n / L * L, lo = copyLo[0];
         long ylo = g.ylo, yhi = g.yhi, rowStride = g.rowStride;
         VectorMask<Float> tail = lanes(0, n - whole);
@@ -259,8 +259,9 @@ final class PlaneStencil {
      * For stride 2: the band's plane rows whole ({@code 2 * width} columns, zero where B has none) into {@code rows},
      * row phase by row phase, for {@link #split}.
      */
-    private void fillRows(MemorySegment b, float[] rows, long size, long base, int y0, int bandRows) {
+    private void fillRows(MemorySegment b, float[] rows, long base, int y0, int bandRows) {
         int sy = g.sy, pitch = 2 * width;
+        VectorMask<Float> tail = lanes(0, (columnsHi - columnsLo) % L);
         for (int i = minRowLo, last = maxRowHi + bandRows; i < last; i++) {
             for (int a = 0; a < sy; a++) {
                 if (i < rowLo[a] || i >= rowHi[a] + bandRows) continue;
@@ -270,21 +271,20 @@ final class PlaneStencil {
                     if (bands > 1) Arrays.fill(rows, row, row + pitch, 0f);
                     continue;
                 }
-                copy(b, base + g.rowStride * u + columnsLo, size, rows, row + columnsLo, columnsHi - columnsLo);
+                copy(b, base + g.rowStride * u + columnsLo, rows, row + columnsLo, columnsHi - columnsLo, tail);
             }
         }
     }
 
     /**
-     * B's elements {@code [src, src + n)} into {@code plane} at {@code dst}, by vectors; the last one's load reads on
-     * past the run where B's buffer ({@code size} elements) goes on, and its store is masked.
+     * B's elements {@code [src, src + n)} into {@code plane} at {@code dst}, by vectors, the last one's load and store
+     * masked by {@code tail} (the lanes of {@code n % L}, made once by the caller: a mask made per row cost a fifth of a
+     * 14 x 14 depthwise convolution).
      */
-    private static void copy(MemorySegment b, long src, long size, float[] plane, int dst, int n) {
+    private static void copy(MemorySegment b, long src, float[] plane, int dst, int n, VectorMask<Float> tail) {
         int j = 0;
         for (; j + L <= n; j += L) FloatVector.fromMemorySegment(F, b, 4 * (src + j), ORDER).intoArray(plane, dst + j);
-        if (j == n) return;
-        VectorMask<Float> m = lanes(0, n - j);
-        FloatVector.fromMemorySegment(F, b, 4 * (src + j), ORDER, m).intoArray(plane, dst + j, m);
+        if (j < n) FloatVector.fromMemorySegment(F, b, 4 * (src + j), ORDER, tail).intoArray(plane, dst + j, tail);
     }
 
     /**
@@ -293,8 +293,14 @@ final class PlaneStencil {
      * vectors, two loads and a permute for each of the phases' vectors, whatever the rows' width.
      */
     private void split(float[] rows, float[] plane, int a, int from, int to) {
-        int src = a * 2 * phaseSize, even = a * 2 * phaseSize, odd = even + phaseSize, end = to * width;
-        for (int k = from * width; k < end; k += L) {
+        int src = a * 2 * phaseSize, even = a * 2 * phaseSize, odd = even + phaseSize, end = to * width, k = from * width;
+        // whole vectors, then the last one masked (its mask made once: a mask per vector cost more than the split)
+        for (; k + L <= end; k += L) {
+            FloatVector v0 = FloatVector.fromArray(F, rows, src + 2 * k), v1 = FloatVector.fromArray(F, rows, src + 2 * k + L);
+            EVENS.selectFrom(v0, v1).intoArray(plane, even + k);
+            ODDS.selectFrom(v0, v1).intoArray(plane, odd + k);
+        }
+        if (k < end) {
             FloatVector v0 = FloatVector.fromArray(F, rows, src + 2 * k), v1 = FloatVector.fromArray(F, rows, src + 2 * k + L);
             VectorMask<Float> m = lanes(0, end - k);
             EVENS.selectFrom(v0, v1).intoArray(plane, even + k, m);

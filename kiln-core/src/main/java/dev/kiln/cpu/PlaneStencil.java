@@ -16,7 +16,7 @@ import static java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED;
  * a unit, the band's plane rows are copied into a scratch of {@code sy * sx} phases ({@link PlaneGeometry}), zeros where
  * B's gates fail, so that each tap reads one contiguous run per band: output {@code q = r * width + x} of the band
  * (row {@code r}, column {@code x}; columns from {@code outColumns} to {@code width} are junk) is
- * {@code sum_k w[k] * scratch[tapOffset[k] + q]}. The band's sums are computed as flat runs of vectors, four at a
+ * {@code sum_k w[k] * scratch[tapOffset[k] + q]}. The band's sums are computed as flat runs of vectors, eight at a
  * time, with no mask, no gate and no per-row set-up, so a 7 x 7 plane is 4 vectors per tap, not 7 masked ones; the
  * junk columns are dropped as the rows are stored, the epilogue (a bias per channel, ReLU/clamp: {@link StencilEpilogue})
  * applied on the way. A stride-2 band's rows are copied whole, then split into even and odd columns by one pass of whole

@@ -86,6 +86,7 @@ class DepthwiseConvolutionTest {
         convs.add(Conv.of(3, 15, 3, 2, 1, 1, false));    // an odd input width: the last plane column is padding
         convs.add(Conv.of(3, 10, 3, 1, 1, 2, true));     // two filters per channel (a depth multiplier)
         convs.add(Conv.of(3, 14, 3, 1, 2, 1, false));    // two input channels per group: row by row
+        convs.add(Conv.of(3, 120, 3, 2, 1, 1, true));    // a stride-2 row of 60 outputs: row by row
         return Stream.of("CPU", "CLANG").flatMap(d -> convs.stream().map(c -> Arguments.of(d, c)));
     }
 

@@ -278,8 +278,7 @@ final class PlaneStencil {
 
     /**
      * B's elements {@code [src, src + n)} into {@code plane} at {@code dst}, by vectors, the last one's load and store
-     * masked by {@code tail} (the lanes of {@code n % L}, made once by the caller: a mask made per row cost a fifth of a
-     * 14 x 14 depthwise convolution).
+     * masked by {@code tail} (the lanes of {@code n % L}, made once by the caller).
      */
     private static void copy(MemorySegment b, long src, float[] plane, int dst, int n, VectorMask<Float> tail) {
         int j = 0;

@@ -52,8 +52,17 @@ public final class ContractionMatcher {
          * {@link #MAX_STENCIL_TAPS}): per row of C, each tap's weight times a contiguous or every-other run of B,
          * summed in vector registers ({@link #stencilColumn} names the run's variable).
          */
-        STENCIL
+        STENCIL,
+        /**
+         * Few rows (M below {@link #MIN_M}: a classifier's {@code x Wᵀ} at batch 1) and long sums (K at least
+         * {@link #MIN_DOT_K}) along which A's rows and B's columns are contiguous: each output one dot product, read
+         * straight from the operands (packing B would copy it whole for work that reads each column once).
+         */
+        DOTS
     }
+
+    /** Fewest multiply-adds per output of a {@link Kind#DOTS}: shorter sums keep their loops. */
+    static final long MIN_DOT_K = 256;
 
     /**
      * A recognised contraction and its epilogue.
@@ -85,7 +94,20 @@ public final class ContractionMatcher {
         if (c.multiplyAdds() < MIN_MULTIPLY_ADDS || c.extent(Role.N) < MIN_N) return null;
         if (c.extent(Role.M) >= MIN_M) return Kind.GEMM;
         if (c.extent(Role.K) <= MAX_STENCIL_TAPS && stencilColumn(c) >= 0) return Kind.STENCIL;
+        if (c.extent(Role.K) >= MIN_DOT_K && contiguousAlongK(c)) return Kind.DOTS;
         return null;
+    }
+
+    /** Whether the sums run along one K variable of unit stride in A and B, neither gated: each output a dot product. */
+    private static boolean contiguousAlongK(Contraction c) {
+        if (!c.a().gates().isEmpty() || !c.b().gates().isEmpty()) return false;
+        int k = -1;
+        for (int v = 0; v < c.vars().size(); v++) {
+            if (c.vars().get(v).role() != Role.K) continue;
+            if (k >= 0) return false;
+            k = v;
+        }
+        return k >= 0 && c.a().stride(k) == 1 && c.b().stride(k) == 1;
     }
 
     /**

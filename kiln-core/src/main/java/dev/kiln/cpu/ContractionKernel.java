@@ -42,7 +42,8 @@ public final class ContractionKernel implements KernelRunner {
      */
     public ContractionKernel(KernelProgram program, ContractionMatcher.Match match, KernelProgram epilogue, KernelRunner epilogueKernel) {
         this.program = program;
-        boolean asGemm = match.kind() == ContractionMatcher.Kind.GEMM;
+        // dot products run in the GEMM, which computes them so for few rows contiguous along K (GemmDots)
+        boolean asGemm = match.kind() != ContractionMatcher.Kind.STENCIL;
         this.gemm = asGemm ? GemmKernel.of(match.contraction(), fusableByTiles(match).orElse(null)) : null;
         this.stencil = asGemm ? null : new StencilKernel(match.contraction(), fusable(match).orElse(null));
         this.epilogue = epilogue;
@@ -104,8 +105,12 @@ public final class ContractionKernel implements KernelRunner {
     /** A line for the head of the epilogue's source, so {@code kernels()} shows what runs. */
     public static String describe(ContractionMatcher.Match match) {
         Contraction c = match.contraction();
-        boolean gemm = match.kind() == ContractionMatcher.Kind.GEMM;
-        String how = gemm ? "packed GEMM" : "stencil";
+        boolean gemm = match.kind() != ContractionMatcher.Kind.STENCIL;
+        String how = switch (match.kind()) {
+            case GEMM -> "packed GEMM";
+            case DOTS -> "dot products";
+            case STENCIL -> "stencil";
+        };
         return how + " (batch " + c.extent(Contraction.Role.BATCH) + ", M " + c.extent(Contraction.Role.M) + ", N "
                 + c.extent(Contraction.Role.N) + ", K " + c.extent(Contraction.Role.K) + "), then "
                 + (match.identity() ? "the sums as they are (the code below is not run)"

@@ -42,7 +42,15 @@ final class GemmDots {
                     // missing rows repeat the last one: the same loads, their sums never stored
                     long a0 = 4 * p.a.rowStart(b, ic), a1 = 4 * p.a.rowStart(b, ic + Math.min(1, mr - 1)),
                             a2 = 4 * p.a.rowStart(b, ic + Math.min(2, mr - 1)), a3 = 4 * p.a.rowStart(b, ic + Math.min(3, mr - 1));
-                    for (int j = 0; j < nr; j++) dots(as, a0, a1, a2, a3, bs, 4 * p.b.columnStart(b, jc + j), p.k, tmp, j);
+                    int j = 0;
+                    if (mr == 1) {
+                        // one row (a classifier at batch 1): four columns share its loads, four chains in flight
+                        for (; j + 4 <= nr; j += 4) {
+                            dots4(as, a0, bs, 4 * p.b.columnStart(b, jc + j), 4 * p.b.columnStart(b, jc + j + 1), 4 * p.b.columnStart(b, jc + j + 2),
+                                    4 * p.b.columnStart(b, jc + j + 3), p.k, tmp, j);
+                        }
+                    }
+                    for (; j < nr; j++) dots(as, a0, a1, a2, a3, bs, 4 * p.b.columnStart(b, jc + j), p.k, tmp, j);
                     boolean contiguous = p.contiguous[jc] >= nr;
                     if (p.epilogue != null) p.epilogue.store(tmp, 0, cs, cBase, p.cRow, ic, mr, p.cCol, jc, nr, contiguous, true, b, buffers);
                     else GemmMicroKernel.store(cs, cBase, p.cRow, ic, mr, p.cCol, jc, nr, contiguous, true, tmp);
@@ -72,6 +80,37 @@ final class GemmDots {
         if (L >= 8) v = v.add(v.rearrange(EIGHTH));
         if (L >= 16) v = v.add(v.rearrange(SIXTEENTH));
         return v.lane(0);
+    }
+
+    /**
+     * The dot products of the row at byte offset {@code a} with the columns at {@code b0..b3}, into {@code tmp[j..j + 4)}:
+     * each summed as {@link #dots} sums it (one chain of vectors along K, {@link #sum}, then the tail), so a row's
+     * outputs are the same floats whether it runs alone or with others (a served decode step batches rows).
+     */
+    private static void dots4(MemorySegment as, long a, MemorySegment bs, long b0, long b1, long b2, long b3, int k, float[] tmp, int j) {
+        FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0;
+        int x = 0;
+        for (; x <= k - L; x += L) {
+            long o = 4L * x;
+            FloatVector av = FloatVector.fromMemorySegment(S, as, a + o, LE);
+            s0 = av.fma(FloatVector.fromMemorySegment(S, bs, b0 + o, LE), s0);
+            s1 = av.fma(FloatVector.fromMemorySegment(S, bs, b1 + o, LE), s1);
+            s2 = av.fma(FloatVector.fromMemorySegment(S, bs, b2 + o, LE), s2);
+            s3 = av.fma(FloatVector.fromMemorySegment(S, bs, b3 + o, LE), s3);
+        }
+        float r0 = sum(s0), r1 = sum(s1), r2 = sum(s2), r3 = sum(s3);
+        for (; x < k; x++) {
+            long o = 4L * x;
+            float av = as.get(F, a + o);
+            r0 = Math.fma(av, bs.get(F, b0 + o), r0);
+            r1 = Math.fma(av, bs.get(F, b1 + o), r1);
+            r2 = Math.fma(av, bs.get(F, b2 + o), r2);
+            r3 = Math.fma(av, bs.get(F, b3 + o), r3);
+        }
+        tmp[j] = r0;
+        tmp[j + 1] = r1;
+        tmp[j + 2] = r2;
+        tmp[j + 3] = r3;
     }
 
     /** The dot products of the rows at byte offsets {@code a0..a3} with the column at {@code bAt}, into {@code tmp[i * NR + j]}. */

@@ -427,6 +427,7 @@ final class GemmKernel {
     Prepacked prepack(MemorySegment[] buffers, boolean packA, boolean packB, int shares) {
         GemmPlan p = plans.full();
         if (p.batches == 0 || p.m == 0 || p.n == 0 || p.k == 0) return null;
+        if (runsAsDots()) return null; // dot products read both operands as they are
         long aSize = (long) p.batches * roundUp(p.m, MR) * p.k, bSize = (long) p.batches * roundUp(p.n, NR) * p.k;
         packA &= aSize <= PREPACK_MAX;
         packB &= bSize <= PREPACK_MAX;

@@ -41,7 +41,10 @@ class ContractionMatcherTest {
         // grouped-query attention's probabilities times values, the heads and their groups merged into the output's rows
         Tensor probs = TestGraphs.data(19, 2, 4, 32, 64), values = TestGraphs.data(20, 64, 2 * 16);
         Tensor v4 = values.reshape(64, 2, 16).permute(1, 0, 2).unsqueeze(1);
+        Tensor row = TestGraphs.data(21, 1, 1024), fc = TestGraphs.data(22, 64, 1024), fcBias = TestGraphs.data(23, 64);
         return Stream.of(
+                Arguments.of("a classifier at batch 1: x times W transposed + bias (dot products)",
+                        (Supplier<Tensor>) () -> row.matmul(fc.transpose(0, 1)).add(fcBias), 1, 64, 1024, 1),
                 Arguments.of("attention values, heads merged: (v // 64, (v // 16) % 4, v % 16)",
                         (Supplier<Tensor>) () -> probs.matmul(v4).permute(2, 0, 1, 3).reshape(32, 128), 128, 16, 64, 2),
                 Arguments.of("matmul", (Supplier<Tensor>) () -> a.matmul(b), 64, 48, 32, 1),
@@ -79,12 +82,17 @@ class ContractionMatcherTest {
     }
 
     @Test
-    void fewRowsAndAShortWindowAreAStencilElseAGemm() {
+    void fewRowsAreAStencilOrDotProductsElseAGemm() {
         Tensor xd = TestGraphs.data(1, 1, 16, 24, 24), kd = TestGraphs.data(2, 16, 1, 3, 3), k3 = TestGraphs.data(3, 16, 16, 3, 3);
         assertThat(match(xd.conv2d(kd, null, null, new int[]{1, 1}, null, 16)).orElseThrow().kind()).isEqualTo(ContractionMatcher.Kind.STENCIL);
         assertThat(match(xd.conv2d(k3, null, null, new int[]{1, 1}, null, 1)).orElseThrow().kind()).isEqualTo(ContractionMatcher.Kind.GEMM);
-        // a vector-matrix product: one row, but K = 512 is no window
+        // a vector-matrix product: one row, but K = 512 is no window, and W's columns are not contiguous along K
         assertThat(match(TestGraphs.data(4, 1, 512).matmul(TestGraphs.data(5, 512, 256)))).isEmpty();
+        // with W transposed (a classifier, ONNX Gemm's transB) each output is a dot product along contiguous rows
+        assertThat(match(TestGraphs.data(4, 1, 512).matmul(TestGraphs.data(6, 256, 512).transpose(0, 1))).orElseThrow().kind())
+                .isEqualTo(ContractionMatcher.Kind.DOTS);
+        // but not when the sums are short: K = 128 keeps its loops
+        assertThat(match(TestGraphs.data(4, 1, 128).matmul(TestGraphs.data(7, 1024, 128).transpose(0, 1)))).isEmpty();
     }
 
     @Test

@@ -332,6 +332,27 @@ class GemmKernelTest {
     }
 
     /**
+     * A row's dot products are the same floats whether it runs alone (four columns at a time) or with other rows (four
+     * rows a column): a served decode step batches the sequences' rows, and each must get the logits it gets alone.
+     */
+    @Test
+    void aRowsDotProductsAreTheSameFloatsAloneOrAmongOtherRows() {
+        Contraction four = matmul(4, 45, 70, false, true, false, 0), one = matmul(1, 45, 70, false, true, false, 0);
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment[] bufs = buffers(arena, four, 5);
+            new GemmKernel(four).run(bufs, new long[0]);
+            float[] among = bufs[0].asSlice(0, 4L * 45).toArray(ValueLayout.JAVA_FLOAT);
+            bufs[0].fill((byte) 0);
+            // the same buffers: the one-row contraction reads row 0 of A and writes row 0 of C
+            new GemmKernel(one).run(bufs, new long[0]);
+            float[] alone = bufs[0].asSlice(0, 4L * 45).toArray(ValueLayout.JAVA_FLOAT);
+            for (int j = 0; j < 45; j++) {
+                assertThat(Float.floatToRawIntBits(alone[j])).as("column " + j + ": " + alone[j] + " vs " + among[j]).isEqualTo(Float.floatToRawIntBits(among[j]));
+            }
+        }
+    }
+
+    /**
      * Few rows against a transposed B are dot products ({@link GemmDots}): every row count up to MR (groups of four and
      * a remainder), K with and without a tail past whole vectors, C strided, one kernel over changing limits (a decode
      * step's attention scores: rows of the query heads, columns up to the cached length); 9 rows are the packed nest.
@@ -346,6 +367,7 @@ class GemmKernelTest {
             }
         }
         check(matmul(3, 45, 29, false, true, true, 3), new long[0]);
+        check(matmul(1, 1003, 1283, false, true, false, 0), new long[0]); // a classifier's shape, four columns at a time and a tail
         assertThat(new GemmKernel(matmul(9, 45, 64, false, true, false, 0)).runsAsDots()).isFalse();
         assertThat(new GemmKernel(matmul(3, 45, 64, false, false, false, 0)).runsAsDots()).as("B contiguous along N").isFalse();
         // scores[h][m][n] = sum_d q[h][m][d] k[h][n][d]: m up to 32 (limit 0), n up to 300 (limit 1)

@@ -8,6 +8,7 @@ import dev.kiln.codegen.KernelProgram;
 import dev.kiln.codegen.Optimizer;
 import dev.kiln.codegen.OutputLoopMerging;
 import dev.kiln.codegen.ReductionOrder;
+import dev.kiln.codegen.StoreEpilogue;
 import dev.kiln.ir.BoundedCache;
 import dev.kiln.runtime.KernelRunner;
 import dev.kiln.runtime.WorkerPool;
@@ -44,7 +45,7 @@ public final class ContractionKernel implements KernelRunner {
         this.program = program;
         // dot products run in the GEMM, which computes them so for few rows contiguous along K (GemmDots)
         boolean asGemm = match.kind() != ContractionMatcher.Kind.STENCIL;
-        this.gemm = asGemm ? GemmKernel.of(match.contraction(), fusableByTiles(match).orElse(null)) : null;
+        this.gemm = asGemm ? GemmKernel.of(match.contraction(), fusable(match).orElse(null)) : null;
         this.stencil = asGemm ? null : new StencilKernel(match.contraction(), fusable(match).orElse(null));
         this.epilogue = epilogue;
         this.epilogueKernel = epilogueKernel;
@@ -56,14 +57,9 @@ public final class ContractionKernel implements KernelRunner {
      * The match's epilogue as parts the GEMM's tiles apply as they store ({@link TileEpilogue}), when it has one and is
      * not the identity. {@code -Dkiln.gemm.fuseEpilogue=false} runs every epilogue as its own kernel (to compare).
      */
-    static Optional<dev.kiln.codegen.StoreEpilogue> fusable(ContractionMatcher.Match match) {
+    static Optional<StoreEpilogue> fusable(ContractionMatcher.Match match) {
         if (match.identity() || "false".equals(System.getProperty("kiln.gemm.fuseEpilogue"))) return Optional.empty();
         return match.storeEpilogue();
-    }
-
-    /** {@link #fusable}, where its bounds are constants: the GEMM's tiles read no bound at run time. */
-    static Optional<dev.kiln.codegen.StoreEpilogue> fusableByTiles(ContractionMatcher.Match match) {
-        return fusable(match).filter(dev.kiln.codegen.StoreEpilogue::constantBounds);
     }
 
     /**
@@ -114,7 +110,8 @@ public final class ContractionKernel implements KernelRunner {
         return how + " (batch " + c.extent(Contraction.Role.BATCH) + ", M " + c.extent(Contraction.Role.M) + ", N "
                 + c.extent(Contraction.Role.N) + ", K " + c.extent(Contraction.Role.K) + "), then "
                 + (match.identity() ? "the sums as they are (the code below is not run)"
-                : gemm && fusableByTiles(match).isPresent() ? "the epilogue below, applied by the tiles as they store (the code below runs only for an empty K)"
+                : gemm && fusable(match).map(StoreEpilogue::constantBounds).orElse(false) ? "the epilogue below, applied by the tiles as they store (the code below runs only for an empty K)"
+                : gemm && fusable(match).isPresent() ? "the epilogue below, applied by the tiles as they store with the bounds read when the run begins (the code below runs for an empty K, or an upper bound of 0 or NaN)"
                 : fusable(match).isPresent() ? "the epilogue below, applied as the rows store where the stencil reads padded planes, else in place"
                 : "the epilogue below, in place");
     }

@@ -156,10 +156,11 @@ final class GemmKernel {
      * extents: used when the run's extents are the full ones, ignored otherwise).
      */
     boolean run(MemorySegment[] buffers, long[] vars, Prepacked prepacked) {
-        GemmPlan p = plans.at(vars);
-        Prepacked pre = p == plans.full() ? prepacked : null;
+        GemmPlan at = plans.at(vars), p = at.forRun(buffers);
+        Prepacked pre = at == plans.full() ? prepacked : null;
+        boolean applies = p.epilogue != null;
         p.checkAllBounds(buffers);
-        if (p.batches == 0 || p.m == 0 || p.n == 0) return fuses;
+        if (p.batches == 0 || p.m == 0 || p.n == 0) return applies;
         MemorySegment cs = buffers[0];
         if (p.k == 0) {
             // an empty sum is the identity -0.0; the caller runs the epilogue over it
@@ -181,7 +182,7 @@ final class GemmKernel {
         long work = (long) p.batches * p.m * p.n * p.k;
         if (workers < 2 || work < PARALLEL_MIN) {
             compute(p, pre, as, bs, img, cs, 0, p.batches, 0, p.m, 0, nUnits, buffers);
-            return fuses;
+            return applies;
         }
         List<Runnable> tasks = new ArrayList<>();
         if (p.batches % workers == 0 || p.batches >= 8 * workers) {
@@ -215,7 +216,7 @@ final class GemmKernel {
             }
         }
         WorkerPool.runAll(tasks);
-        return fuses;
+        return applies;
     }
 
     /**

@@ -77,6 +77,50 @@ final class GemmPlan {
         b.checkBounds(buffers[b.param], "operand B");
     }
 
+    /**
+     * This plan for a run over {@code buffers}: itself where its epilogue's bounds are constants; else the same plan
+     * with the bounds read from the buffers (ONNX Clip's min and max inputs), or without the epilogue where the upper
+     * bound read is not one the tiles apply ({@link StoreEpilogue#boundsApply}: the caller then runs the generated
+     * epilogue). The last such plan is kept, so runs with the same bounds make nothing new.
+     */
+    GemmPlan forRun(MemorySegment[] buffers) {
+        if (epilogue == null || !epilogue.readsBounds()) return this;
+        float lower = epilogue.lowerOf(buffers), upper = epilogue.upperOf(buffers);
+        if (Float.isNaN(upper)) {
+            GemmPlan plain = unfused;
+            if (plain == null) unfused = plain = new GemmPlan(this, null);
+            return plain;
+        }
+        GemmPlan last = bound;
+        if (last != null && Float.floatToRawIntBits(last.epilogue.lowerOrNone()) == Float.floatToRawIntBits(lower)
+                && Float.floatToRawIntBits(last.epilogue.upperOrNone()) == Float.floatToRawIntBits(upper)) return last;
+        GemmPlan made = new GemmPlan(this, epilogue.withBounds(lower, upper));
+        bound = made;
+        return made;
+    }
+
+    /** {@link #forRun}'s last plan with bounds read, and its plan without the epilogue (racy caches: any is right). */
+    private volatile GemmPlan bound, unfused;
+
+    /** {@code p} with epilogue {@code e} (null: none). */
+    private GemmPlan(GemmPlan p, TileEpilogue e) {
+        a = p.a;
+        b = p.b;
+        image = p.image;
+        cBatch = p.cBatch;
+        cRow = p.cRow;
+        cCol = p.cCol;
+        contiguous = p.contiguous;
+        batches = p.batches;
+        m = p.m;
+        n = p.n;
+        k = p.k;
+        cMin = p.cMin;
+        cMax = p.cMax;
+        dots = p.dots;
+        epilogue = e;
+    }
+
     /** {@link #checkBounds}, and the epilogue's reads when the tiles apply it. */
     void checkAllBounds(MemorySegment[] buffers) {
         checkBounds(buffers);

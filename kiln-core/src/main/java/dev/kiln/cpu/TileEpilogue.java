@@ -33,7 +33,9 @@ final class TileEpilogue {
     private final int runTerm;
     private final boolean hasLower, hasUpper;
     private final float lower, upper;
-    private final long[] min = new long[2], max = new long[2];
+    /** Where the bounds are read when a run begins ({@link #withBounds}), or null where they are the constants above. */
+    private final StoreEpilogue.Bound lowerFrom, upperFrom;
+    private final long[] min, max;
 
     TileEpilogue(StoreEpilogue e, int[] batchVars, int[] mVars, int[] nVars, long[] ext) {
         terms = e.addends().size();
@@ -41,6 +43,10 @@ final class TileEpilogue {
         hasUpper = e.hasUpper();
         lower = e.lower();
         upper = e.upper();
+        lowerFrom = e.lowerFrom();
+        upperFrom = e.upperFrom();
+        min = new long[2];
+        max = new long[2];
         Contraction.Operand a0 = terms > 0 ? e.addends().get(0) : null, a1 = terms > 1 ? e.addends().get(1) : null;
         param0 = a0 == null ? -1 : a0.param();
         param1 = a1 == null ? -1 : a1.param();
@@ -58,6 +64,55 @@ final class TileEpilogue {
         if (a0 != null) extremes(0, batch0, row0, col0);
         if (a1 != null) extremes(1, batch1, row1, col1);
     }
+
+    /** {@code t} with the bounds {@code lower} and {@code upper} (where it has them), read from buffers when a run begins. */
+    private TileEpilogue(TileEpilogue t, float lower, float upper) {
+        terms = t.terms;
+        param0 = t.param0;
+        param1 = t.param1;
+        batch0 = t.batch0;
+        row0 = t.row0;
+        col0 = t.col0;
+        batch1 = t.batch1;
+        row1 = t.row1;
+        col1 = t.col1;
+        contiguous0 = t.contiguous0;
+        contiguous1 = t.contiguous1;
+        perRow0 = t.perRow0;
+        perRow1 = t.perRow1;
+        runTerm = t.runTerm;
+        hasLower = t.hasLower;
+        hasUpper = t.hasUpper;
+        this.lower = lower;
+        this.upper = upper;
+        lowerFrom = null;
+        upperFrom = null;
+        min = t.min;
+        max = t.max;
+    }
+
+    /** Whether a bound is read from a buffer when a run begins ({@link GemmPlan#forRun}). */
+    boolean readsBounds() { return lowerFrom != null || upperFrom != null; }
+
+    /** The lower bound for a run over {@code buffers}, negative infinity without one. */
+    float lowerOf(MemorySegment[] buffers) {
+        if (!hasLower) return Float.NEGATIVE_INFINITY;
+        return lowerFrom == null ? lower : buffers[lowerFrom.param()].getAtIndex(F, lowerFrom.element());
+    }
+
+    /**
+     * The upper bound for a run over {@code buffers}, positive infinity without one, or NaN where one read from a buffer
+     * is not {@code Math.min}'s ({@link StoreEpilogue#boundsApply}).
+     */
+    float upperOf(MemorySegment[] buffers) {
+        if (!hasUpper) return Float.POSITIVE_INFINITY;
+        if (upperFrom == null) return upper;
+        float u = buffers[upperFrom.param()].getAtIndex(F, upperFrom.element());
+        return StoreEpilogue.boundsApply(u) ? u : Float.NaN;
+    }
+
+    /** This epilogue with its bounds as given (from {@link #lowerOf} and {@link #upperOf}). */
+    TileEpilogue withBounds(float lower, float upper) { return new TileEpilogue(this, lower, upper); }
 
     private static long[] withOffset(long[] t, long offset) {
         for (int i = 0; i < t.length; i++) t[i] += offset;

@@ -301,6 +301,36 @@ class ContractionKernelTest {
         }
     }
 
+    /**
+     * ONNX's Clip gives its bounds as tensors (MobileNet's ReLU6 after every 1 x 1 and the first convolution): the GEMM's
+     * tiles read them when each run begins and clamp as they store, the same floats as the epilogue run on its own; an
+     * upper bound of 0 (where {@code Math.min} and the epilogue's {@code minimum} differ on -0.0) or NaN goes to the
+     * generated epilogue. Bounds changed between runs of one plan are read again.
+     */
+    @Test
+    void boundsGivenAsTensorsAreReadWhenEachRunBegins() {
+        float[] xv = interp(TestGraphs.data(1, 1, 16, 14, 14));
+        xv[1] = -0.0f;
+        xv[2] = Float.NaN;
+        Tensor x = Tensor.of(xv, 1, 16, 14, 14).to("CPU").realize(), w = TestGraphs.data(2, 32, 16, 1, 1).to("CPU");
+        Tensor bias = TestGraphs.data(3, 32).reshape(32, 1, 1).to("CPU");
+        Tensor lo = Tensor.of(new float[]{-1f}, 1).to("CPU").realize(), hi = Tensor.of(new float[]{6f}, 1).to("CPU").realize();
+        Function<Tensor, Tensor> epilogue = y -> y.add(bias).clamp(lo, hi);
+        Tensor sums = x.conv2d(w, null).realize();
+        try (ExecutionPlan plan = epilogue.apply(x.conv2d(w, null)).prepare()) {
+            assertThat(plan.kernels().getFirst().source()).contains("packed GEMM").contains("with the bounds read when the run begins");
+            for (float upper : new float[]{6f, 0.25f, 0f, Float.NaN, 6f}) {
+                hi.buffer().setDouble(0, upper);
+                plan.execute();
+                float[] fused = floats(plan.outputBuffer()), separate = epilogue.apply(sums).toFloatArray();
+                for (int i = 0; i < fused.length; i++) {
+                    assertThat(Float.floatToIntBits(fused[i])).as("upper " + upper + ", element " + i + " (" + fused[i] + " vs " + separate[i] + ")")
+                            .isEqualTo(Float.floatToIntBits(separate[i]));
+                }
+            }
+        }
+    }
+
     static float[] floats(dev.kiln.runtime.Buffer b) {
         float[] out = new float[(int) b.count()];
         for (int i = 0; i < out.length; i++) out[i] = (float) b.getDouble(i);

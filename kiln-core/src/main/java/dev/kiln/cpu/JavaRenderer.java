@@ -562,17 +562,20 @@ public final class JavaRenderer extends JavaScalarRenderer {
     private long stride(UOp index) { return Heuristics.stride(index, lanes.index()).orElse(0); }
 
     /**
-     * The index vector that picks lane {@code k}'s element {@code 2k} from a vector loaded at element 0 and one
-     * loaded at element {@code lanes - 1} (numbered on from {@code lanes}), declared once per class.
+     * The shuffle that picks lane {@code k}'s element {@code 2k} from a vector loaded at element 0 and, through negative
+     * indices, one loaded at element {@code lanes - 1} ({@code first.rearrange(shuffle, second)}), declared once per
+     * class. A two-table permute by an index vector ({@code selectFrom}) took twice as long (2.1 against 0.95 ns a
+     * vector on 16 floats).
      */
     private String everyOther(JType t) {
         String s = species(t.element());
         String name = s + "_EVERY_OTHER";
         StringBuilder lanesOf = new StringBuilder();
         int n = lanes.count();
-        for (int k = 0; k < n; k++) lanesOf.append(k > 0 ? ", " : "").append(2 * k < n ? 2 * k : 2 * k + 1);
+        for (int k = 0; k < n; k++) lanesOf.append(", ").append(2 * k < n ? 2 * k : 2 * k + 1 - 2 * n);
         // after the species in the (sorted) declarations: a static field may only read fields declared before it
-        species.putIfAbsent(name, t.name + " " + name + " = " + t.name + ".fromArray(" + s + ", new " + t.lane().name + "[] {" + lanesOf + "}, 0)");
+        String type = t.mask().name.replace("VectorMask", "VectorShuffle");
+        species.putIfAbsent(name, type + " " + name + " = VectorShuffle.fromValues(" + s + lanesOf + ")");
         return name;
     }
 
@@ -603,7 +606,7 @@ public final class JavaRenderer extends JavaScalarRenderer {
             String s = species(t.element());
             String even = t.name + ".fromMemorySegment(" + s + ", " + p.name() + ", " + offset(index(first), dt) + ", ORDER)";
             String odd = t.name + ".fromMemorySegment(" + s + ", " + p.name() + ", " + offset(index(first.add(lanes.count() - 1)), dt) + ", ORDER)";
-            Expr<JType> load = new Expr<>(everyOther(t) + ".selectFrom(" + even + ", " + odd + ")", t, ATOM);
+            Expr<JType> load = new Expr<>(even + ".rearrange(" + everyOther(t) + ", " + odd + ")", t, ATOM);
             return gate == null ? load : cond(ref(gate), load, zeroVector(t), t);
         }
         // a gathered load, lane by lane into an array declared once per call

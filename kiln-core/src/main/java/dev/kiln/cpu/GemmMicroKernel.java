@@ -66,7 +66,7 @@ final class GemmMicroKernel {
     static void sums(float[] a, int ao, float[] b, int bo, int kc, int mr, int nr, float[] tmp) {
         // a panel's last columns, at most one vector wide (196 = 6 x 32 + 4), take half the multiply-adds
         if (nr <= L) narrow(a, ao, b, bo, kc, tmp);
-        else if (nr == L + 1) narrowAndOne(a, ao, b, bo, kc, tmp);
+        else if (nr == L + 1 && mr > QUARTER_MR) narrowAndOne(a, ao, b, bo, kc, tmp);
         else if (mr <= QUARTER_MR) wideQuarter(a, ao, b, bo, kc, tmp);
         else if (mr <= EDGE_MR) wideEdge(a, ao, b, bo, kc, tmp);
         else wide(a, ao, b, bo, kc, tmp);
@@ -727,7 +727,8 @@ final class GemmMicroKernel {
     /**
      * {@link #narrow} and one column more: a panel of {@code L + 1} valid columns (a 7 x 7 image's 49 = 32 + 17), whose
      * last column is summed for all MR rows at once, a step of A (MR rows, adjacent in the packed panel) times that
-     * column's element: 13 multiply-adds a step instead of {@link #wide}'s 24. Each sum is the same chain as
+     * column's element: 13 multiply-adds a step instead of {@link #wide}'s 24 (or {@link #wideEdge}'s 16; a tile of at most
+     * 4 valid rows keeps {@link #wideQuarter}'s 8). Each sum is the same chain as
      * {@code wide}'s (the same products, in the same order), so the floats are the same.
      */
     private static void narrowAndOne(float[] a, int ao, float[] b, int bo, int kc, float[] tmp) {

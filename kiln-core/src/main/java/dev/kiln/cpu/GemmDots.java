@@ -46,11 +46,11 @@ final class GemmDots {
                     if (mr == 1) {
                         // one row (a classifier at batch 1): four columns share its loads, four chains in flight
                         for (; j + 4 <= nr; j += 4) {
-                            dots4(as, a0, bs, 4 * p.b.columnStart(b, jc + j), 4 * p.b.columnStart(b, jc + j + 1), 4 * p.b.columnStart(b, jc + j + 2),
-                                    4 * p.b.columnStart(b, jc + j + 3), p.k, tmp, j);
+                            dots(bs, 4 * p.b.columnStart(b, jc + j), 4 * p.b.columnStart(b, jc + j + 1), 4 * p.b.columnStart(b, jc + j + 2),
+                                    4 * p.b.columnStart(b, jc + j + 3), as, a0, p.k, tmp, j, 1);
                         }
                     }
-                    for (; j < nr; j++) dots(as, a0, a1, a2, a3, bs, 4 * p.b.columnStart(b, jc + j), p.k, tmp, j);
+                    for (; j < nr; j++) dots(as, a0, a1, a2, a3, bs, 4 * p.b.columnStart(b, jc + j), p.k, tmp, j, NR);
                     boolean contiguous = p.contiguous[jc] >= nr;
                     if (p.epilogue != null) p.epilogue.store(tmp, 0, cs, cBase, p.cRow, ic, mr, p.cCol, jc, nr, contiguous, true, b, buffers);
                     else GemmMicroKernel.store(cs, cBase, p.cRow, ic, mr, p.cCol, jc, nr, contiguous, true, tmp);
@@ -83,60 +83,35 @@ final class GemmDots {
     }
 
     /**
-     * The dot products of the row at byte offset {@code a} with the columns at {@code b0..b3}, into {@code tmp[j..j + 4)}:
-     * each summed as {@link #dots} sums it (one chain of vectors along K, {@link #sum}, then the tail), so a row's
-     * outputs are the same floats whether it runs alone or with others (a served decode step batches rows).
+     * The dot products of the runs at byte offsets {@code x0..x3} of {@code xs} with the run at {@code y} of {@code ys},
+     * {@code k} floats each, into {@code tmp[at + i * step]}: four rows against a column ({@code step} NR: the tile's
+     * rows), or, with the operands' places traded, four columns against a row ({@code step} 1). Each is one chain of
+     * vectors along K, {@link #sum}, then the tail, whichever place an operand takes (a product is the same float either
+     * way round), so a row's outputs are the same floats alone or among other rows (a served decode step batches rows).
      */
-    private static void dots4(MemorySegment as, long a, MemorySegment bs, long b0, long b1, long b2, long b3, int k, float[] tmp, int j) {
+    private static void dots(MemorySegment xs, long x0, long x1, long x2, long x3, MemorySegment ys, long y, int k, float[] tmp, int at, int step) {
         FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0;
         int x = 0;
         for (; x <= k - L; x += L) {
             long o = 4L * x;
-            FloatVector av = FloatVector.fromMemorySegment(S, as, a + o, LE);
-            s0 = av.fma(FloatVector.fromMemorySegment(S, bs, b0 + o, LE), s0);
-            s1 = av.fma(FloatVector.fromMemorySegment(S, bs, b1 + o, LE), s1);
-            s2 = av.fma(FloatVector.fromMemorySegment(S, bs, b2 + o, LE), s2);
-            s3 = av.fma(FloatVector.fromMemorySegment(S, bs, b3 + o, LE), s3);
+            FloatVector yv = FloatVector.fromMemorySegment(S, ys, y + o, LE);
+            s0 = FloatVector.fromMemorySegment(S, xs, x0 + o, LE).fma(yv, s0);
+            s1 = FloatVector.fromMemorySegment(S, xs, x1 + o, LE).fma(yv, s1);
+            s2 = FloatVector.fromMemorySegment(S, xs, x2 + o, LE).fma(yv, s2);
+            s3 = FloatVector.fromMemorySegment(S, xs, x3 + o, LE).fma(yv, s3);
         }
         float r0 = sum(s0), r1 = sum(s1), r2 = sum(s2), r3 = sum(s3);
         for (; x < k; x++) {
             long o = 4L * x;
-            float av = as.get(F, a + o);
-            r0 = Math.fma(av, bs.get(F, b0 + o), r0);
-            r1 = Math.fma(av, bs.get(F, b1 + o), r1);
-            r2 = Math.fma(av, bs.get(F, b2 + o), r2);
-            r3 = Math.fma(av, bs.get(F, b3 + o), r3);
+            float yv = ys.get(F, y + o);
+            r0 = Math.fma(xs.get(F, x0 + o), yv, r0);
+            r1 = Math.fma(xs.get(F, x1 + o), yv, r1);
+            r2 = Math.fma(xs.get(F, x2 + o), yv, r2);
+            r3 = Math.fma(xs.get(F, x3 + o), yv, r3);
         }
-        tmp[j] = r0;
-        tmp[j + 1] = r1;
-        tmp[j + 2] = r2;
-        tmp[j + 3] = r3;
-    }
-
-    /** The dot products of the rows at byte offsets {@code a0..a3} with the column at {@code bAt}, into {@code tmp[i * NR + j]}. */
-    private static void dots(MemorySegment as, long a0, long a1, long a2, long a3, MemorySegment bs, long bAt, int k, float[] tmp, int j) {
-        FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0;
-        int x = 0;
-        for (; x <= k - L; x += L) {
-            long o = 4L * x;
-            FloatVector bv = FloatVector.fromMemorySegment(S, bs, bAt + o, LE);
-            s0 = FloatVector.fromMemorySegment(S, as, a0 + o, LE).fma(bv, s0);
-            s1 = FloatVector.fromMemorySegment(S, as, a1 + o, LE).fma(bv, s1);
-            s2 = FloatVector.fromMemorySegment(S, as, a2 + o, LE).fma(bv, s2);
-            s3 = FloatVector.fromMemorySegment(S, as, a3 + o, LE).fma(bv, s3);
-        }
-        float r0 = sum(s0), r1 = sum(s1), r2 = sum(s2), r3 = sum(s3);
-        for (; x < k; x++) {
-            long o = 4L * x;
-            float bv = bs.get(F, bAt + o);
-            r0 = Math.fma(as.get(F, a0 + o), bv, r0);
-            r1 = Math.fma(as.get(F, a1 + o), bv, r1);
-            r2 = Math.fma(as.get(F, a2 + o), bv, r2);
-            r3 = Math.fma(as.get(F, a3 + o), bv, r3);
-        }
-        tmp[j] = r0;
-        tmp[NR + j] = r1;
-        tmp[2 * NR + j] = r2;
-        tmp[3 * NR + j] = r3;
+        tmp[at] = r0;
+        tmp[at + step] = r1;
+        tmp[at + 2 * step] = r2;
+        tmp[at + 3 * step] = r3;
     }
 }

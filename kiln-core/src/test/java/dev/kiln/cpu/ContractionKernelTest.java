@@ -46,6 +46,9 @@ class ContractionKernelTest {
                         (x, w) -> x.conv2d(w, null, new int[]{2, 2}, new int[]{1, 1}, null, 1))),
                 Arguments.of("conv 7x7 stride 2 pad 3", new Case(new int[]{1, 3, 32, 32}, new int[]{16, 3, 7, 7}, 147,
                         (x, w) -> x.conv2d(w, null, new int[]{2, 2}, new int[]{3, 3}, null, 1))),
+                // a first layer's 27-long sums: the padded image's column tiles computed in groups, row tile by row tile
+                Arguments.of("conv 3x3 stride 2 pad 1 from 3 channels", new Case(new int[]{1, 3, 70, 70}, new int[]{40, 3, 3, 3}, 27,
+                        (x, w) -> x.conv2d(w, null, new int[]{2, 2}, new int[]{1, 1}, null, 1))),
                 // rows of 34 output columns read every other input column: two whole vectors per row (two loads and a
                 // permute each) and single elements after them, whatever the vector width
                 Arguments.of("conv 3x3 stride 2 unpadded, 34 columns", new Case(new int[]{1, 16, 21, 69}, new int[]{32, 16, 3, 3}, 144,

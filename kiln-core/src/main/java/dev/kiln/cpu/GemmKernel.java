@@ -60,7 +60,6 @@ final class GemmKernel {
     private static final int IMAGE_GROUP_MAX_K = 32;
 
     private final ExtentPlans<GemmPlan> plans;
-    private final boolean fuses;
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
     /** The padded image of B ({@link PaddedImage}) of the run a thread started, grown on demand and reused. */
@@ -126,7 +125,6 @@ final class GemmKernel {
 
     /** @param epilogue the epilogue the tiles apply as they store (null: the caller runs it after {@link #run}) */
     GemmKernel(Contraction c, StoreEpilogue epilogue) {
-        this.fuses = epilogue != null;
         int[] batchVars = vars(c, Contraction.Role.BATCH), mVars = vars(c, Contraction.Role.M), nVars = vars(c, Contraction.Role.N),
                 kVars = vars(c, Contraction.Role.K);
         plans = new ExtentPlans<>(c, ext -> new GemmPlan(c, epilogue, batchVars, mVars, nVars, kVars, ext));
@@ -158,9 +156,6 @@ final class GemmKernel {
      * @throws IndexOutOfBoundsException when an element read or written lies outside its buffer
      */
     boolean run(MemorySegment[] buffers, long[] vars) { return run(buffers, vars, null); }
-
-    /** Whether the tiles apply the epilogue given at construction as they store (else the caller runs it). */
-    boolean fusesEpilogue() { return fuses; }
 
     /**
      * {@link #run(MemorySegment[], long[])} with constant operands already packed ({@code prepacked}, for the full
@@ -345,7 +340,7 @@ final class GemmKernel {
                         if (preA == null) p.a.packRows(as, b, ic, mc, pc, kc, ap, 0, s.row);
                         else aAt = aBase(p, b, pc) + ic * kc;
                         if (direct) s.blockRows(p, b, cBase, ic, mc, epilogue, null, buffers);
-                        // a group of column tiles row tile by row tile: the group's image columns stay in L1 while
+                        // a group of column tiles row tile by row tile: the group's image columns stay in L2 while
                         // each row tile writes its MR rows of C, not all the block's rows at once
                         int group = kc <= IMAGE_GROUP_MAX_K ? Math.max(1, IMAGE_GROUP_BYTES / (4 * NR * kc)) : 1;
                         for (int ug = uc; ug < ue; ug += group) {

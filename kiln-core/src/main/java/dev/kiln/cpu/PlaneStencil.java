@@ -39,8 +39,8 @@ final class PlaneStencil {
     /** Sums per band at most (outputs and junk columns): a band's scratch and sums stay in the L1 cache. */
     private static final int BAND_OUTPUTS = 1024;
     /**
-     * Lane i of {@code lo.rearrange(EVEN).blend(hi.rearrange(EVEN), HIGH)} is element 2i of a run loaded as {@code lo} at element 0 and {@code hi} at element L:
-     * lane i of {@code lo} permuted by {@code EVEN} below L/2, of {@code hi} from L/2 on ({@code HIGH}); {@code ODD}, element
+     * Lane i of {@code lo.rearrange(EVEN).blend(hi.rearrange(EVEN), HIGH)} is element 2i of a run loaded as {@code lo} at
+     * element 0 and {@code hi} at element L: {@code lo}'s below L/2, {@code hi}'s from L/2 on; with {@code ODD}, element
      * 2i + 1. Two one-table permutes and a blend took 1.1 ns a pair of vectors where one two-table permute
      * ({@code selectFrom}) took 2.8.
      */

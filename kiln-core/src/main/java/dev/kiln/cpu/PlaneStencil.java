@@ -81,6 +81,11 @@ final class PlaneStencil {
     private final int[] hullLo, hullHi, copyLo, copyHi;
     private final StencilEpilogue epilogue;
     /**
+     * Whether the window is 3 x 3 at stride 1 and dilation 1, its taps in row-major order, on rows at least a vector wide:
+     * then four output rows are summed at a time ({@link #rows4}).
+     */
+    private final boolean window3x3;
+    /**
      * Whether output row y + 1 follows row y in C and each addend is the same for every row, so that a band's
      * outputs are one run.
      */
@@ -141,6 +146,9 @@ final class PlaneStencil {
             hullLo[b] = Math.min(hullLo[b], j);
             hullHi[b] = Math.max(hullHi[b], j + g.outColumns);
         }
+        boolean rowMajor3x3 = taps == 9;
+        for (int k = 0; k < taps && rowMajor3x3; k++) rowMajor3x3 = tapKy[k] == k / 3 && tapKx[k] == k % 3;
+        window3x3 = rowMajor3x3 && g.sy == 1 && g.sx == 1 && g.dy == 1 && g.dx == 1 && width >= L;
         contiguous = follows(rowC, g.outColumns) && (epilogue == null
                 || (epilogue.terms < 1 || follows(epilogue.row0, 0)) && (epilogue.terms < 2 || follows(epilogue.row1, 0)));
         int least = Integer.MAX_VALUE, greatest = -1;
@@ -206,7 +214,13 @@ final class PlaneStencil {
                 weightsOf = o;
             }
             fill(b, plane, planeRows, outerB[o], y0, rows);
-            sums(plane, sums, rows * width, w);
+            int from = 0;
+            if (window3x3) {
+                for (; from + 4 * width <= rows * width; from += 4 * width) {
+                    for (int x = 0; x < width; x += L) rows4(plane, sums, from + Math.min(x, width - L), width, w);
+                }
+            }
+            if (from < rows * width) sums(plane, sums, from, rows * width, w);
             float k0 = apply ? addend(buffers, 0, o, y0) : -0.0f, k1 = apply ? addend(buffers, 1, o, y0) : -0.0f;
             if (contiguous) storeRun(c, sums, s.stage, o, y0, rows, k0, k1, lower, upper);
             else store(c, buffers, apply, sums, o, y0, rows, lower, upper);
@@ -381,15 +395,72 @@ final class PlaneStencil {
      * less time). A last group of fewer than eight is computed as the band's last eight vectors, overlapping the group
      * before: those sums are the same floats, written twice.
      */
-    private void sums(float[] plane, float[] sums, int n, float[] w) {
-        int vectors = (n + L - 1) / L;
+    private void sums(float[] plane, float[] sums, int from, int n, float[] w) {
+        int vectors = (n - from + L - 1) / L;
         if (vectors >= 8) {
-            for (int v = 0; v < vectors; v += 8) sums8(plane, sums, Math.min(v, vectors - 8) * L, w, tapOffset, taps);
+            for (int v = 0; v < vectors; v += 8) sums8(plane, sums, from + Math.min(v, vectors - 8) * L, w, tapOffset, taps);
             return;
         }
-        int q = 0;
+        int q = from;
         for (; q < n - 2 * L; q += 4 * L) sums4(plane, sums, q, w, tapOffset, taps);
         for (; q < n; q += L) sums1(plane, sums, q, w, tapOffset, taps);
+    }
+
+    /**
+     * A vector of outputs in each of four rows, from {@code q} on ({@code width} apart), of a 3 x 3 window at stride 1:
+     * the six plane rows they read are loaded once each (three vectors a row), each feeding the outputs whose window
+     * covers it, 18 loads for 36 multiply-adds where {@link #sums8} loads once per multiply-add. Each output's sum is
+     * still the taps in order (a plane row's taps before the next row's), so the floats are {@code sums8}'s.
+     */
+    private static void rows4(float[] p, float[] sums, int q, int width, float[] w) {
+        FloatVector w0 = FloatVector.broadcast(F, w[0]), w1 = FloatVector.broadcast(F, w[1]), w2 = FloatVector.broadcast(F, w[2]);
+        FloatVector w3 = FloatVector.broadcast(F, w[3]), w4 = FloatVector.broadcast(F, w[4]), w5 = FloatVector.broadcast(F, w[5]);
+        FloatVector w6 = FloatVector.broadcast(F, w[6]), w7 = FloatVector.broadcast(F, w[7]), w8 = FloatVector.broadcast(F, w[8]);
+        FloatVector acc0 = FloatVector.broadcast(F, -0.0f), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+        // plane row 0: output row 0's window row 0
+        int at = q;
+        FloatVector x0 = FloatVector.fromArray(F, p, at), x1 = FloatVector.fromArray(F, p, at + 1), x2 = FloatVector.fromArray(F, p, at + 2);
+        acc0 = x2.fma(w2, x1.fma(w1, x0.fma(w0, acc0)));
+        // plane row 1: row 0's window row 1, row 1's window row 0
+        at += width;
+        x0 = FloatVector.fromArray(F, p, at);
+        x1 = FloatVector.fromArray(F, p, at + 1);
+        x2 = FloatVector.fromArray(F, p, at + 2);
+        acc0 = x2.fma(w5, x1.fma(w4, x0.fma(w3, acc0)));
+        acc1 = x2.fma(w2, x1.fma(w1, x0.fma(w0, acc1)));
+        // plane row 2
+        at += width;
+        x0 = FloatVector.fromArray(F, p, at);
+        x1 = FloatVector.fromArray(F, p, at + 1);
+        x2 = FloatVector.fromArray(F, p, at + 2);
+        acc0 = x2.fma(w8, x1.fma(w7, x0.fma(w6, acc0)));
+        acc1 = x2.fma(w5, x1.fma(w4, x0.fma(w3, acc1)));
+        acc2 = x2.fma(w2, x1.fma(w1, x0.fma(w0, acc2)));
+        // plane row 3
+        at += width;
+        x0 = FloatVector.fromArray(F, p, at);
+        x1 = FloatVector.fromArray(F, p, at + 1);
+        x2 = FloatVector.fromArray(F, p, at + 2);
+        acc1 = x2.fma(w8, x1.fma(w7, x0.fma(w6, acc1)));
+        acc2 = x2.fma(w5, x1.fma(w4, x0.fma(w3, acc2)));
+        acc3 = x2.fma(w2, x1.fma(w1, x0.fma(w0, acc3)));
+        // plane row 4
+        at += width;
+        x0 = FloatVector.fromArray(F, p, at);
+        x1 = FloatVector.fromArray(F, p, at + 1);
+        x2 = FloatVector.fromArray(F, p, at + 2);
+        acc2 = x2.fma(w8, x1.fma(w7, x0.fma(w6, acc2)));
+        acc3 = x2.fma(w5, x1.fma(w4, x0.fma(w3, acc3)));
+        // plane row 5
+        at += width;
+        x0 = FloatVector.fromArray(F, p, at);
+        x1 = FloatVector.fromArray(F, p, at + 1);
+        x2 = FloatVector.fromArray(F, p, at + 2);
+        acc3 = x2.fma(w8, x1.fma(w7, x0.fma(w6, acc3)));
+        acc0.intoArray(sums, q);
+        acc1.intoArray(sums, q + width);
+        acc2.intoArray(sums, q + 2 * width);
+        acc3.intoArray(sums, q + 3 * width);
     }
 
     private static void sums8(float[] plane, float[] sums, int q, float[] w, int[] tapOffset, int taps) {

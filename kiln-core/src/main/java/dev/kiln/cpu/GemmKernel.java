@@ -334,6 +334,7 @@ final class GemmKernel {
                     boolean direct = first && pc + kc == p.k && (epilogue == null || epilogue.runAddend(buffers) == null);
                     float lower = epilogue == null ? Float.NEGATIVE_INFINITY : epilogue.lowerOrNone();
                     float upper = epilogue == null ? Float.POSITIVE_INFINITY : epilogue.upperOrNone();
+                    int group = kc <= IMAGE_GROUP_MAX_K ? Math.max(1, IMAGE_GROUP_BYTES / (4 * NR * kc)) : 1;
                     for (int ic = m0; ic < m1; ic += mcStep) {
                         int mc = Math.min(mcStep, m1 - ic);
                         int aAt = 0;
@@ -342,7 +343,6 @@ final class GemmKernel {
                         if (direct) s.blockRows(p, b, cBase, ic, mc, epilogue, null, buffers);
                         // a group of column tiles row tile by row tile: the group's image columns stay in L2 while
                         // each row tile writes its MR rows of C, not all the block's rows at once
-                        int group = kc <= IMAGE_GROUP_MAX_K ? Math.max(1, IMAGE_GROUP_BYTES / (4 * NR * kc)) : 1;
                         for (int ug = uc; ug < ue; ug += group) {
                             int uge = Math.min(ue, ug + group);
                             for (int ir = 0; ir < mc; ir += MR) {

@@ -32,7 +32,7 @@ final class PlaneStencil {
     private static final int L = F.length();
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
     /**
-     * Plane columns read from which a stride-2 band's rows are split as they are read ({@link #fillSplit}): rows wider
+     * Plane columns read from which a stride-2 band's rows are split as they are read ({@link #fill}): rows wider
      * than a vector (28-wide rows 7 % faster, 56-wide 4 %; 14-wide ones, one masked pair of vectors each, 9 % slower).
      */
     static final int SPLIT_ROWS_FROM = L + 1;
@@ -214,13 +214,7 @@ final class PlaneStencil {
                 weightsOf = o;
             }
             fill(b, plane, planeRows, outerB[o], y0, rows);
-            int from = 0;
-            if (window3x3) {
-                for (; from + 4 * width <= rows * width; from += 4 * width) {
-                    for (int x = 0; x < width; x += L) rows4(plane, sums, from + Math.min(x, width - L), width, w);
-                }
-            }
-            if (from < rows * width) sums(plane, sums, from, rows * width, w);
+            sums(plane, sums, rows, w);
             float k0 = apply ? addend(buffers, 0, o, y0) : -0.0f, k1 = apply ? addend(buffers, 1, o, y0) : -0.0f;
             if (contiguous) storeRun(c, sums, s.stage, o, y0, rows, k0, k1, lower, upper);
             else store(c, buffers, apply, sums, o, y0, rows, lower, upper);
@@ -229,25 +223,25 @@ final class PlaneStencil {
 
     /**
      * The band's phases: rows {@code [y0, y0 + rows)} of output read the phase rows written here, from B where its
-     * gates hold, else 0. The padding columns were zeroed when the run began and no copy writes them; so were rows of
+     * gates hold, else 0: each plane row copied into its phase, or at stride 2 split into its two column phases as it is
+     * read ({@link #splitRow}; rows narrower than {@link #SPLIT_ROWS_FROM} copied whole and split after,
+     * {@link #fillRows}). The padding columns were zeroed when the run began and no copy writes them; so were rows of
      * padding, which are zeroed again only where another band may have copied rows there.
      */
     private void fill(MemorySegment b, float[] plane, float[] planeRows, long base, int y0, int rows) {
         int sy = g.sy, sx = g.sx;
-        if (sx == 2 && columnsHi - columnsLo >= SPLIT_ROWS_FROM) {
-            fillSplit(b, plane, base, y0, rows);
-            return;
-        }
-        if (sx == 2) {
+        boolean splitAsRead = sx == 2 && columnsHi - columnsLo >= SPLIT_ROWS_FROM;
+        if (sx == 2 && !splitAsRead) {
             fillRows(b, planeRows, base, y0, rows);
             for (int a = 0; a < sy; a++) if (rowLo[a] <= rowHi[a]) split(planeRows, plane, a, rowLo[a], rowHi[a] + rows);
             return;
         }
-        if (sy == 1) {
+        if (sx == 1 && sy == 1) {
             fillRows1(b, plane, base, y0, rows);
             return;
         }
         VectorMask<Float> tail = lanes(0, (copyHi[0] - copyLo[0]) % L);
+        int evenPhase = columnsLo & 1, evenAt = columnsLo >> 1, oddAt = (columnsLo + 1) >> 1;
         // plane rows in B's order (each row phase's rows interleaved with the others'), so B is read as one stream
         for (int i = minRowLo, last = maxRowHi + rows; i < last; i++) {
             for (int a = 0; a < sy; a++) {
@@ -259,7 +253,12 @@ final class PlaneStencil {
                     if (bands > 1) for (int p = 0; p < sx; p++) Arrays.fill(plane, row + p * phaseSize + hullLo[p], row + p * phaseSize + hullHi[p], 0f);
                     continue;
                 }
-                copy(b, base + g.rowStride * u + copyLo[0], plane, row + copyLo[0], copyHi[0] - copyLo[0], tail);
+                if (splitAsRead) {
+                    splitRow(b, base + g.rowStride * u + columnsLo, columnsHi - columnsLo, plane, row + evenPhase * phaseSize + evenAt,
+                            row + (1 - evenPhase) * phaseSize + oddAt);
+                } else {
+                    copy(b, base + g.rowStride * u + copyLo[0], plane, row + copyLo[0], copyHi[0] - copyLo[0], tail);
+                }
             }
         }
     }
@@ -281,29 +280,6 @@ final class PlaneStencil {
                 continue;
             }
             copy(b, base + rowStride * u + lo, plane, row + lo, n, tail);
-        }
-    }
-
-    /**
-     * For stride 2 and rows of {@link #SPLIT_ROWS_FROM} columns or more: each plane row read from B straight into its two
-     * column phases, two vectors of B split into even and odd columns at a time ({@link #splitRow}), instead of copied
-     * whole into {@code rows} and split there. Rows of padding are zeroed again only where another band may have copied
-     * rows there.
-     */
-    private void fillSplit(MemorySegment b, float[] plane, long base, int y0, int rows) {
-        int sy = g.sy, n = columnsHi - columnsLo, evenPhase = columnsLo & 1, evenAt = columnsLo >> 1, oddAt = (columnsLo + 1) >> 1;
-        long ylo = g.ylo, yhi = g.yhi, rowStride = g.rowStride;
-        for (int i = minRowLo, last = maxRowHi + rows; i < last; i++) {
-            for (int a = 0; a < sy; a++) {
-                if (i < rowLo[a] || i >= rowHi[a] + rows) continue;
-                long u = (long) sy * (y0 + i) + a;
-                int row = a * 2 * phaseSize + i * width;
-                if (u < ylo || u >= yhi) {
-                    if (bands > 1) for (int p = 0; p < 2; p++) Arrays.fill(plane, row + p * phaseSize + hullLo[p], row + p * phaseSize + hullHi[p], 0f);
-                    continue;
-                }
-                splitRow(b, base + rowStride * u + columnsLo, n, plane, row + evenPhase * phaseSize + evenAt, row + (1 - evenPhase) * phaseSize + oddAt);
-            }
         }
     }
 
@@ -390,12 +366,20 @@ final class PlaneStencil {
     // registers (see StencilKernel). Independent chains hide the multiply-add's latency.
 
     /**
-     * The band's {@code n} sums (with its junk columns), eight vectors at a time where it has eight: eight chains keep
-     * both FMA units busy where four waited on the multiply-add's latency (a 576-channel 14 x 14 plane's sums took a third
-     * less time). A last group of fewer than eight is computed as the band's last eight vectors, overlapping the group
-     * before: those sums are the same floats, written twice.
+     * The sums of the band's {@code rows} rows (with their junk columns): for a 3 x 3 window at stride 1, four rows at a
+     * time ({@link #rows4}), each row's last vector overlapping the one before; the rest as a flat run of vectors, eight
+     * at a time where it has eight: eight chains keep both FMA units busy where four waited on the multiply-add's latency
+     * (a 576-channel 14 x 14 plane's sums took a third less time). A last group of fewer than eight is computed as the
+     * run's last eight vectors, overlapping the group before: those sums are the same floats, written twice.
      */
-    private void sums(float[] plane, float[] sums, int from, int n, float[] w) {
+    private void sums(float[] plane, float[] sums, int rows, float[] w) {
+        int from = 0, n = rows * width;
+        if (window3x3) {
+            for (; from + 4 * width <= n; from += 4 * width) {
+                for (int x = 0; x < width; x += L) rows4(plane, sums, from + Math.min(x, width - L), width, w);
+            }
+            if (from == n) return;
+        }
         int vectors = (n - from + L - 1) / L;
         if (vectors >= 8) {
             for (int v = 0; v < vectors; v += 8) sums8(plane, sums, from + Math.min(v, vectors - 8) * L, w, tapOffset, taps);

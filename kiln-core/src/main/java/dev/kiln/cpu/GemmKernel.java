@@ -45,19 +45,23 @@ final class GemmKernel {
      * more often and measured slower.
      */
     static final int NC = 64 * NR;
+    /** Rows of B a thread gathers before dealing them out to the panels ({@link GemmSide#packColPanels}). */
+    static final int PACK_GROUP_ROWS = 4;
     /** Below this many multiply-adds the work stays on the calling thread. */
     private static final long PARALLEL_MIN = 1L << 20;
     /**
      * Bytes of a padded image's columns that a group of column tiles reads ({@code kc * NR} floats a tile), computed row
      * tile by row tile ({@link #computeImage}): the group's image stays in L2 while each row tile writes its MR rows of
      * C, instead of every row of the block at each column tile (MobileNet's first convolution, 3 -> 32 channels, K = 27,
-     * with the caches cold as in a model: 202-219 -> 183-203 us). Only for K up to {@link #IMAGE_GROUP_MAX_K} (measured
+     * with the caches cold as in a model: 202-219 -> 183-203 us). Only for K up to {@link #TILE_GROUP_MAX_K} (measured
      * at 27): each row tile reads the group's image again, from L2, where the column-tile-major order that longer K keeps
-     * reads each tile's image once, from L1.
+     * reads each tile's image once, from L1. Packed B panels of so short a K go the same way ({@link #compute}): an
+     * unpadded 1 x 1 convolution from 16 channels to 96 at 112 x 112, whose 4.8 MB output bounds it, 300 -> 287 us on one
+     * thread.
      */
-    private static final int IMAGE_GROUP_BYTES = 128 << 10;
-    /** Longest K for which a padded image's column tiles are grouped ({@link #IMAGE_GROUP_BYTES}). */
-    private static final int IMAGE_GROUP_MAX_K = 32;
+    private static final int TILE_GROUP_BYTES = 128 << 10;
+    /** Longest K for which column tiles are grouped ({@link #TILE_GROUP_BYTES}). */
+    private static final int TILE_GROUP_MAX_K = 32;
 
     private final ExtentPlans<GemmPlan> plans;
 
@@ -68,7 +72,7 @@ final class GemmKernel {
     /** Per-thread packed panels, grown on demand and reused. */
     private static final class Scratch {
         float[] a = new float[0], b = new float[0];
-        final float[] tmp = new float[GemmMicroKernel.TILE_FLOATS], row = new float[Math.max(KC_IMAGE, NC)];
+        final float[] tmp = new float[GemmMicroKernel.TILE_FLOATS], row = new float[Math.max(KC_IMAGE, PACK_GROUP_ROWS * NC)];
         /** A padded-image tile's B offsets, one a reduction step of the K block ({@link GemmMicroKernel#imageTile}). */
         final int[] offsets = new int[KC_IMAGE];
         /** A tile's rows as byte offsets into C and into a run addend, and what its epilogue adds to each ({@link GemmMicroKernel#wideInto}). */
@@ -334,7 +338,7 @@ final class GemmKernel {
                     boolean direct = first && pc + kc == p.k && (epilogue == null || epilogue.runAddend(buffers) == null);
                     float lower = epilogue == null ? Float.NEGATIVE_INFINITY : epilogue.lowerOrNone();
                     float upper = epilogue == null ? Float.POSITIVE_INFINITY : epilogue.upperOrNone();
-                    int group = kc <= IMAGE_GROUP_MAX_K ? Math.max(1, IMAGE_GROUP_BYTES / (4 * NR * kc)) : 1;
+                    int group = kc <= TILE_GROUP_MAX_K ? Math.max(1, TILE_GROUP_BYTES / (4 * NR * kc)) : 1;
                     for (int ic = m0; ic < m1; ic += mcStep) {
                         int mc = Math.min(mcStep, m1 - ic);
                         int aAt = 0;
@@ -491,7 +495,7 @@ final class GemmKernel {
 
     /** Packs {@code blocks[from, to)} into {@code a} and {@code b}, with the calling thread's scratch row. */
     private static void packBlocks(GemmPlan p, List<PackBlock> blocks, int from, int to, MemorySegment as, MemorySegment bs, float[] a, float[] b) {
-        float[] row = SCRATCH.get().row; // at least max(KC_IMAGE, NC) floats: a block's K depth, MC rows, NC columns
+        float[] row = SCRATCH.get().row; // at least max(KC_IMAGE, PACK_GROUP_ROWS * NC) floats: a block's K depth, MC rows, NC columns
         for (int i = from; i < to; i++) {
             PackBlock k = blocks.get(i);
             if (k.a()) p.a.packRows(as, k.batch(), k.from(), k.count(), k.pc(), k.kc(), a, aBase(p, k.batch(), k.pc()) + k.from() * k.kc(), row);
@@ -533,6 +537,9 @@ final class GemmKernel {
                     MemorySegment run = direct && epilogue != null ? epilogue.runAddend(buffers) : null;
                     float lower = epilogue == null ? Float.NEGATIVE_INFINITY : epilogue.lowerOrNone();
                     float upper = epilogue == null ? Float.POSITIVE_INFINITY : epilogue.upperOrNone();
+                    // a short K: groups of column panels, row tile by row tile, as computeImage's tiles
+                    int groupColumns = kc <= TILE_GROUP_MAX_K ? Math.max(1, TILE_GROUP_BYTES / (4 * NR * kc)) * NR : NR;
+                    int groupRows = groupColumns > NR ? MR : Integer.MAX_VALUE;
                     int bAt = 0;
                     if (preB == null) p.b.packColPanels(bs, b, pc, kc, jc, nc, bp, 0, s.row);
                     else bAt = bBase(p, b, pc) + jc * kc;
@@ -542,10 +549,11 @@ final class GemmKernel {
                         if (preA == null) p.a.packRows(as, b, ic, mc, pc, kc, ap, 0, s.row);
                         else aAt = aBase(p, b, pc) + ic * kc;
                         if (direct) s.blockRows(p, b, cBase, ic, mc, epilogue, run, buffers);
-                        for (int jr = 0; jr < nc; jr += NR) {
+                        for (int jg = 0; jg < nc; jg += groupColumns) for (int ir0 = 0; ir0 < mc; ir0 += groupRows)
+                        for (int jr = jg, jge = Math.min(nc, jg + groupColumns); jr < jge; jr += NR) {
                             int nr = Math.min(NR, nc - jr), n = jc + jr;
                             boolean contiguous = p.contiguous[n] >= nr;
-                            for (int ir = 0; ir < mc; ir += MR) {
+                            for (int ir = ir0, ire = Math.min(mc, ir0 + groupRows); ir < ire; ir += MR) {
                                 int mr = Math.min(MR, mc - ir);
                                 if (direct && nr == NR && mr == MR && contiguous && (epilogue == null || epilogue.storableFromRegisters(n))) {
                                     s.tileRows(ir, 4 * p.cCol[n], run == null ? 0 : epilogue.runAddendColumn(n));

@@ -314,7 +314,8 @@ class GemmKernelTest {
     static Stream<Arguments> sizes() {
         int[][] s = {{1, 1, 1}, {1, 1, 70}, {70, 1, 1}, {1, 70, 1}, {1, 1, 300}, {6, 32, 1}, {7, 33, 5}, {5, 31, 13}, {13, 17, 19},
                 {64, 64, 64}, {67, 61, 59}, {23, 70, 2}, {2, 3, 257}, {97, 35, 41}, {12, 64, 300}, {3, 2100, 2},
-                {37, 49, 300}, {25, 81, 1100}}; // panels of 17 columns (a 7 x 7 and a 9 x 9 image), one K block and several
+                {37, 49, 300}, {25, 81, 1100}, // panels of 17 columns (a 7 x 7 and a 9 x 9 image), one K block and several
+                {29, 2100, 32}, {29, 4400, 16}}; // K this short: groups of column panels, row tile by row tile
         return Stream.of(s).map(x -> Arguments.of(x[0], x[1], x[2]));
     }
 

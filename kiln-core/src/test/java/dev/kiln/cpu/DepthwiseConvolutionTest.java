@@ -83,6 +83,11 @@ class DepthwiseConvolutionTest {
             }
         }
         convs.add(Conv.of(3, 9, 3, 1, 1, 1, true));      // a plane row narrower than a vector, odd rows
+        // planes of at most four vectors are read flat: one vector (4 x 4), two (5 x 5), four (8 x 8), a filter pair per channel
+        convs.add(Conv.of(3, 4, 3, 1, 1, 1, true));
+        convs.add(Conv.of(3, 5, 3, 1, 1, 1, false));
+        convs.add(Conv.of(3, 8, 3, 1, 1, 1, true));
+        convs.add(Conv.of(3, 7, 3, 1, 1, 2, true));
         convs.add(Conv.of(3, 15, 3, 2, 1, 1, false));    // an odd input width: the last plane column is padding
         convs.add(Conv.of(3, 29, 3, 2, 1, 1, true));     // the same, its rows split as they are read (wider than a vector)
         convs.add(Conv.of(3, 10, 3, 1, 1, 2, true));     // two filters per channel (a depth multiplier)

@@ -395,7 +395,22 @@ final class PlaneStencil {
             v0.rearrange(EVEN).blend(v1.rearrange(EVEN), HIGH).intoArray(plane, even + t);
             v0.rearrange(ODD).blend(v1.rearrange(ODD), HIGH).intoArray(plane, odd + t);
         }
-        if (2 * t < n) {
+        if (2 * t < n && n >= 2 * L) {
+            // the last pair ends at the row's end, overlapping the one before (the same floats stored again): unmasked
+            // loads and stores, where masked ones took most of a 56-column row's split; from an odd start its even
+            // lanes are the row's odd elements
+            int a = n - 2 * L;
+            long at = 4 * (src + a);
+            FloatVector v0 = FloatVector.fromMemorySegment(F, b, at, ORDER), v1 = FloatVector.fromMemorySegment(F, b, at + 4L * L, ORDER);
+            FloatVector evens = v0.rearrange(EVEN).blend(v1.rearrange(EVEN), HIGH), odds = v0.rearrange(ODD).blend(v1.rearrange(ODD), HIGH);
+            if ((a & 1) == 0) {
+                evens.intoArray(plane, even + a / 2);
+                odds.intoArray(plane, odd + a / 2);
+            } else {
+                evens.intoArray(plane, odd + a / 2);
+                odds.intoArray(plane, even + a / 2 + 1);
+            }
+        } else if (2 * t < n) {
             long at = 4 * (src + 2 * t);
             int left = n - 2 * t;
             FloatVector v0 = FloatVector.fromMemorySegment(F, b, at, ORDER, lanes(0, left)), v1 = FloatVector.fromMemorySegment(F, b, at + 4L * L, ORDER, lanes(0, left - L));
@@ -432,7 +447,9 @@ final class PlaneStencil {
     private static void copy(MemorySegment b, long src, float[] plane, int dst, int n, VectorMask<Float> tail) {
         int j = 0;
         for (; j + L <= n; j += L) FloatVector.fromMemorySegment(F, b, 4 * (src + j), ORDER).intoArray(plane, dst + j);
-        if (j < n) FloatVector.fromMemorySegment(F, b, 4 * (src + j), ORDER, tail).intoArray(plane, dst + j, tail);
+        // a row of at least a vector: its last vector ends at the row's end, unmasked (the same floats copied again)
+        if (j < n && n >= L) FloatVector.fromMemorySegment(F, b, 4 * (src + n - L), ORDER).intoArray(plane, dst + n - L);
+        else if (j < n) FloatVector.fromMemorySegment(F, b, 4 * (src + j), ORDER, tail).intoArray(plane, dst + j, tail);
     }
 
     /**

@@ -90,6 +90,7 @@ class DepthwiseConvolutionTest {
         convs.add(Conv.of(3, 7, 3, 1, 1, 2, true));
         convs.add(Conv.of(3, 15, 3, 2, 1, 1, false));    // an odd input width: the last plane column is padding
         convs.add(Conv.of(3, 29, 3, 2, 1, 1, true));     // the same, its rows split as they are read (wider than a vector)
+        convs.add(Conv.of(3, 57, 3, 2, 1, 1, true));     // split as read, the last pair of vectors from an odd column
         convs.add(Conv.of(3, 10, 3, 1, 1, 2, true));     // two filters per channel (a depth multiplier)
         convs.add(Conv.of(3, 14, 3, 1, 2, 1, false));    // two input channels per group: row by row
         convs.add(Conv.of(3, 120, 3, 2, 1, 1, true));    // a stride-2 row of 60 outputs: row by row

@@ -493,7 +493,9 @@ final class PlaneStencil {
         int from = 0, n = rows * width;
         if (window3x3) {
             for (; from + 4 * width <= n; from += 4 * width) {
-                for (int x = 0; x < width; x += L) rows4(plane, sums, from + Math.min(x, width - L), width, w);
+                // whole vectors from the row's start, then the last one ending at its end (overlapping the one before)
+                rows4(plane, sums, from, width / L, width, w);
+                if (width % L != 0) rows4(plane, sums, from + width - L, 1, width, w);
             }
             if (from == n) return;
         }
@@ -508,60 +510,65 @@ final class PlaneStencil {
     }
 
     /**
-     * A vector of outputs in each of four rows, from {@code q} on ({@code width} apart), of a 3 x 3 window at stride 1:
+     * For each of {@code count} vectors from {@code from} on ({@code L} apart), a vector of outputs in each of four rows
+     * ({@code width} apart) of a 3 x 3 window at stride 1:
      * the six plane rows they read are loaded once each (three vectors a row), each feeding the outputs whose window
      * covers it, 18 loads for 36 multiply-adds where {@link #sums8} loads once per multiply-add. Each output's sum is
      * still the taps in order (a plane row's taps before the next row's), so the floats are {@code sums8}'s.
      */
-    private static void rows4(float[] p, float[] sums, int q, int width, float[] w) {
+    private static void rows4(float[] p, float[] sums, int from, int count, int width, float[] w) {
         FloatVector w0 = FloatVector.broadcast(F, w[0]), w1 = FloatVector.broadcast(F, w[1]), w2 = FloatVector.broadcast(F, w[2]);
         FloatVector w3 = FloatVector.broadcast(F, w[3]), w4 = FloatVector.broadcast(F, w[4]), w5 = FloatVector.broadcast(F, w[5]);
         FloatVector w6 = FloatVector.broadcast(F, w[6]), w7 = FloatVector.broadcast(F, w[7]), w8 = FloatVector.broadcast(F, w[8]);
-        FloatVector acc0 = FloatVector.broadcast(F, -0.0f), acc1 = acc0, acc2 = acc0, acc3 = acc0;
-        // plane row 0: output row 0's window row 0
-        int at = q;
-        FloatVector x0 = FloatVector.fromArray(F, p, at), x1 = FloatVector.fromArray(F, p, at + 1), x2 = FloatVector.fromArray(F, p, at + 2);
-        acc0 = x2.fma(w2, x1.fma(w1, x0.fma(w0, acc0)));
-        // plane row 1: row 0's window row 1, row 1's window row 0
-        at += width;
-        x0 = FloatVector.fromArray(F, p, at);
-        x1 = FloatVector.fromArray(F, p, at + 1);
-        x2 = FloatVector.fromArray(F, p, at + 2);
-        acc0 = x2.fma(w5, x1.fma(w4, x0.fma(w3, acc0)));
-        acc1 = x2.fma(w2, x1.fma(w1, x0.fma(w0, acc1)));
-        // plane row 2
-        at += width;
-        x0 = FloatVector.fromArray(F, p, at);
-        x1 = FloatVector.fromArray(F, p, at + 1);
-        x2 = FloatVector.fromArray(F, p, at + 2);
-        acc0 = x2.fma(w8, x1.fma(w7, x0.fma(w6, acc0)));
-        acc1 = x2.fma(w5, x1.fma(w4, x0.fma(w3, acc1)));
-        acc2 = x2.fma(w2, x1.fma(w1, x0.fma(w0, acc2)));
-        // plane row 3
-        at += width;
-        x0 = FloatVector.fromArray(F, p, at);
-        x1 = FloatVector.fromArray(F, p, at + 1);
-        x2 = FloatVector.fromArray(F, p, at + 2);
-        acc1 = x2.fma(w8, x1.fma(w7, x0.fma(w6, acc1)));
-        acc2 = x2.fma(w5, x1.fma(w4, x0.fma(w3, acc2)));
-        acc3 = x2.fma(w2, x1.fma(w1, x0.fma(w0, acc3)));
-        // plane row 4
-        at += width;
-        x0 = FloatVector.fromArray(F, p, at);
-        x1 = FloatVector.fromArray(F, p, at + 1);
-        x2 = FloatVector.fromArray(F, p, at + 2);
-        acc2 = x2.fma(w8, x1.fma(w7, x0.fma(w6, acc2)));
-        acc3 = x2.fma(w5, x1.fma(w4, x0.fma(w3, acc3)));
-        // plane row 5
-        at += width;
-        x0 = FloatVector.fromArray(F, p, at);
-        x1 = FloatVector.fromArray(F, p, at + 1);
-        x2 = FloatVector.fromArray(F, p, at + 2);
-        acc3 = x2.fma(w8, x1.fma(w7, x0.fma(w6, acc3)));
-        acc0.intoArray(sums, q);
-        acc1.intoArray(sums, q + width);
-        acc2.intoArray(sums, q + 2 * width);
-        acc3.intoArray(sums, q + 3 * width);
+        // the weights broadcast once for the row's vectors; q affine in the loop, so its loads' index checks can be hoisted
+        for (int i = 0; i < count; i++) {
+            int q = from + i * L;
+            FloatVector acc0 = FloatVector.broadcast(F, -0.0f), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+            // plane row 0: output row 0's window row 0
+            int at = q;
+            FloatVector x0 = FloatVector.fromArray(F, p, at), x1 = FloatVector.fromArray(F, p, at + 1), x2 = FloatVector.fromArray(F, p, at + 2);
+            acc0 = x2.fma(w2, x1.fma(w1, x0.fma(w0, acc0)));
+            // plane row 1: row 0's window row 1, row 1's window row 0
+            at += width;
+            x0 = FloatVector.fromArray(F, p, at);
+            x1 = FloatVector.fromArray(F, p, at + 1);
+            x2 = FloatVector.fromArray(F, p, at + 2);
+            acc0 = x2.fma(w5, x1.fma(w4, x0.fma(w3, acc0)));
+            acc1 = x2.fma(w2, x1.fma(w1, x0.fma(w0, acc1)));
+            // plane row 2
+            at += width;
+            x0 = FloatVector.fromArray(F, p, at);
+            x1 = FloatVector.fromArray(F, p, at + 1);
+            x2 = FloatVector.fromArray(F, p, at + 2);
+            acc0 = x2.fma(w8, x1.fma(w7, x0.fma(w6, acc0)));
+            acc1 = x2.fma(w5, x1.fma(w4, x0.fma(w3, acc1)));
+            acc2 = x2.fma(w2, x1.fma(w1, x0.fma(w0, acc2)));
+            // plane row 3
+            at += width;
+            x0 = FloatVector.fromArray(F, p, at);
+            x1 = FloatVector.fromArray(F, p, at + 1);
+            x2 = FloatVector.fromArray(F, p, at + 2);
+            acc1 = x2.fma(w8, x1.fma(w7, x0.fma(w6, acc1)));
+            acc2 = x2.fma(w5, x1.fma(w4, x0.fma(w3, acc2)));
+            acc3 = x2.fma(w2, x1.fma(w1, x0.fma(w0, acc3)));
+            // plane row 4
+            at += width;
+            x0 = FloatVector.fromArray(F, p, at);
+            x1 = FloatVector.fromArray(F, p, at + 1);
+            x2 = FloatVector.fromArray(F, p, at + 2);
+            acc2 = x2.fma(w8, x1.fma(w7, x0.fma(w6, acc2)));
+            acc3 = x2.fma(w5, x1.fma(w4, x0.fma(w3, acc3)));
+            // plane row 5
+            at += width;
+            x0 = FloatVector.fromArray(F, p, at);
+            x1 = FloatVector.fromArray(F, p, at + 1);
+            x2 = FloatVector.fromArray(F, p, at + 2);
+            acc3 = x2.fma(w8, x1.fma(w7, x0.fma(w6, acc3)));
+            acc0.intoArray(sums, q);
+            acc1.intoArray(sums, q + width);
+            acc2.intoArray(sums, q + 2 * width);
+            acc3.intoArray(sums, q + 3 * width);
+        }
     }
 
     private static void sums8(float[] plane, float[] sums, int q, float[] w, int[] tapOffset, int taps) {

@@ -2,7 +2,6 @@ package dev.kiln.cpu;
 
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
-import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 import java.lang.foreign.MemorySegment;
@@ -44,27 +43,6 @@ final class PlaneStencil {
      * 125 ns.
      */
     static final int FLAT_MAX_PIXELS = 4 * L;
-    /**
-     * Lane i of {@code lo.rearrange(EVEN).blend(hi.rearrange(EVEN), HIGH)} is element 2i of a run loaded as {@code lo} at
-     * element 0 and {@code hi} at element L: {@code lo}'s below L/2, {@code hi}'s from L/2 on; with {@code ODD}, element
-     * 2i + 1. Two one-table permutes and a blend took 1.1 ns a pair of vectors where one two-table permute
-     * ({@code selectFrom}) took 2.8.
-     */
-    private static final VectorShuffle<Float> EVEN, ODD;
-    private static final VectorMask<Float> HIGH;
-
-    static {
-        int[] even = new int[L], odd = new int[L];
-        boolean[] high = new boolean[L];
-        for (int i = 0; i < L; i++) {
-            even[i] = 2 * i % L;
-            odd[i] = (2 * i + 1) % L;
-            high[i] = i >= L / 2;
-        }
-        EVEN = VectorShuffle.fromArray(F, even, 0);
-        ODD = VectorShuffle.fromArray(F, odd, 0);
-        HIGH = VectorMask.fromArray(F, high, 0);
-    }
 
     /** The weights of an outer point, every tap, 0 where A's gates fail. */
     @FunctionalInterface
@@ -324,7 +302,7 @@ final class PlaneStencil {
     /**
      * The band's phases: rows {@code [y0, y0 + rows)} of output read the phase rows written here, from B where its
      * gates hold, else 0: each plane row copied into its phase, or at stride 2 split into its two column phases as it is
-     * read ({@link #splitRow}; rows narrower than {@link #SPLIT_ROWS_FROM} copied whole and split after,
+     * read ({@link EvenOdd#split}; rows narrower than {@link #SPLIT_ROWS_FROM} copied whole and split after,
      * {@link #fillRows}). The padding columns were zeroed when the run began and no copy writes them; so were rows of
      * padding, which are zeroed again only where another band may have copied rows there.
      */
@@ -354,7 +332,7 @@ final class PlaneStencil {
                     continue;
                 }
                 if (splitAsRead) {
-                    splitRow(b, base + g.rowStride * u + columnsLo, columnsHi - columnsLo, plane, row + evenPhase * phaseSize + evenAt,
+                    EvenOdd.split(b, base + g.rowStride * u + columnsLo, columnsHi - columnsLo, plane, row + evenPhase * phaseSize + evenAt,
                             row + (1 - evenPhase) * phaseSize + oddAt);
                 } else {
                     copy(b, base + g.rowStride * u + copyLo[0], plane, row + copyLo[0], copyHi[0] - copyLo[0], tail);
@@ -380,42 +358,6 @@ final class PlaneStencil {
                 continue;
             }
             copy(b, base + rowStride * u + lo, plane, row + lo, n, tail);
-        }
-    }
-
-    /**
-     * B's elements {@code [src, src + n)}: the even ones (0, 2, ...) to {@code plane} from {@code even}, the odd ones
-     * from {@code odd}. Whole pairs of vectors unmasked, then the last pair's loads and stores masked to the row.
-     */
-    private static void splitRow(MemorySegment b, long src, int n, float[] plane, int even, int odd) {
-        int t = 0;
-        for (; 2 * t + 2 * L <= n; t += L) {
-            long at = 4 * (src + 2 * t);
-            FloatVector v0 = FloatVector.fromMemorySegment(F, b, at, ORDER), v1 = FloatVector.fromMemorySegment(F, b, at + 4L * L, ORDER);
-            v0.rearrange(EVEN).blend(v1.rearrange(EVEN), HIGH).intoArray(plane, even + t);
-            v0.rearrange(ODD).blend(v1.rearrange(ODD), HIGH).intoArray(plane, odd + t);
-        }
-        if (2 * t < n && n >= 2 * L) {
-            // the last pair ends at the row's end, overlapping the one before (the same floats stored again): unmasked
-            // loads and stores, where masked ones took most of a 56-column row's split; from an odd start its even
-            // lanes are the row's odd elements
-            int a = n - 2 * L;
-            long at = 4 * (src + a);
-            FloatVector v0 = FloatVector.fromMemorySegment(F, b, at, ORDER), v1 = FloatVector.fromMemorySegment(F, b, at + 4L * L, ORDER);
-            FloatVector evens = v0.rearrange(EVEN).blend(v1.rearrange(EVEN), HIGH), odds = v0.rearrange(ODD).blend(v1.rearrange(ODD), HIGH);
-            if ((a & 1) == 0) {
-                evens.intoArray(plane, even + a / 2);
-                odds.intoArray(plane, odd + a / 2);
-            } else {
-                evens.intoArray(plane, odd + a / 2);
-                odds.intoArray(plane, even + a / 2 + 1);
-            }
-        } else if (2 * t < n) {
-            long at = 4 * (src + 2 * t);
-            int left = n - 2 * t;
-            FloatVector v0 = FloatVector.fromMemorySegment(F, b, at, ORDER, lanes(0, left)), v1 = FloatVector.fromMemorySegment(F, b, at + 4L * L, ORDER, lanes(0, left - L));
-            v0.rearrange(EVEN).blend(v1.rearrange(EVEN), HIGH).intoArray(plane, even + t, lanes(0, (left + 1) / 2));
-            v0.rearrange(ODD).blend(v1.rearrange(ODD), HIGH).intoArray(plane, odd + t, lanes(0, left / 2));
         }
     }
 
@@ -462,14 +404,14 @@ final class PlaneStencil {
         // whole vectors unmasked, then the last one masked (8 % faster at 14 x 14 -> 7 x 7 than a mask per vector)
         for (; k + L <= end; k += L) {
             FloatVector v0 = FloatVector.fromArray(F, rows, src + 2 * k), v1 = FloatVector.fromArray(F, rows, src + 2 * k + L);
-            v0.rearrange(EVEN).blend(v1.rearrange(EVEN), HIGH).intoArray(plane, even + k);
-            v0.rearrange(ODD).blend(v1.rearrange(ODD), HIGH).intoArray(plane, odd + k);
+            v0.rearrange(EvenOdd.EVEN).blend(v1.rearrange(EvenOdd.EVEN), EvenOdd.HIGH).intoArray(plane, even + k);
+            v0.rearrange(EvenOdd.ODD).blend(v1.rearrange(EvenOdd.ODD), EvenOdd.HIGH).intoArray(plane, odd + k);
         }
         if (k < end) {
             FloatVector v0 = FloatVector.fromArray(F, rows, src + 2 * k), v1 = FloatVector.fromArray(F, rows, src + 2 * k + L);
             VectorMask<Float> m = lanes(0, end - k);
-            v0.rearrange(EVEN).blend(v1.rearrange(EVEN), HIGH).intoArray(plane, even + k, m);
-            v0.rearrange(ODD).blend(v1.rearrange(ODD), HIGH).intoArray(plane, odd + k, m);
+            v0.rearrange(EvenOdd.EVEN).blend(v1.rearrange(EvenOdd.EVEN), EvenOdd.HIGH).intoArray(plane, even + k, m);
+            v0.rearrange(EvenOdd.ODD).blend(v1.rearrange(EvenOdd.ODD), EvenOdd.HIGH).intoArray(plane, odd + k, m);
         }
     }
 

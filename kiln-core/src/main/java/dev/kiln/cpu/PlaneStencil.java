@@ -566,11 +566,25 @@ final class PlaneStencil {
      */
     private void storeRun(MemorySegment c, float[] sums, float[] stage, int o, int y0, int rows, float k0, float k1, float lower, float upper) {
         int columns = g.outColumns, n = rows * columns;
+        long cAt = outerC[o] + rowC[y0];
+        if (columns >= 3 * L) {
+            // wide rows: each row's vectors straight from the sums, its last one ending at the row's end (one thread, 144
+            // x 56 x 56: 198 -> 181-189 us, 32 x 112 x 112: 142-150 -> 132-137); 28-column rows measured no better so
+            // (their last vector repeats 4 of 16 lanes), and narrower ones are one run through the staging floats
+            // below, not a masked vector a row
+            for (int r = 0; r < rows; r++) {
+                long rowAt = 4 * (cAt + (long) r * columns);
+                for (int x = 0; x < columns; x += L) {
+                    int at = Math.min(x, columns - L);
+                    FloatVector.fromArray(F, sums, r * width + at).add(k0).add(k1).max(lower).min(upper).intoMemorySegment(c, rowAt + 4L * at, ORDER);
+                }
+            }
+            return;
+        }
         for (int r = 0; r < rows; r++) {
             // each vector may run past its row: the next row's vectors, stored after it, overwrite that
             for (int x = 0; x < columns; x += L) FloatVector.fromArray(F, sums, r * width + x).intoArray(stage, r * columns + x);
         }
-        long cAt = outerC[o] + rowC[y0];
         if (n < L) {
             VectorMask<Float> m = F.indexInRange(0, n);
             FloatVector.fromArray(F, stage, 0).add(k0).add(k1).max(lower).min(upper).intoMemorySegment(c, 4 * cAt, ORDER, m);

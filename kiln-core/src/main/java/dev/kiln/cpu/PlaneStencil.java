@@ -357,7 +357,17 @@ final class PlaneStencil {
                 if (bands > 1) Arrays.fill(plane, row + hullLo[0], row + hullHi[0], 0f);
                 continue;
             }
-            copy(b, base + rowStride * u + lo, plane, row + lo, n, tail);
+            if (n < L) {
+                copy(b, base + rowStride * u + lo, plane, row + lo, n, tail);
+                continue;
+            }
+            // the copy inline, its last vector ending at the row's end
+            long src = 4 * (base + rowStride * u + lo);
+            int dst = row + lo;
+            for (int j = 0; j < n; j += L) {
+                int at = Math.min(j, n - L);
+                FloatVector.fromMemorySegment(F, b, src + 4L * at, ORDER).intoArray(plane, dst + at);
+            }
         }
     }
 

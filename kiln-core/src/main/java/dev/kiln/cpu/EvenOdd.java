@@ -45,36 +45,38 @@ final class EvenOdd {
      * B's elements {@code [src, src + n)}: the even ones (0, 2, ...) to {@code dst} from {@code even}, the odd ones
      * from {@code odd}. Whole pairs of vectors unmasked; then, in a run of at least two vectors, the last pair ending at
      * the run's end, overlapping the one before (the same floats stored again: masked loads and stores took most of a
-     * 56-column row's split), else the last pair's loads and stores masked to the run.
+     * 56-column row's split), else the one pair's loads and stores masked to the run. Small, so that HotSpot inlines it
+     * into the row loops (at 496 bytes of bytecode it was called per row).
      */
     static void split(MemorySegment b, long src, int n, float[] dst, int even, int odd) {
-        int t = 0;
-        for (; 2 * t + 2 * L <= n; t += L) {
-            long at = 4 * (src + 2 * t);
-            FloatVector v0 = FloatVector.fromMemorySegment(F, b, at, ORDER), v1 = FloatVector.fromMemorySegment(F, b, at + 4L * L, ORDER);
-            v0.rearrange(EVEN).blend(v1.rearrange(EVEN), HIGH).intoArray(dst, even + t);
-            v0.rearrange(ODD).blend(v1.rearrange(ODD), HIGH).intoArray(dst, odd + t);
+        if (n < 2 * L) {
+            splitShort(b, src, n, dst, even, odd);
+            return;
         }
-        if (2 * t < n && n >= 2 * L) {
+        int t = 0;
+        for (; 2 * t + 2 * L <= n; t += L) pair(b, src + 2 * t, dst, even + t, odd + t);
+        if (2 * t < n) {
             // from an odd start the pair's even lanes are the run's odd elements
             int a = n - 2 * L;
-            long at = 4 * (src + a);
-            FloatVector v0 = FloatVector.fromMemorySegment(F, b, at, ORDER), v1 = FloatVector.fromMemorySegment(F, b, at + 4L * L, ORDER);
-            FloatVector evens = v0.rearrange(EVEN).blend(v1.rearrange(EVEN), HIGH), odds = v0.rearrange(ODD).blend(v1.rearrange(ODD), HIGH);
-            if ((a & 1) == 0) {
-                evens.intoArray(dst, even + a / 2);
-                odds.intoArray(dst, odd + a / 2);
-            } else {
-                evens.intoArray(dst, odd + a / 2);
-                odds.intoArray(dst, even + a / 2 + 1);
-            }
-        } else if (2 * t < n) {
-            long at = 4 * (src + 2 * t);
-            int left = n - 2 * t;
-            FloatVector v0 = FloatVector.fromMemorySegment(F, b, at, ORDER, lanes(left)), v1 = FloatVector.fromMemorySegment(F, b, at + 4L * L, ORDER, lanes(left - L));
-            v0.rearrange(EVEN).blend(v1.rearrange(EVEN), HIGH).intoArray(dst, even + t, lanes((left + 1) / 2));
-            v0.rearrange(ODD).blend(v1.rearrange(ODD), HIGH).intoArray(dst, odd + t, lanes(left / 2));
+            if ((a & 1) == 0) pair(b, src + a, dst, even + a / 2, odd + a / 2);
+            else pair(b, src + a, dst, odd + a / 2, even + a / 2 + 1);
         }
+    }
+
+    /** The pair of vectors at B's element {@code src}: its even lanes to {@code dst} from {@code evens}, its odd ones from {@code odds}. */
+    private static void pair(MemorySegment b, long src, float[] dst, int evens, int odds) {
+        long at = 4 * src;
+        FloatVector v0 = FloatVector.fromMemorySegment(F, b, at, ORDER), v1 = FloatVector.fromMemorySegment(F, b, at + 4L * L, ORDER);
+        v0.rearrange(EVEN).blend(v1.rearrange(EVEN), HIGH).intoArray(dst, evens);
+        v0.rearrange(ODD).blend(v1.rearrange(ODD), HIGH).intoArray(dst, odds);
+    }
+
+    /** {@link #split} of a run shorter than two vectors: one pair, its loads and stores masked to the run. */
+    private static void splitShort(MemorySegment b, long src, int n, float[] dst, int even, int odd) {
+        long at = 4 * src;
+        FloatVector v0 = FloatVector.fromMemorySegment(F, b, at, ORDER, lanes(n)), v1 = FloatVector.fromMemorySegment(F, b, at + 4L * L, ORDER, lanes(n - L));
+        v0.rearrange(EVEN).blend(v1.rearrange(EVEN), HIGH).intoArray(dst, even, lanes((n + 1) / 2));
+        v0.rearrange(ODD).blend(v1.rearrange(ODD), HIGH).intoArray(dst, odd, lanes(n / 2));
     }
 
     /** The lanes {@code [0, n)} ({@code n} may lie outside {@code [0, L]}). */

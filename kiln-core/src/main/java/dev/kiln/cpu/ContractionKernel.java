@@ -121,7 +121,7 @@ public final class ContractionKernel implements KernelRunner {
 
     @Override
     public void run(MemorySegment[] buffers, long[] vars, long start, long end) {
-        run(buffers, vars, start, end, overlapsAnInput(buffers), epilogueKernel, null);
+        run(buffers, vars, start, end, overlapsAnInput(buffers), epilogueKernel, null, null);
     }
 
     /**
@@ -140,10 +140,11 @@ public final class ContractionKernel implements KernelRunner {
         boolean overlaps = overlapsAnInput(buffers);
         KernelRunner boundEpilogue = overlaps ? epilogueKernel : epilogueKernel.bind(buffers);
         GemmKernel.Prepacked prepacked = gemm == null ? null : gemm.prepack(buffers, immutable[gemm.aParam()], immutable[gemm.bParam()]);
+        float[] weights = stencil == null ? null : stencil.packWeights(buffers, immutable[stencil.aParam()]);
         return new KernelRunner() {
             @Override
             public void run(MemorySegment[] b, long[] vars, long start, long end) {
-                if (b == buffers) ContractionKernel.this.run(b, vars, start, end, overlaps, boundEpilogue, prepacked);
+                if (b == buffers) ContractionKernel.this.run(b, vars, start, end, overlaps, boundEpilogue, prepacked, weights);
                 else ContractionKernel.this.run(b, vars, start, end);
             }
 
@@ -153,31 +154,29 @@ public final class ContractionKernel implements KernelRunner {
     }
 
     private void run(MemorySegment[] buffers, long[] vars, long start, long end, boolean overlaps, KernelRunner epilogueOnBuffers,
-                     GemmKernel.Prepacked prepacked) {
+                     GemmKernel.Prepacked prepacked, float[] stencilWeights) {
         long whole = program.activeExtent(vars);
         if (start != 0 || end != whole) {
             throw new UnsupportedOperationException("kernel " + program.name() + " runs as one GEMM: it takes its whole range [0, " + whole
                     + "), not [" + start + ", " + end + ")");
         }
         if (!overlaps) {
-            compute(buffers, vars, epilogueOnBuffers, prepacked);
+            compute(buffers, vars, epilogueOnBuffers, prepacked, stencilWeights);
             return;
         }
         try (Arena scratch = Arena.ofConfined()) {
             MemorySegment[] separate = buffers.clone();
             separate[0] = scratch.allocate(Math.max(4, outputBytes), 64);
-            compute(separate, vars, epilogueKernel, prepacked);
+            compute(separate, vars, epilogueKernel, prepacked, stencilWeights);
             buffers[0].asSlice(0, outputBytes).copyFrom(separate[0].asSlice(0, outputBytes));
         }
     }
 
-    private void compute(MemorySegment[] buffers, long[] vars, KernelRunner epilogueRunner, GemmKernel.Prepacked prepacked) {
-        boolean applied = gemm != null ? gemm.run(buffers, vars, prepacked) : stencilRun(buffers, vars);
+    private void compute(MemorySegment[] buffers, long[] vars, KernelRunner epilogueRunner, GemmKernel.Prepacked prepacked, float[] stencilWeights) {
+        boolean applied = gemm != null ? gemm.run(buffers, vars, prepacked) : stencil.run(buffers, vars, stencilWeights);
         if (!identity && !applied) KernelRunner.runAll(epilogueRunner, epilogue, buffers, vars);
     }
 
-    /** The stencil's sums, and whether it applied the epilogue as it stored them (else it runs after). */
-    private boolean stencilRun(MemorySegment[] buffers, long[] vars) { return stencil.run(buffers, vars); }
 
     private boolean overlapsAnInput(MemorySegment[] buffers) {
         MemorySegment out = buffers[0].asSlice(0, Math.min(buffers[0].byteSize(), outputBytes));

@@ -163,6 +163,34 @@ class DepthwiseConvolutionTest {
     }
 
     /**
+     * Weights given as a constant are read from A once, when the plan is bound ({@code StencilKernel.packWeights}); the
+     * floats are those of weights read per plane, for planes read flat (7 x 7), banded (56 x 56), split at stride 2, and two
+     * filters per channel, with a NaN and a -0.0 among the weights.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("epilogueCases")
+    void constantWeightsReadOnceGiveTheFloatsOfWeightsReadPerPlane(Conv c) {
+        Tensor x = TestGraphs.data(1, 1, c.ch(), c.size(), c.size()).to("CPU").realize();
+        float[] wv = interp(TestGraphs.data(2, c.outChannels(), 1, 3, 3));
+        wv[5] = Float.NaN;
+        wv[wv.length - 1] = -0.0f;
+        Tensor w = Tensor.of(wv, c.outChannels(), 1, 3, 3).to("CPU").realize(), bias = TestGraphs.data(3, c.outChannels());
+        float[] perPlane, once;
+        try (ExecutionPlan plan = c.apply(x, w, bias).prepare()) {
+            plan.execute();
+            perPlane = floats(plan.outputBuffer());
+        }
+        try (ExecutionPlan plan = c.apply(x, w.asConstant(), bias).prepare()) {
+            plan.execute();
+            once = floats(plan.outputBuffer());
+        }
+        for (int i = 0; i < once.length; i++) {
+            assertThat(Float.floatToIntBits(once[i])).as(c + ": element " + i + " (" + once[i] + " vs " + perPlane[i] + ")")
+                    .isEqualTo(Float.floatToIntBits(perPlane[i]));
+        }
+    }
+
+    /**
      * ONNX's Clip gives its bounds as tensors: the stencil reads them when the run begins, and leaves an upper bound of 0
      * (where {@code Math.min} and the epilogue's {@code minimum} differ on -0.0) to the generated epilogue.
      */

@@ -177,7 +177,6 @@ public final class ContractionKernel implements KernelRunner {
         if (!identity && !applied) KernelRunner.runAll(epilogueRunner, epilogue, buffers, vars);
     }
 
-
     private boolean overlapsAnInput(MemorySegment[] buffers) {
         MemorySegment out = buffers[0].asSlice(0, Math.min(buffers[0].byteSize(), outputBytes));
         for (int i = 1; i < buffers.length; i++) if (out.asOverlappingSlice(buffers[i]).isPresent()) return true;

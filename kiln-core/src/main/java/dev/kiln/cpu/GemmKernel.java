@@ -63,6 +63,9 @@ final class GemmKernel {
     /** Longest K for which column tiles are grouped ({@link #TILE_GROUP_BYTES}). */
     private static final int TILE_GROUP_MAX_K = 32;
 
+    /** Column tiles (or B panels) of a K block {@code kc} deep taken row tile by row tile together: 1 past {@link #TILE_GROUP_MAX_K}. */
+    private static int tileGroup(int kc) { return kc <= TILE_GROUP_MAX_K ? Math.max(1, TILE_GROUP_BYTES / (4 * NR * kc)) : 1; }
+
     private final ExtentPlans<GemmPlan> plans;
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
@@ -338,7 +341,7 @@ final class GemmKernel {
                     boolean direct = first && pc + kc == p.k && (epilogue == null || epilogue.runAddend(buffers) == null);
                     float lower = epilogue == null ? Float.NEGATIVE_INFINITY : epilogue.lowerOrNone();
                     float upper = epilogue == null ? Float.POSITIVE_INFINITY : epilogue.upperOrNone();
-                    int group = kc <= TILE_GROUP_MAX_K ? Math.max(1, TILE_GROUP_BYTES / (4 * NR * kc)) : 1;
+                    int group = tileGroup(kc);
                     for (int ic = m0; ic < m1; ic += mcStep) {
                         int mc = Math.min(mcStep, m1 - ic);
                         int aAt = 0;
@@ -538,7 +541,7 @@ final class GemmKernel {
                     float lower = epilogue == null ? Float.NEGATIVE_INFINITY : epilogue.lowerOrNone();
                     float upper = epilogue == null ? Float.POSITIVE_INFINITY : epilogue.upperOrNone();
                     // a short K: groups of column panels, row tile by row tile, as computeImage's tiles
-                    int groupColumns = kc <= TILE_GROUP_MAX_K ? Math.max(1, TILE_GROUP_BYTES / (4 * NR * kc)) * NR : NR;
+                    int groupColumns = tileGroup(kc) * NR;
                     int groupRows = groupColumns > NR ? MR : Integer.MAX_VALUE;
                     int bAt = 0;
                     if (preB == null) p.b.packColPanels(bs, b, pc, kc, jc, nc, bp, 0, s.row);

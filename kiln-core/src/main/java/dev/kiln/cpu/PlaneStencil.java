@@ -357,17 +357,7 @@ final class PlaneStencil {
                 if (bands > 1) Arrays.fill(plane, row + hullLo[0], row + hullHi[0], 0f);
                 continue;
             }
-            if (n < L) {
-                copy(b, base + rowStride * u + lo, plane, row + lo, n, tail);
-                continue;
-            }
-            // the copy inline, its last vector ending at the row's end
-            long src = 4 * (base + rowStride * u + lo);
-            int dst = row + lo;
-            for (int j = 0; j < n; j += L) {
-                int at = Math.min(j, n - L);
-                FloatVector.fromMemorySegment(F, b, src + 4L * at, ORDER).intoArray(plane, dst + at);
-            }
+            copy(b, base + rowStride * u + lo, plane, row + lo, n, tail);
         }
     }
 
@@ -393,15 +383,20 @@ final class PlaneStencil {
     }
 
     /**
-     * B's elements {@code [src, src + n)} into {@code plane} at {@code dst}, by vectors, the last one's load and store
-     * masked by {@code tail} (the lanes of {@code n % L}, made once by the caller).
+     * B's elements {@code [src, src + n)} into {@code plane} at {@code dst}, by vectors; a run shorter than a vector by one
+     * load and store masked by {@code tail} (the lanes of {@code n % L}, made once by the caller).
      */
     private static void copy(MemorySegment b, long src, float[] plane, int dst, int n, VectorMask<Float> tail) {
-        int j = 0;
-        for (; j + L <= n; j += L) FloatVector.fromMemorySegment(F, b, 4 * (src + j), ORDER).intoArray(plane, dst + j);
-        // a row of at least a vector: its last vector ends at the row's end, unmasked (the same floats copied again)
-        if (j < n && n >= L) FloatVector.fromMemorySegment(F, b, 4 * (src + n - L), ORDER).intoArray(plane, dst + n - L);
-        else if (j < n) FloatVector.fromMemorySegment(F, b, 4 * (src + j), ORDER, tail).intoArray(plane, dst + j, tail);
+        if (n < L) {
+            FloatVector.fromMemorySegment(F, b, 4 * src, ORDER, tail).intoArray(plane, dst, tail);
+            return;
+        }
+        // a row of at least a vector: its last vector ends at the row's end, unmasked (the same floats copied again);
+        // small, so that the row loops inline it (called once a row, a stride-1 band's copy took 5-8 % longer)
+        for (int j = 0; j < n; j += L) {
+            int at = Math.min(j, n - L);
+            FloatVector.fromMemorySegment(F, b, 4 * (src + at), ORDER).intoArray(plane, dst + at);
+        }
     }
 
     /**

@@ -312,7 +312,7 @@ final class StencilKernel {
     float[] packWeights(MemorySegment[] buffers, boolean aImmutable) {
         Tables t = plans.full();
         if (!aImmutable || t.planes == null || t.outer == 0 || (long) t.outer * t.taps > Integer.MAX_VALUE) return null;
-        MemorySegment a = buffers[contraction.a().param()];
+        MemorySegment a = buffers[aParam()];
         float[] all = new float[t.outer * t.taps], one = new float[t.taps];
         for (int o = 0; o < t.outer; o++) {
             weights(t, a, o, one);

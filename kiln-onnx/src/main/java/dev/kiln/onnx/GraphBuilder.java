@@ -137,7 +137,7 @@ final class GraphBuilder {
         for (String o : model.outputs()) {
             OnnxValue h = hosts.get(o);
             // a constant output (a branch's initializer) placed on the device now, as constants are read, not copied by each run
-            out.add(h == null ? new OnnxValue.TensorValue(constants.contains(o) ? on(o, device) : values.get(o).to(device)) : HostValues.to(h, device));
+            out.add(h == null ? new OnnxValue.TensorValue(on(o, device)) : HostValues.to(h, device));
         }
         return out;
     }

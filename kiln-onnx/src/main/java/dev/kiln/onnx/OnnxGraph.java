@@ -69,7 +69,7 @@ record OnnxGraph(String source, List<Node> nodes, Map<String, Tensor> initialize
         visible.addAll(inputs);
         GraphValidator.validate(source, initNames, visible, nodes, outputs, n -> opsets.applyAsLong(n.domain()));
         // the graphs nested in this one read through it: what they read from outside must be defined outside
-        for (String r : outerReads(nodes, inputs, initNames)) {
+        for (String r : outerReads(nodes, inputs, initNames, outputs)) {
             if (!outer.contains(r)) {
                 throw new OnnxFormatException(source, "a graph nested in it reads '" + r + "', which neither it nor an enclosing graph defines");
             }
@@ -90,38 +90,38 @@ record OnnxGraph(String source, List<Node> nodes, Map<String, Tensor> initialize
     }
 
     /**
-     * The names this graph reads from the graphs around it: node inputs (and, through nested graph attributes, their
-     * nodes' inputs) that the graph itself does not define, in first-use order.
+     * The names this graph reads from the graphs around it: node inputs and graph outputs (and, through nested graph
+     * attributes, theirs) that the graph itself does not define, in first-use order.
      */
-    Set<String> outerReads() { return outerReads(nodes, inputs, initializers.keySet()); }
+    Set<String> outerReads() { return outerReads(nodes, inputs, initializers.keySet(), outputs); }
 
     /** The names the graphs nested in node {@code n} (its graph attributes) read from around them. */
     static Set<String> nestedReads(Node n) {
         Set<String> reads = new LinkedHashSet<>();
-        for (GraphProto g : n.attrs().graphs()) {
-            Set<String> innerDefined = new HashSet<>();
-            for (ValueInfoProto v : g.getInputList()) innerDefined.add(v.getName());
-            for (TensorProto t : g.getInitializerList()) innerDefined.add(t.getName());
-            reads.addAll(outerReads(nodes(g, "", ExternalData.unavailable()), innerDefined, List.of()));
-        }
+        for (GraphProto g : n.attrs().graphs()) reads.addAll(outerReads(g));
         return reads;
     }
 
-    private static Set<String> outerReads(List<Node> nodes, Collection<String> inputs, Collection<String> initializers) {
+    /** What graph attribute {@code g} reads from around it. */
+    private static Set<String> outerReads(GraphProto g) {
+        Set<String> innerDefined = new HashSet<>();
+        for (ValueInfoProto v : g.getInputList()) innerDefined.add(v.getName());
+        for (TensorProto t : g.getInitializerList()) innerDefined.add(t.getName());
+        return outerReads(nodes(g, "", ExternalData.unavailable()), innerDefined, List.of(),
+                g.getOutputList().stream().map(ValueInfoProto::getName).toList());
+    }
+
+    // an output that names an outer value directly (no node in between) is a read too: the builder binds only what is read
+    private static Set<String> outerReads(List<Node> nodes, Collection<String> inputs, Collection<String> initializers, Collection<String> outputs) {
         Set<String> defined = new HashSet<>(inputs);
         defined.addAll(initializers);
         Set<String> reads = new LinkedHashSet<>();
         for (Node n : nodes) {
             for (String i : n.inputs()) if (!i.isEmpty() && !defined.contains(i)) reads.add(i);
-            for (GraphProto g : n.attrs().graphs()) {
-                List<Node> inner = nodes(g, "", ExternalData.unavailable());
-                Set<String> innerDefined = new HashSet<>();
-                for (ValueInfoProto v : g.getInputList()) innerDefined.add(v.getName());
-                for (TensorProto t : g.getInitializerList()) innerDefined.add(t.getName());
-                for (String r : outerReads(inner, innerDefined, List.of())) if (!defined.contains(r)) reads.add(r);
-            }
+            for (GraphProto g : n.attrs().graphs()) for (String r : outerReads(g)) if (!defined.contains(r)) reads.add(r);
             for (String o : n.outputs()) if (!o.isEmpty()) defined.add(o);
         }
+        for (String o : outputs) if (!o.isEmpty() && !defined.contains(o)) reads.add(o);
         return reads;
     }
 }

@@ -104,6 +104,27 @@ class IfOpTest {
         assertThat(out.getFirst().toFloatArray()).containsExactly(1, 0, 3, 0, 5, 0, 7, 0);
     }
 
+    /** A branch may give a value of the enclosing graph as its output, with no node in between (a common "else x"). */
+    @Test
+    void aBranchOutputMayNameAnOuterValue() {
+        int f = onnx.Onnx.TensorProto.DataType.FLOAT_VALUE, b = onnx.Onnx.TensorProto.DataType.BOOL_VALUE;
+        GraphProto.Builder then = GraphProto.newBuilder().setName("then")
+                .addNode(NodeProto.newBuilder().setOpType("Neg").setName("neg").addInput("x").addOutput("nx"))
+                .addOutput(OnnxTestModels.anyShape("nx", f));
+        GraphProto.Builder otherwise = GraphProto.newBuilder().setName("else").addOutput(OnnxTestModels.anyShape("x", f));
+        GraphProto.Builder g = GraphProto.newBuilder().addInput(OnnxTestModels.value("c", b)).addInput(OnnxTestModels.value("x", f, 3))
+                .addNode(NodeProto.newBuilder().setOpType("If").setName("branch").addInput("c").addOutput("y")
+                        .addAttribute(AttributeProto.newBuilder().setName("then_branch").setType(AttributeProto.AttributeType.GRAPH).setG(then))
+                        .addAttribute(AttributeProto.newBuilder().setName("else_branch").setType(AttributeProto.AttributeType.GRAPH).setG(otherwise)))
+                .addOutput(OnnxTestModels.anyShape("y", f));
+        OnnxModel model = OnnxModel.fromProto(OnnxTestModels.model(13, g), "if.onnx");
+        float[] x = {1, -2, 3};
+        for (boolean c : new boolean[] {true, false}) {
+            List<Tensor> out = model.run(Map.of("c", Tensor.of(new boolean[] {c}).reshape(), "x", Tensor.of(x, 3)));
+            assertThat(out.getFirst().toFloatArray()).as("condition %s", c).containsExactly(c ? new float[] {-1, 2, -3} : x);
+        }
+    }
+
     /**
      * A branch built inside a prepared plan reads the plan's inputs, which have no values while it is built: an operator
      * there that needs them (NonZero) selects when the plan runs, as in the main graph, instead of reading the zeros the

@@ -97,6 +97,8 @@ class ScanOpTest {
                 .hasMessageContaining("the body takes 3 inputs, the node gives 1 states and 1 scan inputs");
         assertThatThrownBy(() -> run(withBody(rnn, b -> b.setNode(0, b.getNode(0).toBuilder().setInput(1, "nowhere")))))
                 .isInstanceOf(OnnxFormatException.class).hasMessageContaining("body").hasMessageContaining("reads 'nowhere'");
+        assertThatThrownBy(() -> run(withBody(rnn, b -> b.setOutput(0, b.getOutput(0).toBuilder().setName("nowhere")))))
+                .isInstanceOf(OnnxFormatException.class).hasMessageContaining("'nowhere'");
         assertThatThrownBy(() -> run(withBody(rnn, b -> b.setInput(1, b.getInput(1).toBuilder().setName("W")))))
                 .isInstanceOf(OnnxFormatException.class).hasMessageContaining("input 'W' has the name of a value of the enclosing graph");
         AttributeProto keepdims = AttributeProto.newBuilder().setName("keepdims").setType(AttributeProto.AttributeType.INT).setI(0).build();
@@ -110,6 +112,22 @@ class ScanOpTest {
         ModelProto opset8 = rnn.toBuilder().setOpsetImport(0, rnn.getOpsetImport(0).toBuilder().setVersion(8)).build();
         assertThatThrownBy(() -> OnnxModel.fromProto(opset8, "scan.onnx")).isInstanceOf(UnsupportedOnnxOpException.class)
                 .hasMessageContaining("from opset 9 on");
+    }
+
+    /** A body output may name a value of the enclosing graph itself, with no node in between: each step gives that value. */
+    @Test
+    void bodyOutputsNamingOuterValuesGiveThoseValues() throws Exception {
+        ModelProto outerOutputs = withBody(model("rnn_outer_weight"), b -> b.setOutput(0, b.getOutput(0).toBuilder().setName("h0"))
+                .setOutput(1, b.getOutput(1).toBuilder().setName("W")));
+        var d = DeviceRegistry.get("INTERP");
+        float[] h0 = {1, -2, 3, -4}, w = new float[16];
+        for (int i = 0; i < w.length; i++) w[i] = i * 0.5f - 3;
+        List<Tensor> out = OnnxModel.fromProto(outerOutputs, "scan.onnx").run(Map.of("h0", Tensor.of(h0, 1, 4).to(d),
+                "x", Tensor.zeros(dev.kiln.types.DType.F32, 40, 1, 4).to(d), "W", Tensor.of(w, 4, 4).to(d)));
+        assertThat(out.get(0).toFloatArray()).containsExactly(h0);
+        assertThat(out.get(1).dims()).containsExactly(40, 4, 4);
+        float[] ys = out.get(1).toFloatArray();
+        for (int t = 0; t < 40; t++) assertThat(java.util.Arrays.copyOfRange(ys, 16 * t, 16 * t + 16)).as("step " + t).containsExactly(w);
     }
 
     /** The scan's plan does not grow with the steps: one host step however long the sequence. */

@@ -53,8 +53,6 @@ public final class QuantizedMatmul {
      * same products, 16 rows 39 ms against 59 through the panels, 32 rows about even, 64 rows 145 against 67.
      */
     private static final int Q8_0_DOT_ROWS = 24;
-    /** Rows of w from which Q8_0 dot products take four rows of w at a time ({@link #dotQ8_0x4}): x (4 bytes a value) past L1. */
-    private static final int ROWS4_MIN_K = 4096;
     /**
      * Rows of w dequantised together on the many-rows path (a unit of work): a panel of 64 rows of {@link #KC} values, 64 KB
      * as f32 in the GEMM's B layout, which stays in L2 while the tile sweeps x's rows eight at a time.
@@ -219,20 +217,23 @@ public final class QuantizedMatmul {
                                   MemorySegment out) {
         int blocks = k / 32;
         int j = from;
-        if (type == GgmlType.Q8_0 && k >= ROWS4_MIN_K && rows < 4) {
-            // four rows of w at a time: each vector of x is loaded once for the four. A row of 8,192 values re-read x, 32 KB,
-            // from L2 for every row (Llama-3.2-1B's ffn_down ran at half the speed of its other products; 1.6x faster so);
-            // where x stays in L1 (rows of 2,048) the four streams measured slower than one
-            for (; j + 4 <= to; j += 4) {
-                for (int r = 0; r < rows; r++) dotQ8_0x4(w, j * rowBytes, rowBytes, blocks, x, r * k, out, (long) r * n + j);
+        if (type == GgmlType.Q8_0 && rows < 4) {
+            // four rows of w at a time, a quarter of the range apart: four streams from memory, each followed by the hardware
+            // prefetchers, where one row after another was one stream (Java has no prefetch instruction; block_products.c
+            // prefetches). Each vector of x is loaded once for the four: a row of 8,192 values re-read x, 32 KB, from L2
+            // for every row. An Intel Xeon (AVX-512), rows of 2,048 from memory: one thread 6.2 -> 10.6 GB/s, two 11 -> 15
+            int q = (to - from) / 4;
+            for (int i = 0; i < q; i++, j++) {
+                for (int r = 0; r < rows; r++) dotQ8_0x4(w, j * rowBytes, q * rowBytes, blocks, x, r * k, out, (long) r * n + j, q);
             }
+            j = from + 4 * q;
         }
         if (type == GgmlType.Q8_0 && rows >= 4) {
             // four rows of w by four of x in registers: x read once for four rows of w, w widened once for four of x
             for (; j + 4 <= to; j += 4) {
                 int r = 0;
                 for (; r + 4 <= rows; r += 4) dotQ8_0Tile(w, j * rowBytes, rowBytes, blocks, x, r * k, k, out, (long) r * n + j, n);
-                for (; r < rows; r++) dotQ8_0x4(w, j * rowBytes, rowBytes, blocks, x, r * k, out, (long) r * n + j);
+                for (; r < rows; r++) dotQ8_0x4(w, j * rowBytes, rowBytes, blocks, x, r * k, out, (long) r * n + j, 1);
             }
         }
         for (; j < to; j++) {
@@ -395,11 +396,13 @@ public final class QuantizedMatmul {
     }
 
     /**
-     * {@link #dotQ8_0} of four consecutive rows of w ({@code rowBytes} apart, from byte {@code at}) with x, into
-     * {@code out[outIndex..outIndex+4)}: per row the same terms as {@link #dotQ8_0}, summed in another order (within
-     * the reassociation bound). Kept in one method: a vector handed to a call HotSpot does not inline is boxed on the heap.
+     * {@link #dotQ8_0} of four rows of w ({@code rowBytes} apart, from byte {@code at}) with x, into {@code out} from
+     * {@code outIndex}, {@code outStride} apart: per row the same terms as {@link #dotQ8_0}, summed in another order
+     * (within the reassociation bound). Kept in one method: a vector handed to a call HotSpot does not inline is boxed on
+     * the heap.
      */
-    private static void dotQ8_0x4(MemorySegment w, long at, long rowBytes, int blocks, float[] x, int xAt, MemorySegment out, long outIndex) {
+    private static void dotQ8_0x4(MemorySegment w, long at, long rowBytes, int blocks, float[] x, int xAt, MemorySegment out, long outIndex,
+                                  long outStride) {
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
         long at1 = at + rowBytes, at2 = at1 + rowBytes, at3 = at2 + rowBytes;
         for (int b = 0; b < blocks; b++, at += 34, at1 += 34, at2 += 34, at3 += 34, xAt += 32) {
@@ -417,9 +420,9 @@ public final class QuantizedMatmul {
             a3 = p3.fma(FloatVector.broadcast(F, Float.float16ToFloat(w.get(Dequantize.I16_LE, at3))), a3);
         }
         out.setAtIndex(X, outIndex, a0.reduceLanes(VectorOperators.ADD));
-        out.setAtIndex(X, outIndex + 1, a1.reduceLanes(VectorOperators.ADD));
-        out.setAtIndex(X, outIndex + 2, a2.reduceLanes(VectorOperators.ADD));
-        out.setAtIndex(X, outIndex + 3, a3.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, outIndex + outStride, a1.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, outIndex + 2 * outStride, a2.reduceLanes(VectorOperators.ADD));
+        out.setAtIndex(X, outIndex + 3 * outStride, a3.reduceLanes(VectorOperators.ADD));
     }
 
     /**

@@ -107,15 +107,19 @@ class QuantizedMatmulTest {
     }
 
     /**
-     * Long Q8_0 rows (k 4,096 and more: x past L1) take four rows of w at a time: within the bound of the exact product,
+     * A few rows of x meet Q8_0 rows of w four at a time, a quarter of each worker's range apart (70 rows of 2,048 split
+     * over the workers; 7 and 11 rows, with rows left over for the one-row path): within the bound of the exact product,
      * and the one-row path's value (each row of w alone, n = 1, runs one row at a time) up to the order of the final sum
      * over the vector's lanes. That order is not bit for bit: {@code reduceLanes(ADD)} leaves it unspecified, and HotSpot's
      * interpreter and C2 sum in different orders, so a method compiled and one not yet compiled differ in the last bits
      * (CI failed on 4 ulp so). The allowance is the reassociation bound of 16 lanes, far below any wrong row or term.
      */
     @Test
-    void longQ8_0RowsFourAtATimeEqualOneAtATime() {
-        int n = 11, k = 4096;
+    void q8_0RowsFourAtATimeEqualOneAtATime() {
+        for (int[] nk : new int[][] {{11, 4096}, {70, 2048}, {7, 2048}}) fourAtATimeEqualOneAtATime(nk[0], nk[1]);
+    }
+
+    private void fourAtATimeEqualOneAtATime(int n, int k) {
         long rowBytes = GgmlType.Q8_0.rowBytes(k);
         MemorySegment data = arena.allocate(n * rowBytes, 64);
         Random r = new Random(5);
@@ -137,7 +141,7 @@ class QuantizedMatmulTest {
                     double magnitude = 0;
                     for (int i = 0; i < k; i++) magnitude += Math.abs((double) x[row * k + i] * w[j * k + i]);
                     float four = out.getAtIndex(ValueLayout.JAVA_FLOAT, (long) row * n + j), single = one.getAtIndex(ValueLayout.JAVA_FLOAT, row);
-                    assertThat((double) Math.abs(four - single)).as("rows %d, output %d, row %d: %s vs %s", rows, j, row, four, single)
+                    assertThat((double) Math.abs(four - single)).as("%d x %d, rows %d, output %d, row %d: %s vs %s", n, k, rows, j, row, four, single)
                             .isLessThanOrEqualTo(16 * Math.ulp(1.0f) * magnitude);
                 }
             }

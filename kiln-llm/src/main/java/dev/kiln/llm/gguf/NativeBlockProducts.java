@@ -38,7 +38,7 @@ import java.util.function.BiFunction;
 public final class NativeBlockProducts {
     /**
      * Rows of x up to which the products run here: decode's one row, a batched decode step's rows and short prompts (four
-     * rows of x against four of w in registers, {@code TILE4X4}, with AVX-512). 16 ffn_gate products of Llama-3.2-1B's
+     * rows of x against four of w in registers, {@code TILE4XR}, with AVX-512). 16 ffn_gate products of Llama-3.2-1B's
      * shapes, 2 threads, against the Vector API: Q4_0 12 rows 84 against 304 ms, 24 rows 282 against 493; Q8_0 12 rows 80
      * against 156, 24 rows 159 against 260. More rows go through the native GEMM ({@link #gemm}), where the panels of w
      * are shared by every row of x.

@@ -116,7 +116,7 @@ typedef __m512 vsum;
         out[r * n] = _mm512_reduce_add_ps(c##r##0); out[r * n + 1] = _mm512_reduce_add_ps(c##r##1);                       \
         out[r * n + 2] = _mm512_reduce_add_ps(c##r##2); out[r * n + 3] = _mm512_reduce_add_ps(c##r##3);                   \
     } while (0)
-#define TILE4X4(NAME, VALUES, BYTES)                                                                                      \
+#define TILE4XR(NAME, VALUES, BYTES, R)                                                                                   \
     static void NAME(const uint8_t *w, int64_t rb, int64_t blocks, const float *x, int64_t k, float *out, int64_t n) {   \
         const uint8_t *w0 = w, *w1 = w + rb, *w2 = w + 2 * rb, *w3 = w + 3 * rb, *ahead = w + 4 * rb;                   \
         __m512 c00 = _mm512_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;   \
@@ -129,14 +129,14 @@ typedef __m512 vsum;
             VALUES(w2, l2, h2);                                                                                           \
             VALUES(w3, l3, h3);                                                                                           \
             TILE_ROW(0, x);                                                                                               \
-            TILE_ROW(1, x + k);                                                                                           \
-            TILE_ROW(2, x + 2 * k);                                                                                       \
-            TILE_ROW(3, x + 3 * k);                                                                                       \
+            if (R > 1) TILE_ROW(1, x + k);                                                                                \
+            if (R > 2) TILE_ROW(2, x + 2 * k);                                                                            \
+            if (R > 3) TILE_ROW(3, x + 3 * k);                                                                            \
         }                                                                                                                 \
         TILE_STORE(0);                                                                                                    \
-        TILE_STORE(1);                                                                                                    \
-        TILE_STORE(2);                                                                                                    \
-        TILE_STORE(3);                                                                                                    \
+        if (R > 1) TILE_STORE(1);                                                                                         \
+        if (R > 2) TILE_STORE(2);                                                                                         \
+        if (R > 3) TILE_STORE(3);                                                                                         \
     }
 
 /* A Q8_0 block's 32 values times its scale, as two vectors of 16. */
@@ -157,8 +157,17 @@ typedef __m512 vsum;
         hi = _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(raw_, 4), values_), d_);                               \
     } while (0)
 
-TILE4X4(q8_0_tile, Q8_VALUES, 34)
-TILE4X4(q4_0_tile, Q4_VALUES, 18)
+/*
+ * Also for two and three rows of x (a batched step of two or three sequences, a prompt's last rows): each block of w is
+ * widened once for them, where one row at a time widened it once a row. An Intel Xeon, a batched decode step of the
+ * Llama-3.2-1B-shaped Q8_0 model: two rows cost more than four before.
+ */
+TILE4XR(q8_0_tile, Q8_VALUES, 34, 4)
+TILE4XR(q8_0_tile3, Q8_VALUES, 34, 3)
+TILE4XR(q8_0_tile2, Q8_VALUES, 34, 2)
+TILE4XR(q4_0_tile, Q4_VALUES, 18, 4)
+TILE4XR(q4_0_tile3, Q4_VALUES, 18, 3)
+TILE4XR(q4_0_tile2, Q4_VALUES, 18, 2)
 #define HAVE_TILE 1
 
 #elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
@@ -252,11 +261,11 @@ DOT1(q4_0_dot1, q4_block, 18)
 #endif
 
 #ifdef HAVE_TILE
-#define Q8_0_TILE q8_0_tile
-#define Q4_0_TILE q4_0_tile
+#define Q8_0_TILES q8_0_tile, q8_0_tile3, q8_0_tile2
+#define Q4_0_TILES q4_0_tile, q4_0_tile3, q4_0_tile2
 #else /* four rows of x at a time as four dot4s */
-#define Q8_0_TILE NULL
-#define Q4_0_TILE NULL
+#define Q8_0_TILES NULL, NULL, NULL
+#define Q4_0_TILES NULL, NULL, NULL
 #endif
 
 /*
@@ -435,10 +444,13 @@ DOT4_BY_ROWS(q4_0_q8_dot4, q4_0_q8_dot1, uint8_t)
 
 /*
  * Rows [from, to) of w against the first `rows` rows of x (XT elements, x_row of them a row), into out (rows, n): four
- * rows of w a pass, four rows of x at a time through the tile where there is one, the rest row by row.
+ * rows of w a pass, four rows of x at a time through the tile where there is one, then three or two through theirs,
+ * the rest row by row.
  */
 #define PRODUCTS(NAME, XT)                                                                                                \
     static void NAME(void (*tile)(const uint8_t *, int64_t, int64_t, const XT *, int64_t, float *, int64_t),             \
+                     void (*tile3)(const uint8_t *, int64_t, int64_t, const XT *, int64_t, float *, int64_t),            \
+                     void (*tile2)(const uint8_t *, int64_t, int64_t, const XT *, int64_t, float *, int64_t),            \
                      void (*dot4)(const uint8_t *, int64_t, int64_t, const XT *, float *),                                \
                      float (*dot1)(const uint8_t *, int64_t, const XT *), const uint8_t *w, int64_t rb, int64_t k,        \
                      const XT *x, int64_t x_row, int64_t rows, float *out, int64_t n, int64_t from, int64_t to) {         \
@@ -448,6 +460,13 @@ DOT4_BY_ROWS(q4_0_q8_dot4, q4_0_q8_dot1, uint8_t)
             int64_t r = 0;                                                                                                \
             if (tile)                                                                                                     \
                 for (; r + 4 <= rows; r += 4) tile(w + j * rb, rb, blocks, x + r * x_row, x_row, out + r * n + j, n);     \
+            if (tile3 && rows - r == 3) {                                                                                 \
+                tile3(w + j * rb, rb, blocks, x + r * x_row, x_row, out + r * n + j, n);                                  \
+                r += 3;                                                                                                   \
+            } else if (tile2 && rows - r == 2) {                                                                          \
+                tile2(w + j * rb, rb, blocks, x + r * x_row, x_row, out + r * n + j, n);                                  \
+                r += 2;                                                                                                   \
+            }                                                                                                             \
             for (; r < rows; r++) {                                                                                       \
                 dot4(w + j * rb, rb, blocks, x + r * x_row, o);                                                           \
                 memcpy(out + r * n + j, o, sizeof o);                                                                     \
@@ -461,13 +480,13 @@ PRODUCTS(products_q8x, uint8_t)
 /* Rows [from, to) of w (Q8_0) with the first `rows` rows of x quantised to Q8_0 (k / 32 blocks of 34 bytes a row). */
 EXPORT void kiln_q8_0_q8_products(const uint8_t *w, int64_t rb, int64_t k, const uint8_t *xq, int64_t rows, float *out, int64_t n,
                                   int64_t from, int64_t to) {
-    products_q8x(NULL, q8_0_q8_dot4, q8_0_q8_dot1, w, rb, k, xq, k / 32 * 34, rows, out, n, from, to);
+    products_q8x(NULL, NULL, NULL, q8_0_q8_dot4, q8_0_q8_dot1, w, rb, k, xq, k / 32 * 34, rows, out, n, from, to);
 }
 
 /* The same for Q4_0 weights. */
 EXPORT void kiln_q4_0_q8_products(const uint8_t *w, int64_t rb, int64_t k, const uint8_t *xq, int64_t rows, float *out, int64_t n,
                                   int64_t from, int64_t to) {
-    products_q8x(NULL, q4_0_q8_dot4, q4_0_q8_dot1, w, rb, k, xq, k / 32 * 34, rows, out, n, from, to);
+    products_q8x(NULL, NULL, NULL, q4_0_q8_dot4, q4_0_q8_dot1, w, rb, k, xq, k / 32 * 34, rows, out, n, from, to);
 }
 
 PRODUCTS(products, float)
@@ -475,13 +494,13 @@ PRODUCTS(products, float)
 /* Rows [from, to) of w (Q8_0, rb bytes a row, k values) with the first `rows` rows of x, into out (rows, n). */
 EXPORT void kiln_q8_0_products(const uint8_t *w, int64_t rb, int64_t k, const float *x, int64_t rows, float *out, int64_t n,
                                int64_t from, int64_t to) {
-    products(Q8_0_TILE, q8_0_dot4, q8_0_dot1, w, rb, k, x, k, rows, out, n, from, to);
+    products(Q8_0_TILES, q8_0_dot4, q8_0_dot1, w, rb, k, x, k, rows, out, n, from, to);
 }
 
 /* The same for Q4_0. */
 EXPORT void kiln_q4_0_products(const uint8_t *w, int64_t rb, int64_t k, const float *x, int64_t rows, float *out, int64_t n,
                                int64_t from, int64_t to) {
-    products(Q4_0_TILE, q4_0_dot4, q4_0_dot1, w, rb, k, x, k, rows, out, n, from, to);
+    products(Q4_0_TILES, q4_0_dot4, q4_0_dot1, w, rb, k, x, k, rows, out, n, from, to);
 }
 
 /*

@@ -12,6 +12,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import java.util.stream.IntStream;
 
 /**
  * Products with block-quantised matrices read in place: {@code out (rows, n) = x (rows, k) · wᵀ} for {@code w} (n, k) of
@@ -39,7 +40,7 @@ public final class QuantizedMatmul {
     private static final VectorSpecies<Integer> I = F.withLanes(int.class);
     /** The floats -8..7 (a Q4_0 nibble's value) as int bits, for {@link #nibbleValues}; null where a vector holds fewer than 16 lanes. */
     private static final IntVector NIBBLE_VALUES = L == 16
-            ? IntVector.fromArray(I, java.util.stream.IntStream.range(0, 16).map(i -> Float.floatToRawIntBits(i - 8)).toArray(), 0) : null;
+            ? IntVector.fromArray(I, IntStream.range(0, 16).map(i -> Float.floatToRawIntBits(i - 8)).toArray(), 0) : null;
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN, NATIVE = ByteOrder.nativeOrder();
     private static final ValueLayout.OfFloat X = ValueLayout.JAVA_FLOAT_UNALIGNED;
     private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED;
@@ -228,8 +229,8 @@ public final class QuantizedMatmul {
             // prefetches). Each vector of x is loaded once for the four: a row of 8,192 values re-read x, 32 KB, from L2
             // for every row. An Intel Xeon (AVX-512), rows of 2,048 from memory: one thread 6.2 -> 10.6 GB/s, two 11 -> 15
             int q = (to - from) / 4;
-            for (int i = 0; i < q; i++, j++) {
-                for (int r = 0; r < rows; r++) dotQ8_0x4(w, j * rowBytes, q * rowBytes, blocks, x, r * k, out, (long) r * n + j, q);
+            for (int i = from; i < from + q; i++) {
+                for (int r = 0; r < rows; r++) dotQ8_0x4(w, i * rowBytes, q * rowBytes, blocks, x, r * k, out, (long) r * n + i, q);
             }
             j = from + 4 * q;
         }

@@ -7,7 +7,8 @@
  *   gcc -O2 -march=native -ffp-contract=off -o /tmp/block_decode tools/bench/block_decode_bench.c -lpthread -lm
  *   /tmp/block_decode f32|q8 q4|q8 ROWS N K THREADS   (e.g. q8 q4 1 8192 2048 2: Llama-3.2-1B's ffn_gate at decode)
  * -DBLOCK_PRODUCTS='"path/block_products.c"' measures another version of the source (an A/B of two builds); with CACHED
- * set in the environment, one copy only: the kernel's speed from cache (for a w that fits), without memory's limit.
+ * set in the environment, one copy only: the kernel's speed from cache (for a w that fits), without memory's limit
+ * (CACHED=N: N products a pass, for a pass long enough to time).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@ static double now(void) {
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-static int q8x, q4, threads, copies, passes = 9;
+static int q8x, q4, threads, copies, reps = 1, passes = 9;
 static int64_t rows, n, k, rb;
 static uint8_t *w;
 static float *x, *out;
@@ -36,8 +37,8 @@ static void *worker(void *p) {
     int64_t per = (n + threads - 1) / threads, from = t * per < n ? t * per : n, to = (t + 1) * per < n ? (t + 1) * per : n;
     for (int pass = 0; pass < passes + 1; pass++) { /* pass 0 warms up */
         pthread_barrier_wait(&barrier);
-        for (int c = 0; c < copies; c++) {
-            const uint8_t *wc = w + c * n * rb;
+        for (int c = 0; c < copies * reps; c++) {
+            const uint8_t *wc = w + c % copies * n * rb;
             if (q8x) (q4 ? kiln_q4_0_q8_products : kiln_q8_0_q8_products)(wc, rb, k, xq, rows, out, n, from, to);
             else (q4 ? kiln_q4_0_products : kiln_q8_0_products)(wc, rb, k, x, rows, out, n, from, to);
         }
@@ -69,6 +70,7 @@ int main(int argc, char **argv) {
     int bb = q4 ? 18 : 34;
     rb = k / 32 * bb;
     copies = getenv("CACHED") ? 1 : (int) ((768LL << 20) / (n * rb) + 1);
+    if (getenv("CACHED") && atoi(getenv("CACHED")) > 1) reps = atoi(getenv("CACHED"));
     w = malloc(copies * n * rb);
     srand(1);
     for (int64_t j = 0; j < copies * n * (k / 32); j++) {
@@ -94,7 +96,7 @@ int main(int argc, char **argv) {
         pthread_barrier_wait(&barrier);
         double s = now();
         pthread_barrier_wait(&barrier);
-        if (pass > 0) gbs[pass - 1] = (double) copies * n * rb / (now() - s) / 1e9;
+        if (pass > 0) gbs[pass - 1] = (double) copies * reps * n * rb / (now() - s) / 1e9;
     }
     for (int t = 0; t < threads; t++) pthread_join(th[t], 0);
     qsort(gbs, passes, sizeof gbs[0], compare);

@@ -74,7 +74,9 @@ public final class NativeBlockProducts {
     /**
      * Rows of x up to which products with x quantised run as dot products where the int8 GEMM is vectorised (AVX-512
      * VNNI): from 8 rows the GEMM was faster (8,192 x 2,048 and 2,048 x 8,192, 2 threads: 8 rows 2.7 against 4.7 ms,
-     * 16 rows 2.5 against 9.1), since the dot products of quantised x have no register tile of several rows.
+     * 16 rows 2.5 against 9.1), since the dot products of quantised x have no register tile of several rows. Those dot
+     * products sum in the GEMM's order (sixteen rows of w a pass, a block's exact integer sum a lane), so a row gets the
+     * same bits on either side of this bound.
      */
     static final int Q8_DOT_ROWS = 7;
     private static final AtomicBoolean SLOW_Q8_LOGGED = new AtomicBoolean();

@@ -4,8 +4,13 @@
  * out[r * n + j] = sum_i x[r * k + i] * w_j[i] for rows r in [0, rows) of x (f32) and rows j in [from, to) of w, whose
  * rows are ggml blocks (Q8_0: f16 d, 32 signed bytes; Q4_0: f16 d, 16 bytes holding value i in the low nibble of byte i
  * and value i + 16 in its high nibble, each less 8). Every product is f32 with f32 accumulation: a block's 32 products
- * are summed, scaled by d and added to the row's sum (the terms of the Vector API path, reassociated). Four rows of w
- * go together so that each vector of x is loaded once for the four.
+ * are summed, scaled by d and added to the row's sum (the terms of the Vector API path, reassociated); with AVX-512, the
+ * block's values are scaled and multiplied into the row's lanes, as the tiles of several rows of x sum them. Four rows
+ * of w go together so that each vector of x is loaded once for the four.
+ *
+ * Batch invariance: a row of x gets the same bits alone (decode) as among other rows (a batched step), as long as the
+ * rows stay below the GEMM (NativeBlockProducts.MAX_ROWS); with x quantised and AVX-512 VNNI, the dot products sum in
+ * the int8 GEMM's order, so that any number of rows does.
  *
  * Compiled with -ffp-contract=off and without -ffast-math: the multiply-adds below are explicit intrinsics; the portable
  * path sums each block in eight lanes so that it needs no reassociation from the compiler.
@@ -74,28 +79,62 @@ static inline float sum8(__m256 v) {
 
 static inline __m512 q8_16(const uint8_t *p) { return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) p))); }
 
-/* A Q8_0 block's 32 products with x, in 16 lanes. */
-static inline __m512 q8_block(const uint8_t *w, const float *x) {
-    return _mm512_fmadd_ps(q8_16(w + 18), _mm512_loadu_ps(x + 16), _mm512_mul_ps(q8_16(w + 2), _mm512_loadu_ps(x)));
-}
+/* A Q8_0 block's 32 values times its scale, as two vectors of 16. */
+#define Q8_VALUES(p, lo, hi)                                                                                              \
+    do {                                                                                                                  \
+        __m512 d_ = _mm512_set1_ps(half_at(p));                                                                           \
+        lo = _mm512_mul_ps(q8_16((p) + 2), d_);                                                                           \
+        hi = _mm512_mul_ps(q8_16((p) + 18), d_);                                                                          \
+    } while (0)
 
 /*
- * Q4_0: the 16 bytes zero-extended to 16 lanes; low nibbles less 8 meet x[0..16), high nibbles less 8 x[16..32). A
- * nibble becomes its float through a permute of the 16 values -8..7 (which reads only an index's low four bits, so the
- * low nibble needs no mask): one operation where a subtraction and a conversion took two.
+ * The same for Q4_0: the 16 bytes zero-extended to 16 lanes, each nibble its value through a permute of the 16 values
+ * -8..7 times the block's scale (the permute reads only an index's low four bits, so the low nibble needs no mask); low
+ * nibbles meet x[0..16), high ones x[16..32). Scaling the 16 values once gives the products d * (q - 8) a scaling of
+ * each nibble gives, in one multiply where that took two.
  */
-static inline __m512 q4_block(const uint8_t *w, const float *x) {
-    const __m512 values = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
-    __m512i raw = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *) (w + 2)));
-    __m512 lo = _mm512_permutexvar_ps(raw, values), hi = _mm512_permutexvar_ps(_mm512_srli_epi32(raw, 4), values);
-    return _mm512_fmadd_ps(hi, _mm512_loadu_ps(x + 16), _mm512_mul_ps(lo, _mm512_loadu_ps(x)));
-}
+#define Q4_VALUES(p, lo, hi)                                                                                              \
+    do {                                                                                                                  \
+        __m512 scaled_ = _mm512_mul_ps(_mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7), _mm512_set1_ps(half_at(p))); \
+        __m512i raw_ = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *) ((p) + 2)));                                \
+        lo = _mm512_permutexvar_ps(raw_, scaled_);                                                                        \
+        hi = _mm512_permutexvar_ps(_mm512_srli_epi32(raw_, 4), scaled_);                                                  \
+    } while (0)
 
-typedef __m512 vsum;
-#define VZERO() _mm512_setzero_ps()
-#define VSCALED_ADD(block, d, acc) _mm512_fmadd_ps(block, _mm512_set1_ps(d), acc)
-#define VTOTAL(v) _mm512_reduce_add_ps(v)
-#define HAVE_VECTORS 1
+/*
+ * One row of w with a row of x, as the tiles below sum it (so that a row of x gets the same bits alone as in a batched
+ * step: batch invariance): each block's values, scaled, multiplied and added to the row's 16 lanes, low half then high
+ * half, the lanes summed at the end.
+ */
+#define DOT_BLOCK(VALUES, wp, xp, acc)                                                                                    \
+    do {                                                                                                                  \
+        __m512 lo_, hi_;                                                                                                  \
+        VALUES(wp, lo_, hi_);                                                                                             \
+        acc = _mm512_fmadd_ps(hi_, _mm512_loadu_ps((xp) + 16), _mm512_fmadd_ps(lo_, _mm512_loadu_ps(xp), acc));          \
+    } while (0)
+#define DOT4_SCALED(NAME, VALUES, BYTES)                                                                                  \
+    static void NAME(const uint8_t *w, int64_t rb, int64_t blocks, const float *x, float *o) {                           \
+        const uint8_t *w0 = w, *w1 = w + rb, *w2 = w + 2 * rb, *w3 = w + 3 * rb, *ahead = w + 4 * rb;                   \
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                                                       \
+        for (int64_t b = 0; b < blocks; b++, x += 32, w0 += BYTES, w1 += BYTES, w2 += BYTES, w3 += BYTES, ahead += 4 * BYTES) { \
+            PREFETCH_GROUP(ahead, BYTES);                                                                                 \
+            DOT_BLOCK(VALUES, w0, x, a0);                                                                                 \
+            DOT_BLOCK(VALUES, w1, x, a1);                                                                                 \
+            DOT_BLOCK(VALUES, w2, x, a2);                                                                                 \
+            DOT_BLOCK(VALUES, w3, x, a3);                                                                                 \
+        }                                                                                                                 \
+        o[0] = _mm512_reduce_add_ps(a0); o[1] = _mm512_reduce_add_ps(a1); o[2] = _mm512_reduce_add_ps(a2); o[3] = _mm512_reduce_add_ps(a3); \
+    }
+#define DOT1_SCALED(NAME, VALUES, BYTES)                                                                                  \
+    static float NAME(const uint8_t *w, int64_t blocks, const float *x) {                                                \
+        __m512 a = _mm512_setzero_ps();                                                                                   \
+        for (int64_t b = 0; b < blocks; b++, x += 32, w += BYTES) DOT_BLOCK(VALUES, w, x, a);                             \
+        return _mm512_reduce_add_ps(a);                                                                                   \
+    }
+DOT4_SCALED(q8_0_dot4, Q8_VALUES, 34)
+DOT1_SCALED(q8_0_dot1, Q8_VALUES, 34)
+DOT4_SCALED(q4_0_dot4, Q4_VALUES, 18)
+DOT1_SCALED(q4_0_dot1, Q4_VALUES, 18)
 
 /*
  * Four rows of w by four rows of x (a batched decode step's rows): sixteen sums in registers. Each block of a w row is
@@ -138,24 +177,6 @@ typedef __m512 vsum;
         if (R > 2) TILE_STORE(2);                                                                                         \
         if (R > 3) TILE_STORE(3);                                                                                         \
     }
-
-/* A Q8_0 block's 32 values times its scale, as two vectors of 16. */
-#define Q8_VALUES(p, lo, hi)                                                                                              \
-    do {                                                                                                                  \
-        __m512 d_ = _mm512_set1_ps(half_at(p));                                                                           \
-        lo = _mm512_mul_ps(q8_16((p) + 2), d_);                                                                           \
-        hi = _mm512_mul_ps(q8_16((p) + 18), d_);                                                                          \
-    } while (0)
-
-/* The same for Q4_0 (see q4_block). */
-#define Q4_VALUES(p, lo, hi)                                                                                              \
-    do {                                                                                                                  \
-        const __m512 values_ = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);                    \
-        __m512 d_ = _mm512_set1_ps(half_at(p));                                                                           \
-        __m512i raw_ = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *) ((p) + 2)));                                \
-        lo = _mm512_mul_ps(_mm512_permutexvar_ps(raw_, values_), d_);                                                     \
-        hi = _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(raw_, 4), values_), d_);                               \
-    } while (0)
 
 /*
  * Also for two and three rows of x (a batched step of two or three sequences, a prompt's last rows): each block of w is
@@ -232,7 +253,7 @@ DOT4_BY_ROWS(q4_0_dot4, q4_0_dot1, float)
 
 #ifdef HAVE_VECTORS
 /*
- * One row of w with x (dot1), and four rows of w with x (dot4): each block's products summed in lanes, scaled by the
+ * AVX2: one row of w with x (dot1), and four rows of w with x (dot4): each block's products summed in lanes, scaled by the
  * block's d and added to the row's sum; a dot4 prefetches the next four rows as it goes (PREFETCH_GROUP).
  */
 #define DOT4(NAME, BLOCK, BYTES)                                                                                         \
@@ -319,97 +340,9 @@ static inline __m256i q4_bytes(const uint8_t *w) {
                                 _mm256_set1_ps(half_at(w) * half_at(x)), a);                                              \
         return sum8(a);                                                                                                  \
     }
+#if !(defined(__AVX512VNNI__) && defined(__AVX512F__)) /* with VNNI: kiln_q8_0_q8_products below */
 DOT4_Q8X(q8_0_q8_dot4, q8_bytes, 34)
 DOT1_Q8X(q8_0_q8_dot1, q8_bytes, 34)
-#if defined(__AVX512VNNI__) && defined(__AVX512F__)
-/*
- * Q4_0 with AVX-512 VNNI: two blocks a 512-bit vector. The nibbles go to the instruction as they are, unsigned 0..15,
- * with the sum of x times -8 as the sums' start (x's side, shared by the four rows of w), so a row's block pair takes
- * one load, a shift, a mask and one multiply-sum where the sign trick took an absolute value and a sign per block, and
- * its two scales one conversion and one permute: about half the operations a block, the products of decode compute-
- * bound before. The sums stay exact in int32 (|sum| <= 32 * 15 * 127 + 8 * 32 * 127).
- */
-/* x's two blocks from x (34 bytes each) as [x0[0, 16), x1[0, 16), x0[16, 32), x1[16, 32)]: the order of the nibbles below. */
-static inline __m512i q4_pair_x(const uint8_t *x) {
-    __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *) (x + 2))),
-                                   _mm256_loadu_si256((const __m256i *) (x + 36)), 1);
-    return _mm512_shuffle_i64x2(v, v, _MM_SHUFFLE(3, 1, 2, 0));
-}
-
-/* The f16 scales of two consecutive blocks, `stride` bytes apart. */
-static inline __m128 pair_scales(const uint8_t *p, int64_t stride) {
-    uint16_t a, b;
-    memcpy(&a, p, 2);
-    memcpy(&b, p + stride, 2);
-    return _mm_cvtph_ps(_mm_cvtsi32_si128(a | (uint32_t) b << 16));
-}
-
-/* Two Q4_0 blocks of w with x's pair (xv, its sums times -8 in neg8x), scaled by d (each block's lanes its d_w * d_x) and added to acc. */
-static inline __m512 q4_pair(__m512 acc, const uint8_t *w, __m512i xv, __m512i neg8x, __m512 d) {
-    __m256i raw = _mm256_loadu2_m128i((const __m128i *) (w + 20), (const __m128i *) (w + 2));
-    __m512i nibbles = _mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(raw), _mm256_srli_epi16(raw, 4), 1), _mm512_set1_epi8(15));
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(neg8x, nibbles, xv)), d, acc);
-}
-
-/* Lanes 2 * r and 2 * r + 1 of a vector of scales where q4_pair's lanes want them: the first block's, then the second's, twice. */
-#define Q4_PAIR_LANES(r) _mm512_setr_epi32(2 * r, 2 * r, 2 * r, 2 * r, 2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r, 2 * r, 2 * r, 2 * r, 2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r + 1)
-
-/* The f16 scales of two consecutive Q4_0 blocks, side by side in the low 32 bits. */
-static inline uint64_t pair_halves(const uint8_t *p) {
-    uint16_t a, b;
-    memcpy(&a, p, 2);
-    memcpy(&b, p + 18, 2);
-    return a | (uint64_t) b << 16;
-}
-
-static inline __m512i q4_neg8x(__m512i xv) {
-    return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(8), xv));
-}
-
-/* An odd count's last block, as the AVX2 path sums it. */
-static inline float q4_q8_block(const uint8_t *w, const uint8_t *x) {
-    return sum8(_mm256_mul_ps(_mm256_cvtepi32_ps(dot_i8(q4_bytes(w), _mm256_loadu_si256((const __m256i *) (x + 2)))),
-                              _mm256_set1_ps(half_at(w) * half_at(x))));
-}
-
-/*
- * Four rows: the pair's eight scales of w gathered in two general registers (ports the vectors leave idle) and
- * converted and multiplied by x's in one instruction each, then dealt to each row's lanes by one permute.
- */
-static void q4_0_q8_dot4(const uint8_t *w, int64_t rb, int64_t blocks, const uint8_t *x, float *o) {
-    const uint8_t *w0 = w, *w1 = w + rb, *w2 = w + 2 * rb, *w3 = w + 3 * rb, *ahead = w + 4 * rb;
-    const __m512i l0 = Q4_PAIR_LANES(0), l1 = Q4_PAIR_LANES(1), l2 = Q4_PAIR_LANES(2), l3 = Q4_PAIR_LANES(3);
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    int64_t b = 0;
-    for (; b + 2 <= blocks; b += 2, x += 68, w0 += 36, w1 += 36, w2 += 36, w3 += 36, ahead += 4 * 36) {
-        PREFETCH_GROUP(ahead, 36);
-        __m512i xv = q4_pair_x(x), neg8x = q4_neg8x(xv);
-        __m256 dx = _mm256_castpd_ps(_mm256_broadcastsd_pd(_mm_castps_pd(pair_scales(x, 34))));
-        __m128i dw = _mm_set_epi64x((long long) (pair_halves(w2) | pair_halves(w3) << 32), (long long) (pair_halves(w0) | pair_halves(w1) << 32));
-        __m512 d = _mm512_castps256_ps512(_mm256_mul_ps(_mm256_cvtph_ps(dw), dx));
-        a0 = q4_pair(a0, w0, xv, neg8x, _mm512_permutexvar_ps(l0, d));
-        a1 = q4_pair(a1, w1, xv, neg8x, _mm512_permutexvar_ps(l1, d));
-        a2 = q4_pair(a2, w2, xv, neg8x, _mm512_permutexvar_ps(l2, d));
-        a3 = q4_pair(a3, w3, xv, neg8x, _mm512_permutexvar_ps(l3, d));
-    }
-    o[0] = _mm512_reduce_add_ps(a0); o[1] = _mm512_reduce_add_ps(a1); o[2] = _mm512_reduce_add_ps(a2); o[3] = _mm512_reduce_add_ps(a3);
-    if (b < blocks) {
-        o[0] += q4_q8_block(w0, x); o[1] += q4_q8_block(w1, x); o[2] += q4_q8_block(w2, x); o[3] += q4_q8_block(w3, x);
-    }
-}
-
-static float q4_0_q8_dot1(const uint8_t *w, int64_t blocks, const uint8_t *x) {
-    __m512 a = _mm512_setzero_ps();
-    int64_t b = 0;
-    for (; b + 2 <= blocks; b += 2, x += 68, w += 36) {
-        __m512i xv = q4_pair_x(x);
-        __m128 d = _mm_mul_ps(pair_scales(w, 18), pair_scales(x, 34));
-        a = q4_pair(a, w, xv, q4_neg8x(xv), _mm512_permutexvar_ps(Q4_PAIR_LANES(0), _mm512_castps128_ps512(d)));
-    }
-    float total = _mm512_reduce_add_ps(a);
-    return b < blocks ? total + q4_q8_block(w, x) : total;
-}
-#else
 DOT4_Q8X(q4_0_q8_dot4, q4_bytes, 18)
 DOT1_Q8X(q4_0_q8_dot1, q4_bytes, 18)
 #endif
@@ -475,6 +408,7 @@ DOT4_BY_ROWS(q4_0_q8_dot4, q4_0_q8_dot1, uint8_t)
         for (; j < to; j++)                                                                                               \
             for (int64_t r = 0; r < rows; r++) out[r * n + j] = dot1(w + j * rb, blocks, x + r * x_row);                  \
     }
+#if !(defined(__AVX512VNNI__) && defined(__AVX512F__)) /* with VNNI: at the end, in the int8 GEMM's order */
 PRODUCTS(products_q8x, uint8_t)
 
 /* Rows [from, to) of w (Q8_0) with the first `rows` rows of x quantised to Q8_0 (k / 32 blocks of 34 bytes a row). */
@@ -488,6 +422,7 @@ EXPORT void kiln_q4_0_q8_products(const uint8_t *w, int64_t rb, int64_t k, const
                                   int64_t from, int64_t to) {
     products_q8x(NULL, NULL, NULL, q4_0_q8_dot4, q4_0_q8_dot1, w, rb, k, xq, k / 32 * 34, rows, out, n, from, to);
 }
+#endif
 
 PRODUCTS(products, float)
 
@@ -1016,3 +951,133 @@ EXPORT void kiln_q4_0_q8_gemm(const uint8_t *w, int64_t rb, int64_t k, const uin
                               int64_t from, int64_t to, uint8_t *scratch) {
     gemm_q8(1, w, rb, k, packed, rows, out, n, from, to, scratch);
 }
+
+#if defined(__AVX512VNNI__) && defined(__AVX512F__)
+/*
+ * The dot products of a few rows of x quantised (decode), each output computed exactly as gemm_q8 computes it for many
+ * rows: per block the exact integer sum, converted and multiplied by d_w * d_x in one fused multiply-add to a sum that
+ * starts at zero every GEMM_Q8_KB blocks, those passes' sums added in order. So a sequence's logits, and its greedy
+ * tokens, are the same whether it decodes alone (these dot products) or among the slots of a batched step (the GEMM):
+ * batch invariance, as the server's test of 8 concurrent clients asks.
+ *
+ * Sixteen rows of w at a time, so that a block's sums land one a lane, as the GEMM's do: two rows a 512-bit vector (w
+ * as unsigned, Q8_0's bytes + 128 and Q4_0's nibbles, against x's signed bytes), the eight vectors' lanes summed to one
+ * lane a row by three stages of two-source permutes, then x's sum times 128 (or 8) taken off, exactly.
+ */
+
+/* Stage `s` of the lane sums: lanes of a and b to add so that each row keeps half as many (see reduce16). */
+static const int32_t Q8X_STAGES[3][2][16] = {
+    /* stage 0: [row 0: 8 lanes | row 1: 8] and the same of rows 2, 3 -> [row 0: 4 | row 1: 4 | row 2: 4 | row 3: 4] */
+    {{0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27}, {4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31}},
+    /* stage 1: four lanes a row -> two */
+    {{0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29}, {2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31}},
+    /* stage 2: two lanes a row -> one */
+    {{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30}, {1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31}},
+};
+
+static inline __m512i q8x_stage(__m512i a, __m512i b, int s) {
+    __m512i lo = _mm512_loadu_si512(Q8X_STAGES[s][0]), hi = _mm512_loadu_si512(Q8X_STAGES[s][1]);
+    return _mm512_add_epi32(_mm512_permutex2var_epi32(a, lo, b), _mm512_permutex2var_epi32(a, hi, b));
+}
+
+/* Four vectors of four rows' partial sums, four lanes a row, to one vector of the sixteen rows' sums. */
+static inline __m512i reduce16x4(__m512i v0, __m512i v1, __m512i v2, __m512i v3) {
+    return q8x_stage(q8x_stage(v0, v1, 1), q8x_stage(v2, v3, 1), 2);
+}
+
+/*
+ * The GEMM's sums of one row of x with sixteen rows of w (rb bytes apart), into o[0..16). Q8_0: two rows a vector (eight
+ * lanes each), w's bytes + 128 against x's; Q4_0: four rows a vector, the low nibbles against x[0, 16) and the high
+ * ones against x[16, 32) summed into the same four lanes of each row.
+ */
+static void q8x_dot16(int q4, const uint8_t *w, int64_t rb, int64_t blocks, const uint8_t *x, float *o) {
+    const int bytes = q4 ? 18 : 34;
+    const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32((int) rb));
+    const __m512i flip = _mm512_set1_epi8((char) 0x80), low = _mm512_set1_epi8(15), ones = _mm512_set1_epi8(1);
+    __m512 total = _mm512_setzero_ps();
+    for (int64_t pb = 0; pb < blocks; pb += GEMM_Q8_KB) {
+        int64_t last = blocks - pb < GEMM_Q8_KB ? blocks : pb + GEMM_Q8_KB;
+        __m512 pass = _mm512_setzero_ps();
+        for (int64_t b = pb; b < last; b++) {
+            const uint8_t *xb = x + b * 34, *wb = w + b * bytes + 2, *ahead = w + 16 * rb + b * 16 * bytes;
+            for (int l = 0; l < 16 * bytes; l += 64) __builtin_prefetch((const void *) (ahead + l), 0, 3);
+            __m256i xv = _mm256_loadu_si256((const __m256i *) (xb + 2));
+            int32_t xsum = _mm512_reduce_add_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, _mm512_zextsi256_si512(xv)));
+            __m512i v[4];
+            if (q4) {
+                __m512i xlo = _mm512_broadcast_i32x4(_mm256_castsi256_si128(xv)), xhi = _mm512_broadcast_i32x4(_mm256_extracti128_si256(xv, 1));
+#pragma GCC unroll 4
+                for (int p = 0; p < 4; p++) {
+                    const uint8_t *w0 = wb + 4 * p * rb;
+                    __m512i q = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *) w0));
+                    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *) (w0 + rb)), 1);
+                    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *) (w0 + 2 * rb)), 2);
+                    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *) (w0 + 3 * rb)), 3);
+                    v[p] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(q, low), xlo),
+                                               _mm512_and_si512(_mm512_srli_epi16(q, 4), low), xhi);
+                }
+            } else {
+                __m512i xx = _mm512_inserti64x4(_mm512_castsi256_si512(xv), xv, 1);
+#pragma GCC unroll 4
+                for (int p = 0; p < 4; p++) {
+                    __m512i pair[2];
+                    for (int h = 0; h < 2; h++) {
+                        const uint8_t *w0 = wb + (4 * p + 2 * h) * rb;
+                        __m512i u = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *) w0)),
+                                                       _mm256_loadu_si256((const __m256i *) (w0 + rb)), 1);
+                        pair[h] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_xor_si512(u, flip), xx);
+                    }
+                    v[p] = q8x_stage(pair[0], pair[1], 0);
+                }
+            }
+            __m512i sums = _mm512_sub_epi32(reduce16x4(v[0], v[1], v[2], v[3]), _mm512_set1_epi32(xsum * (q4 ? 8 : 128)));
+            __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_i32gather_epi32(rows, (const void *) (wb - 2), 1)));
+            pass = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), _mm512_mul_ps(dw, _mm512_set1_ps(half_at(xb))), pass);
+        }
+        total = pb == 0 ? pass : _mm512_add_ps(total, pass);
+    }
+    _mm512_storeu_ps(o, total);
+}
+
+/* The same for one row of w. */
+static float q8x_dot1(int q4, const uint8_t *w, int64_t blocks, const uint8_t *x) {
+    float total = 0;
+    for (int64_t pb = 0; pb < blocks; pb += GEMM_Q8_KB) {
+        int64_t last = blocks - pb < GEMM_Q8_KB ? blocks : pb + GEMM_Q8_KB;
+        float pass = 0;
+        for (int64_t b = pb; b < last; b++) {
+            const uint8_t *xb = x + b * 34, *wb = w + b * (q4 ? 18 : 34);
+            int32_t sum = 0;
+            for (int i = 0; i < 32; i++) {
+                int wi = q4 ? (i < 16 ? (wb[2 + i] & 15) : (wb[2 + i - 16] >> 4)) - 8 : (int8_t) wb[2 + i];
+                sum += wi * (int8_t) xb[2 + i];
+            }
+            pass = fmaf((float) sum, half_at(wb) * half_at(xb), pass);
+        }
+        total = pb == 0 ? pass : total + pass;
+    }
+    return total;
+}
+
+/* Rows [from, to) of w against the first `rows` rows of x quantised (x_row bytes a row), into out (rows, n). */
+static void products_q8x(int q4, const uint8_t *w, int64_t rb, int64_t k, const uint8_t *x, int64_t rows, float *out, int64_t n,
+                         int64_t from, int64_t to) {
+    int64_t blocks = k / 32, x_row = blocks * 34, j = from;
+    for (; j + 16 <= to; j += 16)
+        for (int64_t r = 0; r < rows; r++) q8x_dot16(q4, w + j * rb, rb, blocks, x + r * x_row, out + r * n + j);
+    for (; j < to; j++)
+        for (int64_t r = 0; r < rows; r++) out[r * n + j] = q8x_dot1(q4, w + j * rb, blocks, x + r * x_row);
+}
+
+/* Rows [from, to) of w (Q8_0) with the first `rows` rows of x quantised to Q8_0 (k / 32 blocks of 34 bytes a row). */
+EXPORT void kiln_q8_0_q8_products(const uint8_t *w, int64_t rb, int64_t k, const uint8_t *xq, int64_t rows, float *out, int64_t n,
+                                  int64_t from, int64_t to) {
+    products_q8x(0, w, rb, k, xq, rows, out, n, from, to);
+}
+
+/* The same for Q4_0 weights. */
+EXPORT void kiln_q4_0_q8_products(const uint8_t *w, int64_t rb, int64_t k, const uint8_t *xq, int64_t rows, float *out, int64_t n,
+                                  int64_t from, int64_t to) {
+    products_q8x(1, w, rb, k, xq, rows, out, n, from, to);
+}
+#endif

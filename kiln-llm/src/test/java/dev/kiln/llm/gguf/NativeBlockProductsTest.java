@@ -150,6 +150,52 @@ class NativeBlockProductsTest {
     }
 
     /**
+     * Batch invariance: a row of x gets the same bits whether it is multiplied alone (decode) or among others (a
+     * server's batched step), so a sequence's tokens do not depend on what else runs. x in f32: one row through the dot
+     * products, two to four through the tiles of x's rows (up to {@value NativeBlockProducts#MAX_ROWS} rows). x
+     * quantised: up to {@value NativeBlockProducts#Q8_DOT_ROWS} rows the dot products, beyond that the int8 GEMM where
+     * VNNI runs it (AVX2 and plain C keep the dot products up to {@value NativeBlockProducts#MAX_ROWS} rows). Rows of w
+     * in the kernels' groups and alone (n = 9, 16, 41), k in one, two and three of the int8 GEMM's passes (32, 288, 544),
+     * a product split over the workers (n = 1030), on every path.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"native", "x86-64-v3", "x86-64"})
+    void aRowOfXGetsTheSameBitsAloneOrInABatch(String build) throws IOException {
+        NativeBlockProducts compiled = build.equals("native") ? natives : compiledFor(build);
+        for (boolean quantised : new boolean[] {false, true}) {
+            NativeBlockProducts products = compiled.withQuantizedActivations(quantised);
+            for (GgmlType type : new GgmlType[] {GgmlType.Q8_0, GgmlType.Q4_0}) {
+                try (Arena arena = Arena.ofShared()) {
+                    for (int k : new int[] {32, 288, 544}) {
+                        for (int n : new int[] {9, 16, 41, 1030}) {
+                            MemorySegment data = QuantizedMatmulTest.randomBlocks(type, n, k, 5L * k + n, arena);
+                            int most = 13;
+                            float[] x = QuantizedMatmulTest.random(most * k, 3L * k + n);
+                            MemorySegment xs = arena.allocate(4L * most * k, 64);
+                            MemorySegment.copy(x, 0, xs, ValueLayout.JAVA_FLOAT, 0, x.length);
+                            float[][] alone = new float[most][];
+                            for (int r = 0; r < most; r++) {
+                                MemorySegment out = arena.allocate(4L * n, 64);
+                                QuantizedMatmul.multiply(type, data, n, k, xs.asSlice(4L * r * k, 4L * k), 1, out, products);
+                                alone[r] = out.toArray(ValueLayout.JAVA_FLOAT);
+                            }
+                            for (int rows : new int[] {2, 3, 4, 7, 8, 13}) {
+                                MemorySegment out = arena.allocate(4L * rows * n, 64);
+                                QuantizedMatmul.multiply(type, data, n, k, xs, rows, out, products);
+                                for (int r = 0; r < rows; r++) {
+                                    assertThat(out.asSlice(4L * r * n, 4L * n).toArray(ValueLayout.JAVA_FLOAT))
+                                            .as("%s %s, x %s, k %d, n %d: row %d of %d", build, type, quantised ? "quantised" : "f32", k, n, r, rows)
+                                            .containsExactly(alone[r]);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /**
      * x to Q8_0 as llama.cpp's quantize_row_q8_0: d = max|x| / 127 as f16; q = rint(x * 127 / max|x|) (ties to even, so
      * 0.5 -> 0 and 1.5 -> 2 when the block's max is 127); a block of zeros all zero.
      */

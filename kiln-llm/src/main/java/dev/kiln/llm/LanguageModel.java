@@ -23,6 +23,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.Flow;
 import java.util.function.Consumer;
 
@@ -70,8 +74,7 @@ public final class LanguageModel implements AutoCloseable {
         Objects.requireNonNull(options, "options");
         if (Files.isDirectory(path)) {
             ModelConfig config = ModelConfig.fromConfigJson(path.resolve("config.json"));
-            Tokenizer tokenizer = Tokenizer.fromTokenizerJson(path.resolve("tokenizer.json"));
-            return build(config, tokenizer, SafetensorsWeights.open(path), options);
+            return build(config, () -> Tokenizer.fromTokenizerJson(path.resolve("tokenizer.json")), SafetensorsWeights.open(path), options);
         }
         if (!Files.isRegularFile(path)) {
             throw new ModelFileException(path, "expected a .gguf file or a folder with config.json, tokenizer.json and safetensors weights, found nothing");
@@ -79,32 +82,83 @@ public final class LanguageModel implements AutoCloseable {
         GgufFile gguf = GgufFile.open(path);
         try {
             ModelConfig config = ModelConfig.fromGguf(gguf);
-            Tokenizer tokenizer = Tokenizer.fromGguf(gguf.metadata(), path);
-            return build(config, tokenizer, new GgufWeights(gguf), options);
+            return build(config, () -> Tokenizer.fromGguf(gguf.metadata(), path), new GgufWeights(gguf), options);
         } catch (RuntimeException | Error e) {
             gguf.close();
             throw e;
         }
     }
 
-    private static LanguageModel build(ModelConfig config, Tokenizer tokenizer, WeightSource weights, ModelOptions options) {
+    /**
+     * The model of {@code config} over {@code weights}, compiled, with the tokenizer {@code loadTokenizer} reads. The
+     * tokenizer loads on a thread of its own while the graph compiles: at a cold start each takes a few hundred
+     * milliseconds of code the JIT has not compiled yet (a Llama 3 vocabulary: 128,256 tokens and 280,147 merges).
+     */
+    private static LanguageModel build(ModelConfig config, Callable<Tokenizer> loadTokenizer, WeightSource weights, ModelOptions options) {
+        FutureTask<Tokenizer> loading = new FutureTask<>(loadTokenizer);
+        Thread.ofVirtual().name("kiln-tokenizer-load").start(loading);
+        LlamaModel model = null;
+        LlamaSpec spec = null;
         try {
-            LlamaSpec spec = LlamaSpec.of(config, weights);
-            if (tokenizer.vocabularySize() > spec.vocab()) {
-                throw new ModelFileException(weights.file(), "the tokenizer has " + tokenizer.vocabularySize() + " tokens, the model's vocabulary "
-                        + spec.vocab() + ": expected at most as many");
-            }
+            spec = LlamaSpec.of(config, weights);
             LlamaWeights w = LlamaWeights.load(spec, weights, config.tieWordEmbeddings());
             int context = options.contextLength() > 0 ? options.contextLength()
                     : Math.min(config.maxPositionEmbeddings(), ModelOptions.DEFAULT_MAX_CONTEXT);
             int chunk = Math.min(options.prefillChunk() > 0 ? options.prefillChunk() : 256, context);
             Session session = options.device() == null ? Session.on(Tensor.defaultDevice()) : Session.on(options.device());
-            LlamaModel model = LlamaModel.compile(spec, w, session, context, chunk, options.kvCacheType(), options.quantizedActivations());
+            model = LlamaModel.compile(spec, w, session, context, chunk, options.kvCacheType(), options.quantizedActivations());
+            Tokenizer tokenizer = result(loading);
+            checkVocabulary(tokenizer, spec, weights);
             return new LanguageModel(config, tokenizer, weights, model);
         } catch (RuntimeException | Error e) {
-            weights.close();
+            try {
+                awaitEnd(loading); // it reads the file's metadata: the file stays open until it is done
+                if (model != null) model.close();
+            } finally {
+                weights.close();
+            }
+            // a vocabulary smaller than the tokenizer's shows first as a misshapen embedding: name the cause
+            if (spec != null && e instanceof ModelFileException && loading.state() == Future.State.SUCCESS) checkVocabulary(loading.resultNow(), spec, weights);
             throw e;
         }
+    }
+
+    private static void checkVocabulary(Tokenizer tokenizer, LlamaSpec spec, WeightSource weights) {
+        if (tokenizer.vocabularySize() > spec.vocab()) {
+            throw new ModelFileException(weights.file(), "the tokenizer has " + tokenizer.vocabularySize() + " tokens, the model's vocabulary "
+                    + spec.vocab() + ": expected at most as many");
+        }
+    }
+
+    /** What {@code task} returned, waiting for it; what it threw, as it threw it. */
+    private static Tokenizer result(FutureTask<Tokenizer> task) {
+        try {
+            return task.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while the tokenizer loads", e);
+        } catch (ExecutionException e) {
+            switch (e.getCause()) {
+                case RuntimeException r -> throw r;
+                case Error r -> throw r;
+                case Throwable t -> throw new IllegalStateException("the tokenizer could not be loaded: " + t, t);
+            }
+        }
+    }
+
+    private static void awaitEnd(FutureTask<Tokenizer> task) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                task.get();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            } catch (ExecutionException | java.util.concurrent.CancellationException e) {
+                break;
+            }
+        }
+        if (interrupted) Thread.currentThread().interrupt();
     }
 
     /** The model's hyperparameters. */

@@ -58,6 +58,18 @@ class BadModelFilesTest {
         assertThatThrownBy(() -> LanguageModel.open(dir, small())).isInstanceOf(ModelFileException.class).hasMessageContaining("384 tokens");
     }
 
+    /** The tokenizer loads while the graph compiles (on a thread of its own): its errors still come out of open(), typed. */
+    @Test
+    void aBrokenTokenizerIsNamed() throws IOException {
+        Path dir = folderWith("\"model_type\": \"llama\"", "\"model_type\": \"llama\"");
+        Files.writeString(dir.resolve("tokenizer.json"), "{\"model\": ");
+        assertThatThrownBy(() -> LanguageModel.open(dir, small())).isInstanceOf(ModelFileException.class).hasMessageContaining("tokenizer.json");
+        byte[] g = Files.readAllBytes(GGUF);
+        replaceAll(g, "tokenizer.ggml.tokens", "tokenizer.ggml.tokenz");
+        Path f = Files.write(tmp.resolve("no-tokens.gguf"), g);
+        assertThatThrownBy(() -> LanguageModel.open(f, small())).isInstanceOf(ModelFileException.class).hasMessageContaining("tokenizer.ggml.tokens");
+    }
+
     @Test
     void anotherArchitectureIsRefused() throws IOException {
         Path dir = folderWith("\"model_type\": \"llama\"", "\"model_type\": \"gpt_neox\"");

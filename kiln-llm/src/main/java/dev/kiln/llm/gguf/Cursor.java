@@ -85,12 +85,17 @@ final class Cursor {
      * A 64-bit count or length that must fit the rest of the file: each of its items takes at least {@code minItemBytes}.
      * This bound is what keeps a claimed count of 2^60 from allocating anything.
      */
-    long count(String what, long minItemBytes) {
+    long count(String what, long minItemBytes) { return count(what, "", minItemBytes); }
+
+    /** {@link #count(String, long)} of the count described by {@code what + suffix}, which is only joined for an error. */
+    private long count(String what, String suffix, long minItemBytes) {
         long at = position;
-        long n = u64(what);
+        if (remaining() < 8) require(8, what + suffix); // throws: truncated
+        long n = data.get(U64, position);
+        position += 8;
         long most = remaining() / minItemBytes;
         if (n < 0 || n > most) {
-            throw error(what + " at offset " + at + ": " + Long.toUnsignedString(n) + " exceeds what the remaining " + remaining()
+            throw error(what + suffix + " at offset " + at + ": " + Long.toUnsignedString(n) + " exceeds what the remaining " + remaining()
                     + " bytes can hold (at most " + most + ")");
         }
         return n;
@@ -98,7 +103,7 @@ final class Cursor {
 
     /** A GGUF string: a 64-bit byte length, then that many bytes of UTF-8. */
     String string(String what) {
-        long n = count(what + " length", 1);
+        long n = count(what, " length", 1);
         if (n == 0) return "";
         if (n > Integer.MAX_VALUE - 8) throw error(what + " at offset " + position + ": a string of " + n + " bytes is longer than Kiln reads");
         byte[] bytes = new byte[(int) n];

@@ -83,7 +83,12 @@ final class MetadataReader {
         if (n > Integer.MAX_VALUE - 8) throw in.error("metadata array '" + key + "': " + n + " elements, more than a Java list holds");
         if (element.isFixed()) return packed(element, (int) n, key);
         List<Object> out = new ArrayList<>((int) Math.min(n, 1024)); // grows as elements are read, not as claimed
-        for (long i = 0; i < n; i++) out.add(value(element, key, depth, null));
+        if (element == ValueType.STRING) { // a vocabulary's hundreds of thousands: the description made once, not once each
+            String what = "value of metadata key '" + key + "'";
+            for (long i = 0; i < n; i++) out.add(in.string(what));
+        } else {
+            for (long i = 0; i < n; i++) out.add(value(element, key, depth, null));
+        }
         return Collections.unmodifiableList(out);
     }
 

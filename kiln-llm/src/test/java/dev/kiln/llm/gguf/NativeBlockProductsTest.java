@@ -155,7 +155,8 @@ class NativeBlockProductsTest {
      * products, two to four through the tiles of x's rows (up to {@value NativeBlockProducts#MAX_ROWS} rows). x
      * quantised: up to {@value NativeBlockProducts#Q8_DOT_ROWS} rows the dot products, beyond that the int8 GEMM where
      * VNNI runs it (AVX2 and plain C keep the dot products up to {@value NativeBlockProducts#MAX_ROWS} rows). Rows of w
-     * in the kernels' groups and alone (n = 9, 16, 41), k in one, two and three of the int8 GEMM's passes (32, 288, 544),
+     * in the kernels' groups and alone (n = 9, 16, 41), k of one to three blocks and in one, two and three of the int8
+     * GEMM's passes (32, 64, 96, 288, 544),
      * a product split over the workers (n = 1030), on every path.
      */
     @ParameterizedTest
@@ -166,7 +167,7 @@ class NativeBlockProductsTest {
             NativeBlockProducts products = compiled.withQuantizedActivations(quantised);
             for (GgmlType type : new GgmlType[] {GgmlType.Q8_0, GgmlType.Q4_0}) {
                 try (Arena arena = Arena.ofShared()) {
-                    for (int k : new int[] {32, 288, 544}) {
+                    for (int k : new int[] {32, 64, 96, 288, 544}) {
                         for (int n : new int[] {9, 16, 41, 1030}) {
                             MemorySegment data = QuantizedMatmulTest.randomBlocks(type, n, k, 5L * k + n, arena);
                             int most = 13;

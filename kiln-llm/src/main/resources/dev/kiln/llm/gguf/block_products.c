@@ -4,8 +4,13 @@
  * out[r * n + j] = sum_i x[r * k + i] * w_j[i] for rows r in [0, rows) of x (f32) and rows j in [from, to) of w, whose
  * rows are ggml blocks (Q8_0: f16 d, 32 signed bytes; Q4_0: f16 d, 16 bytes holding value i in the low nibble of byte i
  * and value i + 16 in its high nibble, each less 8). Every product is f32 with f32 accumulation: a block's 32 products
- * are summed, scaled by d and added to the row's sum (the terms of the Vector API path, reassociated). Four rows of w
- * go together so that each vector of x is loaded once for the four.
+ * are summed, scaled by d and added to the row's sum (the terms of the Vector API path, reassociated); with AVX-512, the
+ * block's values are scaled and multiplied into the row's lanes, as the tiles of several rows of x sum them. Four rows
+ * of w go together so that each vector of x is loaded once for the four.
+ *
+ * Batch invariance: a row of x gets the same bits alone (decode) as among other rows (a batched step), as long as the
+ * rows stay below the GEMM (NativeBlockProducts.MAX_ROWS); with x quantised and AVX-512 VNNI, the dot products sum in
+ * the int8 GEMM's order, so that any number of rows does.
  *
  * Compiled with -ffp-contract=off and without -ffast-math: the multiply-adds below are explicit intrinsics; the portable
  * path sums each block in eight lanes so that it needs no reassociation from the compiler.
@@ -97,39 +102,20 @@ static inline __m512 q8_16(const uint8_t *p) { return _mm512_cvtepi32_ps(_mm512_
     } while (0)
 
 /*
- * One row of w with a row of x, as the tiles below sum it (so that a row of x gets the same bits alone as in a batched
- * step: batch invariance): each block's values, scaled, multiplied and added to the row's 16 lanes, low half then high
- * half, the lanes summed at the end.
+ * A block of one row of w with a row of x, as the tiles below sum it (so that a row of x gets the same bits alone as in
+ * a batched step: batch invariance): the block's values, scaled, multiplied and added to the row's 16 lanes, low half
+ * then high half.
  */
-#define DOT_BLOCK(VALUES, wp, xp, acc)                                                                                    \
+#define BLOCK_STEP(VALUES, wp, xp, acc)                                                                                   \
     do {                                                                                                                  \
         __m512 lo_, hi_;                                                                                                  \
         VALUES(wp, lo_, hi_);                                                                                             \
         acc = _mm512_fmadd_ps(hi_, _mm512_loadu_ps((xp) + 16), _mm512_fmadd_ps(lo_, _mm512_loadu_ps(xp), acc));          \
     } while (0)
-#define DOT4_SCALED(NAME, VALUES, BYTES)                                                                                  \
-    static void NAME(const uint8_t *w, int64_t rb, int64_t blocks, const float *x, float *o) {                           \
-        const uint8_t *w0 = w, *w1 = w + rb, *w2 = w + 2 * rb, *w3 = w + 3 * rb, *ahead = w + 4 * rb;                   \
-        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                                                       \
-        for (int64_t b = 0; b < blocks; b++, x += 32, w0 += BYTES, w1 += BYTES, w2 += BYTES, w3 += BYTES, ahead += 4 * BYTES) { \
-            PREFETCH_GROUP(ahead, BYTES);                                                                                 \
-            DOT_BLOCK(VALUES, w0, x, a0);                                                                                 \
-            DOT_BLOCK(VALUES, w1, x, a1);                                                                                 \
-            DOT_BLOCK(VALUES, w2, x, a2);                                                                                 \
-            DOT_BLOCK(VALUES, w3, x, a3);                                                                                 \
-        }                                                                                                                 \
-        o[0] = _mm512_reduce_add_ps(a0); o[1] = _mm512_reduce_add_ps(a1); o[2] = _mm512_reduce_add_ps(a2); o[3] = _mm512_reduce_add_ps(a3); \
-    }
-#define DOT1_SCALED(NAME, VALUES, BYTES)                                                                                  \
-    static float NAME(const uint8_t *w, int64_t blocks, const float *x) {                                                \
-        __m512 a = _mm512_setzero_ps();                                                                                   \
-        for (int64_t b = 0; b < blocks; b++, x += 32, w += BYTES) DOT_BLOCK(VALUES, w, x, a);                             \
-        return _mm512_reduce_add_ps(a);                                                                                   \
-    }
-DOT4_SCALED(q8_0_dot4, Q8_VALUES, 34)
-DOT1_SCALED(q8_0_dot1, Q8_VALUES, 34)
-DOT4_SCALED(q4_0_dot4, Q4_VALUES, 18)
-DOT1_SCALED(q4_0_dot1, Q4_VALUES, 18)
+typedef __m512 vsum;
+#define VZERO() _mm512_setzero_ps()
+#define VTOTAL(v) _mm512_reduce_add_ps(v)
+#define HAVE_VECTORS 1
 
 /*
  * Four rows of w by four rows of x (a batched decode step's rows): sixteen sums in registers. Each block of a w row is
@@ -207,9 +193,10 @@ static inline __m256 q4_block(const uint8_t *w, const float *x) {
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(r1, 4), eight)), _mm256_loadu_ps(x + 24), s);
 }
 
+/* A block of one row of w with x: its products summed in lanes, scaled by its d and added to the row's lanes. */
+#define BLOCK_STEP(BLOCK, wp, xp, acc) acc = _mm256_fmadd_ps(BLOCK(wp, xp), _mm256_set1_ps(half_at(wp)), acc)
 typedef __m256 vsum;
 #define VZERO() _mm256_setzero_ps()
-#define VSCALED_ADD(block, d, acc) _mm256_fmadd_ps(block, _mm256_set1_ps(d), acc)
 #define VTOTAL(v) sum8(v)
 #define HAVE_VECTORS 1
 
@@ -248,8 +235,8 @@ DOT4_BY_ROWS(q4_0_dot4, q4_0_dot1, float)
 
 #ifdef HAVE_VECTORS
 /*
- * One row of w with x (dot1), and four rows of w with x (dot4): each block's products summed in lanes, scaled by the
- * block's d and added to the row's sum; a dot4 prefetches the next four rows as it goes (PREFETCH_GROUP).
+ * One row of w with x (dot1), and four rows of w with x (dot4), block by block (BLOCK_STEP of the vector path); a dot4
+ * prefetches the next four rows as it goes (PREFETCH_GROUP).
  */
 #define DOT4(NAME, BLOCK, BYTES)                                                                                         \
     static void NAME(const uint8_t *w, int64_t rb, int64_t blocks, const float *x, float *o) {                           \
@@ -257,23 +244,30 @@ DOT4_BY_ROWS(q4_0_dot4, q4_0_dot1, float)
         vsum a0 = VZERO(), a1 = a0, a2 = a0, a3 = a0;                                                                     \
         for (int64_t b = 0; b < blocks; b++, x += 32, w0 += BYTES, w1 += BYTES, w2 += BYTES, w3 += BYTES, ahead += 4 * BYTES) { \
             PREFETCH_GROUP(ahead, BYTES);                                                                                 \
-            a0 = VSCALED_ADD(BLOCK(w0, x), half_at(w0), a0);                                                              \
-            a1 = VSCALED_ADD(BLOCK(w1, x), half_at(w1), a1);                                                              \
-            a2 = VSCALED_ADD(BLOCK(w2, x), half_at(w2), a2);                                                              \
-            a3 = VSCALED_ADD(BLOCK(w3, x), half_at(w3), a3);                                                              \
+            BLOCK_STEP(BLOCK, w0, x, a0);                                                                                 \
+            BLOCK_STEP(BLOCK, w1, x, a1);                                                                                 \
+            BLOCK_STEP(BLOCK, w2, x, a2);                                                                                 \
+            BLOCK_STEP(BLOCK, w3, x, a3);                                                                                 \
         }                                                                                                                 \
         o[0] = VTOTAL(a0); o[1] = VTOTAL(a1); o[2] = VTOTAL(a2); o[3] = VTOTAL(a3);                                       \
     }
 #define DOT1(NAME, BLOCK, BYTES)                                                                                         \
     static float NAME(const uint8_t *w, int64_t blocks, const float *x) {                                                \
         vsum a = VZERO();                                                                                                 \
-        for (int64_t b = 0; b < blocks; b++, x += 32, w += BYTES) a = VSCALED_ADD(BLOCK(w, x), half_at(w), a);           \
+        for (int64_t b = 0; b < blocks; b++, x += 32, w += BYTES) BLOCK_STEP(BLOCK, w, x, a);                             \
         return VTOTAL(a);                                                                                                 \
     }
+#if defined(__AVX512F__)
+DOT4(q8_0_dot4, Q8_VALUES, 34)
+DOT1(q8_0_dot1, Q8_VALUES, 34)
+DOT4(q4_0_dot4, Q4_VALUES, 18)
+DOT1(q4_0_dot1, Q4_VALUES, 18)
+#else
 DOT4(q8_0_dot4, q8_block, 34)
 DOT1(q8_0_dot1, q8_block, 34)
 DOT4(q4_0_dot4, q4_block, 18)
 DOT1(q4_0_dot1, q4_block, 18)
+#endif
 #endif
 
 #ifdef HAVE_TILE

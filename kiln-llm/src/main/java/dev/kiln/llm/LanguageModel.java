@@ -118,7 +118,14 @@ public final class LanguageModel implements AutoCloseable {
                 weights.close();
             }
             // a vocabulary smaller than the tokenizer's shows first as a misshapen embedding: name the cause
-            if (spec != null && e instanceof ModelFileException && loading.state() == Future.State.SUCCESS) checkVocabulary(loading.resultNow(), spec, weights);
+            if (spec != null && e instanceof ModelFileException && loading.state() == Future.State.SUCCESS) {
+                try {
+                    checkVocabulary(loading.resultNow(), spec, weights);
+                } catch (ModelFileException cause) {
+                    cause.addSuppressed(e);
+                    throw cause;
+                }
+            }
             throw e;
         }
     }
@@ -146,6 +153,7 @@ public final class LanguageModel implements AutoCloseable {
         }
     }
 
+    /** Waits until {@code task} has ended, however it ended, keeping an interruption for later. */
     private static void awaitEnd(FutureTask<Tokenizer> task) {
         boolean interrupted = false;
         while (true) {
@@ -154,7 +162,7 @@ public final class LanguageModel implements AutoCloseable {
                 break;
             } catch (InterruptedException e) {
                 interrupted = true;
-            } catch (ExecutionException | java.util.concurrent.CancellationException e) {
+            } catch (ExecutionException e) { // its failure is the caller's to report, if at all
                 break;
             }
         }

@@ -90,9 +90,8 @@ final class Cursor {
     /** {@link #count(String, long)} of the count described by {@code what + suffix}, which is only joined for an error. */
     private long count(String what, String suffix, long minItemBytes) {
         long at = position;
-        if (remaining() < 8) require(8, what + suffix); // throws: truncated
-        long n = data.get(U64, position);
-        position += 8;
+        if (remaining() < 8) require(8, what + suffix); // throws: truncated, named with the suffix
+        long n = u64(what);
         long most = remaining() / minItemBytes;
         if (n < 0 || n > most) {
             throw error(what + suffix + " at offset " + at + ": " + Long.toUnsignedString(n) + " exceeds what the remaining " + remaining()

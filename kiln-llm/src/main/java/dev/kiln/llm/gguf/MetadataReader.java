@@ -38,7 +38,7 @@ final class MetadataReader {
             if (values.containsKey(key)) throw in.error("metadata key '" + key + "' appears twice; expected unique keys");
             ValueType type = type(in.u32("type of metadata key '" + key + "'"), "metadata key '" + key + "'");
             StringBuilder typeName = new StringBuilder(type.name());
-            values.put(key, value(type, key, 0, typeName));
+            values.put(key, value(type, key, "value of metadata key '" + key + "'", 0, typeName));
             types.put(key, typeName.toString());
         }
         return new Metadata(Collections.unmodifiableMap(values), Collections.unmodifiableMap(types));
@@ -50,9 +50,12 @@ final class MetadataReader {
         return t;
     }
 
-    /** One value of {@code type}; for arrays, {@code typeName} gets " of ELEMENT" appended (once, for the first level's elements). */
-    private Object value(ValueType type, String key, int depth, StringBuilder typeName) {
-        String what = "value of metadata key '" + key + "'";
+    /**
+     * One value of {@code type}, described as {@code what} in errors (made once per key, not once per element of a
+     * vocabulary's hundreds of thousands); for arrays, {@code typeName} gets " of ELEMENT" appended (once, for the first
+     * level's elements).
+     */
+    private Object value(ValueType type, String key, String what, int depth, StringBuilder typeName) {
         return switch (type) {
             case UINT8 -> (long) in.u8(what);
             case INT8 -> (long) (byte) in.u8(what);
@@ -65,7 +68,7 @@ final class MetadataReader {
             case FLOAT64 -> Double.longBitsToDouble(in.u64(what));
             case BOOL -> bool(in.u8(what), key);
             case STRING -> in.string(what);
-            case ARRAY -> array(key, depth + 1, typeName);
+            case ARRAY -> array(key, what, depth + 1, typeName);
         };
     }
 
@@ -75,7 +78,7 @@ final class MetadataReader {
         return b == 1;
     }
 
-    private List<?> array(String key, int depth, StringBuilder typeName) {
+    private List<?> array(String key, String what, int depth, StringBuilder typeName) {
         if (depth > MAX_DEPTH) throw in.error("metadata key '" + key + "': arrays nested deeper than " + MAX_DEPTH + " levels");
         ValueType element = type(in.u32("element type of metadata key '" + key + "'"), "elements of metadata key '" + key + "'");
         if (typeName != null) typeName.append(" of ").append(element.name());
@@ -83,12 +86,7 @@ final class MetadataReader {
         if (n > Integer.MAX_VALUE - 8) throw in.error("metadata array '" + key + "': " + n + " elements, more than a Java list holds");
         if (element.isFixed()) return packed(element, (int) n, key);
         List<Object> out = new ArrayList<>((int) Math.min(n, 1024)); // grows as elements are read, not as claimed
-        if (element == ValueType.STRING) { // a vocabulary's hundreds of thousands: the description made once, not once each
-            String what = "value of metadata key '" + key + "'";
-            for (long i = 0; i < n; i++) out.add(in.string(what));
-        } else {
-            for (long i = 0; i < n; i++) out.add(value(element, key, depth, null));
-        }
+        for (long i = 0; i < n; i++) out.add(value(element, key, what, depth, null));
         return Collections.unmodifiableList(out);
     }
 

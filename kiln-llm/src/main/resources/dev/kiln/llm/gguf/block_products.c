@@ -398,18 +398,13 @@ DOT4_BY_ROWS(q4_0_q8_dot4, q4_0_q8_dot1, uint8_t)
             for (int64_t r = 0; r < rows; r++) out[r * n + j] = dot1(w + j * rb, blocks, x + r * x_row);                  \
     }
 #if !(defined(__AVX512VNNI__) && defined(__AVX512F__)) /* with VNNI: at the end, in the int8 GEMM's order */
-PRODUCTS(products_q8x, uint8_t)
+PRODUCTS(products_q8x_by_rows, uint8_t)
 
-/* Rows [from, to) of w (Q8_0) with the first `rows` rows of x quantised to Q8_0 (k / 32 blocks of 34 bytes a row). */
-EXPORT void kiln_q8_0_q8_products(const uint8_t *w, int64_t rb, int64_t k, const uint8_t *xq, int64_t rows, float *out, int64_t n,
-                                  int64_t from, int64_t to) {
-    products_q8x(NULL, NULL, NULL, q8_0_q8_dot4, q8_0_q8_dot1, w, rb, k, xq, k / 32 * 34, rows, out, n, from, to);
-}
-
-/* The same for Q4_0 weights. */
-EXPORT void kiln_q4_0_q8_products(const uint8_t *w, int64_t rb, int64_t k, const uint8_t *xq, int64_t rows, float *out, int64_t n,
-                                  int64_t from, int64_t to) {
-    products_q8x(NULL, NULL, NULL, q4_0_q8_dot4, q4_0_q8_dot1, w, rb, k, xq, k / 32 * 34, rows, out, n, from, to);
+/* Rows [from, to) of w (Q4_0 when q4, else Q8_0) against the first `rows` rows of x quantised, into out (rows, n). */
+static void products_q8x(int q4, const uint8_t *w, int64_t rb, int64_t k, const uint8_t *x, int64_t rows, float *out, int64_t n,
+                         int64_t from, int64_t to) {
+    products_q8x_by_rows(NULL, NULL, NULL, q4 ? q4_0_q8_dot4 : q8_0_q8_dot4, q4 ? q4_0_q8_dot1 : q8_0_q8_dot1, w, rb, k, x, k / 32 * 34, rows,
+                         out, n, from, to);
 }
 #endif
 
@@ -1112,13 +1107,14 @@ static void products_q8x(int q4, const uint8_t *w, int64_t rb, int64_t k, const 
                          int64_t from, int64_t to) {
     int64_t blocks = k / 32, x_row = blocks * 34, j = from;
     if (!q4 && rows == 1) /* decode's one row: four streams of w, as many as the memory keeps busy best here */
-        for (; j + 4 <= to; j += 4)
-            for (int64_t r = 0; r < rows; r++) q8_0_dot4g(w + j * rb, rb, blocks, x + r * x_row, out + r * n + j);
+        for (; j + 4 <= to; j += 4) q8_0_dot4g(w + j * rb, rb, blocks, x, out + j);
     for (; j + 16 <= to; j += 16)
         for (int64_t r = 0; r < rows; r++) q8x_dot16(q4, w + j * rb, rb, blocks, x + r * x_row, out + r * n + j);
     for (; j < to; j++)
         for (int64_t r = 0; r < rows; r++) out[r * n + j] = q8x_dot1(q4, w + j * rb, blocks, x + r * x_row);
 }
+
+#endif
 
 /* Rows [from, to) of w (Q8_0) with the first `rows` rows of x quantised to Q8_0 (k / 32 blocks of 34 bytes a row). */
 EXPORT void kiln_q8_0_q8_products(const uint8_t *w, int64_t rb, int64_t k, const uint8_t *xq, int64_t rows, float *out, int64_t n,
@@ -1131,4 +1127,3 @@ EXPORT void kiln_q4_0_q8_products(const uint8_t *w, int64_t rb, int64_t k, const
                                   int64_t from, int64_t to) {
     products_q8x(1, w, rb, k, xq, rows, out, n, from, to);
 }
-#endif

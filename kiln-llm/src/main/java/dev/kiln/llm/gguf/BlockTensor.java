@@ -15,7 +15,9 @@ import java.util.WeakHashMap;
  * A block-quantised GGUF tensor (Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K) as a Kiln tensor. Its value is the dequantised f32
  * tensor, but that value is computed only where a graph reads it as such; a graph builder that multiplies by it or looks
  * rows of it up asks {@link #of} for the block tensor behind it and uses {@link #linear} or {@link #embedding}, which read
- * the blocks in place from the mapped file ({@link QuantizedMatmul}). No f32 copy of the weights exists then.
+ * the blocks in place from the mapped file ({@link QuantizedMatmul}). No f32 copy of the weights exists then (the CLANG
+ * device's products with x quantised read Q8_0 and Q4_0 matrices from a copy interleaved by 16 rows, the same bytes
+ * reordered: {@link NativeBlockProducts#interleaved}).
  */
 public final class BlockTensor {
     /** The block tensor behind each value tensor made here (weak: a tensor no graph holds is forgotten). */
@@ -77,9 +79,11 @@ public final class BlockTensor {
         }
         int max = x.dim(0), n = rows, k = cols;
         GgmlType type = source.type();
-        Tensor y = Tensor.host("matmul " + type + " " + source.name(), DType.F32, new int[] {max, n},
-                (in, out) -> QuantizedMatmul.multiply(type, in.get(2), n, k, in.get(0), QuantizedMatmul.activeRows(in.get(1), max), out, natives),
-                x, count(active, max), bytes);
+        boolean interleave = natives != null && natives.interleaves(type, n);
+        Tensor y = Tensor.host("matmul " + type + " " + source.name(), DType.F32, new int[] {max, n}, (in, out) -> {
+            MemorySegment w = interleave ? natives.interleaved(source, in.get(2), n, k) : in.get(2);
+            QuantizedMatmul.multiply(type, w, n, k, in.get(0), QuantizedMatmul.activeRows(in.get(1), max), out, natives, interleave);
+        }, x, count(active, max), bytes);
         return active == null ? y : y.withSymbolicDim(0, active);
     }
 

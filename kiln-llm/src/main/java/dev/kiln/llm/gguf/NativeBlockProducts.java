@@ -3,6 +3,7 @@ package dev.kiln.llm.gguf;
 import dev.kiln.clang.CLibrary;
 import dev.kiln.clang.ClangDevice;
 import dev.kiln.runtime.Device;
+import dev.kiln.runtime.WorkerPool;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -15,6 +16,8 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
@@ -34,8 +37,11 @@ import java.util.function.BiFunction;
  * <p>Why C: each pass prefetches the next four rows of w, which Java cannot ask for. Without it a core kept too few
  * lines in flight to stream its share of the bandwidth, in C as in Java (an Intel Xeon with AVX-512, the 16 ffn_gate
  * products of Llama-3.2-1B at decode on two cores: 12.1 GB/s in C, 12.2 through the Vector API; with it 15.9-20).
+ *
+ * <p>With x quantised where AVX-512 VNNI runs the products, a model's Q8_0 and Q4_0 matrices are read interleaved by 16
+ * rows ({@link #interleaved}, made once on first use and held until {@link #close()}): the same sums, bit for bit.
  */
-public final class NativeBlockProducts {
+public final class NativeBlockProducts implements AutoCloseable {
     /**
      * Rows of x up to which the products run here: decode's one row, a batched decode step's rows and short prompts (four
      * rows of x against four of w in registers, {@code TILE4XR}, with AVX-512). 16 ffn_gate products of Llama-3.2-1B's
@@ -53,6 +59,11 @@ public final class NativeBlockProducts {
             ValueLayout.ADDRESS);
     private static final FunctionDescriptor SIZE_OF_ROWS = FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG);
     private static final FunctionDescriptor SIZE = FunctionDescriptor.of(ValueLayout.JAVA_LONG);
+    /** (w, row bytes, k, first group, end group, out). */
+    private static final FunctionDescriptor INTERLEAVE = FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
+            ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS);
+    /** Rows of w interleaved together (block_products.c's I16 layout). */
+    static final int INTERLEAVED_ROWS = 16;
     private static final System.Logger LOG = System.getLogger(NativeBlockProducts.class.getName());
     private static volatile Handles loaded;
 
@@ -60,16 +71,23 @@ public final class NativeBlockProducts {
      * The library's functions: Q8_0 and Q4_0 weights with x in f32, and with x quantised to Q8_0; the GEMM of many rows
      * (x packed first, {@code kiln_gemm_pack_rows}) and its sizes.
      */
-    private record Handles(MethodHandle q8_0, MethodHandle q4_0, MethodHandle q8_0Q8, MethodHandle q4_0Q8, Gemm f32, Gemm q8, boolean q8Vectorised) {
+    private record Handles(MethodHandle q8_0, MethodHandle q4_0, MethodHandle q8_0Q8, MethodHandle q4_0Q8, Gemm f32, Gemm q8, boolean q8Vectorised,
+                           Interleaved i16) {
         /** The functions by name and signature. */
         static Handles of(BiFunction<String, FunctionDescriptor, MethodHandle> function) {
             boolean vectorised = size(function, "kiln_q8_gemm_vectorised") != 0;
             return new Handles(function.apply("kiln_q8_0_products", PRODUCTS), function.apply("kiln_q4_0_products", PRODUCTS),
                     function.apply("kiln_q8_0_q8_products", PRODUCTS), function.apply("kiln_q4_0_q8_products", PRODUCTS),
                     Gemm.of(function, "kiln_q8_0_gemm", "kiln_q4_0_gemm", "kiln_gemm_"), Gemm.of(function, "kiln_q8_0_q8_gemm", "kiln_q4_0_q8_gemm", "kiln_q8_gemm_"),
-                    vectorised);
+                    vectorised, new Interleaved(function.apply("kiln_q8_0_interleave16", INTERLEAVE), function.apply("kiln_q4_0_interleave16", INTERLEAVE),
+                    function.apply("kiln_q8_0_q8_products_i16", PRODUCTS), function.apply("kiln_q4_0_q8_products_i16", PRODUCTS),
+                    function.apply("kiln_q8_0_q8_gemm_i16", GEMM), function.apply("kiln_q4_0_q8_gemm_i16", GEMM)));
         }
     }
+
+    /** The interleaving by 16 rows of Q8_0 and Q4_0 matrices, and the products with x quantised that read it so. */
+    private record Interleaved(MethodHandle q8_0, MethodHandle q4_0, MethodHandle q8_0Products, MethodHandle q4_0Products, MethodHandle q8_0Gemm,
+                               MethodHandle q4_0Gemm) {}
 
     /**
      * Rows of x up to which products with x quantised run as dot products where the int8 GEMM is vectorised (AVX-512
@@ -116,6 +134,10 @@ public final class NativeBlockProducts {
 
     private final Handles handles;
     private final boolean quantizedActivations;
+    /** The matrices {@link #interleaved} made, in {@link #arena} (made with the first); both guarded by the map. */
+    private final Map<GgufTensor, MemorySegment> interleaved = new HashMap<>();
+    private Arena arena;
+    private boolean closed;
 
     private NativeBlockProducts(Handles handles, boolean quantizedActivations) {
         this.handles = handles;
@@ -135,6 +157,62 @@ public final class NativeBlockProducts {
 
     /** Whether x is quantised to Q8_0 before the products. */
     public boolean quantizedActivations() { return quantizedActivations; }
+
+    /**
+     * Whether the products with an {@code n}-row {@code type} matrix read it interleaved by {@value #INTERLEAVED_ROWS}
+     * rows ({@link #interleaved}): Q8_0 and Q4_0 of at least 16 rows, with x quantised, where AVX-512 VNNI runs the
+     * products. Each block of 16 rows is then one stream of w whose every vpdpbusd sums four products of each row into
+     * the row's own lane: decode's dot products need no lane reductions or gathers of scales (from cache, one thread: Q4_0
+     * 11.5-16.3 against 21-26 GB/s), and the GEMM's panels are the interleaved vectors as they are.
+     */
+    boolean interleaves(GgmlType type, int n) {
+        return quantizedActivations && handles.q8Vectorised && n >= INTERLEAVED_ROWS && (type == GgmlType.Q8_0 || type == GgmlType.Q4_0);
+    }
+
+    /**
+     * {@code t}'s matrix ({@code w}: n rows of k values) interleaved by {@value #INTERLEAVED_ROWS} rows, made on the first
+     * call for {@code t} (split over the workers) and the same segment after, until {@link #close()}; the products read it
+     * when called with {@code interleaved}. Rows past the last multiple of 16 stay as they are.
+     *
+     * @throws IllegalStateException if these products are closed
+     */
+    MemorySegment interleaved(GgufTensor t, MemorySegment w, int n, int k) {
+        synchronized (interleaved) {
+            if (closed) throw new IllegalStateException("native block products: closed (with their model); cannot interleave " + t.name());
+            MemorySegment done = interleaved.get(t);
+            if (done != null) return done;
+            if (arena == null) arena = Arena.ofShared();
+            long rowBytes = t.type().rowBytes(k), bytes = rowBytes * n, groups = n / INTERLEAVED_ROWS, head = groups * INTERLEAVED_ROWS * rowBytes;
+            MemorySegment out = arena.allocate(bytes, 64);
+            MethodHandle f = t.type() == GgmlType.Q8_0 ? handles.i16.q8_0() : handles.i16.q4_0();
+            try (Arena staging = w.isNative() ? null : Arena.ofConfined()) {
+                MemorySegment wn = nativeOf(w, bytes, staging);
+                WorkerPool.forRanges(groups, WorkerPool.balancedShares(groups), (from, to) -> {
+                    try {
+                        f.invokeExact(wn, rowBytes, (long) k, from, to, out);
+                    } catch (RuntimeException | Error e) {
+                        throw e;
+                    } catch (Throwable e) {
+                        throw new IllegalStateException("native block products: interleaving " + t.name() + " failed: " + e, e);
+                    }
+                });
+                MemorySegment.copy(wn, head, out, head, bytes - head);
+            }
+            interleaved.put(t, out);
+            return out;
+        }
+    }
+
+    /** Frees the matrices {@link #interleaved} made; products must not read them after. */
+    @Override
+    public void close() {
+        synchronized (interleaved) {
+            if (closed) return;
+            closed = true;
+            interleaved.clear();
+            if (arena != null) arena.close();
+        }
+    }
 
     /**
      * The native products for graphs on {@code device}: present on the CLANG device (compiled on first use, then from
@@ -208,15 +286,17 @@ public final class NativeBlockProducts {
 
     /**
      * Rows {@code [from, to)} of w with the {@code rows} rows of x packed by {@link #packRows} into out (rows, n), through
-     * {@code scratch} ({@link #scratchBytes}); the caller has checked the sizes. All are native segments.
+     * {@code scratch} ({@link #scratchBytes}); the caller has checked the sizes. All are native segments. With {@code
+     * interleaved}, w is {@link #interleaved} (x quantised).
      */
     void gemm(GgmlType type, MemorySegment w, long rowBytes, int from, int to, int k, MemorySegment packed, int rows, int n, MemorySegment out,
-              MemorySegment scratch) {
+              MemorySegment scratch, boolean interleaved) {
         if (quantizedActivations && !handles.q8Vectorised && SLOW_Q8_LOGGED.compareAndSet(false, true)) {
             LOG.log(System.Logger.Level.INFO, "CLANG: the products of many rows with x quantised to Q8_0 run in plain C on this CPU (no AVX-512"
                     + " VNNI): exact, but slower than with x in f32");
         }
-        MethodHandle f = type == GgmlType.Q8_0 ? gemm().q8_0() : gemm().q4_0();
+        MethodHandle f = interleaved ? (type == GgmlType.Q8_0 ? handles.i16.q8_0Gemm() : handles.i16.q4_0Gemm())
+                : type == GgmlType.Q8_0 ? gemm().q8_0() : gemm().q4_0();
         try {
             f.invokeExact(w, rowBytes, (long) k, packed, (long) rows, out, (long) n, (long) from, (long) to, scratch);
         } catch (RuntimeException | Error e) {
@@ -229,9 +309,11 @@ public final class NativeBlockProducts {
     /**
      * Rows {@code [from, to)} of w with the first {@code rows} rows of x into out (rows, n); the caller has checked the
      * sizes. All three are native segments; x holds Q8_0 blocks ({@link #quantizeQ8_0}) when {@link #quantizedActivations}.
+     * With {@code interleaved}, w is {@link #interleaved} (x quantised).
      */
-    void products(GgmlType type, MemorySegment w, long rowBytes, int from, int to, int k, MemorySegment x, int rows, int n, MemorySegment out) {
-        MethodHandle f = quantizedActivations ? (type == GgmlType.Q8_0 ? handles.q8_0Q8 : handles.q4_0Q8) : type == GgmlType.Q8_0 ? handles.q8_0 : handles.q4_0;
+    void products(GgmlType type, MemorySegment w, long rowBytes, int from, int to, int k, MemorySegment x, int rows, int n, MemorySegment out,
+                  boolean interleaved) {
+        MethodHandle f = interleaved ? (type == GgmlType.Q8_0 ? handles.i16.q8_0Products() : handles.i16.q4_0Products()) : quantizedActivations ? (type == GgmlType.Q8_0 ? handles.q8_0Q8 : handles.q4_0Q8) : type == GgmlType.Q8_0 ? handles.q8_0 : handles.q4_0;
         try {
             f.invokeExact(w, rowBytes, (long) k, x, (long) rows, out, (long) n, (long) from, (long) to);
         } catch (RuntimeException | Error e) {

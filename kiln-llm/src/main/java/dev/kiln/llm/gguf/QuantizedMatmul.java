@@ -111,7 +111,21 @@ public final class QuantizedMatmul {
      */
     public static void multiply(GgmlType type, MemorySegment w, int n, int k, MemorySegment x, int rows, MemorySegment out,
                                 NativeBlockProducts natives) {
+        multiply(type, w, n, k, x, rows, out, natives, false);
+    }
+
+    /**
+     * {@link #multiply(GgmlType, MemorySegment, int, int, MemorySegment, int, MemorySegment, NativeBlockProducts)
+     * multiply}, with w {@link NativeBlockProducts#interleaved interleaved} by {@code natives} when {@code interleaved}.
+     *
+     * @throws IllegalStateException if w is interleaved but {@code natives} cannot read it so (x in f32, or another type)
+     */
+    static void multiply(GgmlType type, MemorySegment w, int n, int k, MemorySegment x, int rows, MemorySegment out, NativeBlockProducts natives,
+                         boolean interleaved) {
         check(type, w, n, k);
+        if (interleaved && (natives == null || !natives.quantizedActivations() || type != GgmlType.Q8_0 && type != GgmlType.Q4_0)) {
+            throw new IllegalStateException("quantized matmul: " + type + " (" + n + ", " + k + ") is interleaved, but these products do not read it so");
+        }
         if (rows < 0 || x.byteSize() < 4L * rows * k || out.byteSize() < 4L * rows * n) {
             throw new IllegalArgumentException("quantized matmul: " + rows + " rows of " + k + " -> " + n + " do not fit x (" + x.byteSize()
                     + " bytes) and out (" + out.byteSize() + " bytes)");
@@ -119,7 +133,7 @@ public final class QuantizedMatmul {
         if (rows == 0 || n == 0) return;
         long rowBytes = type.rowBytes(k);
         if (natives != null && (natives.handles(type, rows) || natives.handlesGemm(type, rows))) {
-            nativeProducts(natives, type, w, rowBytes, n, k, x, rows, out, natives.handlesGemm(type, rows));
+            nativeProducts(natives, type, w, rowBytes, n, k, x, rows, out, natives.handlesGemm(type, rows), interleaved);
             return;
         }
         boolean fused = B != null && (type == GgmlType.Q8_0 ? rows <= Q8_0_DOT_ROWS : type == GgmlType.Q4_0 && rows <= Q4_0_DOT_ROWS);
@@ -145,8 +159,9 @@ public final class QuantizedMatmul {
      * ({@code gemm}) x packed once by the calling thread and the GEMM's panels of w split, each worker with its own scratch.
      */
     private static void nativeProducts(NativeBlockProducts natives, GgmlType type, MemorySegment w, long rowBytes, int n, int k, MemorySegment x,
-                                       int rows, MemorySegment out, boolean gemm) {
-        int unit = gemm ? natives.panelRows() : 1, units = (n + unit - 1) / unit;
+                                       int rows, MemorySegment out, boolean gemm, boolean interleaved) {
+        // interleaved rows go by their groups of 16 (a range must start at one), the GEMM's by its panels
+        int unit = gemm ? natives.panelRows() : interleaved ? NativeBlockProducts.INTERLEAVED_ROWS : 1, units = (n + unit - 1) / unit;
         int parts = parts((long) rows * n * k, units);
         long outBytes = 4L * rows * n;
         // native code reads native memory only: a segment on the Java heap goes through a copy (shared: workers read it);
@@ -159,13 +174,14 @@ public final class QuantizedMatmul {
                 WorkerPool.forRanges(units, parts, (from, to) -> {
                     try (Arena scratch = Arena.ofConfined()) {
                         natives.gemm(type, wn, rowBytes, (int) from * unit, (int) Math.min((long) to * unit, n), k, packed, rows, n, on,
-                                scratch.allocate(natives.scratchBytes(), 64));
+                                scratch.allocate(natives.scratchBytes(), 64), interleaved);
                     }
                 });
             } else {
                 MemorySegment xn = natives.quantizedActivations() ? NativeBlockProducts.quantizeQ8_0(x, (long) rows * k)
                         : NativeBlockProducts.nativeOf(x, 4L * rows * k, staging);
-                WorkerPool.forRanges(n, parts, (from, to) -> natives.products(type, wn, rowBytes, (int) from, (int) to, k, xn, rows, n, on));
+                WorkerPool.forRanges(units, parts, (from, to) -> natives.products(type, wn, rowBytes, (int) from * unit, (int) Math.min((long) to * unit, n), k,
+                        xn, rows, n, on, interleaved));
             }
             if (on != out) MemorySegment.copy(on, 0, out, 0, outBytes);
         }

@@ -124,7 +124,10 @@ public final class LlamaModel implements AutoCloseable {
         if (closed) throw new IllegalStateException("the model is closed");
     }
 
-    /** Frees the compiled graphs and every decoder's caches; the weights' files are the caller's to close. */
+    /**
+     * Frees the compiled graphs, every decoder's caches and the weights interleaved for the native products; the weights'
+     * files are the caller's to close.
+     */
     @Override
     public synchronized void close() {
         if (closed) return;
@@ -132,5 +135,6 @@ public final class LlamaModel implements AutoCloseable {
         for (LlamaDecoder d : all) if (d.isReplica()) d.graph().close();
         graph.close();
         if (allLogits != null) allLogits.graph().close();
+        if (natives != null) natives.close(); // the weights it interleaved
     }
 }

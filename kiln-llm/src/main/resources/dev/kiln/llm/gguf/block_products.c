@@ -753,18 +753,138 @@ EXPORT void kiln_q8_gemm_pack_rows(const float *x, int64_t rows, int64_t k, uint
         }
 }
 
+/*
+ * Weights interleaved by 16 rows, for the products with x quantised where AVX-512 VNNI runs them (NativeBlockProducts
+ * interleaves a model's Q8_0 and Q4_0 matrices once, on first use). Each 16 rows from row 0 (the rows past the last
+ * multiple of 16 stay as they are) hold, block by block, the 16 rows' f16 scales, then the block's bytes as vectors of
+ * sixteen 4-byte lanes: lane r of vector i is row r's bytes [4i, 4i + 4) (Q4_0: 4 vectors, Q8_0: 8). As many bytes as
+ * the rows had, but one stream of w instead of sixteen, and each vpdpbusd sums four products of every row into the
+ * row's own lane: the dot products need no lane reductions or gathers of scales, and the GEMM's panel is these vectors
+ * as they are (Q8_0) or split into nibbles (Q4_0). The sums are the same as with the rows plain, bit for bit.
+ */
+#define I16_SCALES 32
+/* Blocks ahead that i16_dot prefetches. */
+#define I16_PREFETCH 8
+
+/* Block b of row j of w, plain or (il) interleaved up to row n16: its scale, and its 32 integers (Q4_0's less 8) into v. */
+static float block_values(int q4, int il, const uint8_t *w, int64_t rb, int64_t n16, int64_t j, int64_t b, int8_t v[32]) {
+    int bytes = q4 ? 18 : 34;
+    uint8_t raw[32];
+    float d;
+    if (il && j < n16) {
+        const uint8_t *g = w + (j & ~(int64_t) 15) * rb + b * 16 * bytes;
+        int lane = (int) (j & 15);
+        d = half_at(g + 2 * lane);
+        for (int i = 0; i < (bytes - 2) / 4; i++) memcpy(raw + 4 * i, g + I16_SCALES + 64 * i + 4 * lane, 4);
+    } else {
+        const uint8_t *blk = w + j * rb + b * bytes;
+        d = half_at(blk);
+        memcpy(raw, blk + 2, bytes - 2);
+    }
+    if (q4) {
+        for (int t = 0; t < 16; t++) {
+            v[t] = (int8_t) ((raw[t] & 15) - 8);
+            v[t + 16] = (int8_t) ((raw[t] >> 4) - 8);
+        }
+    } else {
+        memcpy(v, raw, 32);
+    }
+    return d;
+}
+
+/* Groups [g0, g1) of 16 rows of w (Q8_0 or Q4_0, k values a row) interleaved into the same places of out. */
+static void interleave16(int q4, const uint8_t *w, int64_t rb, int64_t k, int64_t g0, int64_t g1, uint8_t *out) {
+    int bytes = q4 ? 18 : 34, words = (bytes - 2) / 4;
+    for (int64_t g = g0; g < g1; g++)
+        for (int64_t b = 0; b < k / 32; b++) {
+            const uint8_t *src = w + 16 * g * rb + b * bytes;
+            uint8_t *dst = out + 16 * g * rb + b * 16 * bytes;
+            for (int r = 0; r < 16; r++) {
+                memcpy(dst + 2 * r, src + r * rb, 2);
+                for (int i = 0; i < words; i++) memcpy(dst + I16_SCALES + 64 * i + 4 * r, src + r * rb + 2 + 4 * i, 4);
+            }
+        }
+}
+
+/* Rows [16 from, 16 to) of w (Q8_0, rb bytes a row, k values) interleaved into out (as many bytes as w). */
+EXPORT void kiln_q8_0_interleave16(const uint8_t *w, int64_t rb, int64_t k, int64_t from, int64_t to, uint8_t *out) {
+    interleave16(0, w, rb, k, from, to, out);
+}
+
+/* The same for Q4_0. */
+EXPORT void kiln_q4_0_interleave16(const uint8_t *w, int64_t rb, int64_t k, int64_t from, int64_t to, uint8_t *out) {
+    interleave16(1, w, rb, k, from, to, out);
+}
+
+/*
+ * GCC 12 vectorises a sum of 32 products of signed bytes wrongly where the target has VNNI (a constant trip count of
+ * 32 gave 77539 for 13795, at -O2 with -march=native, icelake-server or sapphirerapids), so such scalar sums stay scalar.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#define SCALAR_SUMS __attribute__((optimize("no-tree-vectorize")))
+#else
+#define SCALAR_SUMS
+#endif
+
+/*
+ * Row j of w (plain or interleaved, as block_values reads it) with one row of x quantised, summed as gemm_q8 sums a
+ * column: per block the exact integer sum times d_w * d_x (a fused multiply-add where the GEMM uses VNNI), in passes
+ * of GEMM_Q8_KB blocks.
+ */
+SCALAR_SUMS static float row_dot(int q4, int il, const uint8_t *w, int64_t rb, int64_t n16, int64_t j, int64_t blocks, const uint8_t *x) {
+    float total = 0;
+    for (int64_t pb = 0; pb < blocks; pb += GEMM_Q8_KB) {
+        int64_t last = blocks - pb < GEMM_Q8_KB ? blocks : pb + GEMM_Q8_KB;
+        float pass = 0;
+        for (int64_t b = pb; b < last; b++) {
+            int8_t v[32];
+            float d = block_values(q4, il, w, rb, n16, j, b, v);
+            const uint8_t *xb = x + b * 34;
+            int32_t sum = 0;
+            for (int i = 0; i < 32; i++) sum += v[i] * (int8_t) xb[2 + i];
+#if defined(__AVX512VNNI__) && defined(__AVX512F__)
+            pass = fmaf((float) sum, d * half_at(xb), pass);
+#else
+            pass += (float) sum * (d * half_at(xb));
+#endif
+        }
+        total = pb == 0 ? pass : total + pass;
+    }
+    return total;
+}
+
 #if defined(__AVX512VNNI__) && defined(__AVX512F__)
 /*
  * gemm_q8_panel's panel, 16 rows of w at a time: each row's 32 integers of a block (Q4_0's nibbles less 8) as eight
  * 32-bit groups in a register, the 16 rows turned into 8 columns of groups by transpose16, the sums of the integers by
  * vpdpbusd against ones.
  */
-static void gemm_q8_panel(int q4, const uint8_t *w, int64_t rb, int64_t b0, int64_t nb, int64_t j0, int64_t nr, int8_t *bq, float *bd,
-                          int32_t *bs) {
+static void gemm_q8_panel(int q4, int il, const uint8_t *w, int64_t rb, int64_t n16, int64_t b0, int64_t nb, int64_t j0, int64_t nr,
+                          int8_t *bq, float *bd, int32_t *bs) {
     int bytes = q4 ? 18 : 34;
-    const __m512i ones = _mm512_set1_epi8(1);
+    const __m512i ones = _mm512_set1_epi8(1), low = _mm512_set1_epi8(15), eight = _mm512_set1_epi8(8);
     for (int64_t b = 0; b < nb; b++) {
         for (int c0 = 0; c0 < GEMM_Q8_NR; c0 += 16) {
+            if (il && (j0 + c0) % 16 == 0 && c0 + 16 <= nr && j0 + c0 + 16 <= n16) { /* an interleaved group: its vectors are the columns */
+                const uint8_t *g = w + (j0 + c0) * rb + (b0 + b) * 16 * bytes;
+                _mm512_storeu_ps(bd + b * GEMM_Q8_NR + c0, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) g)));
+                __m512i sums = _mm512_setzero_si512();
+#pragma GCC unroll 8
+                for (int i = 0; i < (bytes - 2) / 4; i++) {
+                    __m512i q = _mm512_loadu_si512(g + I16_SCALES + 64 * i);
+                    if (q4) {
+                        __m512i lo = _mm512_sub_epi8(_mm512_and_si512(q, low), eight), hi = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(q, 4), low), eight);
+                        _mm512_storeu_si512(bq + ((b * 8 + i) * GEMM_Q8_NR + c0) * 4, lo);
+                        _mm512_storeu_si512(bq + ((b * 8 + 4 + i) * GEMM_Q8_NR + c0) * 4, hi);
+                        sums = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(sums, ones, lo), ones, hi);
+                    } else {
+                        _mm512_storeu_si512(bq + ((b * 8 + i) * GEMM_Q8_NR + c0) * 4, q);
+                        sums = _mm512_dpbusd_epi32(sums, ones, q);
+                    }
+                }
+                _mm512_storeu_si512(bs + b * GEMM_Q8_NR + c0, _mm512_slli_epi32(sums, 7));
+                continue;
+            }
             __m512 r[16];
 #pragma GCC unroll 16
             for (int i = 0; i < 16; i++) {
@@ -797,26 +917,13 @@ static void gemm_q8_panel(int q4, const uint8_t *w, int64_t rb, int64_t b0, int6
     }
 }
 #else
-/* Rows [j0, j0 + nr) of w (Q8_0 or Q4_0), blocks [b0, b0 + nb), as a panel (zeros past nr). */
-static void gemm_q8_panel(int q4, const uint8_t *w, int64_t rb, int64_t b0, int64_t nb, int64_t j0, int64_t nr, int8_t *bq, float *bd,
-                          int32_t *bs) {
-    int bytes = q4 ? 18 : 34;
+/* Rows [j0, j0 + nr) of w (Q8_0 or Q4_0; il: interleaved up to row n16), blocks [b0, b0 + nb), as a panel (zeros past nr). */
+static void gemm_q8_panel(int q4, int il, const uint8_t *w, int64_t rb, int64_t n16, int64_t b0, int64_t nb, int64_t j0, int64_t nr,
+                          int8_t *bq, float *bd, int32_t *bs) {
     for (int64_t b = 0; b < nb; b++) {
         for (int c = 0; c < GEMM_Q8_NR; c++) {
             int8_t v[32] = {0};
-            float d = 0;
-            if (c < nr) {
-                const uint8_t *blk = w + (j0 + c) * rb + (b0 + b) * bytes;
-                d = half_at(blk);
-                if (q4) {
-                    for (int t = 0; t < 16; t++) {
-                        v[t] = (int8_t) ((blk[2 + t] & 15) - 8);
-                        v[t + 16] = (int8_t) ((blk[2 + t] >> 4) - 8);
-                    }
-                } else {
-                    memcpy(v, blk + 2, 32);
-                }
-            }
+            float d = c < nr ? block_values(q4, il, w, rb, n16, j0 + c, b0 + b, v) : 0;
             int32_t s = 0;
             for (int t = 0; t < 32; t++) s += v[t];
             for (int g = 0; g < 8; g++) memcpy(bq + ((b * 8 + g) * GEMM_Q8_NR + c) * 4, v + 4 * g, 4);
@@ -892,9 +999,9 @@ static void gemm_q8_tile(const uint8_t *apq, const float *apd, const int8_t *bq,
 }
 
 /* The loops of gemm() over panels of GEMM_Q8_NR rows of w and passes of GEMM_Q8_KB blocks. */
-static void gemm_q8(int q4, const uint8_t *w, int64_t rb, int64_t k, const uint8_t *packed, int64_t rows, float *out, int64_t n, int64_t from,
-                    int64_t to, uint8_t *scratch) {
-    int64_t blocks = k / 32, tiles = (rows + GEMM_Q8_MR - 1) / GEMM_Q8_MR, panels = GEMM_NC / GEMM_Q8_NR;
+static void gemm_q8(int q4, int il, const uint8_t *w, int64_t rb, int64_t k, const uint8_t *packed, int64_t rows, float *out, int64_t n,
+                    int64_t from, int64_t to, uint8_t *scratch) {
+    int64_t n16 = n / 16 * 16, blocks = k / 32, tiles = (rows + GEMM_Q8_MR - 1) / GEMM_Q8_MR, panels = GEMM_NC / GEMM_Q8_NR;
     const float *scales = (const float *) (packed + tiles * blocks * 32 * GEMM_Q8_MR);
     int8_t *bq = (int8_t *) scratch;
     float *bd = (float *) (scratch + panels * GEMM_Q8_KB * GEMM_Q8_NR * 32);
@@ -905,7 +1012,7 @@ static void gemm_q8(int q4, const uint8_t *w, int64_t rb, int64_t k, const uint8
             int64_t nb = blocks - pb < GEMM_Q8_KB ? blocks - pb : GEMM_Q8_KB;
             for (int64_t jr = 0; jr < nc; jr += GEMM_Q8_NR) {
                 int64_t p = jr / GEMM_Q8_NR;
-                gemm_q8_panel(q4, w, rb, pb, nb, jc + jr, nc - jr < GEMM_Q8_NR ? nc - jr : GEMM_Q8_NR, bq + p * GEMM_Q8_KB * GEMM_Q8_NR * 32,
+                gemm_q8_panel(q4, il, w, rb, n16, pb, nb, jc + jr, nc - jr < GEMM_Q8_NR ? nc - jr : GEMM_Q8_NR, bq + p * GEMM_Q8_KB * GEMM_Q8_NR * 32,
                               bd + p * GEMM_Q8_KB * GEMM_Q8_NR, bs + p * GEMM_Q8_KB * GEMM_Q8_NR);
             }
             for (int64_t ic = 0; ic < tiles; ic += GEMM_MC_TILES) {
@@ -927,13 +1034,25 @@ static void gemm_q8(int q4, const uint8_t *w, int64_t rb, int64_t k, const uint8
 /* Rows [from, to) of w (Q8_0) with x quantised and packed (kiln_q8_gemm_pack_rows), into out; scratch: kiln_q8_gemm_scratch_bytes(). */
 EXPORT void kiln_q8_0_q8_gemm(const uint8_t *w, int64_t rb, int64_t k, const uint8_t *packed, int64_t rows, float *out, int64_t n,
                               int64_t from, int64_t to, uint8_t *scratch) {
-    gemm_q8(0, w, rb, k, packed, rows, out, n, from, to, scratch);
+    gemm_q8(0, 0, w, rb, k, packed, rows, out, n, from, to, scratch);
 }
 
 /* The same for Q4_0. */
 EXPORT void kiln_q4_0_q8_gemm(const uint8_t *w, int64_t rb, int64_t k, const uint8_t *packed, int64_t rows, float *out, int64_t n,
                               int64_t from, int64_t to, uint8_t *scratch) {
-    gemm_q8(1, w, rb, k, packed, rows, out, n, from, to, scratch);
+    gemm_q8(1, 0, w, rb, k, packed, rows, out, n, from, to, scratch);
+}
+
+/* kiln_q8_0_q8_gemm with w interleaved by 16 rows (kiln_q8_0_interleave16). */
+EXPORT void kiln_q8_0_q8_gemm_i16(const uint8_t *w, int64_t rb, int64_t k, const uint8_t *packed, int64_t rows, float *out, int64_t n,
+                                  int64_t from, int64_t to, uint8_t *scratch) {
+    gemm_q8(0, 1, w, rb, k, packed, rows, out, n, from, to, scratch);
+}
+
+/* The same for Q4_0. */
+EXPORT void kiln_q4_0_q8_gemm_i16(const uint8_t *w, int64_t rb, int64_t k, const uint8_t *packed, int64_t rows, float *out, int64_t n,
+                                  int64_t from, int64_t to, uint8_t *scratch) {
+    gemm_q8(1, 1, w, rb, k, packed, rows, out, n, from, to, scratch);
 }
 
 #if defined(__AVX512VNNI__) && defined(__AVX512F__)
@@ -1115,6 +1234,78 @@ static void products_q8x(int q4, const uint8_t *w, int64_t rb, int64_t k, const 
 }
 
 #endif
+
+#if defined(__AVX512VNNI__) && defined(__AVX512F__)
+/* One row of x with an interleaved group of 16 rows of w (g), the sums of gemm_q8 bit for bit, into o[0..16). */
+static void i16_dot(int q4, const uint8_t *g, int64_t blocks, const uint8_t *x, float *o) {
+    const int bytes = q4 ? 18 : 34, step = 16 * bytes;
+    const __m512i flip = _mm512_set1_epi8((char) 0x80), low = _mm512_set1_epi8(15), ones = _mm512_set1_epi8(1);
+    __m512 total = _mm512_setzero_ps();
+    for (int64_t pb = 0; pb < blocks; pb += GEMM_Q8_KB) {
+        int64_t last = blocks - pb < GEMM_Q8_KB ? blocks : pb + GEMM_Q8_KB;
+        __m512 pass = _mm512_setzero_ps();
+        for (int64_t b = pb; b < last; b++) {
+            const uint8_t *xb = x + b * 34, *wb = g + b * step;
+            for (int l = 0; l < step; l += 64) __builtin_prefetch((const void *) (wb + I16_PREFETCH * step + l), 0, 3);
+            __m256i xv = _mm256_loadu_si256((const __m256i *) (xb + 2));
+            int32_t xsum = _mm512_reduce_add_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, _mm512_zextsi256_si512(xv)));
+            int32_t x4[8];
+            memcpy(x4, xb + 2, 32);
+            __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
+            if (q4) {
+#pragma GCC unroll 4
+                for (int i = 0; i < 4; i++) {
+                    __m512i q = _mm512_loadu_si512(wb + I16_SCALES + 64 * i);
+                    a0 = _mm512_dpbusd_epi32(a0, _mm512_and_si512(q, low), _mm512_set1_epi32(x4[i]));
+                    a1 = _mm512_dpbusd_epi32(a1, _mm512_and_si512(_mm512_srli_epi16(q, 4), low), _mm512_set1_epi32(x4[4 + i]));
+                }
+            } else {
+#pragma GCC unroll 8
+                for (int i = 0; i < 8; i += 2) {
+                    a0 = _mm512_dpbusd_epi32(a0, _mm512_xor_si512(_mm512_loadu_si512(wb + I16_SCALES + 64 * i), flip), _mm512_set1_epi32(x4[i]));
+                    a1 = _mm512_dpbusd_epi32(a1, _mm512_xor_si512(_mm512_loadu_si512(wb + I16_SCALES + 64 * i + 64), flip), _mm512_set1_epi32(x4[i + 1]));
+                }
+            }
+            __m512i sums = _mm512_sub_epi32(_mm512_add_epi32(a0, a1), _mm512_set1_epi32(xsum * (q4 ? 8 : 128)));
+            __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) wb));
+            pass = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), _mm512_mul_ps(dw, _mm512_set1_ps(half_at(xb))), pass);
+        }
+        total = pb == 0 ? pass : _mm512_add_ps(total, pass);
+    }
+    _mm512_storeu_ps(o, total);
+}
+#endif
+
+/* Rows [from, to) of w interleaved by 16 rows (kiln_*_interleave16) against the first `rows` rows of x quantised, into out (rows, n). */
+static void products_i16(int q4, const uint8_t *w, int64_t rb, int64_t k, const uint8_t *x, int64_t rows, float *out, int64_t n, int64_t from,
+                         int64_t to) {
+    int64_t blocks = k / 32, x_row = blocks * 34, n16 = n / 16 * 16, j = from;
+#if defined(__AVX512VNNI__) && defined(__AVX512F__)
+    for (; j % 16 == 0 && j + 16 <= to && j + 16 <= n16; j += 16)
+        for (int64_t r = 0; r < rows; r++) i16_dot(q4, w + j * rb, blocks, x + r * x_row, out + r * n + j);
+    if (j < to && j % 16 != 0 && j < n16) { /* a range starting inside a group: its rows one by one, then the groups */
+        int64_t end = (j / 16 + 1) * 16 < to ? (j / 16 + 1) * 16 : to;
+        for (; j < end; j++)
+            for (int64_t r = 0; r < rows; r++) out[r * n + j] = row_dot(q4, 1, w, rb, n16, j, blocks, x + r * x_row);
+        products_i16(q4, w, rb, k, x, rows, out, n, j, to);
+        return;
+    }
+#endif
+    for (; j < to; j++)
+        for (int64_t r = 0; r < rows; r++) out[r * n + j] = row_dot(q4, 1, w, rb, n16, j, blocks, x + r * x_row);
+}
+
+/* kiln_q8_0_q8_products with w interleaved by 16 rows (kiln_q8_0_interleave16). */
+EXPORT void kiln_q8_0_q8_products_i16(const uint8_t *w, int64_t rb, int64_t k, const uint8_t *xq, int64_t rows, float *out, int64_t n,
+                                      int64_t from, int64_t to) {
+    products_i16(0, w, rb, k, xq, rows, out, n, from, to);
+}
+
+/* The same for Q4_0. */
+EXPORT void kiln_q4_0_q8_products_i16(const uint8_t *w, int64_t rb, int64_t k, const uint8_t *xq, int64_t rows, float *out, int64_t n,
+                                      int64_t from, int64_t to) {
+    products_i16(1, w, rb, k, xq, rows, out, n, from, to);
+}
 
 /* Rows [from, to) of w (Q8_0) with the first `rows` rows of x quantised to Q8_0 (k / 32 blocks of 34 bytes a row). */
 EXPORT void kiln_q8_0_q8_products(const uint8_t *w, int64_t rb, int64_t k, const uint8_t *xq, int64_t rows, float *out, int64_t n,

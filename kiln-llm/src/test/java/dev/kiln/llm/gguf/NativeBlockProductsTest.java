@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * {@link NativeBlockProducts} (the CLANG device's C dot products for Q8_0 and Q4_0) against dequantise-then-multiply in
@@ -192,6 +193,65 @@ class NativeBlockProductsTest {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /**
+     * Weights interleaved by 16 rows (what the products read with x quantised where VNNI runs them) give every row of x
+     * the bits of the plain weights' GEMM (30 rows of x: the GEMM on every path), through the dot products (1 to 13
+     * rows) and the interleaved GEMM (30): the same integer sums in the same order. n = 16 (one group), 41 (two and 9
+     * plain rows after them), 1030 (split over the workers); k in one and several of the GEMM's passes; every path. The
+     * copy is made once and freed by close().
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"native", "x86-64-v3", "x86-64"})
+    void interleavedWeightsGiveThePlainGemmsBits(String build) throws IOException {
+        for (GgmlType type : new GgmlType[] {GgmlType.Q8_0, GgmlType.Q4_0}) {
+            try (Arena arena = Arena.ofShared(); NativeBlockProducts products = (build.equals("native") ? natives : compiledFor(build)).withQuantizedActivations(true)) {
+                for (int k : new int[] {32, 288, 544}) {
+                    for (int n : new int[] {16, 41, 1030}) {
+                        MemorySegment data = QuantizedMatmulTest.randomBlocks(type, n, k, 11L * k + n, arena);
+                        GgufTensor t = new GgufTensor(Path.of("interleaved.gguf"), "w" + n + "x" + k, type, new int[] {k, n}, 0, data.byteSize(), data);
+                        MemorySegment interleaved = products.interleaved(t, data, n, k);
+                        assertThat(products.interleaved(t, data, n, k)).as("made once").isSameAs(interleaved);
+                        assertThat(interleaved.asSlice(0, 16 * type.rowBytes(k)).mismatch(data.asSlice(0, 16 * type.rowBytes(k)))).as("reordered").isNotEqualTo(-1L);
+                        int most = 30;
+                        float[] x = QuantizedMatmulTest.random(most * k, 7L * k + n);
+                        MemorySegment xs = arena.allocate(4L * most * k, 64), plain = arena.allocate(4L * most * n, 64);
+                        MemorySegment.copy(x, 0, xs, ValueLayout.JAVA_FLOAT, 0, x.length);
+                        QuantizedMatmul.multiply(type, data, n, k, xs, most, plain, products);
+                        for (int rows : new int[] {1, 3, 7, 8, 13, most}) {
+                            MemorySegment out = arena.allocate(4L * rows * n, 64);
+                            QuantizedMatmul.multiply(type, interleaved, n, k, xs, rows, out, products, true);
+                            for (int r = 0; r < rows; r++) {
+                                assertThat(out.asSlice(4L * r * n, 4L * n).toArray(ValueLayout.JAVA_FLOAT))
+                                        .as("%s %s, k %d, n %d: row %d of %d", build, type, k, n, r, rows)
+                                        .containsExactly(plain.asSlice(4L * r * n, 4L * n).toArray(ValueLayout.JAVA_FLOAT));
+                            }
+                        }
+                    }
+                }
+                products.close();
+                GgufTensor t = new GgufTensor(Path.of("interleaved.gguf"), "after", type, new int[] {32, 16}, 0, 16 * type.rowBytes(32),
+                        QuantizedMatmulTest.randomBlocks(type, 16, 32, 1, arena));
+                assertThatThrownBy(() -> products.interleaved(t, t.data(), 16, 32)).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+            }
+        }
+    }
+
+    /** Interleaved weights are read only by products that quantise x (the f32 products read rows as they are). */
+    @Test
+    void interleavedWeightsNeedQuantisedX() {
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment data = QuantizedMatmulTest.randomBlocks(GgmlType.Q8_0, 16, 32, 2, arena), x = arena.allocate(4 * 32), out = arena.allocate(4 * 16);
+            assertThatThrownBy(() -> QuantizedMatmul.multiply(GgmlType.Q8_0, data, 16, 32, x, 1, out, natives, true))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("interleaved");
+            assertThat(natives.interleaves(GgmlType.Q8_0, 16)).isFalse();
+            try (NativeBlockProducts q8 = natives.withQuantizedActivations(true)) {
+                assertThat(q8.interleaves(GgmlType.Q4_0, 16)).isEqualTo(natives.q8Vectorised());
+                assertThat(q8.interleaves(GgmlType.Q4_0, 15)).isFalse();
+                assertThat(q8.interleaves(GgmlType.Q4_K, 64)).isFalse();
             }
         }
     }

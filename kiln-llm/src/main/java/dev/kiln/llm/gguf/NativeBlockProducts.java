@@ -172,7 +172,8 @@ public final class NativeBlockProducts implements AutoCloseable {
     /**
      * {@code t}'s matrix ({@code w}: n rows of k values) interleaved by {@value #INTERLEAVED_ROWS} rows, made on the first
      * call for {@code t} (split over the workers) and the same segment after, until {@link #close()}; the products read it
-     * when called with {@code interleaved}. Rows past the last multiple of 16 stay as they are.
+     * when called with {@code interleaved}. Rows past the last multiple of 16 stay as they are. A mapped {@code w} is
+     * unloaded after ({@link MemorySegment#unload()}), so that the copy does not double the resident memory.
      *
      * @throws IllegalStateException if these products are closed
      */
@@ -198,6 +199,9 @@ public final class NativeBlockProducts implements AutoCloseable {
                 });
                 MemorySegment.copy(wn, head, out, head, bytes - head);
             }
+            // the products read only the copy now: the file's pages read for it leave the process's resident set (they
+            // stay in the page cache, and an embedding lookup of a tied matrix faults its rows back in)
+            if (w.isMapped()) w.unload();
             interleaved.put(t, out);
             return out;
         }

@@ -7,6 +7,7 @@ import dev.kiln.types.Variable;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.WeakHashMap;
@@ -73,10 +74,7 @@ public final class BlockTensor {
      * see {@link NativeBlockProducts}), or by the Vector API when it is null.
      */
     public Tensor linear(Tensor x, Variable active, NativeBlockProducts natives) {
-        if (x.ndim() != 2 || x.dim(1) != cols || x.dtype() != DType.F32) {
-            throw new IllegalArgumentException("linear with " + source.type() + " '" + source.name() + "' (" + rows + ", " + cols + "): x must be (r, " + cols
-                    + ") f32, got " + x.dtype() + x.shape());
-        }
+        checkX(x);
         int max = x.dim(0), n = rows, k = cols;
         GgmlType type = source.type();
         boolean interleave = natives != null && natives.interleaves(type, n);
@@ -85,6 +83,63 @@ public final class BlockTensor {
             QuantizedMatmul.multiply(type, w, n, k, in.get(0), QuantizedMatmul.activeRows(in.get(1), max), out, natives, interleave);
         }, x, count(active, max), bytes);
         return active == null ? y : y.withSymbolicDim(0, active);
+    }
+
+    /**
+     * Whether {@link #linearStacked} takes {@code parts} with {@code natives}: two or more matrices of one type and row
+     * length, every one but the last a multiple of {@value NativeBlockProducts#INTERLEAVED_ROWS} rows, that {@code
+     * natives} reads {@linkplain NativeBlockProducts#interleaves interleaved}.
+     */
+    public static boolean stackable(NativeBlockProducts natives, List<BlockTensor> parts) {
+        if (natives == null || parts.size() < 2) return false;
+        BlockTensor first = parts.getFirst();
+        long n = 0;
+        for (int p = 0; p < parts.size(); p++) {
+            BlockTensor b = parts.get(p);
+            if (b.source.type() != first.source.type() || b.cols != first.cols || p < parts.size() - 1 && b.rows % NativeBlockProducts.INTERLEAVED_ROWS != 0) return false;
+            n += b.rows;
+        }
+        return n <= Integer.MAX_VALUE && natives.interleaves(first.source.type(), (int) n);
+    }
+
+    /**
+     * {@code x} times every one of {@code parts} at once: (r, the parts' rows summed), each part's columns after the
+     * previous part's, the same bits as {@link #linear} of each. A layer's q, k and v (or its gate and up) read one x:
+     * stacked, their products are one call, split over the workers and quantising x once, over one interleaved matrix
+     * ({@link NativeBlockProducts#interleaved(List, List, int)}).
+     *
+     * @throws IllegalArgumentException if the parts are not {@link #stackable} with {@code natives}, or x is not (r, cols) f32
+     */
+    public static Tensor linearStacked(Tensor x, Variable active, NativeBlockProducts natives, List<BlockTensor> parts) {
+        if (!stackable(natives, parts)) {
+            throw new IllegalArgumentException("linearStacked: " + parts + " cannot be stacked (two or more of one type and row length, whole groups of "
+                    + NativeBlockProducts.INTERLEAVED_ROWS + " rows but the last, read interleaved by the native products)");
+        }
+        BlockTensor first = parts.getFirst();
+        first.checkX(x);
+        int max = x.dim(0), k = first.cols, n = parts.stream().mapToInt(b -> b.rows).sum();
+        GgmlType type = first.source.type();
+        List<GgufTensor> sources = parts.stream().map(b -> b.source).toList();
+        Tensor[] inputs = new Tensor[parts.size() + 2];
+        inputs[0] = x;
+        inputs[1] = count(active, max);
+        for (int p = 0; p < parts.size(); p++) inputs[p + 2] = parts.get(p).bytes;
+        String name = "matmul " + type + " " + String.join("+", sources.stream().map(GgufTensor::name).toList());
+        Tensor y = Tensor.host(name, DType.F32, new int[] {max, n}, (in, out) -> {
+            MemorySegment w = natives.interleaved(sources, in.subList(2, in.size()), k);
+            QuantizedMatmul.multiply(type, w, n, k, in.get(0), QuantizedMatmul.activeRows(in.get(1), max), out, natives, true);
+        }, inputs);
+        return active == null ? y : y.withSymbolicDim(0, active);
+    }
+
+    /** Rows of the matrix (its products' columns). */
+    public int rows() { return rows; }
+
+    private void checkX(Tensor x) {
+        if (x.ndim() != 2 || x.dim(1) != cols || x.dtype() != DType.F32) {
+            throw new IllegalArgumentException("linear with " + source.type() + " '" + source.name() + "' (" + rows + ", " + cols + "): x must be (r, " + cols
+                    + ") f32, got " + x.dtype() + x.shape());
+        }
     }
 
     /**

@@ -17,6 +17,7 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -135,7 +136,7 @@ public final class NativeBlockProducts implements AutoCloseable {
     private final Handles handles;
     private final boolean quantizedActivations;
     /** The matrices {@link #interleaved} made, in {@link #arena} (made with the first); both guarded by the map. */
-    private final Map<GgufTensor, MemorySegment> interleaved = new HashMap<>();
+    private final Map<List<GgufTensor>, MemorySegment> interleaved = new HashMap<>();
     private Arena arena;
     private boolean closed;
 
@@ -177,32 +178,60 @@ public final class NativeBlockProducts implements AutoCloseable {
      *
      * @throws IllegalStateException if these products are closed
      */
-    MemorySegment interleaved(GgufTensor t, MemorySegment w, int n, int k) {
+    MemorySegment interleaved(GgufTensor t, MemorySegment w, int n, int k) { return interleaved(List.of(t), List.of(w), k); }
+
+    /**
+     * The matrices {@code parts} (their bytes {@code ws}, k values a row, one type) stacked by rows, as one matrix
+     * {@linkplain #interleaved(GgufTensor, MemorySegment, int, int) interleaved}: the products of x with every part in one
+     * call (a layer's q, k and v, or its gate and up). Every part but the last must have a multiple of 16 rows, so that
+     * each is whole groups.
+     *
+     * @throws IllegalArgumentException if the parts differ in type or row length, or one but the last is not whole groups
+     * @throws IllegalStateException    if these products are closed
+     */
+    MemorySegment interleaved(List<GgufTensor> parts, List<MemorySegment> ws, int k) {
+        GgmlType type = parts.getFirst().type();
+        for (int p = 0; p < parts.size(); p++) {
+            GgufTensor t = parts.get(p);
+            if (t.type() != type || t.rowLength() != k || p < parts.size() - 1 && t.rows() % INTERLEAVED_ROWS != 0) {
+                throw new IllegalArgumentException("native block products: cannot stack " + t.name() + " (" + t.type() + ", " + t.rows() + " rows of "
+                        + t.rowLength() + ") after " + parts.getFirst().name() + " (" + type + ", rows of " + k + "; every part but the last whole groups of "
+                        + INTERLEAVED_ROWS + " rows)");
+            }
+        }
         synchronized (interleaved) {
-            if (closed) throw new IllegalStateException("native block products: closed (with their model); cannot interleave " + t.name());
-            MemorySegment done = interleaved.get(t);
+            if (closed) throw new IllegalStateException("native block products: closed (with their model); cannot interleave " + parts.getFirst().name());
+            MemorySegment done = interleaved.get(parts);
             if (done != null) return done;
             if (arena == null) arena = Arena.ofShared();
-            long rowBytes = t.type().rowBytes(k), bytes = rowBytes * n, groups = n / INTERLEAVED_ROWS, head = groups * INTERLEAVED_ROWS * rowBytes;
-            MemorySegment out = arena.allocate(bytes, 64);
-            MethodHandle f = t.type() == GgmlType.Q8_0 ? handles.i16.q8_0() : handles.i16.q4_0();
-            try (Arena staging = w.isNative() ? null : Arena.ofConfined()) {
-                MemorySegment wn = nativeOf(w, bytes, staging);
-                WorkerPool.forRanges(groups, WorkerPool.balancedShares(groups), (from, to) -> {
-                    try {
-                        f.invokeExact(wn, rowBytes, (long) k, from, to, out);
-                    } catch (RuntimeException | Error e) {
-                        throw e;
-                    } catch (Throwable e) {
-                        throw new IllegalStateException("native block products: interleaving " + t.name() + " failed: " + e, e);
-                    }
-                });
-                MemorySegment.copy(wn, head, out, head, bytes - head);
+            long rowBytes = type.rowBytes(k), total = 0;
+            for (GgufTensor t : parts) total += t.rows() * rowBytes;
+            MemorySegment out = arena.allocate(total, 64);
+            MethodHandle f = type == GgmlType.Q8_0 ? handles.i16.q8_0() : handles.i16.q4_0();
+            long at = 0;
+            for (int p = 0; p < parts.size(); p++) {
+                GgufTensor t = parts.get(p);
+                MemorySegment w = ws.get(p), part = out.asSlice(at, t.rows() * rowBytes);
+                long bytes = part.byteSize(), groups = t.rows() / INTERLEAVED_ROWS, head = groups * INTERLEAVED_ROWS * rowBytes;
+                try (Arena staging = w.isNative() ? null : Arena.ofConfined()) {
+                    MemorySegment wn = nativeOf(w, bytes, staging);
+                    WorkerPool.forRanges(groups, WorkerPool.balancedShares(groups), (from, to) -> {
+                        try {
+                            f.invokeExact(wn, rowBytes, (long) k, from, to, part);
+                        } catch (RuntimeException | Error e) {
+                            throw e;
+                        } catch (Throwable e) {
+                            throw new IllegalStateException("native block products: interleaving " + t.name() + " failed: " + e, e);
+                        }
+                    });
+                    MemorySegment.copy(wn, head, part, head, bytes - head);
+                }
+                // the products read only the copy now: the file's pages read for it leave the process's resident set
+                // (they stay in the page cache, and an embedding lookup of a tied matrix faults its rows back in)
+                if (w.isMapped()) w.unload();
+                at += bytes;
             }
-            // the products read only the copy now: the file's pages read for it leave the process's resident set (they
-            // stay in the page cache, and an embedding lookup of a tied matrix faults its rows back in)
-            if (w.isMapped()) w.unload();
-            interleaved.put(t, out);
+            interleaved.put(List.copyOf(parts), out);
             return out;
         }
     }

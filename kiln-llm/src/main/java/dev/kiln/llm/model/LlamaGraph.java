@@ -8,6 +8,9 @@ import dev.kiln.types.DType;
 import dev.kiln.types.Shape;
 import dev.kiln.types.Variable;
 
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -148,7 +151,8 @@ public final class LlamaGraph {
         for (int i = 0; i < spec.layers(); i++) {
             LlamaWeights.Layer layer = w.layers().get(i);
             Tensor h = norm(x, layer.attnNorm());
-            Tensor q = linear(h, layer.q(), layer.qBias(), active), k = linear(h, layer.k(), layer.kBias(), active), v = linear(h, layer.v(), layer.vBias(), active);
+            List<Tensor> qkv = linears(h, active, new Tensor[] {layer.q(), layer.k(), layer.v()}, layer.qBias(), layer.kBias(), layer.vBias());
+            Tensor q = qkv.get(0), k = qkv.get(1), v = qkv.get(2);
             Tensor[] heads = new Tensor[slots];
             for (int s = 0; s < slots; s++) {
                 Tensor qs = rope(q.indexSelect(0, row[s]).reshape(1, spec.heads(), spec.headDim()), cosRow[s], sinRow[s]);
@@ -175,9 +179,10 @@ public final class LlamaGraph {
             Tensor kc = g.input(keyCache(i), cacheType, context, spec.kvDim());
             Tensor vc = g.input(valueCache(i), cacheType, context, spec.kvDim());
             Tensor h = norm(x, layer.attnNorm());
-            Tensor q = rope(linear(h, layer.q(), layer.qBias(), chunk).reshape(maxChunk, spec.heads(), spec.headDim()), cos, sin);
-            Tensor k = rope(linear(h, layer.k(), layer.kBias(), chunk).reshape(maxChunk, spec.kvHeads(), spec.headDim()), cos, sin);
-            Tensor v = linear(h, layer.v(), layer.vBias(), chunk);
+            List<Tensor> qkv = linears(h, chunk, new Tensor[] {layer.q(), layer.k(), layer.v()}, layer.qBias(), layer.kBias(), layer.vBias());
+            Tensor q = rope(qkv.get(0).reshape(maxChunk, spec.heads(), spec.headDim()), cos, sin);
+            Tensor k = rope(qkv.get(1).reshape(maxChunk, spec.kvHeads(), spec.headDim()), cos, sin);
+            Tensor v = qkv.get(2);
             Tensor keys = append(kc, k.reshape(maxChunk, spec.kvDim()), start, lastRow, length), values = append(vc, v, start, lastRow, length);
             x = x.add(linear(attention(q, keys, values, maxChunk, rowPosition), layer.attnOutput(), null, chunk));
             x = feedForward(x, layer, chunk);
@@ -190,7 +195,8 @@ public final class LlamaGraph {
     /** {@code x + down(silu(gate(n(x))) * up(n(x)))} over the first {@code rows} rows of x (all when null). */
     private Tensor feedForward(Tensor x, LlamaWeights.Layer layer, Variable rows) {
         Tensor m = norm(x, layer.ffnNorm());
-        return x.add(linear(linear(m, layer.gate(), null, rows).silu().mul(linear(m, layer.up(), null, rows)), layer.down(), null, rows));
+        List<Tensor> gateUp = linears(m, rows, new Tensor[] {layer.gate(), layer.up()}, null, null);
+        return x.add(linear(gateUp.get(0).silu().mul(gateUp.get(1)), layer.down(), null, rows));
     }
 
     private Tensor norm(Tensor x, Tensor weight) { return x.rmsNorm(new int[] {spec.hidden()}, weight, spec.rmsNormEps()); }
@@ -204,6 +210,22 @@ public final class LlamaGraph {
         if (blocks.isEmpty()) return x.linear(weight, bias);
         Tensor y = blocks.get().linear(x, rows, natives);
         return bias == null ? y : y.add(bias);
+    }
+
+    /**
+     * {@code x · weights[i]ᵀ + biases[i]} for each i (a null bias: none), as one product of the weights stacked where the
+     * native products take them so ({@link BlockTensor#linearStacked}: the same bits), else one {@link #linear} each.
+     */
+    private List<Tensor> linears(Tensor x, Variable rows, Tensor[] weights, Tensor... biases) {
+        List<BlockTensor> blocks = Arrays.stream(weights).map(BlockTensor::of).flatMap(Optional::stream).toList();
+        List<Tensor> out = new ArrayList<>();
+        if (blocks.size() == weights.length && BlockTensor.stackable(natives, blocks)) {
+            List<Tensor> parts = BlockTensor.linearStacked(x, rows, natives, blocks).split(blocks.stream().mapToInt(BlockTensor::rows).toArray(), 1);
+            for (int i = 0; i < weights.length; i++) out.add(biases[i] == null ? parts.get(i) : parts.get(i).add(biases[i]));
+        } else {
+            for (int i = 0; i < weights.length; i++) out.add(linear(x, weights[i], biases[i], rows));
+        }
+        return out;
     }
 
     /** The tokens' embeddings (the first {@code rows}, all when null): rows of the table, read in place when it is block-quantised. */

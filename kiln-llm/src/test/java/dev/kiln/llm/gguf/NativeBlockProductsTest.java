@@ -1,5 +1,6 @@
 package dev.kiln.llm.gguf;
 
+import dev.kiln.Tensor;
 import dev.kiln.clang.CCompiler;
 import dev.kiln.clang.ClangDevice;
 import dev.kiln.runtime.DeviceRegistry;
@@ -18,6 +19,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -236,6 +238,43 @@ class NativeBlockProductsTest {
                 GgufTensor t = new GgufTensor(Path.of("interleaved.gguf"), "after", type, new int[] {32, 16}, 0, 16 * type.rowBytes(32),
                         QuantizedMatmulTest.randomBlocks(type, 16, 32, 1, arena));
                 assertThatThrownBy(() -> products.interleaved(t, t.data(), 16, 32)).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+            }
+        }
+    }
+
+    /**
+     * Matrices stacked into one product (a layer's q, k and v) give each part's columns the bits of its own product: 32,
+     * 16 and 9 rows (the last not whole groups), 1 and 5 rows of x. Only where VNNI reads interleaved weights; elsewhere,
+     * and for parts that cannot stack (a first part not whole groups, two types, x in f32), stackable says no.
+     */
+    @Test
+    void stackedMatricesGiveEachPartItsOwnBits() {
+        try (Arena arena = Arena.ofShared(); NativeBlockProducts q8 = natives.withQuantizedActivations(true)) {
+            for (GgmlType type : new GgmlType[] {GgmlType.Q8_0, GgmlType.Q4_0}) {
+                int k = 96;
+                List<BlockTensor> parts = new ArrayList<>();
+                for (int n : new int[] {32, 16, 9}) {
+                    MemorySegment data = QuantizedMatmulTest.randomBlocks(type, n, k, 17L * n, arena);
+                    parts.add(BlockTensor.of(new GgufTensor(Path.of("stacked.gguf"), type + "_" + n, type, new int[] {k, n}, 0, data.byteSize(), data).toTensor())
+                            .orElseThrow());
+                }
+                assertThat(BlockTensor.stackable(natives, parts)).as("x in f32").isFalse();
+                assertThat(BlockTensor.stackable(q8, List.of(parts.get(2), parts.get(0)))).as("a first part of 9 rows").isFalse();
+                assertThat(BlockTensor.stackable(q8, parts)).isEqualTo(natives.q8Vectorised());
+                if (!natives.q8Vectorised()) continue;
+                for (int rows : new int[] {1, 5}) {
+                    Tensor x = Tensor.of(QuantizedMatmulTest.random(rows * k, rows), rows, k);
+                    float[] stacked = BlockTensor.linearStacked(x, null, q8, parts).toFloatArray();
+                    int at = 0;
+                    for (BlockTensor part : parts) {
+                        float[] alone = part.linear(x, null, q8).toFloatArray();
+                        for (int r = 0; r < rows; r++) {
+                            assertThat(Arrays.copyOfRange(stacked, r * 57 + at, r * 57 + at + part.rows())).as("%s rows %d, part %s, row %d", type, rows, part, r)
+                                    .containsExactly(Arrays.copyOfRange(alone, r * part.rows(), (r + 1) * part.rows()));
+                        }
+                        at += part.rows();
+                    }
+                }
             }
         }
     }

@@ -1279,6 +1279,58 @@ static void i16_dot(int q4, const uint8_t *g, int64_t blocks, const uint8_t *x, 
     }
     _mm512_storeu_ps(o, total);
 }
+
+/*
+ * i16_dot for R rows of x (x_row bytes apart) at once, their outputs ldo apart: w's vectors are loaded (Q4_0's split
+ * into nibbles) once for the R rows, and each row's block sums and scale come from xs and xd (rows x blocks, made once
+ * per call). The same operations per row as i16_dot, so the same bits: a batched step's rows, or a short prompt's, stay
+ * dot products instead of the GEMM's tiles (which packs panels per pass and converts every block's sums per tile).
+ */
+static inline __attribute__((always_inline)) void i16_rows(int q4, const uint8_t *g, int64_t blocks, const uint8_t *x, int64_t x_row,
+                                                           const int32_t *xs, const float *xd, float *o, int64_t ldo, const int R) {
+    const int bytes = q4 ? 18 : 34, step = 16 * bytes;
+    const __m512i flip = _mm512_set1_epi8((char) 0x80), low = _mm512_set1_epi8(15);
+    __m512 total[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()}, pass[4];
+    for (int64_t pb = 0; pb < blocks; pb += GEMM_Q8_KB) {
+        int64_t last = blocks - pb < GEMM_Q8_KB ? blocks : pb + GEMM_Q8_KB;
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) pass[r] = _mm512_setzero_ps();
+        for (int64_t b = pb; b < last; b++) {
+            const uint8_t *wb = g + b * step;
+            for (int l = 0; l < step; l += 64) __builtin_prefetch((const void *) (wb + I16_PREFETCH_BYTES + l), 0, 3);
+            __m512i wv[8]; /* vector j against x's 4-byte group j */
+            if (q4) {
+#pragma GCC unroll 4
+                for (int i = 0; i < 4; i++) {
+                    __m512i q = _mm512_loadu_si512(wb + I16_SCALES + 64 * i);
+                    wv[i] = _mm512_and_si512(q, low);
+                    wv[4 + i] = _mm512_and_si512(_mm512_srli_epi16(q, 4), low);
+                }
+            } else {
+#pragma GCC unroll 8
+                for (int i = 0; i < 8; i++) wv[i] = _mm512_xor_si512(_mm512_loadu_si512(wb + I16_SCALES + 64 * i), flip);
+            }
+            __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) wb));
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++) {
+                int32_t x4[8];
+                memcpy(x4, x + r * x_row + b * 34 + 2, 32);
+                __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
+#pragma GCC unroll 4
+                for (int i = 0; i < 4; i++) {
+                    a0 = _mm512_dpbusd_epi32(a0, wv[i], _mm512_set1_epi32(x4[i]));
+                    a1 = _mm512_dpbusd_epi32(a1, wv[4 + i], _mm512_set1_epi32(x4[4 + i]));
+                }
+                __m512i sums = _mm512_sub_epi32(_mm512_add_epi32(a0, a1), _mm512_set1_epi32(xs[r * blocks + b] * (q4 ? 8 : 128)));
+                pass[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), _mm512_mul_ps(dw, _mm512_set1_ps(xd[r * blocks + b])), pass[r]);
+            }
+        }
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) total[r] = pb == 0 ? pass[r] : _mm512_add_ps(total[r], pass[r]);
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++) _mm512_storeu_ps(o + r * ldo, total[r]);
+}
 #endif
 
 /* Rows [from, to) of w interleaved by 16 rows (kiln_*_interleave16) against the first `rows` rows of x quantised, into out (rows, n). */
@@ -1286,8 +1338,29 @@ static void products_i16(int q4, const uint8_t *w, int64_t rb, int64_t k, const 
                          int64_t to) {
     int64_t blocks = k / 32, x_row = blocks * 34, n16 = n / 16 * 16, j = from;
 #if defined(__AVX512VNNI__) && defined(__AVX512F__)
-    for (; j % 16 == 0 && j + 16 <= to && j + 16 <= n16; j += 16)
-        for (int64_t r = 0; r < rows; r++) i16_dot(q4, w + j * rb, blocks, x + r * x_row, out + r * n + j);
+    if (rows > 1) { /* each row's block sums of x and scales, once for every group */
+        int32_t xs[rows * blocks];
+        float xd[rows * blocks];
+        const __m512i ones = _mm512_set1_epi8(1);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t b = 0; b < blocks; b++) {
+                const uint8_t *xb = x + r * x_row + b * 34;
+                xs[r * blocks + b] = _mm512_reduce_add_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones,
+                                                                                 _mm512_zextsi256_si512(_mm256_loadu_si256((const __m256i *) (xb + 2)))));
+                xd[r * blocks + b] = half_at(xb);
+            }
+        for (; j % 16 == 0 && j + 16 <= to && j + 16 <= n16; j += 16) {
+            int64_t r = 0;
+            for (; r + 4 <= rows; r += 4) i16_rows(q4, w + j * rb, blocks, x + r * x_row, x_row, xs + r * blocks, xd + r * blocks, out + r * n + j, n, 4);
+            switch (rows - r) {
+                case 3: i16_rows(q4, w + j * rb, blocks, x + r * x_row, x_row, xs + r * blocks, xd + r * blocks, out + r * n + j, n, 3); break;
+                case 2: i16_rows(q4, w + j * rb, blocks, x + r * x_row, x_row, xs + r * blocks, xd + r * blocks, out + r * n + j, n, 2); break;
+                case 1: i16_rows(q4, w + j * rb, blocks, x + r * x_row, x_row, xs + r * blocks, xd + r * blocks, out + r * n + j, n, 1); break;
+                default: break;
+            }
+        }
+    }
+    for (; j % 16 == 0 && j + 16 <= to && j + 16 <= n16; j += 16) i16_dot(q4, w + j * rb, blocks, x, out + j);
     if (j < to && j % 16 != 0 && j < n16) { /* a range starting inside a group: its rows one by one, then the groups */
         int64_t end = (j / 16 + 1) * 16 < to ? (j / 16 + 1) * 16 : to;
         for (; j < end; j++)

@@ -201,8 +201,9 @@ class NativeBlockProductsTest {
 
     /**
      * Weights interleaved by 16 rows (what the products read with x quantised where VNNI runs them) give every row of x
-     * the bits of the plain weights' GEMM (30 rows of x: the GEMM on every path), through the dot products (1 to 13
-     * rows) and the interleaved GEMM (30): the same integer sums in the same order. n = 16 (one group), 41 (two and 9
+     * the bits of the plain weights' GEMM (30 rows of x: the GEMM on every path), through the dot products (one row, and
+     * four, three, two and one rows of x a pass, up to {@value NativeBlockProducts#I16_DOT_ROWS} rows) and the
+     * interleaved GEMM (13 and 30 rows): the same integer sums in the same order. n = 16 (one group), 41 (two and 9
      * plain rows after them), 1030 (split over the workers); k in one and several of the GEMM's passes; every path. The
      * copy is made once and freed by close().
      */
@@ -223,7 +224,7 @@ class NativeBlockProductsTest {
                         MemorySegment xs = arena.allocate(4L * most * k, 64), plain = arena.allocate(4L * most * n, 64);
                         MemorySegment.copy(x, 0, xs, ValueLayout.JAVA_FLOAT, 0, x.length);
                         QuantizedMatmul.multiply(type, data, n, k, xs, most, plain, products);
-                        for (int rows : new int[] {1, 3, 7, 8, 13, most}) {
+                        for (int rows : new int[] {1, 2, 3, 6, 7, 8, NativeBlockProducts.I16_DOT_ROWS, NativeBlockProducts.I16_DOT_ROWS + 1, most}) {
                             MemorySegment out = arena.allocate(4L * rows * n, 64);
                             QuantizedMatmul.multiply(type, interleaved, n, k, xs, rows, out, products, true);
                             for (int r = 0; r < rows; r++) {

@@ -17,6 +17,9 @@
  *
  * Many rows of x (prefill) go through a GEMM at the end of this file instead: w dequantised into packed panels once per
  * pass, met by register tiles of x's rows (kiln_q8_0_gemm, kiln_q4_0_gemm).
+ *
+ * With x quantised and VNNI, NativeBlockProducts reads w interleaved by 16 rows instead (kiln_*_interleave16, then the
+ * *_i16 products and GEMMs): see "Weights interleaved by 16 rows" below.
  */
 #include <math.h>
 #include <stdint.h>
@@ -762,9 +765,10 @@ EXPORT void kiln_q8_gemm_pack_rows(const float *x, int64_t rows, int64_t k, uint
  * row's own lane: the dot products need no lane reductions or gathers of scales, and the GEMM's panel is these vectors
  * as they are (Q8_0) or split into nibbles (Q4_0). The sums are the same as with the rows plain, bit for bit.
  */
+/* Bytes of a group's block before its vectors: the 16 rows' f16 scales. */
 #define I16_SCALES 32
 /*
- * How far ahead of its block i16_dot prefetches w: about 4.5 KB (streaming Llama-3.2-1B's ffn_gate on two cores of an
+ * How far ahead of its block i16_dot and i16_rows prefetch w: about 4.5 KB (streaming Llama-3.2-1B's ffn_gate on two cores of an
  * Intel Xeon, Q4_0: 8 blocks, 2.3 KB ahead, 19.4-22.3 GB/s; 16 blocks 23.0-27.2; Q8_0 alike within the noise at 4.4 and 8.7 KB).
  */
 #ifndef I16_PREFETCH_BYTES

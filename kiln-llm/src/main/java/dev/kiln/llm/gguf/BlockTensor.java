@@ -74,15 +74,7 @@ public final class BlockTensor {
      * see {@link NativeBlockProducts}), or by the Vector API when it is null.
      */
     public Tensor linear(Tensor x, Variable active, NativeBlockProducts natives) {
-        checkX(x);
-        int max = x.dim(0), n = rows, k = cols;
-        GgmlType type = source.type();
-        boolean interleave = natives != null && natives.interleaves(type, n);
-        Tensor y = Tensor.host("matmul " + type + " " + source.name(), DType.F32, new int[] {max, n}, (in, out) -> {
-            MemorySegment w = interleave ? natives.interleaved(source, in.get(2), n, k) : in.get(2);
-            QuantizedMatmul.multiply(type, w, n, k, in.get(0), QuantizedMatmul.activeRows(in.get(1), max), out, natives, interleave);
-        }, x, count(active, max), bytes);
-        return active == null ? y : y.withSymbolicDim(0, active);
+        return product(x, active, natives, List.of(this), natives != null && natives.interleaves(source.type(), rows));
     }
 
     /**
@@ -115,6 +107,14 @@ public final class BlockTensor {
             throw new IllegalArgumentException("linearStacked: " + parts + " cannot be stacked (two or more of one type and row length, whole groups of "
                     + NativeBlockProducts.INTERLEAVED_ROWS + " rows but the last, read interleaved by the native products)");
         }
+        return product(x, active, natives, parts, true);
+    }
+
+    /**
+     * {@code x} times {@code parts} stacked by rows, as one host step: the blocks read in place (one part), or ({@code
+     * interleave}) {@code natives}' interleaved copy of them.
+     */
+    private static Tensor product(Tensor x, Variable active, NativeBlockProducts natives, List<BlockTensor> parts, boolean interleave) {
         BlockTensor first = parts.getFirst();
         first.checkX(x);
         int max = x.dim(0), k = first.cols, n = parts.stream().mapToInt(b -> b.rows).sum();
@@ -126,8 +126,8 @@ public final class BlockTensor {
         for (int p = 0; p < parts.size(); p++) inputs[p + 2] = parts.get(p).bytes;
         String name = "matmul " + type + " " + String.join("+", sources.stream().map(GgufTensor::name).toList());
         Tensor y = Tensor.host(name, DType.F32, new int[] {max, n}, (in, out) -> {
-            MemorySegment w = natives.interleaved(sources, in.subList(2, in.size()), k);
-            QuantizedMatmul.multiply(type, w, n, k, in.get(0), QuantizedMatmul.activeRows(in.get(1), max), out, natives, true);
+            MemorySegment w = interleave ? natives.interleaved(sources, in.subList(2, in.size()), k) : in.get(2);
+            QuantizedMatmul.multiply(type, w, n, k, in.get(0), QuantizedMatmul.activeRows(in.get(1), max), out, natives, interleave);
         }, inputs);
         return active == null ? y : y.withSymbolicDim(0, active);
     }

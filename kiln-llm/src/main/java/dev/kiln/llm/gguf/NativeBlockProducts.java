@@ -111,8 +111,10 @@ public final class NativeBlockProducts implements AutoCloseable {
     /** Whether the int8 GEMM of this library runs in vector registers (AVX-512 VNNI). */
     boolean q8Vectorised() { return handles.q8Vectorised; }
 
-    /** Rows of x up to which the products are dot products ({@link #products}); the GEMM above. */
-    private int dotRows() { return quantizedActivations && handles.q8Vectorised ? Q8_DOT_ROWS : MAX_ROWS; }
+    /** Rows of x up to which the products are dot products ({@link #products}), with w {@link #interleaved} or not; the GEMM above. */
+    private int dotRows(boolean interleaved) {
+        return interleaved ? I16_DOT_ROWS : quantizedActivations && handles.q8Vectorised ? Q8_DOT_ROWS : MAX_ROWS;
+    }
 
     /**
      * One of the library's GEMMs (x in f32, or quantised to Q8_0): its two products, the packing of x, and its sizes, read once.
@@ -290,7 +292,7 @@ public final class NativeBlockProducts implements AutoCloseable {
 
     /** Whether products of {@code rows} rows of x with a {@code type} matrix run here as dot products ({@link #products}). */
     boolean handles(GgmlType type, int rows) {
-        return rows <= dotRows() && (type == GgmlType.Q8_0 || type == GgmlType.Q4_0);
+        return rows <= dotRows(false) && (type == GgmlType.Q8_0 || type == GgmlType.Q4_0);
     }
 
     /**
@@ -298,8 +300,11 @@ public final class NativeBlockProducts implements AutoCloseable {
      * than the dot products take (prefill; with x quantised, from {@value #Q8_DOT_ROWS} + 1 rows where VNNI runs it), Q8_0 and Q4_0. With {@link #quantizedActivations}, x is quantised to Q8_0
      * there too and each block's sum is the exact sum of integer products (AVX-512 VNNI where the CPU has it).
      */
-    boolean handlesGemm(GgmlType type, int rows) {
-        return rows > dotRows() && (type == GgmlType.Q8_0 || type == GgmlType.Q4_0);
+    boolean handlesGemm(GgmlType type, int rows) { return handlesGemm(type, rows, false); }
+
+    /** {@link #handlesGemm(GgmlType, int)} with w {@link #interleaved} or not: interleaved, from {@value #I16_DOT_ROWS} + 1 rows. */
+    boolean handlesGemm(GgmlType type, int rows, boolean interleaved) {
+        return rows > dotRows(interleaved) && (type == GgmlType.Q8_0 || type == GgmlType.Q4_0);
     }
 
     /** Rows of w in one of the GEMM's panels: the ranges of {@link #gemm} are best multiples of it. */

@@ -133,8 +133,7 @@ public final class QuantizedMatmul {
         if (rows == 0 || n == 0) return;
         long rowBytes = type.rowBytes(k);
         if (natives != null && (natives.handles(type, rows) || natives.handlesGemm(type, rows))) {
-            nativeProducts(natives, type, w, rowBytes, n, k, x, rows, out, interleaved ? rows > NativeBlockProducts.I16_DOT_ROWS : natives.handlesGemm(type, rows),
-                    interleaved);
+            nativeProducts(natives, type, w, rowBytes, n, k, x, rows, out, natives.handlesGemm(type, rows, interleaved), interleaved);
             return;
         }
         boolean fused = B != null && (type == GgmlType.Q8_0 ? rows <= Q8_0_DOT_ROWS : type == GgmlType.Q4_0 && rows <= Q4_0_DOT_ROWS);

@@ -23,6 +23,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
 #include <immintrin.h>
@@ -767,8 +768,10 @@ EXPORT void kiln_q8_gemm_pack_rows(const float *x, int64_t rows, int64_t k, uint
  */
 /* Bytes of a group's block before its vectors: the 16 rows' f16 scales. */
 #define I16_SCALES 32
+/* Entries of x's block sums and scales (rows x blocks) products_i16 keeps on the stack; more go to the heap. */
+#define I16_X_STACK 4096
 /*
- * How far ahead of its block i16_dot and i16_rows prefetch w: about 4.5 KB (streaming Llama-3.2-1B's ffn_gate on two cores of an
+ * How far ahead of its block i16_rows prefetches w: about 4.5 KB (streaming Llama-3.2-1B's ffn_gate on two cores of an
  * Intel Xeon, Q4_0: 8 blocks, 2.3 KB ahead, 19.4-22.3 GB/s; 16 blocks 23.0-27.2; Q8_0 alike within the noise at 4.4 and 8.7 KB).
  */
 #ifndef I16_PREFETCH_BYTES
@@ -1245,50 +1248,13 @@ static void products_q8x(int q4, const uint8_t *w, int64_t rb, int64_t k, const 
 #endif
 
 #if defined(__AVX512VNNI__) && defined(__AVX512F__)
-/* One row of x with an interleaved group of 16 rows of w (g), the sums of gemm_q8 bit for bit, into o[0..16). */
-static void i16_dot(int q4, const uint8_t *g, int64_t blocks, const uint8_t *x, float *o) {
-    const int bytes = q4 ? 18 : 34, step = 16 * bytes;
-    const __m512i flip = _mm512_set1_epi8((char) 0x80), low = _mm512_set1_epi8(15), ones = _mm512_set1_epi8(1);
-    __m512 total = _mm512_setzero_ps();
-    for (int64_t pb = 0; pb < blocks; pb += GEMM_Q8_KB) {
-        int64_t last = blocks - pb < GEMM_Q8_KB ? blocks : pb + GEMM_Q8_KB;
-        __m512 pass = _mm512_setzero_ps();
-        for (int64_t b = pb; b < last; b++) {
-            const uint8_t *xb = x + b * 34, *wb = g + b * step;
-            for (int l = 0; l < step; l += 64) __builtin_prefetch((const void *) (wb + I16_PREFETCH_BYTES + l), 0, 3);
-            __m256i xv = _mm256_loadu_si256((const __m256i *) (xb + 2));
-            int32_t xsum = _mm512_reduce_add_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, _mm512_zextsi256_si512(xv)));
-            int32_t x4[8];
-            memcpy(x4, xb + 2, 32);
-            __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
-            if (q4) {
-#pragma GCC unroll 4
-                for (int i = 0; i < 4; i++) {
-                    __m512i q = _mm512_loadu_si512(wb + I16_SCALES + 64 * i);
-                    a0 = _mm512_dpbusd_epi32(a0, _mm512_and_si512(q, low), _mm512_set1_epi32(x4[i]));
-                    a1 = _mm512_dpbusd_epi32(a1, _mm512_and_si512(_mm512_srli_epi16(q, 4), low), _mm512_set1_epi32(x4[4 + i]));
-                }
-            } else {
-#pragma GCC unroll 8
-                for (int i = 0; i < 8; i += 2) {
-                    a0 = _mm512_dpbusd_epi32(a0, _mm512_xor_si512(_mm512_loadu_si512(wb + I16_SCALES + 64 * i), flip), _mm512_set1_epi32(x4[i]));
-                    a1 = _mm512_dpbusd_epi32(a1, _mm512_xor_si512(_mm512_loadu_si512(wb + I16_SCALES + 64 * i + 64), flip), _mm512_set1_epi32(x4[i + 1]));
-                }
-            }
-            __m512i sums = _mm512_sub_epi32(_mm512_add_epi32(a0, a1), _mm512_set1_epi32(xsum * (q4 ? 8 : 128)));
-            __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) wb));
-            pass = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), _mm512_mul_ps(dw, _mm512_set1_ps(half_at(xb))), pass);
-        }
-        total = pb == 0 ? pass : _mm512_add_ps(total, pass);
-    }
-    _mm512_storeu_ps(o, total);
-}
-
 /*
- * i16_dot for R rows of x (x_row bytes apart) at once, their outputs ldo apart: w's vectors are loaded (Q4_0's split
- * into nibbles) once for the R rows, and each row's block sums and scale come from xs and xd (rows x blocks, made once
- * per call). The same operations per row as i16_dot, so the same bits: a batched step's rows, or a short prompt's, stay
- * dot products instead of the GEMM's tiles (which packs panels per pass and converts every block's sums per tile).
+ * R rows of x quantised (x_row bytes apart) with an interleaved group of 16 rows of w (g), into o[0..16) of each row (ldo
+ * apart), the sums of gemm_q8 bit for bit: per block a row's exact integer sums one a lane, less 8 or 128 times x's
+ * block sum, fused-multiply-added by d_w * d_x into a pass of GEMM_Q8_KB blocks, the passes added in order. w's vectors
+ * are loaded (Q4_0's split into nibbles) once for the R rows, and each row's block sums and scales come from xs and xd
+ * (rows x blocks, made once per call): a batched step's rows, or a short prompt's, stay dot products instead of the
+ * GEMM's tiles (which pack panels per pass and convert every block's sums per tile).
  */
 static inline __attribute__((always_inline)) void i16_rows(int q4, const uint8_t *g, int64_t blocks, const uint8_t *x, int64_t x_row,
                                                            const int32_t *xs, const float *xd, float *o, int64_t ldo, const int R) {
@@ -1342,36 +1308,37 @@ static void products_i16(int q4, const uint8_t *w, int64_t rb, int64_t k, const 
                          int64_t to) {
     int64_t blocks = k / 32, x_row = blocks * 34, n16 = n / 16 * 16, j = from;
 #if defined(__AVX512VNNI__) && defined(__AVX512F__)
-    if (rows > 1) { /* each row's block sums of x and scales, once for every group */
-        int32_t xs[rows * blocks];
-        float xd[rows * blocks];
+    int64_t entries = rows * blocks;
+    int32_t xs_stack[I16_X_STACK];
+    float xd_stack[I16_X_STACK];
+    int32_t *xs = entries <= I16_X_STACK ? xs_stack : malloc(entries * sizeof *xs);
+    float *xd = entries <= I16_X_STACK ? xd_stack : malloc(entries * sizeof *xd);
+    if (xs && xd) { /* each row's block sums of x and scales, once for every group (else all rows one by one, below) */
         const __m512i ones = _mm512_set1_epi8(1);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t b = 0; b < blocks; b++) {
-                const uint8_t *xb = x + r * x_row + b * 34;
-                xs[r * blocks + b] = _mm512_reduce_add_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones,
-                                                                                 _mm512_zextsi256_si512(_mm256_loadu_si256((const __m256i *) (xb + 2)))));
-                xd[r * blocks + b] = half_at(xb);
+        for (int64_t e = 0; e < entries; e++) {
+            const uint8_t *xb = x + e / blocks * x_row + e % blocks * 34;
+            xs[e] = _mm512_reduce_add_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, _mm512_zextsi256_si512(_mm256_loadu_si256((const __m256i *) (xb + 2)))));
+            xd[e] = half_at(xb);
+        }
+        while (j < to) {
+            if (j % 16 != 0 || j + 16 > to || j + 16 > n16) { /* a row outside the range's whole groups */
+                for (int64_t r = 0; r < rows; r++) out[r * n + j] = row_dot(q4, 1, w, rb, n16, j, blocks, x + r * x_row);
+                j++;
+                continue;
             }
-        for (; j % 16 == 0 && j + 16 <= to && j + 16 <= n16; j += 16) {
             int64_t r = 0;
             for (; r + 4 <= rows; r += 4) i16_rows(q4, w + j * rb, blocks, x + r * x_row, x_row, xs + r * blocks, xd + r * blocks, out + r * n + j, n, 4);
-            switch (rows - r) {
+            switch (rows - r) { /* R a constant in each, so that i16_rows keeps its rows in registers */
                 case 3: i16_rows(q4, w + j * rb, blocks, x + r * x_row, x_row, xs + r * blocks, xd + r * blocks, out + r * n + j, n, 3); break;
                 case 2: i16_rows(q4, w + j * rb, blocks, x + r * x_row, x_row, xs + r * blocks, xd + r * blocks, out + r * n + j, n, 2); break;
                 case 1: i16_rows(q4, w + j * rb, blocks, x + r * x_row, x_row, xs + r * blocks, xd + r * blocks, out + r * n + j, n, 1); break;
                 default: break;
             }
+            j += 16;
         }
     }
-    for (; j % 16 == 0 && j + 16 <= to && j + 16 <= n16; j += 16) i16_dot(q4, w + j * rb, blocks, x, out + j);
-    if (j < to && j % 16 != 0 && j < n16) { /* a range starting inside a group: its rows one by one, then the groups */
-        int64_t end = (j / 16 + 1) * 16 < to ? (j / 16 + 1) * 16 : to;
-        for (; j < end; j++)
-            for (int64_t r = 0; r < rows; r++) out[r * n + j] = row_dot(q4, 1, w, rb, n16, j, blocks, x + r * x_row);
-        products_i16(q4, w, rb, k, x, rows, out, n, j, to);
-        return;
-    }
+    if (xs != xs_stack) free(xs);
+    if (xd != xd_stack) free(xd);
 #endif
     for (; j < to; j++)
         for (int64_t r = 0; r < rows; r++) out[r * n + j] = row_dot(q4, 1, w, rb, n16, j, blocks, x + r * x_row);

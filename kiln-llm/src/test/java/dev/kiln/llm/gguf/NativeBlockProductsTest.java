@@ -204,16 +204,17 @@ class NativeBlockProductsTest {
      * the bits of the plain weights' GEMM (30 rows of x: the GEMM on every path), through the dot products (one row, and
      * four, three, two and one rows of x a pass, up to {@value NativeBlockProducts#I16_DOT_ROWS} rows) and the
      * interleaved GEMM (13 and 30 rows): the same integer sums in the same order. n = 16 (one group), 41 (two and 9
-     * plain rows after them), 1030 (split over the workers); k in one and several of the GEMM's passes; every path. The
-     * copy is made once and freed by close().
+     * plain rows after them), 1030 (split over the workers); k in one and several of the GEMM's passes, and long enough
+     * (12,800) that x's block sums leave the stack; every path. The copy is made once and freed by close().
      */
     @ParameterizedTest
     @ValueSource(strings = {"native", "x86-64-v3", "x86-64"})
     void interleavedWeightsGiveThePlainGemmsBits(String build) throws IOException {
         for (GgmlType type : new GgmlType[] {GgmlType.Q8_0, GgmlType.Q4_0}) {
             try (Arena arena = Arena.ofShared(); NativeBlockProducts products = (build.equals("native") ? natives : compiledFor(build)).withQuantizedActivations(true)) {
-                for (int k : new int[] {32, 288, 544}) {
+                for (int k : new int[] {32, 288, 544, 12_800}) {
                     for (int n : new int[] {16, 41, 1030}) {
+                        if (k == 12_800 && n != 16) continue; // 12 rows of 400 blocks: x's block sums past the C's stack buffer
                         MemorySegment data = QuantizedMatmulTest.randomBlocks(type, n, k, 11L * k + n, arena);
                         GgufTensor t = new GgufTensor(Path.of("interleaved.gguf"), "w" + n + "x" + k, type, new int[] {k, n}, 0, data.byteSize(), data);
                         MemorySegment interleaved = products.interleaved(t, data, n, k);

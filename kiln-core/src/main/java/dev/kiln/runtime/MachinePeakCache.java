@@ -1,38 +1,27 @@
 package dev.kiln.runtime;
 
-import dev.kiln.compile.ContentStore;
 import dev.kiln.compile.KernelCache;
+import dev.kiln.compile.KeyedEntries;
 import jdk.incubator.vector.VectorShape;
 
-import java.io.IOException;
-import java.io.Reader;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
-import java.util.TreeMap;
 import java.util.function.Supplier;
-import java.util.stream.Stream;
 
 /**
  * {@link MachinePeak} measured once per machine: kept in memory for the process and, unless the disk
  * cache is off ({@code -Dkiln.cache.dir=off}), in a small properties file under the kernel cache root
  * ({@code machine-peak/KEY.properties}).
  *
- * <p>An entry is keyed by what decides the figures: the CPU model ({@code /proc/cpuinfo} where
- * readable, else the architecture), the number of cores, the Java version and the preferred vector
- * size. The file repeats the key; a missing, unreadable, corrupt or foreign entry, or one with a width timed before
- * its loop was compiled ({@code PeakMeasurement.remeasureCold}), is measured again and
- * replaced, never reported as an error. Entries are written to a temporary file and moved into place,
- * so a reader in another process sees a whole entry or none.
+ * <p>An entry ({@link KeyedEntries}) is keyed by what decides the figures: the CPU model ({@link HostCpu}), the
+ * number of cores, the Java version and the preferred vector size. A missing, unreadable, corrupt or foreign entry, or
+ * one with a width timed before its loop was compiled ({@code PeakMeasurement.remeasureCold}), is measured again and
+ * replaced, never reported as an error.
  */
 public final class MachinePeakCache {
     static final String FOLDER = "machine-peak";
@@ -48,7 +37,7 @@ public final class MachinePeakCache {
      */
     public record Lookup(MachinePeak peak, boolean measured) {}
 
-    private final Path folder;
+    private final KeyedEntries entries;
     private final Map<String, String> key;
     private final Supplier<MachinePeak> measure;
     private MachinePeak known;
@@ -59,7 +48,7 @@ public final class MachinePeakCache {
      * @param measure measures the figures on a miss
      */
     MachinePeakCache(Path folder, Map<String, String> key, Supplier<MachinePeak> measure) {
-        this.folder = folder;
+        this.entries = new KeyedEntries(folder, FORMAT_VERSION);
         this.key = Map.copyOf(key);
         this.measure = measure;
     }
@@ -89,75 +78,31 @@ public final class MachinePeakCache {
     }
 
     /** The entry's file, or empty with the disk cache off. */
-    Optional<Path> file() {
-        return Optional.ofNullable(folder).map(f -> f.resolve(ContentStore.sha256(new TreeMap<>(key).toString()).substring(0, 16) + ".properties"));
-    }
+    Optional<Path> file() { return entries.file(key); }
 
     private Optional<MachinePeak> read() {
-        Optional<Path> file = file().filter(Files::isRegularFile);
-        if (file.isEmpty()) return Optional.empty();
-        Properties p = new Properties();
-        try (Reader r = Files.newBufferedReader(file.get(), StandardCharsets.UTF_8)) {
-            p.load(r);
-            return fromProperties(p, key);
-        } catch (IOException | RuntimeException e) { // corrupt or unreadable: measured again
+        try {
+            return entries.read(key).flatMap(MachinePeakCache::fromProperties);
+        } catch (RuntimeException e) { // corrupt: measured again
             return Optional.empty();
         }
     }
 
-    private void write(MachinePeak peak) {
-        Optional<Path> file = file();
-        if (file.isEmpty()) return;
-        Path tmp = null;
-        try {
-            Files.createDirectories(folder);
-            tmp = Files.createTempFile(folder, file.get().getFileName() + ".", ".tmp");
-            try (Writer w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
-                toProperties(key, peak).store(w, "Kiln: this machine's measured peak (MachinePeak)");
-            }
-            try {
-                Files.move(tmp, file.get(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(tmp, file.get(), StandardCopyOption.REPLACE_EXISTING);
-            }
-        } catch (IOException | UnsupportedOperationException | SecurityException e) {
-            // The figures stay in memory for this process; the next one measures again.
-            if (tmp != null) {
-                try {
-                    Files.deleteIfExists(tmp);
-                } catch (IOException ignored) {
-                    // Nothing more to do: the folder is already failing us.
-                }
-            }
-        }
-    }
+    private void write(MachinePeak peak) { entries.write(key, toProperties(peak), "Kiln: this machine's measured peak (MachinePeak)"); }
 
     /** The key of this machine: CPU model, cores, Java version, preferred vector size. */
     static Map<String, String> thisMachine() {
         Map<String, String> key = new LinkedHashMap<>();
-        key.put("cpu", cpuModel());
+        key.put("cpu", HostCpu.model());
         key.put("cores", Integer.toString(WorkerPool.size()));
         key.put("java", Runtime.version().toString());
         key.put("vectorBits", Integer.toString(VectorShape.preferredShape().vectorBitSize()));
         return key;
     }
 
-    private static String cpuModel() {
-        try (Stream<String> lines = Files.lines(Path.of("/proc/cpuinfo"))) {
-            Optional<String> model = lines.filter(l -> l.startsWith("model name") && l.contains(":"))
-                    .map(l -> l.substring(l.indexOf(':') + 1).strip()).findFirst();
-            if (model.isPresent()) return model.get();
-        } catch (IOException | RuntimeException e) {
-            // not Linux, or not readable: the architecture is the best key left
-        }
-        return System.getProperty("os.arch");
-    }
-
-    /** The entry's text form: the key as {@code key.NAME}, then the figures. */
-    static Properties toProperties(Map<String, String> key, MachinePeak peak) {
+    /** The entry's figures in text form. */
+    static Properties toProperties(MachinePeak peak) {
         Properties p = new Properties();
-        key.forEach((k, v) -> p.setProperty("key." + k, v));
-        p.setProperty("format", Integer.toString(FORMAT_VERSION));
         p.setProperty("threads", Integer.toString(peak.threads()));
         p.setProperty("fma.bits", String.join(",", peak.fma().stream().map(v -> Integer.toString(v.bits())).toList()));
         for (MachinePeak.VectorPeak v : peak.fma()) {
@@ -169,15 +114,11 @@ public final class MachinePeakCache {
     }
 
     /**
-     * The figures of an entry, or empty when it belongs to another key or format or a width looks cold.
+     * The figures of an entry, or empty when a width looks cold.
      *
      * @throws RuntimeException when a figure is missing or malformed (the entry is corrupt)
      */
-    static Optional<MachinePeak> fromProperties(Properties p, Map<String, String> key) {
-        if (!Integer.toString(FORMAT_VERSION).equals(p.getProperty("format"))) return Optional.empty();
-        for (Map.Entry<String, String> e : key.entrySet()) {
-            if (!e.getValue().equals(p.getProperty("key." + e.getKey()))) return Optional.empty();
-        }
+    static Optional<MachinePeak> fromProperties(Properties p) {
         List<MachinePeak.VectorPeak> fma = new ArrayList<>();
         String bits = p.getProperty("fma.bits");
         for (String b : bits.isEmpty() ? new String[0] : bits.split(",")) {

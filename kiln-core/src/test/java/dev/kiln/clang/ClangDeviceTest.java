@@ -1,5 +1,6 @@
 package dev.kiln.clang;
 
+import dev.kiln.compile.KeyedEntries;
 import dev.kiln.types.DType;
 import dev.kiln.runtime.DeviceSpec;
 import dev.kiln.Tensor;
@@ -170,6 +171,53 @@ class ClangDeviceTest {
             assertThatThrownBy(() -> p.create(DeviceSpec.parse("CLANG"))).isInstanceOf(UnsupportedOperationException.class)
                     .hasMessageContaining("CLANG is not available").hasMessageContaining("no C compiler found");
         }
+    }
+
+    @Test
+    void aCompilerFoundOnceIsRememberedUntilItsFileChanges(@TempDir Path dir) throws Exception {
+        Assumptions.assumeTrue(File.separatorChar == '/' && Files.isExecutable(Path.of("/bin/sh")), "needs a POSIX shell");
+        CCompiler real = ClangAvailability.compiler();
+        Path bin = Files.createDirectory(dir.resolve("bin")), log = dir.resolve("calls.log"), cc = bin.resolve("cc");
+        // the real compiler behind a script that counts its runs
+        String script = "#!/bin/sh\necho run >> '" + log + "'\nexec '" + real.executable() + "' \"$@\"\n";
+        Files.writeString(cc, script, StandardCharsets.UTF_8);
+        Files.setPosixFilePermissions(cc, Set.of(java.nio.file.attribute.PosixFilePermission.OWNER_READ,
+                java.nio.file.attribute.PosixFilePermission.OWNER_WRITE, java.nio.file.attribute.PosixFilePermission.OWNER_EXECUTE));
+        KeyedEntries known = new KeyedEntries(dir.resolve("cache"), 1);
+
+        CCompiler first = CCompiler.discover(bin.toString(), known).compiler().orElseThrow();
+        long runs = Files.readAllLines(log).size();
+        assertThat(runs).as("version, target, two macro dumps and the probe kernel").isEqualTo(5);
+        assertThat(first.version()).isEqualTo(real.version());
+        assertThat(first.identity()).isEqualTo(new CCompiler(cc, real.version(), real.target(), real.flags(), real.features()).identity());
+        // another process: the same compiler, not run once
+        CCompiler again = CCompiler.discover(bin.toString(), new KeyedEntries(dir.resolve("cache"), 1)).compiler().orElseThrow();
+        assertThat(again).isEqualTo(first);
+        assertThat(Files.readAllLines(log)).hasSize((int) runs);
+        // the compiler's file replaced (a new version): found out again
+        Files.writeString(cc, script + "# updated\n", StandardCharsets.UTF_8);
+        assertThat(CCompiler.discover(bin.toString(), known).compiler()).contains(first);
+        assertThat(Files.readAllLines(log)).hasSize(2 * (int) runs);
+        // an entry without one of its facts is not a compiler: found out again
+        Path entry;
+        try (var files = Files.list(dir.resolve("cache"))) {
+            entry = files.filter(f -> f.toString().endsWith(".properties")).findFirst().orElseThrow();
+        }
+        Files.writeString(entry, Files.readString(entry).replaceAll("(?m)^target=.*\n", ""));
+        assertThat(CCompiler.discover(bin.toString(), known).compiler()).contains(first);
+        assertThat(Files.readAllLines(log)).hasSize(3 * (int) runs);
+    }
+
+    @Test
+    void aCompilerThatFailsIsNotRemembered(@TempDir Path dir) throws Exception {
+        Assumptions.assumeTrue(File.separatorChar == '/' && Files.isExecutable(Path.of("/bin/sh")), "needs a POSIX shell");
+        Path cc = dir.resolve("cc");
+        Files.writeString(cc, "#!/bin/sh\necho \"fakecc: broken\" >&2\nexit 1\n", StandardCharsets.UTF_8);
+        Files.setPosixFilePermissions(cc, Set.of(java.nio.file.attribute.PosixFilePermission.OWNER_READ,
+                java.nio.file.attribute.PosixFilePermission.OWNER_EXECUTE));
+        KeyedEntries known = new KeyedEntries(dir.resolve("cache"), 1);
+        assertThat(CCompiler.discover(dir.toString(), known).reason()).contains("fakecc: broken");
+        assertThat(dir.resolve("cache")).doesNotExist();
     }
 
     @Test

@@ -125,6 +125,7 @@ public final class BlockTensor {
         inputs[1] = count(active, max);
         for (int p = 0; p < parts.size(); p++) inputs[p + 2] = parts.get(p).bytes;
         String name = "matmul " + type + " " + String.join("+", sources.stream().map(GgufTensor::name).toList());
+        if (interleave) natives.plan(sources);
         Tensor y = Tensor.host(name, DType.F32, new int[] {max, n}, (in, out) -> {
             MemorySegment w = interleave ? natives.interleaved(sources, in.subList(2, in.size()), k) : in.get(2);
             QuantizedMatmul.multiply(type, w, n, k, in.get(0), QuantizedMatmul.activeRows(in.get(1), max), out, natives, interleave);

@@ -16,10 +16,12 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 
@@ -145,10 +147,13 @@ public final class NativeBlockProducts implements AutoCloseable {
 
     private final Handles handles;
     private final boolean quantizedActivations;
-    /** The matrices {@link #interleaved} made, in {@link #arena} (made with the first); both guarded by the map. */
-    private final Map<List<GgufTensor>, MemorySegment> interleaved = new HashMap<>();
+    /** The matrices {@link #interleaved} made, in {@link #arena} (made with the first); new ones, the arena and closing are guarded by the map. */
+    private final Map<List<GgufTensor>, MemorySegment> interleaved = new ConcurrentHashMap<>();
+    /** The matrices graphs read interleaved, in the order they were planned ({@link #plan}); guarded by the map. */
+    private final Set<List<GgufTensor>> planned = new LinkedHashSet<>();
     private Arena arena;
     private boolean closed;
+    private Thread ahead; // interleaveAhead's
 
     private NativeBlockProducts(Handles handles, boolean quantizedActivations) {
         this.handles = handles;
@@ -199,7 +204,12 @@ public final class NativeBlockProducts implements AutoCloseable {
      * @throws IllegalArgumentException if the parts differ in type or row length, or one but the last is not whole groups
      * @throws IllegalStateException    if these products are closed
      */
-    MemorySegment interleaved(List<GgufTensor> parts, List<MemorySegment> ws, int k) {
+    MemorySegment interleaved(List<GgufTensor> parts, List<MemorySegment> ws, int k) { return interleaved(parts, ws, k, true); }
+
+    /** As {@link #interleaved(List, List, int)}, a new copy split over the workers ({@code split}) or made by the caller alone. */
+    private MemorySegment interleaved(List<GgufTensor> parts, List<MemorySegment> ws, int k, boolean split) {
+        MemorySegment made = interleaved.get(parts); // made ones need no lock: one may be under way for another matrix
+        if (made != null) return made;
         GgmlType type = parts.getFirst().type();
         for (int p = 0; p < parts.size(); p++) {
             GgufTensor t = parts.get(p);
@@ -225,7 +235,7 @@ public final class NativeBlockProducts implements AutoCloseable {
                 long bytes = part.byteSize(), groups = t.rows() / INTERLEAVED_ROWS, head = groups * INTERLEAVED_ROWS * rowBytes;
                 try (Arena staging = w.isNative() ? null : Arena.ofConfined()) {
                     MemorySegment wn = nativeOf(w, bytes, staging);
-                    WorkerPool.forRanges(groups, WorkerPool.balancedShares(groups), (from, to) -> {
+                    WorkerPool.forRanges(groups, split ? WorkerPool.balancedShares(groups) : 1, (from, to) -> {
                         try {
                             f.invokeExact(wn, rowBytes, (long) k, from, to, part);
                         } catch (RuntimeException | Error e) {
@@ -246,7 +256,50 @@ public final class NativeBlockProducts implements AutoCloseable {
         }
     }
 
-    /** Frees the matrices {@link #interleaved} made; products must not read them after. */
+    /**
+     * Notes that a graph's products read {@code parts} {@link #interleaved(List, List, int) interleaved}, for {@link
+     * #interleaveAhead}: in the order graphs are built, which is the order a prompt reads them in.
+     */
+    void plan(List<GgufTensor> parts) {
+        synchronized (interleaved) {
+            planned.add(List.copyOf(parts));
+        }
+    }
+
+    /**
+     * Starts making the interleaved copies of every matrix {@link #plan planned} so far, on a thread of its own and one
+     * at a time, while the caller goes on: a model's start (its graph's compilation, its tokenizer) leaves one of two
+     * cores idle, and the copies of a 1B model take 0.7-1.1 s of its first prompt otherwise (fresh memory is slow to
+     * fault in on a virtual machine). A product that needs a copy not made yet makes it itself, after the one under way.
+     * The thread stops at {@link #close()}, and on any failure, which the product that needs that copy then reports.
+     */
+    public void interleaveAhead() {
+        synchronized (interleaved) {
+            if (closed || ahead != null || planned.isEmpty()) return;
+            List<List<GgufTensor>> todo = List.copyOf(planned);
+            ahead = Thread.ofPlatform().daemon().name("kiln-interleave").start(() -> {
+                for (List<GgufTensor> parts : todo) {
+                    try {
+                        interleaved(parts, parts.stream().map(GgufTensor::data).toList(), parts.getFirst().rowLength(), false);
+                    } catch (RuntimeException e) {
+                        return;
+                    }
+                }
+            });
+        }
+    }
+
+    /** {@link #interleaveAhead}'s thread, if it started one. */
+    Optional<Thread> ahead() {
+        synchronized (interleaved) {
+            return Optional.ofNullable(ahead);
+        }
+    }
+
+    /** The interleaved copy of {@code parts}, if one is made. */
+    Optional<MemorySegment> made(List<GgufTensor> parts) { return Optional.ofNullable(interleaved.get(parts)); }
+
+    /** Frees the matrices {@link #interleaved} made (after the one under way, if any); products must not read them after. */
     @Override
     public void close() {
         synchronized (interleaved) {

@@ -42,8 +42,15 @@ public final class LlamaModel implements AutoCloseable {
         this.context = context;
         this.maxChunk = maxChunk;
         this.cacheType = cacheType;
-        this.graph = session.compile(LlamaGraph.build(spec, weights, maxChunk, context, cacheType, false, natives));
-        idle.add(track(new LlamaDecoder(this, graph, spec, context, maxChunk, cacheType, false)));
+        var built = LlamaGraph.build(spec, weights, maxChunk, context, cacheType, false, natives);
+        if (natives != null) natives.interleaveAhead(); // while the graph compiles: its copies cost a cold start 0.4 s otherwise
+        try {
+            this.graph = session.compile(built);
+            idle.add(track(new LlamaDecoder(this, graph, spec, context, maxChunk, cacheType, false)));
+        } catch (RuntimeException | Error e) {
+            if (natives != null) natives.close(); // stops the copies before the caller closes the weights' file
+            throw e;
+        }
     }
 
     /**

@@ -281,6 +281,60 @@ class NativeBlockProductsTest {
         }
     }
 
+    /**
+     * Matrices the graphs plan to read interleaved are made ahead on a thread of their own, in the order planned: the
+     * products then find them made, the same bytes as made on demand (stacks of two parts, one part, two types). A close
+     * while the thread runs stops it after the copy under way; the copies are freed and later requests get "closed".
+     */
+    @Test
+    void plannedMatricesAreInterleavedAhead() throws Exception {
+        try (Arena arena = Arena.ofShared(); NativeBlockProducts ahead = natives.withQuantizedActivations(true);
+             NativeBlockProducts onDemand = natives.withQuantizedActivations(true)) {
+            int k = 64;
+            List<List<GgufTensor>> stacks = new ArrayList<>();
+            int seed = 0;
+            for (int[] rows : new int[][] {{32, 16}, {48}, {16, 9}}) {
+                GgmlType type = stacks.size() == 1 ? GgmlType.Q4_0 : GgmlType.Q8_0;
+                List<GgufTensor> stack = new ArrayList<>();
+                for (int n : rows) {
+                    MemorySegment data = QuantizedMatmulTest.randomBlocks(type, n, k, ++seed, arena);
+                    stack.add(new GgufTensor(Path.of("ahead.gguf"), "w" + seed, type, new int[] {k, n}, 0, data.byteSize(), data));
+                }
+                stacks.add(stack);
+                ahead.plan(stack);
+            }
+            assertThat(ahead.made(stacks.getFirst())).isEmpty();
+            ahead.interleaveAhead();
+            Thread thread = ahead.ahead().orElseThrow();
+            thread.join(60_000);
+            assertThat(thread.isAlive()).isFalse();
+            for (List<GgufTensor> stack : stacks) {
+                MemorySegment made = ahead.made(stack).orElseThrow(() -> new AssertionError("not made ahead: " + stack));
+                assertThat(ahead.interleaved(stack, stack.stream().map(GgufTensor::data).toList(), k)).isSameAs(made);
+                MemorySegment reference = onDemand.interleaved(stack, stack.stream().map(GgufTensor::data).toList(), k);
+                assertThat(made.mismatch(reference)).as("%s", stack).isEqualTo(-1L);
+            }
+        }
+        try (Arena arena = Arena.ofShared()) {
+            NativeBlockProducts closing = natives.withQuantizedActivations(true);
+            List<GgufTensor> last = null;
+            for (int i = 0; i < 24; i++) {
+                MemorySegment data = QuantizedMatmulTest.randomBlocks(GgmlType.Q8_0, 1024, 512, i, arena);
+                last = List.of(new GgufTensor(Path.of("closing.gguf"), "w" + i, GgmlType.Q8_0, new int[] {512, 1024}, 0, data.byteSize(), data));
+                closing.plan(last);
+            }
+            closing.interleaveAhead();
+            closing.close();
+            Thread thread = closing.ahead().orElseThrow();
+            thread.join(60_000);
+            assertThat(thread.isAlive()).isFalse();
+            assertThat(closing.made(last)).isEmpty();
+            List<GgufTensor> stack = last;
+            assertThatThrownBy(() -> closing.interleaved(stack, List.of(stack.getFirst().data()), 512)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("closed");
+        }
+    }
+
     /** Interleaved weights are read only by products that quantise x (the f32 products read rows as they are). */
     @Test
     void interleavedWeightsNeedQuantisedX() {

@@ -20,6 +20,7 @@ module dev.kiln.core {
     exports dev.kiln.onnxspec to dev.kiln.onnx;
     exports dev.kiln.clang to dev.kiln.llm; // ClangDevice.library: native block-quantised products
     exports dev.kiln.cpu to dev.kiln.llm; // PanelProduct: the GEMM tile for the quantised products
+    exports dev.kiln.codegen to dev.kiln.llm; // ReductionOrder: a language model fuses its attention only where sums may reorder
 
     uses dev.kiln.runtime.DeviceProvider;
     provides dev.kiln.runtime.DeviceProvider with dev.kiln.interp.InterpDeviceProvider, dev.kiln.cpu.CpuDeviceProvider,

@@ -62,6 +62,10 @@ public final class NativeBlockProducts implements AutoCloseable {
             ValueLayout.ADDRESS);
     private static final FunctionDescriptor SIZE_OF_ROWS = FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG);
     private static final FunctionDescriptor SIZE = FunctionDescriptor.of(ValueLayout.JAVA_LONG);
+    /** kiln_attention(q, heads, kv_heads, hd, k, v, f16, pos, length, window, scale, out, from, to) */
+    private static final FunctionDescriptor ATTENTION = FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
+            ValueLayout.JAVA_LONG, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG,
+            ValueLayout.JAVA_LONG, ValueLayout.JAVA_FLOAT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG);
     /** (w, row bytes, k, first group, end group, out). */
     private static final FunctionDescriptor INTERLEAVE = FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
             ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS);
@@ -83,7 +87,7 @@ public final class NativeBlockProducts implements AutoCloseable {
      * (x packed first, {@code kiln_gemm_pack_rows}) and its sizes.
      */
     private record Handles(MethodHandle q8_0, MethodHandle q4_0, MethodHandle q8_0Q8, MethodHandle q4_0Q8, Gemm f32, Gemm q8, boolean q8Vectorised,
-                           Interleaved i16) {
+                           Interleaved i16, MethodHandle attention) {
         /** The functions by name and signature. */
         static Handles of(BiFunction<String, FunctionDescriptor, MethodHandle> function) {
             boolean vectorised = size(function, "kiln_q8_gemm_vectorised") != 0;
@@ -92,7 +96,8 @@ public final class NativeBlockProducts implements AutoCloseable {
                     Gemm.of(function, "kiln_q8_0_gemm", "kiln_q4_0_gemm", "kiln_gemm_"), Gemm.of(function, "kiln_q8_0_q8_gemm", "kiln_q4_0_q8_gemm", "kiln_q8_gemm_"),
                     vectorised, new Interleaved(function.apply("kiln_q8_0_interleave16", INTERLEAVE), function.apply("kiln_q4_0_interleave16", INTERLEAVE),
                     function.apply("kiln_q8_0_q8_products_i16", PRODUCTS), function.apply("kiln_q4_0_q8_products_i16", PRODUCTS),
-                    function.apply("kiln_q8_0_q8_gemm_i16", GEMM), function.apply("kiln_q4_0_q8_gemm_i16", GEMM)));
+                    function.apply("kiln_q8_0_q8_gemm_i16", GEMM), function.apply("kiln_q4_0_q8_gemm_i16", GEMM)),
+                    function.apply("kiln_attention", ATTENTION));
         }
     }
 
@@ -287,6 +292,31 @@ public final class NativeBlockProducts implements AutoCloseable {
                 }
             });
         }
+    }
+
+    /**
+     * Causal grouped-query attention of {@code rows} rows of q ((rows, heads, headDim) f32) over one layer's caches
+     * ((context, kvHeads * headDim), f32 or f16), as a language model's graph writes it with tensors: for each row, the
+     * softmax of {@code scale} times its head's dot products with the keys at its position {@code positions[r]} and
+     * before (within {@code window} when positive; none at or past {@code length}), weighing the values. Every cache row
+     * is read once for the heads that share it, in order; the sums are in an order of their own that does not depend on
+     * the other rows (block_products.c, kiln_attention). Split over the workers by (row, key/value head). All segments
+     * are native; out is (rows, heads, headDim) f32.
+     */
+    public void attention(MemorySegment q, int rows, int heads, int kvHeads, int headDim, MemorySegment keys, MemorySegment values, boolean f16,
+                          MemorySegment positions, int length, int window, float scale, MemorySegment out) {
+        long units = (long) rows * kvHeads;
+        int parts = (long) rows * heads * length * headDim < 1 << 16 || WorkerPool.size() <= 1 ? 1 : WorkerPool.balancedShares(units);
+        WorkerPool.forRanges(units, parts, (from, to) -> {
+            try {
+                handles.attention.invokeExact(q, (long) heads, (long) kvHeads, (long) headDim, keys, values, f16 ? 1L : 0L, positions, (long) length,
+                        (long) window, scale, out, from, to);
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable t) {
+                throw new IllegalStateException("native attention failed: " + t, t);
+            }
+        });
     }
 
     /** {@link #interleaveAhead}'s thread, if it started one. */

@@ -1367,3 +1367,207 @@ EXPORT void kiln_q4_0_q8_products(const uint8_t *w, int64_t rb, int64_t k, const
                                   int64_t from, int64_t to) {
     products_q8x(1, w, rb, k, xq, rows, out, n, from, to);
 }
+
+/* ---------------------------------------------------------------- attention of a few rows (decode) */
+
+/*
+ * Causal grouped-query attention of rows of q over one layer's caches, as LlamaGraph writes it with tensors: for row r at
+ * position pos[r] and query head h (key/value head h / (heads / kv_heads)), the scores q . k_j * scale of the keys
+ * j <= pos[r] (and pos[r] - j < window when window > 0; rows of the caches from length on are never read), their
+ * softmax, and the sum of the values it weighs. Every key and value row is read once for the heads that share it, in
+ * order: the graph's batched GEMMs read a head's 256 bytes of each row 2 KB apart and, for a few rows of q, cost
+ * 5-10x the caches' bytes. Sums are in a fixed order that does not depend on the other rows (a row's bits are the same
+ * alone or in a batch): a key's score in 16 lanes, then lanes pairwise; the softmax's sum 16 lanes of keys from the
+ * first, then pairwise; each value lane over the keys in order. exp is a polynomial within 2 ulp for the scores less
+ * their maximum (0 below -87.3, where e^x is under the smallest normal float).
+ *
+ * q and out are (rows, heads, hd) f32; the caches (context, kv_heads * hd), f32 or (f16 set) f16. Units [from, to) are
+ * (row, key/value head) pairs, row-major, for the workers.
+ */
+#pragma GCC diagnostic ignored "-Wpsabi" /* 64-byte vectors passed between inline functions, where AVX-512 is not enabled */
+typedef float att16 __attribute__((vector_size(64)));
+typedef int32_t att16i __attribute__((vector_size(64)));
+typedef uint32_t att16u __attribute__((vector_size(64)));
+
+static inline att16 att_load(const float *p) {
+    att16 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void att_store(float *p, att16 v) { memcpy(p, &v, sizeof v); }
+
+/* a where b is set (every bit of a lane), else c */
+static inline att16 att_select(att16i b, att16 a, att16 c) {
+    att16i ai, ci, r;
+    memcpy(&ai, &a, sizeof a);
+    memcpy(&ci, &c, sizeof c);
+    r = (ai & b) | (ci & ~b);
+    att16 out;
+    memcpy(&out, &r, sizeof out);
+    return out;
+}
+
+static inline float att_sum(att16 v) {
+    typedef float f8 __attribute__((vector_size(32)));
+    typedef float f4 __attribute__((vector_size(16)));
+    f8 a = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) + __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    f4 b = __builtin_shufflevector(a, a, 0, 1, 2, 3) + __builtin_shufflevector(a, a, 4, 5, 6, 7);
+    return (b[0] + b[2]) + (b[1] + b[3]);
+}
+
+/* e^x in each lane, for x <= 0 (Cephes' range reduction and polynomial) */
+static inline att16 att_exp(att16 x) {
+    const att16 floor_ = {-87.33f, -87.33f, -87.33f, -87.33f, -87.33f, -87.33f, -87.33f, -87.33f,
+                          -87.33f, -87.33f, -87.33f, -87.33f, -87.33f, -87.33f, -87.33f, -87.33f};
+    att16i keep = x >= floor_;
+    x = att_select(keep, x, floor_);
+    att16 t = x * 1.44269504088896341f + 0.5f;
+    att16i ti = __builtin_convertvector(t, att16i);
+    ti += (att16i) (__builtin_convertvector(ti, att16) > t); /* truncation rounded a negative t up: floor */
+    att16 n = __builtin_convertvector(ti, att16);
+    att16 r = x - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    att16 p = r * 1.9875691500e-4f + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    att16u bits = (att16u) (ti + 127) << 23;
+    att16 scale;
+    memcpy(&scale, &bits, sizeof scale);
+    const att16 zero = {0};
+    return att_select(keep, p * scale, zero);
+}
+
+/*
+ * A head's rows of a cache are hd values 2 KB apart (kv_heads * hd of them a row): too far apart for the hardware's
+ * prefetchers, so the loops over keys fetch the row ATT_AHEAD rows on themselves (a layer at 530 positions, one thread,
+ * the caches in L2: 173 -> 160 us; a decode step reads them from memory).
+ */
+#define ATT_AHEAD 8
+
+static inline void att_prefetch(const void *cache, int64_t f16, int64_t j, int64_t kvdim, int64_t g, int64_t hd) {
+    const char *p = (const char *) cache + (f16 ? 2 : 4) * (j * kvdim + g * hd);
+    for (int64_t l = 0; l < (f16 ? 2 : 4) * hd; l += 64) __builtin_prefetch(p + l, 0, 3);
+}
+
+/* row j of a cache (hd values of key/value head g) as floats: in place when f32, else converted into buf */
+static inline const float *att_row(const void *cache, int64_t f16, int64_t j, int64_t kvdim, int64_t g, int64_t hd, float *buf) {
+    if (!f16) return (const float *) cache + j * kvdim + g * hd;
+    const uint8_t *h = (const uint8_t *) cache + 2 * (j * kvdim + g * hd);
+    for (int64_t d = 0; d < hd; d++) buf[d] = half_at(h + 2 * d);
+    return buf;
+}
+
+/* the sums of the lanes of a, b, c and d in lanes 0 to 3 (each as att_sum orders it: halves, then quarters, ...) */
+static inline att16 att_sum4(att16 a, att16 b, att16 c, att16 d) {
+    att16 x0 = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23)
+             + __builtin_shufflevector(a, b, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+    att16 x1 = __builtin_shufflevector(c, d, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23)
+             + __builtin_shufflevector(c, d, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+    att16 y = __builtin_shufflevector(x0, x1, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27)
+            + __builtin_shufflevector(x0, x1, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+    att16 z = __builtin_shufflevector(y, y, 0, 1, 4, 5, 8, 9, 12, 13, 0, 1, 4, 5, 8, 9, 12, 13)
+            + __builtin_shufflevector(y, y, 2, 3, 6, 7, 10, 11, 14, 15, 2, 3, 6, 7, 10, 11, 14, 15);
+    return __builtin_shufflevector(z, z, 0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6)
+         + __builtin_shufflevector(z, z, 1, 3, 5, 7, 1, 3, 5, 7, 1, 3, 5, 7, 1, 3, 5, 7);
+}
+
+/* the dot products of q0..q3 with k (hd values each) into s[0..3]: per head 16 lanes of d, then the lanes pairwise */
+static inline void att_dot4(const float *q0, const float *q1, const float *q2, const float *q3, const float *k, int64_t hd, float *s) {
+    att16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+    int64_t d = 0;
+    for (; d + 16 <= hd; d += 16) {
+        att16 kv = att_load(k + d);
+        a0 += att_load(q0 + d) * kv;
+        a1 += att_load(q1 + d) * kv;
+        a2 += att_load(q2 + d) * kv;
+        a3 += att_load(q3 + d) * kv;
+    }
+    att16 r = att_sum4(a0, a1, a2, a3);
+    s[0] = r[0], s[1] = r[1], s[2] = r[2], s[3] = r[3];
+    for (; d < hd; d++) s[0] += q0[d] * k[d], s[1] += q1[d] * k[d], s[2] += q2[d] * k[d], s[3] += q3[d] * k[d];
+}
+
+EXPORT void kiln_attention(const float *q, int64_t heads, int64_t kv_heads, int64_t hd, const void *kc, const void *vc, int64_t f16,
+                           const int64_t *pos, int64_t length, int64_t window, float scale, float *out, int64_t from, int64_t to) {
+    int64_t group = heads / kv_heads, kvdim = kv_heads * hd, cap = (length + 31) / 16 * 16, blocks = (group + 3) / 4;
+    /* scores of every head of the group (4 a block, the last padded with heads of q = 0), rows of f16 caches, a zero q */
+    float *s = malloc(sizeof(float) * (size_t) (4 * blocks * cap + 3 * hd + 32));
+    if (s == NULL) abort();
+    float *buf = s + 4 * blocks * cap, *zero = buf + 2 * hd;
+    for (int64_t d = 0; d < hd; d++) zero[d] = 0.0f;
+    for (int64_t u = from; u < to; u++) {
+        int64_t r = u / kv_heads, g = u % kv_heads, p = pos[r];
+        int64_t hi = p < length - 1 ? p : length - 1, lo = window > 0 && p - window + 1 > 0 ? p - window + 1 : 0;
+        const float *qr = q + (r * heads + g * group) * hd;
+        float *o = out + (r * heads + g * group) * hd;
+        if (p < 0 || hi < lo) { /* no visible key: the graph's softmax of nothing but -inf */
+            for (int64_t i = 0; i < group * hd; i++) o[i] = NAN;
+            continue;
+        }
+        int64_t count = hi - lo + 1;
+        for (int64_t b = 0; b < blocks; b++) {
+            const float *qs[4];
+            for (int64_t i = 0; i < 4; i++) qs[i] = 4 * b + i < group ? qr + (4 * b + i) * hd : zero;
+            float *sb = s + 4 * b * cap, mx[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+            for (int64_t j = 0; j < count; j++) {
+                float v[4];
+                if (j + ATT_AHEAD < count) att_prefetch(kc, f16, lo + j + ATT_AHEAD, kvdim, g, hd);
+                att_dot4(qs[0], qs[1], qs[2], qs[3], att_row(kc, f16, lo + j, kvdim, g, hd, buf), hd, v);
+                for (int64_t i = 0; i < 4; i++) {
+                    float x = v[i] * scale;
+                    sb[i * cap + j] = x;
+                    mx[i] = x > mx[i] ? x : mx[i];
+                }
+            }
+            for (int64_t i = 0; i < 4; i++) { /* the softmax: e^(x - max) in place, their sum, then each divided by it */
+                float *e = sb + i * cap;
+                att16 sums = {0};
+                int64_t j = 0;
+                for (; j + 16 <= count; j += 16) {
+                    att16 x = att_exp(att_load(e + j) - mx[i]);
+                    att_store(e + j, x);
+                    sums += x;
+                }
+                float tail[16] = {0};
+                for (int64_t t = 0; j + t < count; t++) tail[t] = e[j + t] - mx[i];
+                att16 x = att_exp(att_load(tail));
+                att_store(tail, x);
+                for (int64_t t = 0; j + t < count; t++) e[j + t] = tail[t];
+                for (int64_t t = count - j; t < 16; t++) tail[t] = 0.0f;
+                sums += att_load(tail);
+                float total = att_sum(sums);
+                for (j = 0; j < count; j++) e[j] = e[j] / total;
+            }
+            /* the values they weigh, 64 lanes of d at a time in registers (4 heads x 4 vectors), the keys in order */
+            int64_t d = 0;
+            for (; d + 64 <= hd; d += 64) {
+                att16 acc[4][4] = {{{0}}};
+                for (int64_t j = 0; j < count; j++) {
+                    if (j + ATT_AHEAD < count) att_prefetch(vc, f16, lo + j + ATT_AHEAD, kvdim, g, hd);
+                    const float *v = att_row(vc, f16, lo + j, kvdim, g, hd, buf + hd) + d;
+                    att16 v0 = att_load(v), v1 = att_load(v + 16), v2 = att_load(v + 32), v3 = att_load(v + 48);
+                    for (int64_t i = 0; i < 4; i++) {
+                        float w = sb[i * cap + j];
+                        acc[i][0] += v0 * w, acc[i][1] += v1 * w, acc[i][2] += v2 * w, acc[i][3] += v3 * w;
+                    }
+                }
+                for (int64_t i = 0; i < 4 && 4 * b + i < group; i++) {
+                    for (int64_t c = 0; c < 4; c++) att_store(o + (4 * b + i) * hd + d + 16 * c, acc[i][c]);
+                }
+            }
+            for (; d < hd; d++) { /* a head size not a multiple of 64: the rest lane by lane, in the same order */
+                float acc[4] = {0};
+                for (int64_t j = 0; j < count; j++) {
+                    float v = att_row(vc, f16, lo + j, kvdim, g, hd, buf + hd)[d];
+                    for (int64_t i = 0; i < 4; i++) acc[i] += v * sb[i * cap + j];
+                }
+                for (int64_t i = 0; i < 4 && 4 * b + i < group; i++) o[(4 * b + i) * hd + d] = acc[i];
+            }
+        }
+    }
+    free(s);
+}

@@ -21,8 +21,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Random;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
@@ -333,6 +335,86 @@ class NativeBlockProductsTest {
             assertThatThrownBy(() -> closing.interleaved(stack, List.of(stack.getFirst().data()), 512)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("closed");
         }
+    }
+
+    /**
+     * Attention of a few rows over one layer's caches against the same in double precision: groups of 1, 2, 4 and 5
+     * query heads a key/value head (5: a block of four and one padded), head sizes 64, 80 (a rest of 16) and 72 (lane
+     * by lane after the vectors), caches in f32 and f16, a sliding window, rows at different positions and a length short
+     * of the context. The bound: f32 dot products and sums of up to 40 terms, e^x within 2 ulp, a few roundings each
+     * (1e-5 of the values' scale). A row's outputs are the same bits alone as among the others, and with the work split
+     * into shares; a row at a position with no key to see gets NaN, as the softmax of nothing but -inf does. Every build.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"native", "x86-64-v3", "x86-64"})
+    void attentionMatchesDoublePrecision(String build) throws IOException {
+        NativeBlockProducts products = build.equals("native") ? natives : compiledFor(build);
+        int context = 48, length = 40;
+        for (int[] shape : new int[][] {{8, 8, 64}, {8, 4, 64}, {4, 1, 64}, {8, 2, 80}, {10, 2, 72}, {5, 5, 64}}) {
+            int heads = shape[0], kvHeads = shape[1], hd = shape[2], group = heads / kvHeads, kvDim = kvHeads * hd;
+            for (boolean f16 : new boolean[] {false, true}) {
+                for (int window : new int[] {0, 7}) {
+                    Random random = new Random(31L * heads + hd + (f16 ? 1 : 0) + window);
+                    long[] positions = {39, 0, 17, 38, 5};
+                    int rows = positions.length;
+                    float[] q = new float[rows * heads * hd], k = new float[context * kvDim], v = new float[context * kvDim];
+                    for (int i = 0; i < q.length; i++) q[i] = (float) random.nextGaussian();
+                    for (int i = 0; i < k.length; i++) {
+                        k[i] = (float) random.nextGaussian();
+                        v[i] = (float) random.nextGaussian();
+                        if (f16) {
+                            k[i] = Float.float16ToFloat(Float.floatToFloat16(k[i]));
+                            v[i] = Float.float16ToFloat(Float.floatToFloat16(v[i]));
+                        }
+                    }
+                    float scale = (float) (1 / Math.sqrt(hd));
+                    try (Arena arena = Arena.ofShared()) {
+                        MemorySegment qs = arena.allocateFrom(ValueLayout.JAVA_FLOAT, q), ks = cache(arena, k, f16), vs = cache(arena, v, f16);
+                        MemorySegment pos = arena.allocateFrom(ValueLayout.JAVA_LONG, positions), out = arena.allocate(4L * rows * heads * hd);
+                        products.attention(qs, rows, heads, kvHeads, hd, ks, vs, f16, pos, length, window, scale, out);
+                        float[] got = out.toArray(ValueLayout.JAVA_FLOAT);
+                        String what = build + " heads " + heads + "/" + kvHeads + ", hd " + hd + (f16 ? ", f16" : ", f32") + ", window " + window;
+                        for (int r = 0; r < rows; r++) {
+                            for (int h = 0; h < heads; h++) {
+                                int g = h / group, p = (int) positions[r], lo = window > 0 ? Math.max(0, p - window + 1) : 0;
+                                double[] e = new double[p + 1];
+                                double max = Double.NEGATIVE_INFINITY, sum = 0;
+                                for (int j = lo; j <= p; j++) {
+                                    double d = 0;
+                                    for (int t = 0; t < hd; t++) d += (double) q[(r * heads + h) * hd + t] * k[j * kvDim + g * hd + t];
+                                    e[j] = d * scale;
+                                    max = Math.max(max, e[j]);
+                                }
+                                for (int j = lo; j <= p; j++) sum += e[j] = Math.exp(e[j] - max);
+                                for (int t = 0; t < hd; t++) {
+                                    double want = 0;
+                                    for (int j = lo; j <= p; j++) want += e[j] / sum * v[j * kvDim + g * hd + t];
+                                    assertThat((double) got[(r * heads + h) * hd + t]).as("%s: row %d head %d lane %d", what, r, h, t).isCloseTo(want, within(1e-5));
+                                }
+                            }
+                        }
+                        // row 2 alone, and all rows in shares of one unit each: the same bits
+                        MemorySegment alone = arena.allocate(4L * heads * hd);
+                        products.attention(qs.asSlice(4L * 2 * heads * hd), 1, heads, kvHeads, hd, ks, vs, f16, pos.asSlice(16), length, window, scale, alone);
+                        assertThat(alone.toArray(ValueLayout.JAVA_FLOAT)).as(what + ": row 2 alone")
+                                .containsExactly(Arrays.copyOfRange(got, 2 * heads * hd, 3 * heads * hd));
+                    }
+                }
+            }
+        }
+        try (Arena arena = Arena.ofShared()) { // a position before every key
+            MemorySegment out = arena.allocate(4L * 2 * 64);
+            products.attention(arena.allocate(4L * 2 * 64), 1, 2, 1, 64, arena.allocate(4L * 8 * 64), arena.allocate(4L * 8 * 64), false,
+                    arena.allocateFrom(ValueLayout.JAVA_LONG, -1), 8, 0, 0.125f, out);
+            for (float f : out.toArray(ValueLayout.JAVA_FLOAT)) assertThat(f).isNaN();
+        }
+    }
+
+    private static MemorySegment cache(Arena arena, float[] values, boolean f16) {
+        if (!f16) return arena.allocateFrom(ValueLayout.JAVA_FLOAT, values);
+        MemorySegment s = arena.allocate(2L * values.length);
+        for (int i = 0; i < values.length; i++) s.setAtIndex(ValueLayout.JAVA_SHORT, i, Float.floatToFloat16(values[i]));
+        return s;
     }
 
     /** Interleaved weights are read only by products that quantise x (the f32 products read rows as they are). */

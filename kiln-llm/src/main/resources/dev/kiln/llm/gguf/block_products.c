@@ -1513,14 +1513,31 @@ EXPORT void kiln_attention(const float *q, int64_t heads, int64_t kv_heads, int6
             const float *qs[4];
             for (int64_t i = 0; i < 4; i++) qs[i] = 4 * b + i < group ? qr + (4 * b + i) * hd : zero;
             float *sb = s + 4 * b * cap, mx[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
-            for (int64_t j = 0; j < count; j++) {
-                float v[4];
-                if (j + ATT_AHEAD < count) att_prefetch(kc, f16, lo + j + ATT_AHEAD, kvdim, g, hd);
-                att_dot4(qs[0], qs[1], qs[2], qs[3], att_row(kc, f16, lo + j, kvdim, g, hd, buf), hd, v);
-                for (int64_t i = 0; i < 4; i++) {
-                    float x = v[i] * scale;
-                    sb[i * cap + j] = x;
-                    mx[i] = x > mx[i] ? x : mx[i];
+            if (hd == 64 && !f16) { /* the common head size: the four heads' q in registers across the keys */
+                att16 q[4][4];
+                for (int64_t i = 0; i < 4; i++) for (int64_t c = 0; c < 4; c++) q[i][c] = att_load(qs[i] + 16 * c);
+                for (int64_t j = 0; j < count; j++) {
+                    if (j + ATT_AHEAD < count) att_prefetch(kc, f16, lo + j + ATT_AHEAD, kvdim, g, hd);
+                    const float *k = (const float *) kc + (lo + j) * kvdim + g * hd;
+                    att16 k0 = att_load(k), k1 = att_load(k + 16), k2 = att_load(k + 32), k3 = att_load(k + 48), a[4];
+                    for (int64_t i = 0; i < 4; i++) a[i] = q[i][0] * k0 + q[i][1] * k1 + q[i][2] * k2 + q[i][3] * k3;
+                    att16 v = att_sum4(a[0], a[1], a[2], a[3]);
+                    for (int64_t i = 0; i < 4; i++) {
+                        float x = v[i] * scale;
+                        sb[i * cap + j] = x;
+                        mx[i] = x > mx[i] ? x : mx[i];
+                    }
+                }
+            } else {
+                for (int64_t j = 0; j < count; j++) {
+                    float v[4];
+                    if (j + ATT_AHEAD < count) att_prefetch(kc, f16, lo + j + ATT_AHEAD, kvdim, g, hd);
+                    att_dot4(qs[0], qs[1], qs[2], qs[3], att_row(kc, f16, lo + j, kvdim, g, hd, buf), hd, v);
+                    for (int64_t i = 0; i < 4; i++) {
+                        float x = v[i] * scale;
+                        sb[i * cap + j] = x;
+                        mx[i] = x > mx[i] ? x : mx[i];
+                    }
                 }
             }
             for (int64_t i = 0; i < 4; i++) { /* the softmax: e^(x - max) in place, their sum, then each divided by it */
@@ -1540,21 +1557,27 @@ EXPORT void kiln_attention(const float *q, int64_t heads, int64_t kv_heads, int6
                 for (int64_t t = count - j; t < 16; t++) tail[t] = 0.0f;
                 sums += att_load(tail);
                 float total = att_sum(sums);
-                for (j = 0; j < count; j++) e[j] = e[j] / total;
+                for (j = 0; j + 16 <= count; j += 16) att_store(e + j, att_load(e + j) / total);
+                for (; j < count; j++) e[j] = e[j] / total;
             }
             /* the values they weigh, 64 lanes of d at a time in registers (4 heads x 4 vectors), the keys in order */
             int64_t d = 0;
             for (; d + 64 <= hd; d += 64) {
-                att16 acc[4][4] = {{{0}}};
+                /* sixteen named accumulators: as an array indexed in a loop, GCC kept them on the stack */
+                att16 a00 = {0}, a01 = {0}, a02 = {0}, a03 = {0}, a10 = {0}, a11 = {0}, a12 = {0}, a13 = {0};
+                att16 a20 = {0}, a21 = {0}, a22 = {0}, a23 = {0}, a30 = {0}, a31 = {0}, a32 = {0}, a33 = {0};
+                const float *w0 = sb, *w1 = sb + cap, *w2 = sb + 2 * cap, *w3 = sb + 3 * cap;
                 for (int64_t j = 0; j < count; j++) {
                     if (j + ATT_AHEAD < count) att_prefetch(vc, f16, lo + j + ATT_AHEAD, kvdim, g, hd);
                     const float *v = att_row(vc, f16, lo + j, kvdim, g, hd, buf + hd) + d;
                     att16 v0 = att_load(v), v1 = att_load(v + 16), v2 = att_load(v + 32), v3 = att_load(v + 48);
-                    for (int64_t i = 0; i < 4; i++) {
-                        float w = sb[i * cap + j];
-                        acc[i][0] += v0 * w, acc[i][1] += v1 * w, acc[i][2] += v2 * w, acc[i][3] += v3 * w;
-                    }
+                    float x0 = w0[j], x1 = w1[j], x2 = w2[j], x3 = w3[j];
+                    a00 += v0 * x0, a01 += v1 * x0, a02 += v2 * x0, a03 += v3 * x0;
+                    a10 += v0 * x1, a11 += v1 * x1, a12 += v2 * x1, a13 += v3 * x1;
+                    a20 += v0 * x2, a21 += v1 * x2, a22 += v2 * x2, a23 += v3 * x2;
+                    a30 += v0 * x3, a31 += v1 * x3, a32 += v2 * x3, a33 += v3 * x3;
                 }
+                att16 acc[4][4] = {{a00, a01, a02, a03}, {a10, a11, a12, a13}, {a20, a21, a22, a23}, {a30, a31, a32, a33}};
                 for (int64_t i = 0; i < 4 && 4 * b + i < group; i++) {
                     for (int64_t c = 0; c < 4; c++) att_store(o + (4 * b + i) * hd + d + 16 * c, acc[i][c]);
                 }

@@ -1254,16 +1254,18 @@ static void products_q8x(int q4, const uint8_t *w, int64_t rb, int64_t k, const 
  * block sum, fused-multiply-added by d_w * d_x into a pass of GEMM_Q8_KB blocks, the passes added in order. w's vectors
  * are loaded (Q4_0's split into nibbles) once for the R rows, and each row's block sums and scales come from xs and xd
  * (rows x blocks, made once per call): a batched step's rows, or a short prompt's, stay dot products instead of the
- * GEMM's tiles (which pack panels per pass and convert every block's sums per tile).
+ * GEMM's tiles (which pack panels per pass and convert every block's sums per tile). Up to 8 rows a pass (8 rows of x,
+ * 8,192 x 2,048 from memory, two threads: Q4_0 12.5-13.3 -> 15.6-15.9 GB/s, Q8_0 18.9-20.2 -> 25.1-25.5 against two
+ * passes of four), each row in its own accumulators: the same sums in the same order for any R.
  */
 static inline __attribute__((always_inline)) void i16_rows(int q4, const uint8_t *g, int64_t blocks, const uint8_t *x, int64_t x_row,
                                                            const int32_t *xs, const float *xd, float *o, int64_t ldo, const int R) {
     const int bytes = q4 ? 18 : 34, step = 16 * bytes;
     const __m512i flip = _mm512_set1_epi8((char) 0x80), low = _mm512_set1_epi8(15);
-    __m512 total[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()}, pass[4];
+    __m512 total[8], pass[8];
     for (int64_t pb = 0; pb < blocks; pb += GEMM_Q8_KB) {
         int64_t last = blocks - pb < GEMM_Q8_KB ? blocks : pb + GEMM_Q8_KB;
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int r = 0; r < R; r++) pass[r] = _mm512_setzero_ps();
         for (int64_t b = pb; b < last; b++) {
             const uint8_t *wb = g + b * step;
@@ -1281,7 +1283,7 @@ static inline __attribute__((always_inline)) void i16_rows(int q4, const uint8_t
                 for (int i = 0; i < 8; i++) wv[i] = _mm512_xor_si512(_mm512_loadu_si512(wb + I16_SCALES + 64 * i), flip);
             }
             __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) wb));
-#pragma GCC unroll 4
+#pragma GCC unroll 8
             for (int r = 0; r < R; r++) {
                 int32_t x4[8];
                 memcpy(x4, x + r * x_row + b * 34 + 2, 32);
@@ -1295,10 +1297,10 @@ static inline __attribute__((always_inline)) void i16_rows(int q4, const uint8_t
                 pass[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), _mm512_mul_ps(dw, _mm512_set1_ps(xd[r * blocks + b])), pass[r]);
             }
         }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int r = 0; r < R; r++) total[r] = pb == 0 ? pass[r] : _mm512_add_ps(total[r], pass[r]);
     }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int r = 0; r < R; r++) _mm512_storeu_ps(o + r * ldo, total[r]);
 }
 #endif
@@ -1327,6 +1329,7 @@ static void products_i16(int q4, const uint8_t *w, int64_t rb, int64_t k, const 
                 continue;
             }
             int64_t r = 0;
+            for (; r + 8 <= rows; r += 8) i16_rows(q4, w + j * rb, blocks, x + r * x_row, x_row, xs + r * blocks, xd + r * blocks, out + r * n + j, n, 8);
             for (; r + 4 <= rows; r += 4) i16_rows(q4, w + j * rb, blocks, x + r * x_row, x_row, xs + r * blocks, xd + r * blocks, out + r * n + j, n, 4);
             switch (rows - r) { /* R a constant in each, so that i16_rows keeps its rows in registers */
                 case 3: i16_rows(q4, w + j * rb, blocks, x + r * x_row, x_row, xs + r * blocks, xd + r * blocks, out + r * n + j, n, 3); break;

@@ -72,8 +72,8 @@ public final class NativeBlockProducts implements AutoCloseable {
     /** Rows of w interleaved together (block_products.c's I16 layout). */
     static final int INTERLEAVED_ROWS = 16;
     /**
-     * Rows of x up to which products with interleaved weights are dot products (four rows of x a pass over each group of
-     * w, i16_rows), the GEMM above: a batched step of up to 12 slots, or a short prompt. The dot products from memory,
+     * Rows of x up to which products with interleaved weights are dot products (up to eight rows of x a pass over each
+     * group of w, i16_rows), the GEMM above: a batched step of up to 12 slots, or a short prompt. The dot products from memory,
      * 8,192 x 2,048 Q8_0, two threads: 8 rows 12.5-14.7 GB/s, 12 rows 9.4, 16 rows 7.5; in a batched step of the
      * Llama-3.2-1B-shaped Q8_0 model, 8 slots' products took 139 ms as dots against 159 through the GEMM, 16 slots' 230
      * against 207.
@@ -191,18 +191,18 @@ public final class NativeBlockProducts implements AutoCloseable {
     }
 
     /**
-     * {@code t}'s matrix ({@code w}: n rows of k values) interleaved by {@value #INTERLEAVED_ROWS} rows, made on the first
+     * {@code t}'s matrix ({@code w}: its rows of k values) interleaved by {@value #INTERLEAVED_ROWS} rows, made on the first
      * call for {@code t} (split over the workers) and the same segment after, until {@link #close()}; the products read it
      * when called with {@code interleaved}. Rows past the last multiple of 16 stay as they are. A mapped {@code w} is
      * unloaded after ({@link MemorySegment#unload()}), so that the copy does not double the resident memory.
      *
      * @throws IllegalStateException if these products are closed
      */
-    MemorySegment interleaved(GgufTensor t, MemorySegment w, int n, int k) { return interleaved(List.of(t), List.of(w), k); }
+    MemorySegment interleaved(GgufTensor t, MemorySegment w, int k) { return interleaved(List.of(t), List.of(w), k); }
 
     /**
      * The matrices {@code parts} (their bytes {@code ws}, k values a row, one type) stacked by rows, as one matrix
-     * {@linkplain #interleaved(GgufTensor, MemorySegment, int, int) interleaved}: the products of x with every part in one
+     * {@linkplain #interleaved(GgufTensor, MemorySegment, int) interleaved}: the products of x with every part in one
      * call (a layer's q, k and v, or its gate and up). Every part but the last must have a multiple of 16 rows, so that
      * each is whole groups.
      *

@@ -1494,6 +1494,15 @@ static inline void att_dot4(const float *q0, const float *q1, const float *q2, c
     for (; d < hd; d++) s[0] += q0[d] * k[d], s[1] += q1[d] * k[d], s[2] += q2[d] * k[d], s[3] += q3[d] * k[d];
 }
 
+/* the four heads' dot products with key j, scaled, as their scores (sb: a head's every cap floats) and their maxima */
+static inline void att_keep(const float *v, float scale, float *sb, int64_t cap, int64_t j, float *mx) {
+    for (int64_t i = 0; i < 4; i++) {
+        float x = v[i] * scale;
+        sb[i * cap + j] = x;
+        mx[i] = x > mx[i] ? x : mx[i];
+    }
+}
+
 EXPORT void kiln_attention(const float *q, int64_t heads, int64_t kv_heads, int64_t hd, const void *kc, const void *vc, int64_t f16,
                            const int64_t *pos, int64_t length, int64_t window, float scale, float *out, int64_t from, int64_t to) {
     int64_t group = heads / kv_heads, kvdim = kv_heads * hd, cap = (length + 31) / 16 * 16, blocks = (group + 3) / 4;
@@ -1525,22 +1534,14 @@ EXPORT void kiln_attention(const float *q, int64_t heads, int64_t kv_heads, int6
                     att16 k0 = att_load(k), k1 = att_load(k + 16), k2 = att_load(k + 32), k3 = att_load(k + 48), a[4];
                     for (int64_t i = 0; i < 4; i++) a[i] = q[i][0] * k0 + q[i][1] * k1 + q[i][2] * k2 + q[i][3] * k3;
                     att16 v = att_sum4(a[0], a[1], a[2], a[3]);
-                    for (int64_t i = 0; i < 4; i++) {
-                        float x = v[i] * scale;
-                        sb[i * cap + j] = x;
-                        mx[i] = x > mx[i] ? x : mx[i];
-                    }
+                    att_keep((const float[4]) {v[0], v[1], v[2], v[3]}, scale, sb, cap, j, mx);
                 }
             } else {
                 for (int64_t j = 0; j < count; j++) {
                     float v[4];
                     if (j + ATT_AHEAD < count) att_prefetch(kc, f16, lo + j + ATT_AHEAD, kvdim, g, hd);
                     att_dot4(qs[0], qs[1], qs[2], qs[3], att_row(kc, f16, lo + j, kvdim, g, hd, buf), hd, v);
-                    for (int64_t i = 0; i < 4; i++) {
-                        float x = v[i] * scale;
-                        sb[i * cap + j] = x;
-                        mx[i] = x > mx[i] ? x : mx[i];
-                    }
+                    att_keep(v, scale, sb, cap, j, mx);
                 }
             }
             for (int64_t i = 0; i < 4; i++) { /* the softmax: e^(x - max) in place, their sum, then each divided by it */

@@ -178,8 +178,8 @@ public final class QuantizedMatmul {
                     }
                 });
             } else {
-                MemorySegment xn = natives.quantizedActivations() ? NativeBlockProducts.quantizeQ8_0(x, (long) rows * k)
-                        : NativeBlockProducts.nativeOf(x, 4L * rows * k, staging);
+                MemorySegment xf = NativeBlockProducts.nativeOf(x, 4L * rows * k, staging);
+                MemorySegment xn = natives.quantizedActivations() ? natives.quantized(xf, (long) rows * k) : xf;
                 WorkerPool.forRanges(units, parts, (from, to) -> natives.products(type, wn, rowBytes, (int) from * unit, (int) Math.min((long) to * unit, n), k,
                         xn, rows, n, on, interleaved));
             }

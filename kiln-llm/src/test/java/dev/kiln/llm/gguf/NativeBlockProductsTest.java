@@ -456,6 +456,57 @@ class NativeBlockProductsTest {
     }
 
     /**
+     * The products' quantiser in C gives {@link NativeBlockProducts#quantizeQ8_0}'s bytes on every path: random blocks of
+     * mixed magnitudes (large, tiny, subnormal), llama.cpp's ties, a block of zeros and of negative zeros, a block with a
+     * NaN (max NaN, q all 0), one with an infinity (d infinite, q 0 or NaN's 0), and a block whose max rounds to f16's
+     * largest value; and the buffer it returns is reused by the next call, its length the call's.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"native", "x86-64-v3", "x86-64"})
+    void theQuantiserInCGivesJavasBytes(String build) throws IOException {
+        NativeBlockProducts products = build.equals("native") ? natives : compiledFor(build);
+        int blocks = 40;
+        float[] x = new float[32 * blocks];
+        java.util.Random random = new java.util.Random(11);
+        for (int i = 0; i < 32 * 32; i++) {
+            float scale = switch (i / 32 % 4) {
+                case 0 -> 1f;
+                case 1 -> 1e4f;
+                case 2 -> 1e-3f;
+                default -> 1e-41f; // subnormal
+            };
+            x[i] = (float) random.nextGaussian() * scale;
+        }
+        float[] ties = {127f, -127f, 0.5f, 1.5f, -2.5f, 3.4f, -0.5f, 126.5f};
+        System.arraycopy(ties, 0, x, 32 * 32, ties.length);
+        for (int i = 0; i < 32; i++) x[33 * 32 + i] = -0f;
+        // block 34 all zeros
+        for (int i = 0; i < 32; i++) x[35 * 32 + i] = i - 16;
+        x[35 * 32 + 7] = Float.NaN;
+        for (int i = 0; i < 32; i++) x[36 * 32 + i] = i;
+        x[36 * 32 + 3] = Float.NEGATIVE_INFINITY;
+        for (int i = 0; i < 32; i++) x[37 * 32 + i] = 65504f * 127f * (i % 2 == 0 ? 1 : -1);
+        for (int i = 0; i < 32; i++) x[38 * 32 + i] = (float) random.nextGaussian() * 1e30f;
+        for (int i = 0; i < 32; i++) x[39 * 32 + i] = (float) random.nextGaussian();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment xs = arena.allocate(4L * x.length, 64);
+            MemorySegment.copy(x, 0, xs, ValueLayout.JAVA_FLOAT, 0, x.length);
+            byte[] expected = NativeBlockProducts.quantizeQ8_0(xs, x.length).toArray(ValueLayout.JAVA_BYTE);
+            MemorySegment first = products.quantized(xs, x.length);
+            assertThat(first.byteSize()).isEqualTo(34L * blocks);
+            byte[] actual = first.toArray(ValueLayout.JAVA_BYTE);
+            List<String> differ = new ArrayList<>();
+            for (int i = 0; i < expected.length; i++) {
+                if (actual[i] != expected[i]) differ.add("block " + i / 34 + " byte " + i % 34 + ": " + actual[i] + " for " + expected[i]);
+            }
+            assertThat(differ).as("the C quantiser (%s) against Java's", build).isEmpty();
+            MemorySegment again = products.quantized(xs.asSlice(4L * 32 * 39), 32);
+            assertThat(again.address()).as("the thread's buffer, reused").isEqualTo(first.address());
+            assertThat(again.toArray(ValueLayout.JAVA_BYTE)).containsExactly(java.util.Arrays.copyOfRange(expected, 34 * 39, 34 * 40));
+        }
+    }
+
+    /**
      * The GEMM quantises x in C as {@link NativeBlockProducts#quantizeQ8_0} does, ties to even included: against w = the
      * identity (row j of w: 1 at j, scale 1), each output is x's integer at j times its scale (1 here), on every path.
      */

@@ -159,8 +159,11 @@ public final class BlockTensor {
         return active == null ? y : y.withSymbolicDim(0, active);
     }
 
-    /** The number of active rows as an i64 tensor of one element. */
-    private static Tensor count(Variable active, int max) {
+    /**
+     * The number of active rows as an i64 tensor of one element, a host step's input ({@code max} when {@code active}
+     * is null), read back by {@link QuantizedMatmul#activeRows}.
+     */
+    public static Tensor count(Variable active, int max) {
         return active == null ? Tensor.of(new long[] {max}, 1) : Tensor.variable(active).reshape(1);
     }
 

@@ -458,7 +458,8 @@ public final class NativeBlockProducts implements AutoCloseable {
      * (an automatic arena: freed when unreachable), as llama.cpp quantises activations: per 32 values
      * {@code d = max|x| / 127} rounded to f16, and each value {@code x * 127 / max|x|} rounded to the nearest integer
      * (ties to even), in [-127, 127]; a block whose d rounds to 0 (max|x| below about 3.8e-6, zeros among them) has zero
-     * bytes, and a block with a NaN a NaN scale and zero bytes.
+     * bytes, and a block with a NaN a NaN scale and zero bytes. The rule in Java: the library's quantiser ({@link
+     * #quantized}, and the int8 GEMM's packing of x) is held to these bytes.
      */
     static MemorySegment quantizeQ8_0(MemorySegment x, long count) {
         long blocks = count / 32;
@@ -486,12 +487,12 @@ public final class NativeBlockProducts implements AutoCloseable {
      */
     MemorySegment quantized(MemorySegment x, long count) {
         long blocks = count / 32, bytes = blocks * 34;
+        if (x.byteSize() < 4 * blocks * 32) throw new IllegalArgumentException("quantize: " + count + " floats, x has " + x.byteSize() + " bytes");
         MemorySegment buffer = QUANTIZED.get();
         if (buffer.byteSize() < bytes) {
             buffer = Arena.ofAuto().allocate(Math.max(bytes, 2 * buffer.byteSize()), 64);
             QUANTIZED.set(buffer);
         }
-        if (x.byteSize() < 4 * blocks * 32) throw new IllegalArgumentException("quantize: " + count + " floats, x has " + x.byteSize() + " bytes");
         try {
             handles.quantize.invokeExact(x, blocks, buffer);
         } catch (RuntimeException | Error e) {

@@ -215,10 +215,13 @@ public final class QuantizedMatmul {
         }
     }
 
-    /** The number of active rows stored as an i64 at the start of {@code rows}, checked against {@code max}. */
+    /**
+     * The number of active rows stored as an i64 at the start of {@code rows} (a host step's {@link BlockTensor#count}),
+     * checked against {@code max}.
+     */
     public static int activeRows(MemorySegment rows, int max) {
         long r = rows.get(I64, 0);
-        if (r < 0 || r > max) throw new IllegalStateException("quantized matmul: " + r + " active rows, expected 0 to " + max);
+        if (r < 0 || r > max) throw new IllegalStateException("host step: " + r + " active rows, expected 0 to " + max);
         return (int) r;
     }
 

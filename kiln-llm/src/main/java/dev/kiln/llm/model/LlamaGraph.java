@@ -4,6 +4,7 @@ import dev.kiln.Tensor;
 import dev.kiln.codegen.ReductionOrder;
 import dev.kiln.llm.gguf.BlockTensor;
 import dev.kiln.llm.gguf.NativeBlockProducts;
+import dev.kiln.llm.gguf.QuantizedMatmul;
 import dev.kiln.serve.Graph;
 import dev.kiln.types.DType;
 import dev.kiln.types.Shape;
@@ -268,14 +269,12 @@ public final class LlamaGraph {
             int heads = spec.heads(), window = spec.slidingWindow(), qDim = spec.qDim();
             float scale = (float) (1 / Math.sqrt(hd));
             boolean f16 = cacheType == DType.F16;
-            Tensor count = active == null ? Tensor.of(new long[] {rows}, 1) : Tensor.variable(active).reshape(1);
             Tensor attended = Tensor.host("attention", DType.F32, new int[] {rows, qDim}, (in, out) -> {
-                long r = in.get(4).get(ValueLayout.JAVA_LONG, 0), len = in.get(5).get(ValueLayout.JAVA_LONG, 0);
-                if (r < 0 || r > rows || len < 1 || len > context) {
-                    throw new IllegalStateException("attention: " + r + " rows over " + len + " positions, expected at most " + rows + " over 1 to " + context);
-                }
-                natives.attention(in.get(0), (int) r, heads, kv, hd, in.get(1), in.get(2), f16, in.get(3), (int) len, window, scale, out);
-            }, q, keys, values, rowPosition, count, Tensor.variable(length).reshape(1));
+                int r = QuantizedMatmul.activeRows(in.get(4), rows);
+                long len = in.get(5).get(ValueLayout.JAVA_LONG, 0);
+                if (len < 1 || len > context) throw new IllegalStateException("attention: over " + len + " positions, expected 1 to " + context);
+                natives.attention(in.get(0), r, heads, kv, hd, in.get(1), in.get(2), f16, in.get(3), (int) len, window, scale, out);
+            }, q, keys, values, rowPosition, BlockTensor.count(active, rows), Tensor.variable(length).reshape(1));
             return active == null ? attended : attended.withSymbolicDim(0, active);
         }
         Tensor q4 = q.reshape(rows, kv, group, hd).permute(1, 2, 0, 3);                             // (kv, group, rows, hd)

@@ -713,56 +713,55 @@ static inline uint16_t f16_bits(float f) {
 #endif
 }
 
-/* f to f16 and back, rounded to nearest even. */
-static inline float f16_rounded(float f) {
-    uint8_t p[2];
-    uint16_t h = f16_bits(f);
-    memcpy(p, &h, 2);
-    return half_at(p);
+/*
+ * 32 floats of x as a Q8_0 block with NativeBlockProducts.quantizeQ8_0's bits: its 32 integers into q, its scale's f16
+ * bits returned. d = max|x| / 127 rounded to f16, q = rint(x * (127 / max|x|)) with ties to even, every q 0 where d
+ * rounds to 0 (its products are 0 anyway, and 127 / max|x| could overflow), a NaN in the block makes max NaN and every q 0.
+ */
+static inline uint16_t q8_0_block(const float *v, int8_t *q) {
+    float max;
+#if defined(__AVX512F__)
+    __m512 lo = _mm512_loadu_ps(v), hi = _mm512_loadu_ps(v + 16);
+    max = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(lo), _mm512_abs_ps(hi)));
+    if (_mm512_cmp_ps_mask(lo, lo, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(hi, hi, _CMP_UNORD_Q)) max = NAN;
+    uint16_t d = f16_bits(max / 127.0f);
+    __m512 inverse = _mm512_set1_ps((d & 0x7fffu) == 0 ? 0 : 127.0f / max);
+    const int nearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    /* a NaN product converts to 0x80000000, whose low byte is Java's (byte) of NaN: 0 */
+    _mm_storeu_si128((__m128i *) q, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_roundscale_ps(_mm512_mul_ps(lo, inverse), nearest))));
+    _mm_storeu_si128((__m128i *) (q + 16), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_roundscale_ps(_mm512_mul_ps(hi, inverse), nearest))));
+#else
+    max = 0;
+    for (int i = 0; i < 32; i++) {
+        float a = fabsf(v[i]);
+        if (a != a) max = a;
+        else if (max == max && a > max) max = a;
+    }
+    uint16_t d = f16_bits(max / 127.0f);
+    float inverse = (d & 0x7fffu) == 0 ? 0 : 127.0f / max;
+    for (int i = 0; i < 32; i++) {
+        float r = rintf(v[i] * inverse);
+        q[i] = r == r ? (int8_t) (int) r : 0;
+    }
+#endif
+    return d;
 }
 
 /*
- * blocks * 32 floats of x as Q8_0 blocks (an f16 scale, 32 int8) in out, with NativeBlockProducts.quantizeQ8_0's bits:
- * d = max|x| / 127 rounded to f16, q = rint(x * (127 / max|x|)) with ties to even, every q 0 where d rounds to 0 (its
- * products are 0 anyway, and 127 / max|x| could overflow), a NaN in a block makes its max NaN and every q 0. Vectorised where AVX-512 runs (decode quantises x before each product:
- * Java's loop took 7.5 us for 2,048 floats, 29 us for 8,192, about 0.8 ms of a Llama-3.2-1B token).
+ * blocks * 32 floats of x as Q8_0 blocks (an f16 scale, 32 int8) in out (q8_0_block's). Vectorised where AVX-512 runs
+ * (decode quantises x before each product: Java's loop took 7.5 us for 2,048 floats, 29 us for 8,192, about 0.8 ms of
+ * a Llama-3.2-1B token).
  */
 EXPORT void kiln_q8_0_quantize(const float *x, int64_t blocks, uint8_t *out) {
     for (int64_t b = 0; b < blocks; b++) {
-        const float *v = x + 32 * b;
-        uint8_t *o = out + 34 * b;
-        float max;
-#if defined(__AVX512F__)
-        __m512 lo = _mm512_loadu_ps(v), hi = _mm512_loadu_ps(v + 16);
-        max = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(lo), _mm512_abs_ps(hi)));
-        if (_mm512_cmp_ps_mask(lo, lo, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(hi, hi, _CMP_UNORD_Q)) max = NAN;
-        uint16_t d = f16_bits(max / 127.0f);
-        __m512 inverse = _mm512_set1_ps((d & 0x7fffu) == 0 ? 0 : 127.0f / max);
-        const int nearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-        /* a NaN product converts to 0x80000000, whose low byte is Java's (byte) of NaN: 0 */
-        _mm_storeu_si128((__m128i *) (o + 2), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_roundscale_ps(_mm512_mul_ps(lo, inverse), nearest))));
-        _mm_storeu_si128((__m128i *) (o + 18), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_roundscale_ps(_mm512_mul_ps(hi, inverse), nearest))));
-#else
-        max = 0;
-        for (int i = 0; i < 32; i++) {
-            float a = fabsf(v[i]);
-            if (a != a) max = a;
-            else if (max == max && a > max) max = a;
-        }
-        uint16_t d = f16_bits(max / 127.0f);
-        float inverse = (d & 0x7fffu) == 0 ? 0 : 127.0f / max;
-        for (int i = 0; i < 32; i++) {
-            float r = rintf(v[i] * inverse);
-            o[2 + i] = r == r ? (uint8_t) (int8_t) (int) r : 0;
-        }
-#endif
-        memcpy(o, &d, 2);
+        uint16_t d = q8_0_block(x + 32 * b, (int8_t *) (out + 34 * b + 2));
+        memcpy(out + 34 * b, &d, 2);
     }
 }
 
 /*
- * The first `rows` rows of x (f32, k values each) quantised to Q8_0 as NativeBlockProducts.quantizeQ8_0 does (d = max|x|
- * / 127 rounded to f16; q = rint(x * (127 / max|x|))) and packed for the tiles; zeros (bytes 128, scales 0) past the last row.
+ * The first `rows` rows of x (f32, k values each) quantised to Q8_0 (q8_0_block: NativeBlockProducts.quantizeQ8_0's bits)
+ * and packed for the tiles, q + 128 a byte; zeros (bytes 128, scales 0) past the last row.
  */
 EXPORT void kiln_q8_gemm_pack_rows(const float *x, int64_t rows, int64_t k, uint8_t *packed) {
     int64_t blocks = k / 32, tiles = (rows + GEMM_Q8_MR - 1) / GEMM_Q8_MR;
@@ -774,24 +773,11 @@ EXPORT void kiln_q8_gemm_pack_rows(const float *x, int64_t rows, int64_t k, uint
                 uint8_t q[32];
                 float d = 0;
                 if (r < rows) {
-                    const float *v = x + r * k + b * 32;
-#if defined(__AVX512F__)
-                    __m512 lo = _mm512_loadu_ps(v), hi = _mm512_loadu_ps(v + 16);
-                    float max = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(lo), _mm512_abs_ps(hi)));
-                    __m512 inverse = _mm512_set1_ps(f16_rounded(max / 127.0f) == 0 ? 0 : 127.0f / max);
-                    __m512i bias = _mm512_set1_epi32(128);
-                    const int nearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-                    _mm_storeu_si128((__m128i *) q, _mm512_cvtepi32_epi8(_mm512_add_epi32(
-                            _mm512_cvtps_epi32(_mm512_roundscale_ps(_mm512_mul_ps(lo, inverse), nearest)), bias)));
-                    _mm_storeu_si128((__m128i *) (q + 16), _mm512_cvtepi32_epi8(_mm512_add_epi32(
-                            _mm512_cvtps_epi32(_mm512_roundscale_ps(_mm512_mul_ps(hi, inverse), nearest)), bias)));
-#else
-                    float max = 0;
-                    for (int i = 0; i < 32; i++) max = fabsf(v[i]) > max ? fabsf(v[i]) : max;
-                    float inverse = f16_rounded(max / 127.0f) == 0 ? 0 : 127.0f / max;
-                    for (int i = 0; i < 32; i++) q[i] = (uint8_t) ((int) rintf(v[i] * inverse) + 128);
-#endif
-                    d = f16_rounded(max / 127.0f);
+                    uint8_t h[2];
+                    uint16_t bits = q8_0_block(x + r * k + b * 32, (int8_t *) q);
+                    for (int i = 0; i < 32; i++) q[i] ^= 0x80; /* the tiles' unsigned bytes: q + 128 */
+                    memcpy(h, &bits, 2);
+                    d = half_at(h);
                 } else {
                     memset(q, 128, 32);
                 }
